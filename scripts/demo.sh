@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Install what is missing, build, and run the default scenario.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/setup.sh
+ics_setup_packages
+ics_build build
+set -x
+build/icsim topo -s hwmodels/dgx-h100.json --matrix
+build/icsim bench engine
