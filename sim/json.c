@@ -1,0 +1,613 @@
+/* Located JSON reading: cJSON parses; a small scanner then walks the same text to learn where
+ * each value (and each object key) starts, so errors can say file:line:col. The scanner only
+ * locates; it never decides validity, which is cJSON's job. Invariant: the scanner visits
+ * values in the order cJSON stores them (pre-order, members in text order). */
+#include "json.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define ICS_JSON_MAX_BYTES (64u << 20) /* hardware models and scenarios are small */
+#define ICS_JSON_MAX_DEPTH 1000        /* cJSON's own nesting limit */
+
+G_DEFINE_QUARK(ics - json - error - quark, ics_json_error)
+
+typedef struct {
+    char *name; /* as shown in messages */
+    char *text; /* NUL-terminated */
+    size_t len;
+    cJSON *root;
+    GHashTable *val_at; /* cJSON* -> value offset + 1 */
+    GHashTable *key_at; /* cJSON* -> offset of its key + 1 (object members only) */
+} ics_jdoc;
+
+struct ics_jr {
+    GPtrArray *docs; /* of ics_jdoc*, owned */
+    GString *path;
+    GError *error;
+    GHashTable *alias; /* cJSON* -> the cJSON* whose location it reports */
+    GPtrArray *owned;  /* cJSON trees built by callers (merged objects) */
+};
+
+/* ---- scanner ------------------------------------------------------------------------------ */
+
+typedef struct {
+    const char *s;
+    size_t len, pos;
+    size_t stop;  /* for syntax errors: stop when reaching this offset */
+    GArray *vals; /* offsets of value starts, pre-order */
+    GArray *keys; /* offset of the key for each value, or SIZE_MAX */
+    GString *path;
+    bool stopped;
+} ics_jscan;
+
+static void scan_ws(ics_jscan *sc)
+{
+    while (sc->pos < sc->len && strchr(" \t\r\n", sc->s[sc->pos]) && sc->s[sc->pos] != '\0')
+        sc->pos++;
+}
+
+static bool scan_at_stop(ics_jscan *sc)
+{
+    if (sc->pos >= sc->stop || sc->pos >= sc->len)
+        sc->stopped = true;
+    return sc->stopped;
+}
+
+/* Skips a string starting at '"'; copies its raw content into `out` if non-NULL. */
+static bool scan_string(ics_jscan *sc, GString *out)
+{
+    sc->pos++; /* opening quote */
+    while (sc->pos < sc->len) {
+        char c = sc->s[sc->pos];
+        if (c == '"') {
+            sc->pos++;
+            return true;
+        }
+        if (c == '\\' && sc->pos + 1 < sc->len) {
+            if (out)
+                g_string_append_len(out, sc->s + sc->pos, 2);
+            sc->pos += 2;
+            continue;
+        }
+        if (out)
+            g_string_append_c(out, c);
+        sc->pos++;
+    }
+    return false;
+}
+
+static bool scan_value(ics_jscan *sc, size_t key_off, int depth);
+
+static bool scan_members(ics_jscan *sc, int depth, bool is_object)
+{
+    char close = is_object ? '}' : ']';
+    int index = 0;
+    sc->pos++;
+    for (;;) {
+        scan_ws(sc);
+        if (scan_at_stop(sc))
+            return false;
+        if (sc->s[sc->pos] == close) {
+            sc->pos++;
+            return true;
+        }
+        if (index > 0) {
+            if (sc->s[sc->pos] != ',')
+                return false;
+            sc->pos++;
+            scan_ws(sc);
+            if (scan_at_stop(sc))
+                return false;
+        }
+        size_t mark = sc->path->len;
+        size_t key_off = SIZE_MAX;
+        if (is_object) {
+            if (sc->s[sc->pos] != '"')
+                return false;
+            key_off = sc->pos;
+            GString *key = g_string_new(NULL);
+            bool ok = scan_string(sc, key);
+            g_string_append_printf(sc->path, ".%s", key->str);
+            g_string_free(key, TRUE);
+            scan_ws(sc);
+            if (!ok || scan_at_stop(sc) || sc->s[sc->pos] != ':')
+                return false;
+            sc->pos++;
+            scan_ws(sc);
+        } else {
+            g_string_append_printf(sc->path, "[%d]", index);
+        }
+        if (!scan_value(sc, key_off, depth + 1))
+            return false;
+        g_string_truncate(sc->path, mark);
+        index++;
+    }
+}
+
+static bool scan_value(ics_jscan *sc, size_t key_off, int depth)
+{
+    if (depth > ICS_JSON_MAX_DEPTH || scan_at_stop(sc))
+        return false;
+    g_array_append_val(sc->vals, sc->pos);
+    g_array_append_val(sc->keys, key_off);
+    char c = sc->s[sc->pos];
+    if (c == '{' || c == '[')
+        return scan_members(sc, depth, c == '{');
+    if (c == '"')
+        return scan_string(sc, NULL);
+    size_t start = sc->pos;
+    while (sc->pos < sc->len && !strchr(",]} \t\r\n", sc->s[sc->pos]))
+        sc->pos++;
+    return sc->pos > start;
+}
+
+/* ---- documents ---------------------------------------------------------------------------- */
+
+static void jdoc_free(gpointer p)
+{
+    ics_jdoc *d = p;
+    if (!d)
+        return;
+    g_free(d->name);
+    g_free(d->text);
+    cJSON_Delete(d->root);
+    if (d->val_at)
+        g_hash_table_destroy(d->val_at);
+    if (d->key_at)
+        g_hash_table_destroy(d->key_at);
+    g_free(d);
+}
+
+static void assign_offsets(ics_jdoc *d, cJSON *item, const GArray *vals, const GArray *keys,
+                           guint *next)
+{
+    if (*next >= vals->len)
+        return;
+    size_t v = g_array_index(vals, size_t, *next), k = g_array_index(keys, size_t, *next);
+    (*next)++;
+    g_hash_table_insert(d->val_at, item, GSIZE_TO_POINTER(v + 1));
+    if (k != SIZE_MAX)
+        g_hash_table_insert(d->key_at, item, GSIZE_TO_POINTER(k + 1));
+    for (cJSON *c = item->child; c; c = c->next)
+        assign_offsets(d, c, vals, keys, next);
+}
+
+static void offset_to_line_col(const ics_jdoc *d, size_t off, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < off && i < d->len; i++) {
+        if (d->text[i] == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+static char *describe_char_at(const ics_jdoc *d, size_t off)
+{
+    if (off >= d->len)
+        return g_strdup("end of file");
+    char buf[2] = {d->text[off], 0};
+    char *esc = g_strescape(buf, NULL);
+    char *s = g_strdup_printf("'%s'", esc);
+    g_free(esc);
+    return s;
+}
+
+static void fail_syntax(ics_jr *r, ics_jdoc *d, size_t err_off)
+{
+    ics_jscan sc = {.s = d->text, .len = d->len, .stop = err_off};
+    sc.vals = g_array_new(FALSE, FALSE, sizeof(size_t));
+    sc.keys = g_array_new(FALSE, FALSE, sizeof(size_t));
+    sc.path = g_string_new("$");
+    scan_ws(&sc);
+    scan_value(&sc, SIZE_MAX, 0);
+    int line, col;
+    offset_to_line_col(d, err_off, &line, &col);
+    char *got = describe_char_at(d, err_off);
+    g_set_error(&r->error, ICS_JSON_ERROR, ICS_JSON_ERROR_INPUT,
+                "%s:%d:%d: %s: expected valid JSON (a value, ',', ':' or a closing bracket), "
+                "got %s",
+                d->name, line, col, sc.path->str, got);
+    g_free(got);
+    g_array_free(sc.vals, TRUE);
+    g_array_free(sc.keys, TRUE);
+    g_string_free(sc.path, TRUE);
+}
+
+const cJSON *ics_jr_load_text(ics_jr *r, const char *display_path, const char *text, size_t len)
+{
+    if (r->error)
+        return NULL;
+    g_string_assign(r->path, "$");
+    ics_jdoc *d = g_new0(ics_jdoc, 1);
+    d->name = g_strdup(display_path);
+    d->text = g_strndup(text, len); /* stops at an embedded NUL: checked below */
+    d->len = len;
+    g_ptr_array_add(r->docs, d);
+    if (strlen(d->text) != len) {
+        d->len = strlen(d->text);
+        int line, col;
+        offset_to_line_col(d, d->len, &line, &col);
+        g_set_error(&r->error, ICS_JSON_ERROR, ICS_JSON_ERROR_INPUT,
+                    "%s:%d:%d: $: expected JSON text, got a NUL byte", d->name, line, col);
+        return NULL;
+    }
+    const char *end = NULL;
+    d->root = cJSON_ParseWithLengthOpts(d->text, d->len + 1, &end, true);
+    if (!d->root) {
+        size_t off = end ? (size_t)(end - d->text) : 0;
+        fail_syntax(r, d, off > d->len ? d->len : off);
+        return NULL;
+    }
+    d->val_at = g_hash_table_new(g_direct_hash, g_direct_equal);
+    d->key_at = g_hash_table_new(g_direct_hash, g_direct_equal);
+    ics_jscan sc = {.s = d->text, .len = d->len, .stop = SIZE_MAX};
+    sc.vals = g_array_new(FALSE, FALSE, sizeof(size_t));
+    sc.keys = g_array_new(FALSE, FALSE, sizeof(size_t));
+    sc.path = g_string_new("$");
+    scan_ws(&sc);
+    scan_value(&sc, SIZE_MAX, 0);
+    guint next = 0;
+    assign_offsets(d, d->root, sc.vals, sc.keys, &next);
+    g_array_free(sc.vals, TRUE);
+    g_array_free(sc.keys, TRUE);
+    g_string_free(sc.path, TRUE);
+    return d->root;
+}
+
+const cJSON *ics_jr_load(ics_jr *r, const char *display_path)
+{
+    if (r->error)
+        return NULL;
+    char *text = NULL;
+    gsize len = 0;
+    GError *io = NULL;
+    if (!g_file_get_contents(display_path, &text, &len, &io)) {
+        g_set_error(&r->error, ICS_JSON_ERROR, ICS_JSON_ERROR_INPUT, "%s: cannot read: %s",
+                    display_path, io->message);
+        g_error_free(io);
+        return NULL;
+    }
+    if (len > ICS_JSON_MAX_BYTES) {
+        g_set_error(&r->error, ICS_JSON_ERROR, ICS_JSON_ERROR_INPUT,
+                    "%s: expected a file of at most %u MiB, got %zu bytes", display_path,
+                    ICS_JSON_MAX_BYTES >> 20, (size_t)len);
+        g_free(text);
+        return NULL;
+    }
+    const cJSON *root = ics_jr_load_text(r, display_path, text, len);
+    g_free(text);
+    return root;
+}
+
+/* ---- reader state ------------------------------------------------------------------------- */
+
+ics_jr *ics_jr_new(void)
+{
+    ics_jr *r = g_new0(ics_jr, 1);
+    r->docs = g_ptr_array_new_with_free_func(jdoc_free);
+    r->path = g_string_new("$");
+    r->alias = g_hash_table_new(g_direct_hash, g_direct_equal);
+    r->owned = g_ptr_array_new_with_free_func((GDestroyNotify)cJSON_Delete);
+    return r;
+}
+
+void ics_jr_free(ics_jr *r)
+{
+    if (!r)
+        return;
+    g_ptr_array_free(r->owned, TRUE);
+    g_ptr_array_free(r->docs, TRUE);
+    g_hash_table_destroy(r->alias);
+    g_string_free(r->path, TRUE);
+    if (r->error)
+        g_error_free(r->error);
+    g_free(r);
+}
+
+bool ics_jr_ok(const ics_jr *r)
+{
+    return r->error == NULL;
+}
+
+GError *ics_jr_take_error(ics_jr *r)
+{
+    GError *e = r->error;
+    r->error = NULL;
+    return e;
+}
+
+size_t ics_jr_push_key(ics_jr *r, const char *key)
+{
+    size_t mark = r->path->len;
+    g_string_append_printf(r->path, ".%s", key);
+    return mark;
+}
+
+size_t ics_jr_push_index(ics_jr *r, int index)
+{
+    size_t mark = r->path->len;
+    g_string_append_printf(r->path, "[%d]", index);
+    return mark;
+}
+
+void ics_jr_pop(ics_jr *r, size_t mark)
+{
+    g_string_truncate(r->path, mark);
+}
+
+const char *ics_jr_path(const ics_jr *r)
+{
+    return r->path->str;
+}
+
+void ics_jr_alias(ics_jr *r, const cJSON *alias, const cJSON *original)
+{
+    g_hash_table_insert(r->alias, (gpointer)alias, (gpointer)original);
+}
+
+void ics_jr_adopt(ics_jr *r, cJSON *owned)
+{
+    if (owned)
+        g_ptr_array_add(r->owned, owned);
+}
+
+static ics_jdoc *doc_of(const ics_jr *r, const cJSON *item, size_t *off, bool want_key)
+{
+    const cJSON *orig = g_hash_table_lookup(r->alias, item);
+    if (orig)
+        item = orig;
+    for (guint i = 0; i < r->docs->len; i++) {
+        ics_jdoc *d = g_ptr_array_index(r->docs, i);
+        if (!d->val_at)
+            continue;
+        gpointer p = NULL;
+        if (want_key)
+            p = g_hash_table_lookup(d->key_at, item);
+        if (!p)
+            p = g_hash_table_lookup(d->val_at, item);
+        if (p) {
+            *off = GPOINTER_TO_SIZE(p) - 1;
+            return d;
+        }
+    }
+    return NULL;
+}
+
+const char *ics_jr_file_of(const ics_jr *r, const cJSON *item)
+{
+    size_t off;
+    ics_jdoc *d = doc_of(r, item, &off, false);
+    return d ? d->name : NULL;
+}
+
+static void fail_v(ics_jr *r, const cJSON *at, bool at_key, const char *key, const char *fmt,
+                   va_list ap)
+{
+    if (r->error)
+        return;
+    char *msg = g_strdup_vprintf(fmt, ap);
+    GString *where = g_string_new(NULL);
+    size_t off;
+    ics_jdoc *d = at ? doc_of(r, at, &off, at_key) : NULL;
+    if (d) {
+        int line, col;
+        offset_to_line_col(d, off, &line, &col);
+        g_string_printf(where, "%s:%d:%d: ", d->name, line, col);
+    } else if (r->docs->len > 0) {
+        ics_jdoc *last = g_ptr_array_index(r->docs, r->docs->len - 1);
+        g_string_printf(where, "%s: ", last->name);
+    }
+    g_set_error(&r->error, ICS_JSON_ERROR, ICS_JSON_ERROR_INPUT, "%s%s%s%s: %s", where->str,
+                r->path->str, key ? "." : "", key ? key : "", msg);
+    g_string_free(where, TRUE);
+    g_free(msg);
+}
+
+void ics_jr_fail(ics_jr *r, const cJSON *at, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fail_v(r, at, false, key, fmt, ap);
+    va_end(ap);
+}
+
+static void fail_at_key(ics_jr *r, const cJSON *member, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static void fail_at_key(ics_jr *r, const cJSON *member, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fail_v(r, member, true, member->string, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- typed getters ------------------------------------------------------------------------ */
+
+char *ics_json_describe(const cJSON *v)
+{
+    if (!v)
+        return g_strdup("nothing");
+    if (cJSON_IsString(v)) {
+        const char *s = v->valuestring;
+        char *cut = g_strndup(s, 40);
+        char *esc = g_strescape(cut, NULL);
+        char *out = g_strdup_printf("\"%s%s\"", esc, strlen(s) > 40 ? "..." : "");
+        g_free(esc);
+        g_free(cut);
+        return out;
+    }
+    if (cJSON_IsNumber(v))
+        return g_strdup_printf("%.15g", v->valuedouble);
+    if (cJSON_IsBool(v))
+        return g_strdup(cJSON_IsTrue(v) ? "true" : "false");
+    if (cJSON_IsNull(v))
+        return g_strdup("null");
+    if (cJSON_IsArray(v))
+        return g_strdup("an array");
+    if (cJSON_IsObject(v))
+        return g_strdup("an object");
+    return g_strdup("an invalid value");
+}
+
+static void fail_got(ics_jr *r, const cJSON *obj, const char *key, const cJSON *v,
+                     const char *expected)
+{
+    char *got = ics_json_describe(v);
+    ics_jr_fail(r, v ? v : obj, key, "expected %s, got %s", expected, got);
+    g_free(got);
+}
+
+bool ics_jr_keys(ics_jr *r, const cJSON *obj, const char *const *allowed)
+{
+    if (r->error)
+        return false;
+    if (!cJSON_IsObject(obj)) {
+        fail_got(r, obj, NULL, obj, "an object");
+        return false;
+    }
+    for (const cJSON *m = obj->child; m; m = m->next) {
+        bool known = false;
+        for (const char *const *a = allowed; *a && !known; a++)
+            known = strcmp(*a, m->string) == 0;
+        if (!known) {
+            GString *list = g_string_new(NULL);
+            for (const char *const *a = allowed; *a; a++)
+                g_string_append_printf(list, "%s%s", a == allowed ? "" : ", ", *a);
+            fail_at_key(r, m, "unknown key (expected one of: %s)", list->str);
+            g_string_free(list, TRUE);
+            return false;
+        }
+        for (const cJSON *p = obj->child; p != m; p = p->next)
+            if (strcmp(p->string, m->string) == 0) {
+                fail_at_key(r, m, "expected each key once, got a duplicate");
+                return false;
+            }
+    }
+    return true;
+}
+
+/* The member `key` of obj; records a "missing" error when required. */
+static const cJSON *member(ics_jr *r, const cJSON *obj, const char *key, bool required,
+                           const char *expected)
+{
+    if (r->error)
+        return NULL;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v && required)
+        ics_jr_fail(r, obj, key, "expected %s, got nothing (the key is missing)", expected);
+    return v;
+}
+
+bool ics_jr_int(ics_jr *r, const cJSON *obj, const char *key, bool required, int64_t lo, int64_t hi,
+                int64_t *out)
+{
+    char expected[96];
+    snprintf(expected, sizeof expected, "an integer in %" PRId64 "..%" PRId64, lo, hi);
+    if (hi == INT64_MAX)
+        snprintf(expected, sizeof expected, "an integer >= %" PRId64, lo);
+    const cJSON *v = member(r, obj, key, required, expected);
+    if (!v)
+        return false;
+    double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    if (!cJSON_IsNumber(v) || d != floor(d) || d < (double)lo || d > (double)hi) {
+        fail_got(r, obj, key, v, expected);
+        return false;
+    }
+    *out = (int64_t)d;
+    return true;
+}
+
+bool ics_jr_num(ics_jr *r, const cJSON *obj, const char *key, bool required, double lo, double hi,
+                double *out)
+{
+    char expected[96];
+    if (isinf(hi))
+        snprintf(expected, sizeof expected, "a number >= %g", lo);
+    else
+        snprintf(expected, sizeof expected, "a number in %g..%g", lo, hi);
+    const cJSON *v = member(r, obj, key, required, expected);
+    if (!v)
+        return false;
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < lo ||
+        v->valuedouble > hi) {
+        fail_got(r, obj, key, v, expected);
+        return false;
+    }
+    *out = v->valuedouble;
+    return true;
+}
+
+bool ics_jr_bool(ics_jr *r, const cJSON *obj, const char *key, bool required, bool *out)
+{
+    const cJSON *v = member(r, obj, key, required, "true or false");
+    if (!v)
+        return false;
+    if (!cJSON_IsBool(v)) {
+        fail_got(r, obj, key, v, "true or false");
+        return false;
+    }
+    *out = cJSON_IsTrue(v);
+    return true;
+}
+
+bool ics_jr_str(ics_jr *r, const cJSON *obj, const char *key, bool required, const char **out)
+{
+    const cJSON *v = member(r, obj, key, required, "a non-empty string");
+    if (!v)
+        return false;
+    if (!cJSON_IsString(v) || v->valuestring[0] == '\0') {
+        fail_got(r, obj, key, v, "a non-empty string");
+        return false;
+    }
+    *out = v->valuestring;
+    return true;
+}
+
+bool ics_jr_enum(ics_jr *r, const cJSON *obj, const char *key, bool required,
+                 const char *const *names, int *out)
+{
+    GString *expected = g_string_new("one of ");
+    for (const char *const *n = names; *n; n++)
+        g_string_append_printf(expected, "%s\"%s\"", n == names ? "" : ", ", *n);
+    const cJSON *v = member(r, obj, key, required, expected->str);
+    bool ok = false;
+    if (v && cJSON_IsString(v)) {
+        for (int i = 0; names[i] && !ok; i++)
+            if (strcmp(names[i], v->valuestring) == 0) {
+                *out = i;
+                ok = true;
+            }
+    }
+    if (v && !ok)
+        fail_got(r, obj, key, v, expected->str);
+    g_string_free(expected, TRUE);
+    return ok;
+}
+
+const cJSON *ics_jr_obj(ics_jr *r, const cJSON *obj, const char *key, bool required)
+{
+    const cJSON *v = member(r, obj, key, required, "an object");
+    if (v && !cJSON_IsObject(v)) {
+        fail_got(r, obj, key, v, "an object");
+        return NULL;
+    }
+    return v;
+}
+
+const cJSON *ics_jr_arr(ics_jr *r, const cJSON *obj, const char *key, bool required)
+{
+    const cJSON *v = member(r, obj, key, required, "an array");
+    if (v && !cJSON_IsArray(v)) {
+        fail_got(r, obj, key, v, "an array");
+        return NULL;
+    }
+    return v;
+}
