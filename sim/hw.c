@@ -93,7 +93,7 @@ static bool read_catalog_file(ics_hw__ld *ld, const char *path)
 {
     static const char *const keys[] = {"kind", "name", "source", ICS_HW__CATALOG_KEYS, NULL};
     const cJSON *root = load_kind(ld, path, KIND_CATALOG);
-    return root && ics_jr_keys(ld->r, root, keys) && ics_hw__read_catalog_sections(ld, root);
+    return root && ics_jr_keys(ld->r, root, keys) && ics_hw__read_catalog_sections(ld, root, true);
 }
 
 /* The catalog a node or cluster file names (transfer full), or NULL if it names none. */
@@ -131,13 +131,13 @@ static const cJSON *merged_node(ics_hw__ld *ld, const cJSON *node_root, const cJ
 
 static bool load_node_file(ics_hw__ld *ld, const char *path, const cJSON *root)
 {
-    static const char *const keys[] = {NODE_KEYS, ICS_HW__CATALOG_KEYS, NULL};
+    static const char *const keys[] = {NODE_KEYS, ICS_HW__OVERRIDE_KEYS, NULL};
     if (!ics_jr_keys(ld->r, root, keys))
         return false;
     char *cat = catalog_path_of(ld, path, root);
     bool ok = ics_jr_ok(ld->r) && (!cat || read_catalog_file(ld, cat));
     g_free(cat);
-    ok = ok && ics_hw__read_catalog_sections(ld, root) && ics_hw__read_node(ld, root);
+    ok = ok && ics_hw__read_catalog_sections(ld, root, false) && ics_hw__read_node(ld, root);
     return ok;
 }
 
@@ -169,9 +169,10 @@ static const cJSON *cluster_node(ics_hw__ld *ld, const char *path, const cJSON *
 static bool load_cluster_file(ics_hw__ld *ld, const char *path, const cJSON *root,
                               int nodes_override)
 {
-    static const char *const keys[] = {
-        "kind", "name", "catalog", "source", "node", "nodes", "fabric", ICS_HW__CATALOG_KEYS, NULL};
-    static const char *const node_keys[] = {NODE_KEYS, ICS_HW__CATALOG_KEYS, NULL};
+    static const char *const keys[] = {"kind", "name",  "catalog", "source",
+                                       "node", "nodes", "fabric",  ICS_HW__OVERRIDE_KEYS,
+                                       NULL};
+    static const char *const node_keys[] = {NODE_KEYS, ICS_HW__OVERRIDE_KEYS, NULL};
     if (!ics_jr_keys(ld->r, root, keys))
         return false;
     const cJSON *repl = NULL;
@@ -184,8 +185,8 @@ static bool load_cluster_file(ics_hw__ld *ld, const char *path, const cJSON *roo
         cat = catalog_path_of(ld, ics_jr_file_of(ld->r, node_root), node_root);
     bool ok = ics_jr_ok(ld->r) && (!cat || read_catalog_file(ld, cat));
     g_free(cat);
-    ok = ok && ics_hw__read_catalog_sections(ld, node_root) &&
-         ics_hw__read_catalog_sections(ld, root);
+    ok = ok && ics_hw__read_catalog_sections(ld, node_root, false) &&
+         ics_hw__read_catalog_sections(ld, root, false);
     if (!ok)
         return false;
     const cJSON *node = merged_node(ld, node_root, repl);
@@ -249,7 +250,7 @@ ics_hw *ics_hw_load(const char *path, int nodes_override, GError **err)
 
 ics_hw *ics_hw_load_text(const char *name, const char *text, size_t len, GError **err)
 {
-    static const char *const node_keys[] = {NODE_KEYS, ICS_HW__CATALOG_KEYS, NULL};
+    static const char *const node_keys[] = {NODE_KEYS, ICS_HW__OVERRIDE_KEYS, NULL};
     ics_hw__ld ld = {.hw = hw_new(name), .r = ics_jr_new()};
     const cJSON *root = ics_jr_load_text(ld.r, name, text, len);
     if (root && !cJSON_IsObject(root)) {
@@ -267,7 +268,7 @@ ics_hw *ics_hw_load_text(const char *name, const char *text, size_t len, GError 
         ld.hw->name = ics_hw__str(ld.hw, n);
         if (ics_jr_ok(ld.r) && cJSON_GetObjectItemCaseSensitive(root, "catalog"))
             ics_jr_fail(ld.r, root, "catalog", "expected no catalog reference in a text");
-        if (ics_hw__read_catalog_sections(&ld, root))
+        if (ics_hw__read_catalog_sections(&ld, root, false))
             ics_hw__read_node(&ld, root);
     }
     return finish(&ld, err);

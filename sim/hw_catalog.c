@@ -301,14 +301,14 @@ static const section_def sections[] = {
     SECTION("gpus", ics_hw_gpu_type, read_gpu, gpu_types, gpu_by_name),
 };
 
-static bool read_section(ics_hw__ld *ld, const cJSON *obj, const section_def *sec)
+static bool read_section(ics_hw__ld *ld, const cJSON *obj, const section_def *sec, const char *key)
 {
-    const cJSON *s = ics_jr_obj(ld->r, obj, sec->key, false);
+    const cJSON *s = ics_jr_obj(ld->r, obj, key, false);
     if (!s)
         return ics_jr_ok(ld->r);
     GPtrArray *list = *(GPtrArray **)((char *)ld->hw + sec->list_off);
     GHashTable *map = *(GHashTable **)((char *)ld->hw + sec->map_off);
-    size_t mark = ics_jr_push_key(ld->r, sec->key);
+    size_t mark = ics_jr_push_key(ld->r, key);
     for (const cJSON *e = s->child; e && ics_jr_ok(ld->r); e = e->next) {
         size_t m2 = ics_jr_push_key(ld->r, e->string);
         void *entry = g_hash_table_lookup(map, e->string);
@@ -326,11 +326,15 @@ static bool read_section(ics_hw__ld *ld, const cJSON *obj, const section_def *se
     return ics_jr_ok(ld->r);
 }
 
-bool ics_hw__read_catalog_sections(ics_hw__ld *ld, const cJSON *obj)
+bool ics_hw__read_catalog_sections(ics_hw__ld *ld, const cJSON *obj, bool catalog_file)
 {
-    for (size_t i = 0; i < G_N_ELEMENTS(sections); i++)
-        if (!read_section(ld, obj, &sections[i]))
+    for (size_t i = 0; i < G_N_ELEMENTS(sections); i++) {
+        const char *key = sections[i].key;
+        if (!catalog_file && strcmp(key, "gpus") == 0)
+            key = "gpu_types"; /* "gpus" is a node's GPU count */
+        if (!read_section(ld, obj, &sections[i], key))
             return false;
+    }
     return true;
 }
 

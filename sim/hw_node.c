@@ -499,6 +499,11 @@ bool ics_hw__read_node(ics_hw__ld *ld, const cJSON *obj)
         node->source = ics_hw__str(ld->hw, s);
     node->gpu_type = ics_hw__ref_gpu(ld, obj, "gpu");
     int64_t gpus;
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(obj, "gpus");
+    if (ics_jr_ok(ld->r) && cJSON_IsObject(g))
+        ics_jr_fail(ld->r, g, "gpus",
+                    "expected an integer in 1..4096 (GPU types go in \"gpu_types\"), got an "
+                    "object");
     if (ics_jr_int(ld->r, obj, "gpus", true, 1, 4096, &gpus))
         node->gpus = (int)gpus;
     if (!ics_jr_ok(ld->r))
