@@ -281,24 +281,25 @@ typedef void (*entry_reader)(ics_hw__ld *ld, const cJSON *o, void *entry, bool f
 
 typedef struct {
     const char *key;
+    const char *override_key; /* in node and cluster files, where "gpus" and "cpus" are taken */
     size_t size;
     entry_reader read;
     size_t list_off, map_off; /* offsets of the GPtrArray* / GHashTable* in ics_hw */
 } section_def;
 
-#define SECTION(k, type, fn, list, map)                                                            \
+#define SECTION(k, ok, type, fn, list, map)                                                        \
     {                                                                                              \
-        .key = k, .size = sizeof(type), .read = (entry_reader)fn,                                  \
+        .key = k, .override_key = ok, .size = sizeof(type), .read = (entry_reader)fn,              \
         .list_off = offsetof(ics_hw, list), .map_off = offsetof(ics_hw, map)                       \
     }
 
 /* Order matters: standards first, since every other entry refers to them. */
 static const section_def sections[] = {
-    SECTION("standards", ics_hw_standard, read_standard, standards, standard_by_name),
-    SECTION("cpus", ics_hw_cpu_type, read_cpu, cpu_types, cpu_by_name),
-    SECTION("nics", ics_hw_nic_type, read_nic, nic_types, nic_by_name),
-    SECTION("switches", ics_hw_switch_type, read_switch, switch_types, switch_by_name),
-    SECTION("gpus", ics_hw_gpu_type, read_gpu, gpu_types, gpu_by_name),
+    SECTION("standards", "standards", ics_hw_standard, read_standard, standards, standard_by_name),
+    SECTION("cpus", "cpu_types", ics_hw_cpu_type, read_cpu, cpu_types, cpu_by_name),
+    SECTION("nics", "nics", ics_hw_nic_type, read_nic, nic_types, nic_by_name),
+    SECTION("switches", "switches", ics_hw_switch_type, read_switch, switch_types, switch_by_name),
+    SECTION("gpus", "gpu_types", ics_hw_gpu_type, read_gpu, gpu_types, gpu_by_name),
 };
 
 static bool read_section(ics_hw__ld *ld, const cJSON *obj, const section_def *sec, const char *key)
@@ -329,9 +330,7 @@ static bool read_section(ics_hw__ld *ld, const cJSON *obj, const section_def *se
 bool ics_hw__read_catalog_sections(ics_hw__ld *ld, const cJSON *obj, bool catalog_file)
 {
     for (size_t i = 0; i < G_N_ELEMENTS(sections); i++) {
-        const char *key = sections[i].key;
-        if (!catalog_file && strcmp(key, "gpus") == 0)
-            key = "gpu_types"; /* "gpus" is a node's GPU count */
+        const char *key = catalog_file ? sections[i].key : sections[i].override_key;
         if (!read_section(ld, obj, &sections[i], key))
             return false;
     }

@@ -29,8 +29,9 @@ typedef struct {
 const char *ics_hw__str(ics_hw *hw, const char *s);
 
 /* Reads the catalog sections (standards, gpus, switches, nics, cpus) present in obj: new names
- * add complete entries, known names override the keys given. In node and cluster files, where
- * "gpus" is the GPU count, the GPU types section is "gpu_types" (catalog_file false). */
+ * add complete entries, known names override the keys given. In node and cluster files
+ * (catalog_file false), where "gpus" is the GPU count and "cpus" the sockets, the GPU and CPU type
+ * sections are "gpu_types" and "cpu_types". */
 bool ics_hw__read_catalog_sections(ics_hw__ld *ld, const cJSON *obj, bool catalog_file);
 
 /* A catalog reference: the entry named by obj[key], with an error at that value when absent. */
@@ -48,6 +49,6 @@ bool ics_hw__read_fabric(ics_hw__ld *ld, const cJSON *obj);
 
 /* Keys of the catalog sections: in a catalog file, and as overrides in node and cluster files. */
 #define ICS_HW__CATALOG_KEYS  "standards", "gpus", "switches", "nics", "cpus"
-#define ICS_HW__OVERRIDE_KEYS "standards", "gpu_types", "switches", "nics", "cpus"
+#define ICS_HW__OVERRIDE_KEYS "standards", "gpu_types", "switches", "nics", "cpu_types"
 
 #endif
