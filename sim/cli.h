@@ -3,8 +3,8 @@
 #ifndef ICS_CLI_H
 #define ICS_CLI_H
 
-#define ICS_EXIT_OK 0
-#define ICS_EXIT_FAIL 1
+#define ICS_EXIT_OK    0
+#define ICS_EXIT_FAIL  1
 #define ICS_EXIT_USAGE 2
 
 /* Runs `icsim ARGS...`; returns the process exit status. */

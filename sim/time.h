@@ -8,7 +8,7 @@
 
 typedef int64_t ics_time; /* picoseconds */
 
-#define ICS_TIME_MAX INT64_MAX
+#define ICS_TIME_MAX  INT64_MAX
 #define ICS_PS_PER_NS INT64_C(1000)
 #define ICS_PS_PER_US INT64_C(1000000)
 #define ICS_PS_PER_S  INT64_C(1000000000000)
