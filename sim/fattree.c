@@ -68,12 +68,21 @@ static bool plan_pods(const ics_fattree_params *p, ics_fattree_plan *plan)
     return true;
 }
 
+int ics_fattree_down_ports(int radix, int up_ports, double oversubscription)
+{
+    if (up_ports == 0)
+        return radix;
+    /* exactly the ratio asked for where the radix allows it (64 ports at 2:1: 42 + 21, one
+     * port unused), never more than the ports left */
+    return MIN(radix - up_ports, (int)floor(up_ports * oversubscription + 1e-9));
+}
+
 bool ics_fattree_plan_make(const ics_fattree_params *p, ics_fattree_plan *plan, char **why)
 {
     *plan = (ics_fattree_plan){0};
     *why = NULL;
     plan->up_ports = p->tiers == 1 ? 0 : (int)floor(p->radix / (1.0 + p->oversubscription));
-    plan->down_ports = p->radix - plan->up_ports;
+    plan->down_ports = ics_fattree_down_ports(p->radix, plan->up_ports, p->oversubscription);
     if (p->tiers > 1 && plan->up_ports < 1) {
         *why = g_strdup_printf("expected an oversubscription that leaves a leaf at least one "
                                "up port (radix %d), got %g",

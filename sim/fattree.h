@@ -3,7 +3,7 @@
  * reject an impossible fabric with a clear message before any topology is built.
  *
  * Construction (deterministic):
- *   leaf:  radix R, up ports u = floor(R / (1 + oversubscription)), down ports d = R - u
+ *   leaf:  radix R, up ports u = floor(R / (1 + o)), down ports d = min(R - u, floor(u x o))
  *          (1 tier: d = R). Rail-optimized: unit k's NICs of rail r share leaf (k, r);
  *          otherwise NICs fill leaf ports in (node, nic) order.
  *   pods:  2 tiers: one pod of all leaves. 3 tiers: rail-optimized, one pod per rail (per
@@ -44,6 +44,9 @@ typedef struct {
     int links_spine_core; /* bonded links between a spine and each core of its group */
     int cores;
 } ics_fattree_plan;
+
+/* Leaf down ports for a radix and up-port count: up x oversubscription, at most the rest. */
+int ics_fattree_down_ports(int radix, int up_ports, double oversubscription);
 
 /* Fills plan; on failure returns false and a message (transfer full, g_free) saying what
  * does not fit, e.g. "expected at most 2048 NICs on a 2-tier fat-tree of radix 64, got 4096". */

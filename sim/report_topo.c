@@ -34,8 +34,8 @@ static void get_gpu_facts(const ics_topo *t, gpu_facts *f)
     f->nic = ics_route_nic_of_gpu(t, g0);
     if (f->nic >= 0) {
         /* the port's own speed; a fabric may train it lower */
-        const ics_hw_node *n = ics_hw_node_of(ics_topo_hw(t));
-        const ics_hw_pcie *e = &n->pcie[ics_topo_dev_get(t, f->nic)->local];
+        const ics_hw_node *node = ics_hw_node_of(ics_topo_hw(t));
+        const ics_hw_pcie *e = &node->pcie[ics_topo_dev_get(t, f->nic)->local];
         f->nic_bw = ics_hw_standard_bw(e->nic_type->standard, 1);
         if (ics_topo_dev_bw(t, f->nic, ICS_CHAN_NETWORK, &w) > 0)
             f->nic_bw = ics_topo_dev_bw(t, f->nic, ICS_CHAN_NETWORK, &w);
