@@ -94,7 +94,7 @@ bool ics_hw__read_fabric(ics_hw__ld *ld, const cJSON *o)
     ics_jr_bool(ld->r, o, "rail_optimized", false, &f->rail_optimized);
     if (ics_jr_ok(ld->r)) {
         int up = f->tiers == 1 ? 0 : (int)floor(f->radix / (1.0 + f->oversubscription));
-        f->nodes_per_unit = f->radix - up;
+        f->nodes_per_unit = ics_fattree_down_ports(f->radix, up, f->oversubscription);
     }
     if (ics_jr_int(ld->r, o, "nodes_per_unit", false, 1, 1 << 20, &v)) {
         f->nodes_per_unit = (int)v;
