@@ -48,6 +48,7 @@ static int compare_dump(const ics_topo *t, const char *dump)
     g_assert_nonnull(body);
     char **lines = g_strsplit(body, "\n", -1);
     GRegex *label_re = g_regex_new("GPU[0-9]+|mlx5_[0-9]+|NIC[0-9]+", 0, 0, NULL);
+    GRegex *cell_re = g_regex_new("\\bX\\b|NV[0-9]+|PIX|PXB|PHB|NODE|SYS|SOC", 0, 0, NULL);
     GPtrArray *cols = g_ptr_array_new_with_free_func(g_free);
     int compared = 0;
     for (char **l = lines; *l; l++) {
@@ -60,29 +61,39 @@ static int compare_dump(const ics_topo *t, const char *dump)
             g_match_info_free(m);
         } else if (cols->len > 0 && g_regex_match(label_re, line, G_REGEX_MATCH_ANCHORED, NULL) &&
                    !strchr(line, ':')) {
-            char **tok = g_regex_split_simple("[ \t]+", line, 0, 0);
-            int row = dev_of_label(t, tok[0]);
+            /* cells by pattern, not by tab: some posted dumps lost a tab ("PXBNODE") */
+            GPtrArray *tok = g_ptr_array_new_with_free_func(g_free);
+            GMatchInfo *m;
+            g_regex_match(cell_re, line, 0, &m);
+            for (; g_match_info_matches(m); g_match_info_next(m, NULL))
+                g_ptr_array_add(tok, g_match_info_fetch(m, 0));
+            g_match_info_free(m);
+            char *label = g_strndup(line, strcspn(line, " \t"));
+            int row = dev_of_label(t, label);
             g_assert_cmpint(row, >=, 0);
-            int ntok = (int)g_strv_length(tok);
+            int ntok = (int)tok->len;
             /* a row cut mid-way (a partial dump) keeps only its complete cells */
-            int cells = ntok - 1 >= (int)cols->len ? (int)cols->len : ntok - 2;
+            int cells = ntok >= (int)cols->len ? (int)cols->len : ntok - 1;
             for (int j = 0; j < cells; j++) {
                 int col = dev_of_label(t, g_ptr_array_index(cols, j));
                 g_assert_cmpint(col, >=, 0);
                 char cls[16];
-                const char *want = strcmp(tok[j + 1], "SOC") == 0 ? "SYS" : tok[j + 1];
+                const char *cell = g_ptr_array_index(tok, j);
+                const char *want = strcmp(cell, "SOC") == 0 ? "SYS" : cell;
                 const char *got = ics_topo_path_class(t, row, col, cls);
                 if (strcmp(want, got) != 0)
-                    g_error("%s: %s/%s: nvidia-smi says %s, icsim says %s", dump, tok[0],
+                    g_error("%s: %s/%s: nvidia-smi says %s, icsim says %s", dump, label,
                             (char *)g_ptr_array_index(cols, j), want, got);
                 compared++;
             }
-            g_strfreev(tok);
+            g_free(label);
+            g_ptr_array_free(tok, TRUE);
         }
         g_free(line);
     }
     g_ptr_array_free(cols, TRUE);
     g_regex_unref(label_re);
+    g_regex_unref(cell_re);
     g_strfreev(lines);
     g_free(text);
     g_free(path);
