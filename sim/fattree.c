@@ -23,7 +23,7 @@ static int fewest_switches(int n, int groups, int cap)
 static bool place_leaves(const ics_fattree_params *p, ics_fattree_plan *plan, char **why)
 {
     if (p->rail_optimized) {
-        if (p->nodes_per_unit * p->max_nics_per_rail > plan->down_ports) {
+        if ((long long)p->nodes_per_unit * p->max_nics_per_rail > plan->down_ports) {
             *why = g_strdup_printf("expected at most %d nodes per unit (a leaf has %d down "
                                    "ports), got %d",
                                    plan->down_ports / p->max_nics_per_rail, plan->down_ports,

@@ -68,9 +68,37 @@ static char *relative_to(const char *from, const char *ref)
     return p;
 }
 
-/* Loads a file that must be a JSON object of the given kind. */
-static const cJSON *load_kind(ics_hw__ld *ld, const char *path, int want)
+/* Where a file was named: obj[key], obj being the root of its file or the root's `parent`. */
+typedef struct {
+    const cJSON *obj;
+    const char *parent, *key;
+} file_ref;
+
+/* An error at a reference (the reader's path is at the root of a file when files load). */
+static void fail_at_ref(ics_hw__ld *ld, const file_ref *ref, const char *msg)
 {
+    size_t mark = ref->parent ? ics_jr_push_key(ld->r, ref->parent) : 0;
+    ics_jr_fail(ld->r, cJSON_GetObjectItemCaseSensitive(ref->obj, ref->key), ref->key, "%s", msg);
+    if (ref->parent)
+        ics_jr_pop(ld->r, mark);
+}
+
+/* Loads a file that must be a JSON object of the given kind (want < 0: any). When the file
+ * was named by another (ref non-NULL), a missing file or a file of the wrong kind is reported
+ * at the reference. */
+static const cJSON *load_kind(ics_hw__ld *ld, const char *path, int want, const file_ref *ref)
+{
+    if (ref && ics_jr_ok(ld->r) && !g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
+        char *got = ics_json_describe(cJSON_GetObjectItemCaseSensitive(ref->obj, ref->key));
+        char *msg = g_strdup_printf(
+            "expected the path of a %s file, relative to this file, got %s (%s: %s)",
+            kind_names[want], got, path,
+            g_file_test(path, G_FILE_TEST_EXISTS) ? "not a regular file" : "no such file");
+        fail_at_ref(ld, ref, msg);
+        g_free(msg);
+        g_free(got);
+        return NULL;
+    }
     const cJSON *root = ics_jr_load(ld->r, path);
     if (!root)
         return NULL;
@@ -83,26 +111,38 @@ static const cJSON *load_kind(ics_hw__ld *ld, const char *path, int want)
     int kind;
     if (!ics_jr_enum(ld->r, root, "kind", true, kind_names, &kind))
         return NULL;
-    if (want >= 0 && kind != want)
+    if (want >= 0 && kind != want && ref) {
+        char *got = ics_json_describe(cJSON_GetObjectItemCaseSensitive(ref->obj, ref->key));
+        char *msg = g_strdup_printf("expected a %s file, got %s (a %s file)", kind_names[want], got,
+                                    kind_names[kind]);
+        fail_at_ref(ld, ref, msg);
+        g_free(msg);
+        g_free(got);
+    } else if (want >= 0 && kind != want) {
         ics_jr_fail(ld->r, cJSON_GetObjectItemCaseSensitive(root, "kind"), "kind",
                     "expected \"%s\", got \"%s\"", kind_names[want], kind_names[kind]);
+    }
     return ics_jr_ok(ld->r) ? root : NULL;
 }
 
-static bool read_catalog_file(ics_hw__ld *ld, const char *path)
+static bool read_catalog_file(ics_hw__ld *ld, const char *path, const file_ref *ref)
 {
     static const char *const keys[] = {"kind", "name", "source", ICS_HW__CATALOG_KEYS, NULL};
-    const cJSON *root = load_kind(ld, path, KIND_CATALOG);
+    const cJSON *root = load_kind(ld, path, KIND_CATALOG, ref);
     return root && ics_jr_keys(ld->r, root, keys) && ics_hw__read_catalog_sections(ld, root, true);
 }
 
-/* The catalog a node or cluster file names (transfer full), or NULL if it names none. */
-static char *catalog_path_of(ics_hw__ld *ld, const char *file, const cJSON *root)
+/* Reads the catalog a node or cluster file names, if it names one. */
+static bool read_catalog_of(ics_hw__ld *ld, const char *file, const cJSON *root)
 {
     const char *cat = NULL;
     if (!ics_jr_str(ld->r, root, "catalog", false, &cat))
-        return NULL;
-    return relative_to(file, cat);
+        return ics_jr_ok(ld->r);
+    char *path = relative_to(file, cat);
+    file_ref ref = {.obj = root, .key = "catalog"};
+    bool ok = read_catalog_file(ld, path, &ref);
+    g_free(path);
+    return ok;
 }
 
 /* A cluster's "node" as one object: the node file's keys, replaced by those the cluster gives.
@@ -134,18 +174,17 @@ static bool load_node_file(ics_hw__ld *ld, const char *path, const cJSON *root)
     static const char *const keys[] = {NODE_KEYS, ICS_HW__OVERRIDE_KEYS, NULL};
     if (!ics_jr_keys(ld->r, root, keys))
         return false;
-    char *cat = catalog_path_of(ld, path, root);
-    bool ok = ics_jr_ok(ld->r) && (!cat || read_catalog_file(ld, cat));
-    g_free(cat);
-    ok = ok && ics_hw__read_catalog_sections(ld, root, false) && ics_hw__read_node(ld, root);
-    return ok;
+    return read_catalog_of(ld, path, root) && ics_hw__read_catalog_sections(ld, root, false) &&
+           ics_hw__read_node(ld, root);
 }
 
 /* Opens the node a cluster names: its file, and the object of replacement keys (or NULL). */
 static const cJSON *cluster_node(ics_hw__ld *ld, const char *path, const cJSON *root,
                                  const cJSON **repl)
 {
-    static const char *const repl_keys[] = {"file", NODE_KEYS, NULL};
+    /* "kind" and "catalog" would be read from the node file all the same */
+    static const char *const repl_keys[] = {"file", "name", "source", "gpu", "gpus",
+                                            "cpus", "pcie", "nvlink", NULL};
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(root, "node");
     const char *file = NULL;
     *repl = NULL;
@@ -161,7 +200,9 @@ static const cJSON *cluster_node(ics_hw__ld *ld, const char *path, const cJSON *
     if (!ics_jr_ok(ld->r))
         return NULL;
     char *node_path = relative_to(path, file);
-    const cJSON *node_root = load_kind(ld, node_path, KIND_NODE);
+    file_ref ref = *repl ? (file_ref){.obj = n, .parent = "node", .key = "file"}
+                         : (file_ref){.obj = root, .key = "node"};
+    const cJSON *node_root = load_kind(ld, node_path, KIND_NODE, &ref);
     g_free(node_path);
     return node_root;
 }
@@ -180,24 +221,29 @@ static bool load_cluster_file(ics_hw__ld *ld, const char *path, const cJSON *roo
     if (!node_root || !ics_jr_keys(ld->r, node_root, node_keys))
         return false;
     /* One catalog: the cluster's, else the node's. */
-    char *cat = catalog_path_of(ld, path, root);
-    if (!cat && ics_jr_ok(ld->r))
-        cat = catalog_path_of(ld, ics_jr_file_of(ld->r, node_root), node_root);
-    bool ok = ics_jr_ok(ld->r) && (!cat || read_catalog_file(ld, cat));
-    g_free(cat);
+    bool ok = cJSON_GetObjectItemCaseSensitive(root, "catalog")
+                  ? read_catalog_of(ld, path, root)
+                  : read_catalog_of(ld, ics_jr_file_of(ld->r, node_root), node_root);
     ok = ok && ics_hw__read_catalog_sections(ld, node_root, false) &&
          ics_hw__read_catalog_sections(ld, root, false);
     if (!ok)
         return false;
     const cJSON *node = merged_node(ld, node_root, repl);
     size_t mark = repl ? ics_jr_push_key(ld->r, "node") : 0;
+    if (repl) /* values from the node file sit at "$..." there, not at "$.node..." */
+        ics_jr_elide(ld->r, node_root, mark, strlen(ics_jr_path(ld->r)));
     ok = ics_hw__read_node(ld, node);
-    if (repl)
+    if (repl) {
+        ics_jr_elide(ld->r, NULL, 0, 0);
         ics_jr_pop(ld->r, mark);
+    }
     if (!ok)
         return false;
     int64_t nodes = 1;
     ics_jr_int(ld->r, root, "nodes", true, 1, 1 << 20, &nodes);
+    if (ics_jr_ok(ld->r) && nodes_override > 1 << 20)
+        ics_jr_fail(ld->r, cJSON_GetObjectItemCaseSensitive(root, "nodes"), "nodes",
+                    "expected --nodes in 1..%d, got %d", 1 << 20, nodes_override);
     ld->hw->nodes = nodes_override > 0 ? nodes_override : (int)nodes;
     ld->hw->is_cluster = true;
     const cJSON *fabric = ics_jr_obj(ld->r, root, "fabric", true);
@@ -242,7 +288,7 @@ static void read_top(ics_hw__ld *ld, const char *path, const cJSON *root, int no
 ics_hw *ics_hw_load(const char *path, int nodes_override, GError **err)
 {
     ics_hw__ld ld = {.hw = hw_new(path), .r = ics_jr_new()};
-    const cJSON *root = load_kind(&ld, path, -1);
+    const cJSON *root = load_kind(&ld, path, -1, NULL);
     if (root)
         read_top(&ld, path, root, nodes_override);
     return finish(&ld, err);
@@ -267,7 +313,8 @@ ics_hw *ics_hw_load_text(const char *name, const char *text, size_t len, GError 
         ics_jr_str(ld.r, root, "name", true, &n);
         ld.hw->name = ics_hw__str(ld.hw, n);
         if (ics_jr_ok(ld.r) && cJSON_GetObjectItemCaseSensitive(root, "catalog"))
-            ics_jr_fail(ld.r, root, "catalog", "expected no catalog reference in a text");
+            ics_jr_fail(ld.r, cJSON_GetObjectItemCaseSensitive(root, "catalog"), "catalog",
+                        "expected no catalog reference in a self-contained text, got one");
         if (ics_hw__read_catalog_sections(&ld, root, false))
             ics_hw__read_node(&ld, root);
     }
@@ -277,7 +324,7 @@ ics_hw *ics_hw_load_text(const char *name, const char *text, size_t len, GError 
 ics_hw *ics_hw_load_catalog(const char *path, GError **err)
 {
     ics_hw__ld ld = {.hw = hw_new(path), .r = ics_jr_new()};
-    read_catalog_file(&ld, path);
+    read_catalog_file(&ld, path, NULL);
     ld.hw->name = ics_hw__str(ld.hw, "catalog");
     return finish(&ld, err);
 }

@@ -132,8 +132,8 @@ static void ref_family(ics_hw__ld *ld, const cJSON *o, const char *key, bool req
     if (s->family != f1 && s->family != f2) {
         const char *want = ics_link_family_name(f1);
         ics_jr_fail(ld->r, cJSON_GetObjectItemCaseSensitive(o, key), key,
-                    "expected a %s%s%s standard, got \"%s\" (%s)", want, f1 != f2 ? " or " : "",
-                    f1 != f2 ? ics_link_family_name(f2) : "", s->name,
+                    "expected a standard of family %s%s%s, got \"%s\" (%s)", want,
+                    f1 != f2 ? " or " : "", f1 != f2 ? ics_link_family_name(f2) : "", s->name,
                     ics_link_family_name(s->family));
         return;
     }
@@ -159,8 +159,14 @@ static void read_standard(ics_hw__ld *ld, const cJSON *o, ics_hw_standard *s, bo
     if (!ics_jr_keys(ld->r, o, keys))
         return;
     int fam;
-    if (ics_jr_enum(ld->r, o, "family", fresh, family_names, &fam))
+    if (ics_jr_enum(ld->r, o, "family", fresh, family_names, &fam)) {
+        /* Entries read before were checked against the family: an override cannot change it. */
+        if (!fresh && fam != (int)s->family)
+            ics_jr_fail(ld->r, cJSON_GetObjectItemCaseSensitive(o, "family"), "family",
+                        "expected \"%s\" (an override cannot change the family), got \"%s\"",
+                        family_names[s->family], family_names[fam]);
         s->family = (ics_link_family)fam;
+    }
     read_generation(ld, o, fresh, &s->generation);
     read_int(ld, o, "lanes", fresh, 1, 64, &s->lanes);
     ics_jr_num(ld->r, o, "lane_gbps", fresh, 0.001, 10000, &s->lane_gbps);
@@ -238,12 +244,14 @@ static void read_switch(ics_hw__ld *ld, const cJSON *o, ics_hw_switch_type *t, b
     ics_jr_bool(ld->r, o, "sharp", false, &t->sharp);
     read_str(ld, o, "source", fresh, &t->source);
     if (ics_jr_ok(ld->r) && t->standard && t->standard->family != fam[t->kind])
-        ics_jr_fail(ld->r, o, "standard", "expected a %s standard for a %s, got \"%s\"",
+        ics_jr_fail(ld->r, o, "standard", "expected a standard of family %s for a %s, got \"%s\"",
                     ics_link_family_name(fam[t->kind]), switch_kind_names[t->kind],
                     t->standard->name);
+    const cJSON *sharp = cJSON_GetObjectItemCaseSensitive(o, "sharp");
     if (ics_jr_ok(ld->r) && t->sharp &&
         (t->kind == ICS_SWITCH_PCIE || t->kind == ICS_SWITCH_ETHERNET))
-        ics_jr_fail(ld->r, o, "sharp", "expected false for a %s (no in-network reduction)",
+        ics_jr_fail(ld->r, sharp ? sharp : o, "sharp",
+                    "expected false for a %s (no in-network reduction), got true",
                     switch_kind_names[t->kind]);
 }
 
@@ -307,6 +315,9 @@ static bool read_section(ics_hw__ld *ld, const cJSON *obj, const section_def *se
     const cJSON *s = ics_jr_obj(ld->r, obj, key, false);
     if (!s)
         return ics_jr_ok(ld->r);
+    size_t m1 = ics_jr_push_key(ld->r, key);
+    ics_jr_unique_keys(ld->r, s);
+    ics_jr_pop(ld->r, m1);
     GPtrArray *list = *(GPtrArray **)((char *)ld->hw + sec->list_off);
     GHashTable *map = *(GHashTable **)((char *)ld->hw + sec->map_off);
     size_t mark = ics_jr_push_key(ld->r, key);

@@ -2,11 +2,14 @@
  * node count (the cluster's, or --nodes). */
 #include "hw_internal.h"
 
+#include <inttypes.h>
 #include <math.h>
 
 #include "fattree.h"
 
 static const char *const topology_names[] = {"fat-tree", NULL};
+
+#define ICS_HW__MAX_FABRIC_NICS (1 << 24)
 
 /* Fills the sizing parameters of a fat-tree from a validated model. */
 static void fattree_params(const ics_hw *hw, ics_fattree_params *p)
@@ -48,7 +51,7 @@ static void read_switch_params(ics_hw__ld *ld, const cJSON *o, ics_hw_fabric *f)
         const ics_hw_standard *s = ics_hw__ref_standard(ld, o, "standard", true);
         if (s && s->family != t->standard->family)
             ics_jr_fail(ld->r, cJSON_GetObjectItemCaseSensitive(o, "standard"), "standard",
-                        "expected a %s standard (the switch's family), got \"%s\"",
+                        "expected a standard of family %s (the switch's), got \"%s\"",
                         ics_link_family_name(t->standard->family), s->name);
         f->standard = s;
     }
@@ -62,7 +65,8 @@ static void read_switch_params(ics_hw__ld *ld, const cJSON *o, ics_hw_fabric *f)
         f->switch_latency_ps = ics_time_from_ns(ns);
     if (ics_jr_bool(ld->r, o, "sharp", false, &f->sharp) && f->sharp && !t->sharp)
         ics_jr_fail(ld->r, cJSON_GetObjectItemCaseSensitive(o, "sharp"), "sharp",
-                    "expected false: switch type \"%s\" has no in-network reduction", t->name);
+                    "expected false (switch type \"%s\" has no in-network reduction), got true",
+                    t->name);
 }
 
 bool ics_hw__read_fabric(ics_hw__ld *ld, const cJSON *o)
@@ -100,11 +104,20 @@ bool ics_hw__read_fabric(ics_hw__ld *ld, const cJSON *o)
         f->nodes_per_unit = (int)v;
         if (!f->rail_optimized)
             ics_jr_fail(ld->r, cJSON_GetObjectItemCaseSensitive(o, "nodes_per_unit"),
-                        "nodes_per_unit", "expected only with \"rail_optimized\": true");
+                        "nodes_per_unit",
+                        "expected no nodes_per_unit unless \"rail_optimized\" is true, got %d",
+                        f->nodes_per_unit);
     }
     if (ics_jr_ok(ld->r) && hw->node.compute_nics == 0)
         ics_jr_fail(ld->r, o, NULL,
                     "expected a node with at least one compute NIC to attach, got none");
+    /* Bounds the fat-tree arithmetic (int) far above any real cluster. */
+    int64_t nics = (int64_t)hw->nodes * hw->node.compute_nics;
+    if (ics_jr_ok(ld->r) && nics > ICS_HW__MAX_FABRIC_NICS)
+        ics_jr_fail(ld->r, o, NULL,
+                    "expected at most %d compute NICs in a cluster, got %" PRId64
+                    " (%d nodes x %d NICs)",
+                    ICS_HW__MAX_FABRIC_NICS, nics, hw->nodes, hw->node.compute_nics);
     ics_fattree_params p;
     ics_fattree_plan plan;
     char *why = NULL;

@@ -36,13 +36,18 @@ static void read_numa_list(node_rd *nr, const cJSON *c, int position, ics_hw_cpu
         int i = 0;
         for (const cJSON *e = arr->child; e && ics_jr_ok(R(nr)); e = e->next, i++) {
             double d = cJSON_IsNumber(e) ? e->valuedouble : -1;
-            int id = (int)d;
+            bool valid = d >= 0 && d <= 4095 && d == (int)d; /* range first: no UB in the cast */
+            int id = valid ? (int)d : -1;
             size_t m2 = ics_jr_push_index(R(nr), i);
-            if (d != id || id < 0 || id > 4095) {
+            if (!valid) {
                 char *got = ics_json_describe(e);
                 ics_jr_fail(R(nr), e, NULL, "expected a NUMA id in 0..4095, got %s", got);
                 g_free(got);
+            } else if (g_hash_table_contains(nr->numa_ids, GINT_TO_POINTER(id))) {
+                ics_jr_fail(R(nr), e, NULL, "expected NUMA ids unique in the node, got %d twice",
+                            id);
             }
+            g_hash_table_add(nr->numa_ids, GINT_TO_POINTER(id));
             ics_jr_pop(R(nr), m2);
             g_array_append_val(ids, id);
         }
@@ -50,12 +55,13 @@ static void read_numa_list(node_rd *nr, const cJSON *c, int position, ics_hw_cpu
             ics_jr_fail(R(nr), arr, NULL, "expected at least one NUMA id, got an empty array");
         ics_jr_pop(R(nr), mark);
     }
-    for (guint i = 0; i < ids->len && ics_jr_ok(R(nr)); i++) {
-        int id = g_array_index(ids, int, i);
-        if (g_hash_table_contains(nr->numa_ids, GINT_TO_POINTER(id)))
-            ics_jr_fail(R(nr), arr ? arr : c, arr ? "numa_nodes" : NULL,
-                        "expected NUMA ids unique in the node, got %d twice", id);
-        g_hash_table_add(nr->numa_ids, GINT_TO_POINTER(id));
+    if (!arr) {
+        if (g_hash_table_contains(nr->numa_ids, GINT_TO_POINTER(position)))
+            ics_jr_fail(R(nr), c, NULL,
+                        "expected NUMA ids unique in the node, got %d twice (the default id of "
+                        "socket %d; give \"numa_nodes\")",
+                        position, position);
+        g_hash_table_add(nr->numa_ids, GINT_TO_POINTER(position));
     }
     cpu->n_numa = (int)ids->len;
     cpu->numa = (const int *)g_array_free(ids, FALSE);
@@ -140,9 +146,10 @@ static void read_uplink(node_rd *nr, const cJSON *e, ics_hw_pcie *p, const ics_h
     int64_t lanes;
     if (ics_jr_int(R(nr), e, "lanes", false, 1, 32, &lanes))
         p->lanes = (int)lanes;
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(e, "standard");
     if (ics_jr_ok(R(nr)) && p->standard && p->standard->family == ICS_LINK_NVLINK &&
         nr->pcie->len > (guint)p->parent && pcie_at(nr, p->parent)->kind != ICS_PCIE_HOST_BRIDGE)
-        ics_jr_fail(R(nr), e, "standard",
+        ics_jr_fail(R(nr), at ? at : e, "standard",
                     "expected a host_bridge parent for a chip-to-chip link, got a switch");
 }
 
@@ -244,10 +251,13 @@ static void read_pcie_element(node_rd *nr, const cJSON *e, GHashTable *seen_gpus
 {
     ics_hw_pcie p = {.parent = -1, .gpu = -1, .rail = -1};
     int kind;
-    if (!ics_jr_keys(R(nr), e,
-                     (const char *const[]){"kind", "name", "numa", "type", "parent", "lanes",
-                                           "standard", "index", "role", "rail", NULL}) ||
-        !ics_jr_enum(R(nr), e, "kind", true, pcie_kind_names, &kind))
+    if (!cJSON_IsObject(e)) { /* the keys each kind takes are checked by its reader */
+        char *got = ics_json_describe(e);
+        ics_jr_fail(R(nr), e, NULL, "expected an object, got %s", got);
+        g_free(got);
+        return;
+    }
+    if (!ics_jr_enum(R(nr), e, "kind", true, pcie_kind_names, &kind))
         return;
     p.kind = (ics_pcie_kind)kind;
     const char *name = NULL;
@@ -269,7 +279,9 @@ static void read_pcie_element(node_rd *nr, const cJSON *e, GHashTable *seen_gpus
         g_free(gname);
     }
     if (g_hash_table_contains(nr->pcie_by_name, p.name)) {
-        ics_jr_fail(R(nr), cJSON_GetObjectItemCaseSensitive(e, "name"), "name",
+        const cJSON *at =
+            cJSON_GetObjectItemCaseSensitive(e, p.kind == ICS_PCIE_GPU ? "index" : "name");
+        ics_jr_fail(R(nr), at, p.kind == ICS_PCIE_GPU ? "index" : "name",
                     "expected a name unique in the node, got \"%s\" twice", p.name);
         return;
     }
@@ -365,8 +377,9 @@ static const char *nv_name(node_rd *nr, int ep)
     return r;
 }
 
-static void add_bond(node_rd *nr, const cJSON *link, const cJSON *a_item, int b, int count,
-                     const ics_hw_standard *std, int *used)
+/* link_mark: the path mark of the link, for errors about its "count". */
+static void add_bond(node_rd *nr, const cJSON *link, size_t link_mark, const cJSON *a_item, int b,
+                     int count, const ics_hw_standard *std, int *used)
 {
     const char *aname = cJSON_IsString(a_item) ? a_item->valuestring : NULL;
     int a = aname ? nv_endpoint(nr, aname) : -1;
@@ -396,9 +409,11 @@ static void add_bond(node_rd *nr, const cJSON *link, const cJSON *a_item, int b,
     for (int k = 0; k < 2; k++) {
         used[ends[k]] += count;
         if (used[ends[k]] > nv_capacity(nr, ends[k])) {
-            ics_jr_fail(R(nr), link, "count",
-                        "expected at most %d NVLinks on %s in all, got %d by this bond",
-                        nv_capacity(nr, ends[k]), nv_name(nr, ends[k]), used[ends[k]]);
+            ics_jr_pop(R(nr), link_mark);
+            ics_jr_fail(R(nr), cJSON_GetObjectItemCaseSensitive(link, "count"), "count",
+                        "expected at most %d NVLinks on %s in all, got %d with the bond %s-%s",
+                        nv_capacity(nr, ends[k]), nv_name(nr, ends[k]), used[ends[k]], aname,
+                        nv_name(nr, b));
             return;
         }
     }
@@ -418,6 +433,7 @@ static void add_bond(node_rd *nr, const cJSON *link, const cJSON *a_item, int b,
 
 static void read_nvlink_link(node_rd *nr, const cJSON *l, int *used)
 {
+    size_t link_mark = strlen(ics_jr_path(R(nr)));
     static const char *const keys[] = {"a", "b", "count", "standard", NULL};
     const char *bname;
     int64_t count;
@@ -448,7 +464,7 @@ static void read_nvlink_link(node_rd *nr, const cJSON *l, int *used)
         int i = 0;
         for (const cJSON *e = a->child; e && ics_jr_ok(R(nr)); e = e->next, i++) {
             size_t m2 = ics_jr_push_index(R(nr), i);
-            add_bond(nr, l, e, b, (int)count, std, used);
+            add_bond(nr, l, link_mark, e, b, (int)count, std, used);
             ics_jr_pop(R(nr), m2);
         }
         if (!a->child)
@@ -456,7 +472,7 @@ static void read_nvlink_link(node_rd *nr, const cJSON *l, int *used)
         ics_jr_pop(R(nr), mark);
     } else {
         size_t mark = ics_jr_push_key(R(nr), "a");
-        add_bond(nr, l, a, b, (int)count, std, used);
+        add_bond(nr, l, link_mark, a, b, (int)count, std, used);
         ics_jr_pop(R(nr), mark);
     }
 }
@@ -497,13 +513,13 @@ bool ics_hw__read_node(ics_hw__ld *ld, const cJSON *obj)
         node->name = ics_hw__str(ld->hw, s);
     if (ics_jr_str(ld->r, obj, "source", false, &s))
         node->source = ics_hw__str(ld->hw, s);
-    node->gpu_type = ics_hw__ref_gpu(ld, obj, "gpu");
-    int64_t gpus;
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(obj, "gpus");
     if (ics_jr_ok(ld->r) && cJSON_IsObject(g))
         ics_jr_fail(ld->r, g, "gpus",
                     "expected an integer in 1..4096 (GPU types go in \"gpu_types\"), got an "
                     "object");
+    node->gpu_type = ics_hw__ref_gpu(ld, obj, "gpu");
+    int64_t gpus;
     if (ics_jr_int(ld->r, obj, "gpus", true, 1, 4096, &gpus))
         node->gpus = (int)gpus;
     if (!ics_jr_ok(ld->r))

@@ -28,8 +28,10 @@ struct ics_jr {
     GPtrArray *docs; /* of ics_jdoc*, owned */
     GString *path;
     GError *error;
-    GHashTable *alias; /* cJSON* -> the cJSON* whose location it reports */
-    GPtrArray *owned;  /* cJSON trees built by callers (merged objects) */
+    GHashTable *alias;       /* cJSON* -> the cJSON* whose location it reports */
+    GPtrArray *owned;        /* cJSON trees built by callers (merged objects) */
+    const cJSON *elide_item; /* see ics_jr_elide */
+    size_t elide_from, elide_to;
 };
 
 /* ---- scanner ------------------------------------------------------------------------------ */
@@ -37,35 +39,76 @@ struct ics_jr {
 typedef struct {
     const char *s;
     size_t len, pos;
-    size_t stop;  /* for syntax errors: stop when reaching this offset */
+    size_t stop;  /* for syntax errors: cJSON's error offset (SIZE_MAX: none) */
     GArray *vals; /* offsets of value starts, pre-order */
     GArray *keys; /* offset of the key for each value, or SIZE_MAX */
     GString *path;
-    bool stopped;
+    bool stopped;              /* reached `stop`; path is the value there */
+    const char *stop_expected; /* what was due at `stop`, if the scanner knows */
+    /* The first structural error met, for syntax errors: cJSON's own offset is sometimes one
+     * past the offending character and says nothing of what was expected. */
+    bool failed;
+    size_t fail_pos;
+    const char *fail_expected, *fail_got; /* fail_got NULL: the character at fail_pos */
 } ics_jscan;
+
+/* Whitespace as cJSON skips it: every byte from 1 to 32 (so form feeds and other control
+ * characters too, or the scanner would stop where cJSON goes on). */
+static bool scan_is_ws(char c)
+{
+    return c != '\0' && (unsigned char)c <= 32;
+}
 
 static void scan_ws(ics_jscan *sc)
 {
-    while (sc->pos < sc->len && strchr(" \t\r\n", sc->s[sc->pos]) && sc->s[sc->pos] != '\0')
+    while (sc->pos < sc->len && scan_is_ws(sc->s[sc->pos]))
         sc->pos++;
 }
 
-static bool scan_at_stop(ics_jscan *sc)
+/* cJSON skips a UTF-8 byte order mark at the start of the text; so must the scanner. */
+static void scan_bom(ics_jscan *sc)
 {
-    if (sc->pos >= sc->stop || sc->pos >= sc->len)
+    if (sc->len >= 3 && memcmp(sc->s, "\xEF\xBB\xBF", 3) == 0)
+        sc->pos = 3;
+}
+
+static bool scan_fail(ics_jscan *sc, size_t pos, const char *expected, const char *got)
+{
+    if (!sc->failed && !sc->stopped) {
+        sc->failed = true;
+        sc->fail_pos = pos;
+        sc->fail_expected = expected;
+        sc->fail_got = got;
+    }
+    return false;
+}
+
+/* True where scanning ends: past `stop`, or at the end of the text where `expected` was due.
+ * A structural character at `stop` is still checked by the caller, so that the scanner can
+ * say what was expected there. */
+static bool scan_at_stop(ics_jscan *sc, const char *expected)
+{
+    if (sc->failed || sc->stopped)
+        return true;
+    if (sc->pos > sc->stop)
         sc->stopped = true;
-    return sc->stopped;
+    else if (sc->pos >= sc->len)
+        scan_fail(sc, sc->pos, expected, NULL);
+    return sc->stopped || sc->failed;
 }
 
 /* Skips a string starting at '"'; copies its raw content into `out` if non-NULL. */
 static bool scan_string(ics_jscan *sc, GString *out)
 {
+    size_t start = sc->pos;
     sc->pos++; /* opening quote */
     while (sc->pos < sc->len) {
         char c = sc->s[sc->pos];
         if (c == '"') {
             sc->pos++;
-            return true;
+            if (start < sc->stop && sc->stop < sc->pos)
+                sc->stopped = true; /* cJSON failed inside this string (an escape) */
+            return !sc->stopped;
         }
         if (c == '\\' && sc->pos + 1 < sc->len) {
             if (out)
@@ -77,7 +120,7 @@ static bool scan_string(ics_jscan *sc, GString *out)
             g_string_append_c(out, c);
         sc->pos++;
     }
-    return false;
+    return scan_fail(sc, start, "'\"' to close the string that starts here", "end of file");
 }
 
 static bool scan_value(ics_jscan *sc, size_t key_off, int depth);
@@ -85,11 +128,14 @@ static bool scan_value(ics_jscan *sc, size_t key_off, int depth);
 static bool scan_members(ics_jscan *sc, int depth, bool is_object)
 {
     char close = is_object ? '}' : ']';
+    const char *next = is_object ? "',' or '}'" : "',' or ']'";
+    const char *first = is_object ? "a key in double quotes or '}'" : "a value or ']'";
+    const char *key_exp = "a key in double quotes";
     int index = 0;
     sc->pos++;
     for (;;) {
         scan_ws(sc);
-        if (scan_at_stop(sc))
+        if (scan_at_stop(sc, index > 0 ? next : first))
             return false;
         if (sc->s[sc->pos] == close) {
             sc->pos++;
@@ -97,25 +143,29 @@ static bool scan_members(ics_jscan *sc, int depth, bool is_object)
         }
         if (index > 0) {
             if (sc->s[sc->pos] != ',')
-                return false;
+                return scan_fail(sc, sc->pos, next, NULL);
             sc->pos++;
             scan_ws(sc);
-            if (scan_at_stop(sc))
+            if (scan_at_stop(sc, is_object ? key_exp : "a value"))
                 return false;
         }
         size_t mark = sc->path->len;
         size_t key_off = SIZE_MAX;
         if (is_object) {
             if (sc->s[sc->pos] != '"')
-                return false;
+                return scan_fail(sc, sc->pos, index > 0 ? key_exp : first, NULL);
             key_off = sc->pos;
             GString *key = g_string_new(NULL);
             bool ok = scan_string(sc, key);
             g_string_append_printf(sc->path, ".%s", key->str);
             g_string_free(key, TRUE);
-            scan_ws(sc);
-            if (!ok || scan_at_stop(sc) || sc->s[sc->pos] != ':')
+            if (!ok)
                 return false;
+            scan_ws(sc);
+            if (scan_at_stop(sc, "':' after the key"))
+                return false;
+            if (sc->s[sc->pos] != ':')
+                return scan_fail(sc, sc->pos, "':' after the key", NULL);
             sc->pos++;
             scan_ws(sc);
         } else {
@@ -128,21 +178,35 @@ static bool scan_members(ics_jscan *sc, int depth, bool is_object)
     }
 }
 
+/* depth: how many arrays and objects enclose the value. */
 static bool scan_value(ics_jscan *sc, size_t key_off, int depth)
 {
-    if (depth > ICS_JSON_MAX_DEPTH || scan_at_stop(sc))
+    if (scan_at_stop(sc, "a value"))
         return false;
+    char c = sc->s[sc->pos];
+    if (strchr(",]}:", c))
+        return scan_fail(sc, sc->pos, "a value", NULL);
+    if ((c == '{' || c == '[') && depth >= ICS_JSON_MAX_DEPTH)
+        return scan_fail(sc, sc->pos,
+                         "at most " G_STRINGIFY(ICS_JSON_MAX_DEPTH) " nested arrays and objects",
+                         NULL);
+    if (sc->pos == sc->stop) {
+        sc->stopped = true; /* cJSON failed at this value: the path names it */
+        sc->stop_expected = "a JSON value (object, array, string, number, true, false or null)";
+        return false;
+    }
     g_array_append_val(sc->vals, sc->pos);
     g_array_append_val(sc->keys, key_off);
-    char c = sc->s[sc->pos];
     if (c == '{' || c == '[')
         return scan_members(sc, depth, c == '{');
     if (c == '"')
         return scan_string(sc, NULL);
     size_t start = sc->pos;
-    while (sc->pos < sc->len && !strchr(",]} \t\r\n", sc->s[sc->pos]))
+    while (sc->pos < sc->len && !strchr(",]}:", sc->s[sc->pos]) && !scan_is_ws(sc->s[sc->pos]))
         sc->pos++;
-    return sc->pos > start;
+    if (start < sc->stop && sc->stop < sc->pos)
+        sc->stopped = true; /* cJSON failed inside this literal */
+    return !sc->stopped;
 }
 
 /* ---- documents ---------------------------------------------------------------------------- */
@@ -176,15 +240,18 @@ static void assign_offsets(ics_jdoc *d, cJSON *item, const GArray *vals, const G
         assign_offsets(d, c, vals, keys, next);
 }
 
+/* Columns count characters as an editor shows them: UTF-8 sequences count once, a leading
+ * byte order mark not at all. */
 static void offset_to_line_col(const ics_jdoc *d, size_t off, int *line, int *col)
 {
     *line = 1;
     *col = 1;
-    for (size_t i = 0; i < off && i < d->len; i++) {
+    size_t i = d->len >= 3 && memcmp(d->text, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+    for (; i < off && i < d->len; i++) {
         if (d->text[i] == '\n') {
             (*line)++;
             *col = 1;
-        } else {
+        } else if (((unsigned char)d->text[i] & 0xC0) != 0x80) {
             (*col)++;
         }
     }
@@ -195,28 +262,52 @@ static char *describe_char_at(const ics_jdoc *d, size_t off)
     if (off >= d->len)
         return g_strdup("end of file");
     char buf[2] = {d->text[off], 0};
-    char *esc = g_strescape(buf, NULL);
+    char *esc = g_strescape(buf, "\"");
     char *s = g_strdup_printf("'%s'", esc);
     g_free(esc);
     return s;
 }
 
-static void fail_syntax(ics_jr *r, ics_jdoc *d, size_t err_off)
+/* A syntax error at cJSON's offset err_off, or earlier where the scanner finds a structural
+ * error first. `expected`/`got` (NULL: generic) describe what is at err_off. */
+static void fail_syntax(ics_jr *r, ics_jdoc *d, size_t err_off, const char *expected,
+                        const char *got)
 {
     ics_jscan sc = {.s = d->text, .len = d->len, .stop = err_off};
     sc.vals = g_array_new(FALSE, FALSE, sizeof(size_t));
     sc.keys = g_array_new(FALSE, FALSE, sizeof(size_t));
     sc.path = g_string_new("$");
+    scan_bom(&sc);
     scan_ws(&sc);
-    scan_value(&sc, SIZE_MAX, 0);
+    if (scan_value(&sc, SIZE_MAX, 0)) {
+        scan_ws(&sc);
+        if (sc.pos < sc.len)
+            scan_fail(&sc, sc.pos, "the end of the text after the top-level value", NULL);
+    }
+    if (!expected && sc.failed && sc.fail_pos <= err_off) {
+        err_off = sc.fail_pos;
+        expected = sc.fail_expected;
+        got = sc.fail_got;
+    } else if (!expected && sc.stopped) {
+        expected = sc.stop_expected;
+    }
+    if (sc.path->len > 120) { /* 1000 levels of nesting: keep both ends, cut at a '[' or '.' */
+        size_t a = 60, b = sc.path->len - 40;
+        while (a < b && !strchr("[.", sc.path->str[a]))
+            a++;
+        while (b > a && !strchr("[.", sc.path->str[b]))
+            b--;
+        g_string_erase(sc.path, (gssize)a, (gssize)(b - a));
+        g_string_insert(sc.path, (gssize)a, "...");
+    }
     int line, col;
     offset_to_line_col(d, err_off, &line, &col);
-    char *got = describe_char_at(d, err_off);
+    char *got_char = describe_char_at(d, err_off);
     g_set_error(&r->error, ICS_JSON_ERROR, ICS_JSON_ERROR_INPUT,
-                "%s:%d:%d: %s: expected valid JSON (a value, ',', ':' or a closing bracket), "
-                "got %s",
-                d->name, line, col, sc.path->str, got);
-    g_free(got);
+                "%s:%d:%d: %s: expected %s, got %s", d->name, line, col, sc.path->str,
+                expected ? expected : "valid JSON (a value, ',', ':' or a closing bracket)",
+                got ? got : got_char);
+    g_free(got_char);
     g_array_free(sc.vals, TRUE);
     g_array_free(sc.keys, TRUE);
     g_string_free(sc.path, TRUE);
@@ -234,17 +325,14 @@ const cJSON *ics_jr_load_text(ics_jr *r, const char *display_path, const char *t
     g_ptr_array_add(r->docs, d);
     if (strlen(d->text) != len) {
         d->len = strlen(d->text);
-        int line, col;
-        offset_to_line_col(d, d->len, &line, &col);
-        g_set_error(&r->error, ICS_JSON_ERROR, ICS_JSON_ERROR_INPUT,
-                    "%s:%d:%d: $: expected JSON text, got a NUL byte", d->name, line, col);
+        fail_syntax(r, d, d->len, "JSON text", "a NUL byte");
         return NULL;
     }
     const char *end = NULL;
     d->root = cJSON_ParseWithLengthOpts(d->text, d->len + 1, &end, true);
     if (!d->root) {
         size_t off = end ? (size_t)(end - d->text) : 0;
-        fail_syntax(r, d, off > d->len ? d->len : off);
+        fail_syntax(r, d, off > d->len ? d->len : off, NULL, NULL);
         return NULL;
     }
     d->val_at = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -253,6 +341,7 @@ const cJSON *ics_jr_load_text(ics_jr *r, const char *display_path, const char *t
     sc.vals = g_array_new(FALSE, FALSE, sizeof(size_t));
     sc.keys = g_array_new(FALSE, FALSE, sizeof(size_t));
     sc.path = g_string_new("$");
+    scan_bom(&sc);
     scan_ws(&sc);
     scan_value(&sc, SIZE_MAX, 0);
     guint next = 0;
@@ -349,6 +438,13 @@ const char *ics_jr_path(const ics_jr *r)
     return r->path->str;
 }
 
+void ics_jr_elide(ics_jr *r, const cJSON *item, size_t from, size_t to)
+{
+    r->elide_item = item;
+    r->elide_from = from;
+    r->elide_to = to;
+}
+
 void ics_jr_alias(ics_jr *r, const cJSON *alias, const cJSON *original)
 {
     g_hash_table_insert(r->alias, (gpointer)alias, (gpointer)original);
@@ -406,8 +502,14 @@ static void fail_v(ics_jr *r, const cJSON *at, bool at_key, const char *key, con
         ics_jdoc *last = g_ptr_array_index(r->docs, r->docs->len - 1);
         g_string_printf(where, "%s: ", last->name);
     }
+    GString *path = g_string_new(r->path->str);
+    size_t eoff;
+    if (d && r->elide_item && doc_of(r, r->elide_item, &eoff, false) == d &&
+        r->elide_from <= r->elide_to && r->elide_to <= path->len)
+        g_string_erase(path, (gssize)r->elide_from, (gssize)(r->elide_to - r->elide_from));
     g_set_error(&r->error, ICS_JSON_ERROR, ICS_JSON_ERROR_INPUT, "%s%s%s%s: %s", where->str,
-                r->path->str, key ? "." : "", key ? key : "", msg);
+                path->str, key ? "." : "", key ? key : "", msg);
+    g_string_free(path, TRUE);
     g_string_free(where, TRUE);
     g_free(msg);
 }
@@ -481,7 +583,10 @@ bool ics_jr_keys(ics_jr *r, const cJSON *obj, const char *const *allowed)
             GString *list = g_string_new(NULL);
             for (const char *const *a = allowed; *a; a++)
                 g_string_append_printf(list, "%s%s", a == allowed ? "" : ", ", *a);
-            fail_at_key(r, m, "unknown key (expected one of: %s)", list->str);
+            char *got = g_strescape(m->string, NULL);
+            fail_at_key(r, m, "expected one of the keys %s, got \"%s\" (an unknown key)", list->str,
+                        got);
+            g_free(got);
             g_string_free(list, TRUE);
             return false;
         }
@@ -492,6 +597,18 @@ bool ics_jr_keys(ics_jr *r, const cJSON *obj, const char *const *allowed)
             }
     }
     return true;
+}
+
+bool ics_jr_unique_keys(ics_jr *r, const cJSON *obj)
+{
+    if (r->error || !cJSON_IsObject(obj))
+        return r->error == NULL;
+    GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
+    for (const cJSON *m = obj->child; m && !r->error; m = m->next)
+        if (!g_hash_table_add(seen, m->string))
+            fail_at_key(r, m, "expected each key once, got a duplicate");
+    g_hash_table_destroy(seen);
+    return r->error == NULL;
 }
 
 /* The member `key` of obj; records a "missing" error when required. */

@@ -50,6 +50,11 @@ const char *ics_jr_path(const ics_jr *r);
 /* The file the value was loaded from (transfer none), or NULL. */
 const char *ics_jr_file_of(const ics_jr *r, const cJSON *item);
 
+/* While set, errors located in the document that holds `item` leave out the bytes
+ * [from, to) of the current path (marks from ics_jr_push_*): a cluster reads its node file's
+ * values under "$.node", but in the node file they sit at "$". item NULL: no longer. */
+void ics_jr_elide(ics_jr *r, const cJSON *item, size_t from, size_t to);
+
 /* Makes `alias` (a cJSON reference item created by the caller) report the location of
  * `original`, and hands the reader `owned` (transfer full; may be NULL) to delete at free. */
 void ics_jr_alias(ics_jr *r, const cJSON *alias, const cJSON *original);
@@ -58,6 +63,9 @@ void ics_jr_adopt(ics_jr *r, cJSON *owned);
 /* Checks that obj is an object whose keys are all in `allowed` (NULL-terminated) and appear
  * once. Sets the error otherwise. */
 bool ics_jr_keys(ics_jr *r, const cJSON *obj, const char *const *allowed);
+/* Checks that no key of obj appears twice, for objects whose keys are names the user chose
+ * (catalog sections). O(keys). Sets the error, at the second occurrence, otherwise. */
+bool ics_jr_unique_keys(ics_jr *r, const cJSON *obj);
 
 /* Typed getters. `required`: a missing key is an error; otherwise *out is left unchanged and
  * the getter returns false with no error. */
