@@ -227,8 +227,9 @@ static void read_gpu(ics_hw__ld *ld, const cJSON *o, ics_hw_gpu_type *g, bool fr
 
 static void read_switch(ics_hw__ld *ld, const cJSON *o, ics_hw_switch_type *t, bool fresh)
 {
-    static const char *const keys[] = {"kind",       "name",  "ports",  "standard",
-                                       "latency_ns", "sharp", "source", NULL};
+    static const char *const keys[] = {
+        "kind",   "name", "ports", "standard", "latency_ns", "sharp", "reduce_gbytes_per_s",
+        "source", NULL};
     /* the standard family each switch kind switches */
     static const ics_link_family fam[] = {ICS_LINK_NVLINK, ICS_LINK_PCIE, ICS_LINK_INFINIBAND,
                                           ICS_LINK_ETHERNET};
@@ -242,6 +243,7 @@ static void read_switch(ics_hw__ld *ld, const cJSON *o, ics_hw_switch_type *t, b
     ref_family(ld, o, "standard", fresh, fam[t->kind], fam[t->kind], &t->standard);
     read_ns(ld, o, "latency_ns", fresh, &t->latency_ps);
     ics_jr_bool(ld->r, o, "sharp", false, &t->sharp);
+    read_rate(ld, o, "reduce_gbytes_per_s", false, 1e9, &t->reduce_bw_bytes_per_s);
     read_str(ld, o, "source", fresh, &t->source);
     if (ics_jr_ok(ld->r) && t->standard && t->standard->family != fam[t->kind])
         ics_jr_fail(ld->r, o, "standard", "expected a standard of family %s for a %s, got \"%s\"",

@@ -149,8 +149,10 @@ static void build_pcie(ics_topo *t, const ics_hw_node *n, int base, int node)
         ics_topo_dev *dv = dev(t, d);
         dv->numa = e->numa;
         dv->socket = base + n->gpus + socket_of_numa(n, e->numa);
-        if (e->kind == ICS_PCIE_SWITCH)
+        if (e->kind == ICS_PCIE_SWITCH) {
             dv->latency_ps = e->switch_type->latency_ps;
+            dv->switch_type = e->switch_type;
+        }
         if (e->kind == ICS_PCIE_NIC) {
             dv->latency_ps = e->nic_type->latency_ps;
             dv->rail = e->rail;
@@ -173,6 +175,7 @@ static void build_nvlink(ics_topo *t, const ics_hw_node *n, int base, int node)
         int d = add_dev(t, ICS_DEV_NVSWITCH, n->nvswitches[j].name, node, j);
         g_assert(d == sw0 + j);
         dev(t, d)->latency_ps = n->nvswitches[j].type->latency_ps;
+        dev(t, d)->switch_type = n->nvswitches[j].type;
     }
     for (int k = 0; k < n->n_nvbonds; k++) {
         const ics_hw_nvbond *b = &n->nvbonds[k];
@@ -223,6 +226,7 @@ static int add_net_switch(ics_topo *t, const char *name, int tier, int pod, int 
     dev(t, d)->tier = tier;
     dev(t, d)->pod = pod;
     dev(t, d)->latency_ps = ics_hw_fabric_of(t->hw)->switch_latency_ps;
+    dev(t, d)->switch_type = ics_hw_fabric_of(t->hw)->switch_type;
     return d;
 }
 

@@ -46,6 +46,7 @@ typedef struct {
     int pod;             /* fabric switches (3 tiers): pod of leaves and spines; cores: group */
     int rail;            /* compute NICs and rail-optimized leaves; -1 otherwise */
     ics_time latency_ps; /* crossing the device: switch port to port, NIC processing */
+    const ics_hw_switch_type *switch_type; /* NVSwitches, PCIe and fabric switches; else NULL */
 } ics_topo_dev;
 
 typedef struct {

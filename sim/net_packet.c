@@ -1,0 +1,648 @@
+/* The packet backend: every transfer is cut into packets that cross each hop one at a time.
+ * A channel serializes one packet at a time, choosing round-robin among the flows queued at it
+ * (output arbitration); a packet may start only if the receiving end has buffer credits for
+ * it; the credits come back when the packet leaves that buffer, one link latency later. No
+ * packet is ever dropped: a full buffer stalls the sender (back-pressure).
+ *
+ * Trains: a flow whose whole path carries no other flow advances up to train_bytes at a time
+ * in closed form (the tandem pipeline of net.h), reserving each channel for as long as its
+ * packets occupy it; at the end of each train it checks again and falls back to packets as
+ * soon as another flow shares a channel. Where nothing contends this gives exactly the
+ * per-packet result; where something does, the difference is bounded by one train.
+ *
+ * Invariants: per hop, packets start in order; credits never go negative; every packet
+ * started is delivered; every flow's done fires once. */
+#include "net.h"
+#include "switch/switch.h"
+
+#include <string.h>
+
+#define DEFAULT_TRAIN_BYTES (4u << 20)
+
+extern const ics_net_ops ics_net_packet_ops;
+
+typedef struct pk_net pk_net;
+typedef struct pk_flow pk_flow;
+
+/* What waits for a flow's packets at its last device: nothing (a plain send), or the join of a
+ * multicast / reduce at a switch. */
+typedef struct pk_join {
+    pk_net *net;
+    int nin, nout;
+    uint64_t *in_delivered; /* packets each input flow has delivered into the switch */
+    pk_flow **out;          /* flows out of it, fed packet by packet */
+    uint32_t payload, last_payload;
+    uint64_t npk;
+    uint64_t reduced;   /* packets processed by the switch (reduced or copied) */
+    ics_time unit_free; /* the reduction unit is busy until then */
+    uint64_t reduce_bw; /* 0: copy only (multicast) */
+    ics_time sw_latency_ps;
+} pk_join;
+
+typedef struct {
+    pk_net *net;
+    ics_net_done_fn done;
+    void *ctx;
+    uint64_t tag;
+    int pending; /* flows still running */
+    pk_join *join;
+} pk_xfer;
+
+/* A flow's state at hop h: the device before channel chans[h]. */
+typedef struct pk_hop {
+    pk_flow *flow;
+    int h;
+    uint64_t ready;      /* packets at the device, not yet started on the channel */
+    uint64_t started;    /* packets started on the channel */
+    uint64_t done;       /* packets whose serialization on the channel ended */
+    struct pk_hop *next; /* round-robin queue of the channel */
+    bool queued;
+} pk_hop;
+
+struct pk_flow {
+    pk_net *net;
+    pk_xfer *x;
+    pk_join *sink;  /* the join this flow delivers into, or NULL */
+    int sink_index; /* which input of the join */
+    uint64_t npk;   /* packets */
+    uint32_t payload, last_payload;
+    uint64_t delivered;
+    uint64_t committed; /* packets sent as trains so far */
+    ics_time train_t0;  /* start of the current train pipeline */
+    uint64_t train_k0;  /* packets committed before the current pipeline began */
+    ics_event_id train_ev;
+    bool fed; /* hop 0 is fed by a join, not ready at start */
+    int n_hops;
+    int chans[ICS_ROUTE_MAX_HOPS];
+    pk_hop hops[ICS_ROUTE_MAX_HOPS];
+};
+
+typedef struct {
+    pk_net *net;
+    int id;
+    ics_time busy_until; /* serializing a packet, or reserved by a train */
+    bool unlimited;      /* the receiving end drains at once */
+    int64_t credits;     /* free bytes in the receiving buffer */
+    pk_hop *head, *tail;
+    uint64_t bytes;
+    int active; /* flows routed over this channel and not complete */
+    ics_event_id kick_ev;
+    bool kick_pending;
+} pk_chan;
+
+struct pk_net {
+    ics_net_base base;
+    const ics_topo *t;
+    ics_engine *e;
+    ics_net_params p;
+    pk_chan *chans;
+    ics_net_stats stats;
+};
+
+static void chan_kick(pk_chan *c);
+
+/* ---- packet sizes ------------------------------------------------------------------------- */
+
+static uint32_t pk_payload(const pk_flow *f, uint64_t k) /* k: 0-based packet index */
+{
+    return k + 1 == f->npk ? f->last_payload : f->payload;
+}
+
+static pk_chan *chan_of(const pk_flow *f, int h)
+{
+    return &f->net->chans[f->chans[h]];
+}
+
+/* ---- flow completion ---------------------------------------------------------------------- */
+
+static void xfer_flow_done(pk_net *n, pk_xfer *x)
+{
+    if (--x->pending > 0)
+        return;
+    n->stats.transfers++;
+    if (x->join) {
+        g_free(x->join->in_delivered);
+        g_free(x->join->out);
+        g_free(x->join);
+    }
+    ics_net_done_fn done = x->done;
+    void *ctx = x->ctx;
+    uint64_t tag = x->tag;
+    g_free(x);
+    if (done)
+        done(n->e, ctx, tag);
+}
+
+static void flow_finish(pk_flow *f)
+{
+    for (int h = 0; h < f->n_hops; h++)
+        chan_of(f, h)->active--;
+    pk_xfer *x = f->x;
+    pk_net *n = f->net;
+    if (f->sink == NULL)
+        n->stats.bytes_delivered += (f->npk - 1) * (uint64_t)f->payload + f->last_payload;
+    g_free(f);
+    xfer_flow_done(n, x);
+}
+
+static void join_feed(pk_join *j);
+
+static void ev_deliver(ics_engine *e, void *ctx, uint64_t count)
+{
+    pk_flow *f = ctx;
+    pk_join *j = f->sink;
+    f->delivered += count;
+    g_assert(f->delivered <= f->npk);
+    if (j)
+        j->in_delivered[f->sink_index] += count;
+    if (f->delivered == f->npk)
+        flow_finish(f);
+    if (j)
+        join_feed(j);
+}
+
+/* ---- packets ------------------------------------------------------------------------------ */
+
+static void ev_credit(ics_engine *e, void *ctx, uint64_t bytes)
+{
+    pk_chan *c = ctx;
+    c->credits += (int64_t)bytes;
+    chan_kick(c);
+}
+
+static void ev_arrive(ics_engine *e, void *ctx, uint64_t h)
+{
+    pk_flow *f = ctx;
+    pk_hop *hop = &f->hops[h];
+    hop->ready++;
+    pk_chan *c = chan_of(f, (int)h);
+    if (!hop->queued) {
+        hop->queued = true;
+        hop->next = NULL;
+        if (c->tail)
+            c->tail->next = hop;
+        else
+            c->head = hop;
+        c->tail = hop;
+    }
+    chan_kick(c);
+}
+
+static void ev_tx_end(ics_engine *e, void *ctx, uint64_t h)
+{
+    pk_flow *f = ctx;
+    pk_net *n = f->net;
+    const ics_topo *t = n->t;
+    pk_hop *hop = &f->hops[h];
+    uint64_t k = hop->done++;
+    const ics_topo_chan *ch = ics_topo_chan_get(t, f->chans[h]);
+    uint32_t payload = pk_payload(f, k);
+    chan_of(f, (int)h)->bytes += payload;
+    n->stats.packets++;
+    /* the packet has left the buffer in front of this hop: credit back upstream */
+    if (h > 0 && !chan_of(f, (int)h - 1)->unlimited) {
+        int up = f->chans[h - 1];
+        ics_engine_after(e, ics_topo_chan_get(t, up)->latency_ps, ev_credit, &n->chans[up],
+                         ics_net_wire_bytes(t, up, payload));
+    }
+    if ((int)h + 1 < f->n_hops) {
+        ics_time lambda = ch->latency_ps + ics_topo_dev_get(t, ch->dst)->latency_ps;
+        ics_engine_after(e, lambda, ev_arrive, f, h + 1);
+    } else {
+        /* the destination drains at once: its buffer credit returns on arrival */
+        pk_chan *c = chan_of(f, (int)h);
+        if (!c->unlimited)
+            ics_engine_after(e, 2 * ch->latency_ps, ev_credit, c,
+                             ics_net_wire_bytes(t, f->chans[h], payload));
+        ics_engine_after(e, ch->latency_ps, ev_deliver, f, 1);
+    }
+    chan_kick(chan_of(f, (int)h));
+}
+
+static void ev_kick(ics_engine *e, void *ctx, uint64_t unused)
+{
+    pk_chan *c = ctx;
+    c->kick_pending = false;
+    chan_kick(c);
+}
+
+/* Starts the next packet on an idle channel: round-robin over the queued flows. */
+static void chan_kick(pk_chan *c)
+{
+    pk_net *n = c->net;
+    ics_time now = ics_engine_now(n->e);
+    if (!c->head)
+        return;
+    if (c->busy_until > now) {
+        if (!c->kick_pending) {
+            c->kick_pending = true;
+            c->kick_ev = ics_engine_at(n->e, c->busy_until, ev_kick, c, 0);
+        }
+        return;
+    }
+    pk_hop *hop = c->head;
+    pk_flow *f = hop->flow;
+    uint32_t payload = pk_payload(f, hop->started);
+    uint64_t wire = ics_net_wire_bytes(n->t, c->id, payload);
+    if (!c->unlimited && c->credits < (int64_t)wire) {
+        n->stats.stalls++;
+        return; /* ev_credit kicks again */
+    }
+    if (!c->unlimited)
+        c->credits -= (int64_t)wire;
+    hop->started++;
+    hop->ready--;
+    c->head = hop->next;
+    if (!c->head)
+        c->tail = NULL;
+    hop->queued = false;
+    if (hop->ready > 0) { /* back of the queue: round-robin */
+        hop->queued = true;
+        hop->next = NULL;
+        if (c->tail)
+            c->tail->next = hop;
+        else
+            c->head = hop;
+        c->tail = hop;
+    }
+    ics_time ser = ics_time_serialize(wire, ics_topo_chan_get(n->t, c->id)->bw_bytes_per_s);
+    c->busy_until = now + ser;
+    ics_engine_after(n->e, ser, ev_tx_end, f, (uint64_t)hop->h);
+}
+
+/* ---- trains ------------------------------------------------------------------------------- */
+
+/* True if no other flow uses any channel of f's path and nothing is queued there. */
+static bool path_is_free(const pk_flow *f)
+{
+    for (int h = 0; h < f->n_hops; h++) {
+        const pk_chan *c = chan_of(f, h);
+        if (c->active > 1 || c->head)
+            return false;
+    }
+    return true;
+}
+
+/* Serialization times of a full packet per hop and their maximum. */
+static ics_time pipeline_times(const pk_flow *f, ics_time *s_full, ics_time *lambda)
+{
+    const ics_topo *t = f->net->t;
+    ics_time max_s = 0;
+    for (int h = 0; h < f->n_hops; h++) {
+        const ics_topo_chan *ch = ics_topo_chan_get(t, f->chans[h]);
+        s_full[h] = ics_net_ser(t, f->chans[h], f->payload);
+        max_s = MAX(max_s, s_full[h]);
+        lambda[h] = ch->latency_ps;
+        if (h + 1 < f->n_hops)
+            lambda[h] += ics_topo_dev_get(t, ch->dst)->latency_ps;
+    }
+    return max_s;
+}
+
+static void ev_train(ics_engine *e, void *ctx, uint64_t unused);
+
+/* Commits the next train of f's packets, pipelined behind the previous one. The pipeline of a
+ * train that began at t0 with packets k0+1.. departs packet j from hop h at
+ *   t0 + sum_{i<=h} s_i + sum_{i<h} lambda_i + (j - 1 - k0) * max_s
+ * (the tandem of net.h; the last, shorter packet is exact through ics_net_idle_path_time). */
+static void train_commit(pk_flow *f)
+{
+    pk_net *n = f->net;
+    ics_time s[ICS_ROUTE_MAX_HOPS], lambda[ICS_ROUTE_MAX_HOPS];
+    ics_time max_s = pipeline_times(f, s, lambda);
+    uint64_t per_train = MAX(1, n->p.train_bytes / f->payload);
+    uint64_t k_end = MIN(f->npk, f->committed + per_train);
+    ics_time off = 0;
+    for (int h = 0; h < f->n_hops; h++) {
+        off += s[h];
+        ics_time end = f->train_t0 + off + (ics_time)(k_end - 1 - f->train_k0) * max_s;
+        pk_chan *c = chan_of(f, h);
+        c->busy_until = MAX(c->busy_until, end);
+        off += lambda[h];
+        /* the packets of this train count as carried by the channel and its hops */
+        for (uint64_t k = f->committed; k < k_end; k++)
+            c->bytes += pk_payload(f, k);
+        f->hops[h].started = f->hops[h].done = k_end;
+    }
+    uint64_t count = k_end - f->committed;
+    f->committed = k_end;
+    n->stats.trains++;
+    if (k_end == f->npk) {
+        /* the last packet: exact closed form of the whole pipeline */
+        ics_route_path p = {.n_hops = f->n_hops};
+        memcpy(p.chans, f->chans, sizeof(int) * (size_t)f->n_hops);
+        uint64_t bytes = (f->npk - 1 - f->train_k0) * (uint64_t)f->payload + f->last_payload;
+        ics_time at = f->train_t0 + ics_net_idle_path_time(n->t, &p, bytes, f->payload);
+        ics_engine_at(n->e, at, ev_deliver, f, count);
+        return;
+    }
+    /* deliveries of this train, then the next decision when hop 0 has sent it */
+    ics_time last_hop_end =
+        f->train_t0 + off - lambda[f->n_hops - 1] + (ics_time)(k_end - 1 - f->train_k0) * max_s;
+    ics_engine_at(n->e, last_hop_end + lambda[f->n_hops - 1], ev_deliver, f, count);
+    ics_time hop0_end = f->train_t0 + s[0] + (ics_time)(k_end - 1 - f->train_k0) * max_s;
+    f->train_ev = ics_engine_at(n->e, hop0_end, ev_train, f, 0);
+}
+
+/* Hands the packets not yet committed to the per-packet machinery, ready at hop 0. */
+static void to_packets(pk_flow *f)
+{
+    pk_hop *hop = &f->hops[0];
+    hop->ready = f->npk - f->committed;
+    if (hop->ready == 0)
+        return;
+    for (int h = 1; h < f->n_hops; h++) /* no train packet waits at a later hop */
+        f->hops[h].ready = 0;
+    pk_chan *c = chan_of(f, 0);
+    hop->queued = true;
+    hop->next = NULL;
+    if (c->tail)
+        c->tail->next = hop;
+    else
+        c->head = hop;
+    c->tail = hop;
+    chan_kick(c);
+}
+
+static void ev_train(ics_engine *e, void *ctx, uint64_t unused)
+{
+    pk_flow *f = ctx;
+    if (path_is_free(f))
+        train_commit(f);
+    else
+        to_packets(f);
+}
+
+/* Starts a flow: as a train if its path is free, else as packets. Runs as an event at the
+ * send's time, so that every transfer started at the same instant is counted on its channels
+ * before any of them decides. */
+static void ev_start(ics_engine *e, void *ctx, uint64_t unused)
+{
+    pk_flow *f = ctx;
+    pk_net *n = f->net;
+    ics_time now = ics_engine_now(n->e);
+    if (n->p.per_packet || !path_is_free(f)) {
+        to_packets(f);
+        return;
+    }
+    /* begin the pipeline late enough that every hop is past any earlier reservation */
+    ics_time s[ICS_ROUTE_MAX_HOPS], lambda[ICS_ROUTE_MAX_HOPS], off = 0;
+    pipeline_times(f, s, lambda);
+    ics_time t0 = now;
+    for (int h = 0; h < f->n_hops; h++) {
+        t0 = MAX(t0, chan_of(f, h)->busy_until - off);
+        off += s[h] + lambda[h];
+    }
+    f->train_t0 = t0;
+    f->train_k0 = 0;
+    train_commit(f);
+}
+
+static void flow_start(pk_flow *f)
+{
+    if (!f->fed)
+        ics_engine_after(f->net->e, 0, ev_start, f, 0);
+}
+
+/* ---- flows, sends ------------------------------------------------------------------------- */
+
+static pk_flow *flow_new(pk_net *n, pk_xfer *x, const int *chans, int n_hops, uint64_t bytes,
+                         uint32_t payload)
+{
+    pk_flow *f = g_new0(pk_flow, 1);
+    f->net = n;
+    f->x = x;
+    f->n_hops = n_hops;
+    memcpy(f->chans, chans, sizeof(int) * (size_t)n_hops);
+    f->payload = payload;
+    f->npk = (bytes + payload - 1) / payload;
+    f->last_payload = (uint32_t)(bytes - (f->npk - 1) * payload);
+    for (int h = 0; h < n_hops; h++) {
+        f->hops[h].flow = f;
+        f->hops[h].h = h;
+        chan_of(f, h)->active++;
+    }
+    x->pending++;
+    return f;
+}
+
+static void ev_done_now(ics_engine *e, void *ctx, uint64_t unused)
+{
+    pk_xfer *x = ctx;
+    x->pending = 1;
+    xfer_flow_done(x->net, x);
+}
+
+static pk_xfer *xfer_new(pk_net *n, ics_net_done_fn done, void *ctx, uint64_t tag)
+{
+    pk_xfer *x = g_new0(pk_xfer, 1);
+    x->net = n;
+    x->done = done;
+    x->ctx = ctx;
+    x->tag = tag;
+    return x;
+}
+
+/* Splits bytes over a route's paths by weight, in whole packets; the last path takes the rest. */
+static void pk_send(ics_net *net, const ics_net_xfer *xf)
+{
+    pk_net *n = (pk_net *)net;
+    pk_xfer *x = xfer_new(n, xf->done, xf->ctx, xf->tag);
+    ics_route r = {0};
+    if (xf->src != xf->dst && xf->bytes > 0) {
+        bool ok = ics_route_find(n->t, xf->src, xf->dst, xf->flow_hash, &r);
+        g_assert(ok); /* every GPU pair of a validated model is routable */
+    }
+    pk_flow *flows[64];
+    int nf = 0;
+    uint64_t left = xf->bytes;
+    for (int i = 0; i < r.n_paths && left > 0 && nf < 64; i++) {
+        const ics_route_path *p = &r.paths[i];
+        uint32_t payload = ics_net_packet_payload(n->t, p, n->p.packet_bytes);
+        uint64_t share = left;
+        if (i + 1 < r.n_paths)
+            share = MIN(left, (uint64_t)(xf->bytes * p->weight / payload) * payload);
+        if (share == 0)
+            continue;
+        left -= share;
+        flows[nf++] = flow_new(n, x, p->chans, p->n_hops, share, payload);
+    }
+    ics_route_clear(&r);
+    if (nf == 0) {
+        ics_engine_after(n->e, 0, ev_done_now, x, 0);
+        return;
+    }
+    for (int i = 0; i < nf; i++)
+        flow_start(flows[i]);
+}
+
+/* ---- multicast and reduction at a switch -------------------------------------------------- */
+
+static void ev_join_out(ics_engine *e, void *ctx, uint64_t count)
+{
+    pk_join *j = ctx;
+    for (int i = 0; i < j->nout; i++) {
+        pk_flow *f = j->out[i];
+        if (f == NULL)
+            continue;
+        pk_hop *hop = &f->hops[0];
+        hop->ready += count;
+        pk_chan *c = chan_of(f, 0);
+        if (!hop->queued) {
+            hop->queued = true;
+            hop->next = NULL;
+            if (c->tail)
+                c->tail->next = hop;
+            else
+                c->head = hop;
+            c->tail = hop;
+        }
+        chan_kick(c);
+    }
+}
+
+/* Packets every input has delivered go through the switch: reduced one at a time by its
+ * reduction unit (reading one copy per input), or copied at once; then out to every
+ * destination after the switch's latency. */
+static void join_feed(pk_join *j)
+{
+    uint64_t ready = UINT64_MAX;
+    for (int i = 0; i < j->nin; i++)
+        ready = MIN(ready, j->in_delivered[i]);
+    ics_time now = ics_engine_now(j->net->e);
+    while (j->reduced < ready) {
+        uint64_t k = j->reduced++;
+        ics_time at = now;
+        if (j->reduce_bw) {
+            uint32_t payload = k + 1 == j->npk ? j->last_payload : j->payload;
+            ics_time busy = ics_time_serialize((uint64_t)payload * (uint64_t)j->nin, j->reduce_bw);
+            at = MAX(now, j->unit_free) + busy;
+            j->unit_free = at;
+        }
+        ics_engine_at(j->net->e, at + j->sw_latency_ps, ev_join_out, j, 1);
+    }
+}
+
+static void pk_join_op(pk_net *n, const int *srcs, int nsrc, int sw, const int *dsts, int ndst,
+                       uint64_t bytes, uint64_t reduce_bw, ics_net_done_fn done, void *ctx,
+                       uint64_t tag)
+{
+    pk_xfer *x = xfer_new(n, done, ctx, tag);
+    if (bytes == 0 || nsrc == 0 || ndst == 0) {
+        ics_engine_after(n->e, 0, ev_done_now, x, 0);
+        return;
+    }
+    pk_join *j = g_new0(pk_join, 1);
+    j->net = n;
+    j->nin = nsrc;
+    j->nout = ndst;
+    j->in_delivered = g_new0(uint64_t, nsrc);
+    j->out = g_new0(pk_flow *, ndst);
+    j->reduce_bw = reduce_bw;
+    j->sw_latency_ps = ics_topo_dev_get(n->t, sw)->latency_ps;
+    x->join = j;
+    int c0 = ics_topo_chan_between(n->t, srcs[0], sw);
+    g_assert(c0 >= 0); /* NVLS / SHARP sources are wired to the switch */
+    ics_route_path p0 = {.n_hops = 1, .chans = {c0}};
+    uint32_t payload = ics_net_packet_payload(n->t, &p0, n->p.packet_bytes);
+    pk_flow *in[nsrc];
+    for (int i = 0; i < nsrc; i++) {
+        int c = ics_topo_chan_between(n->t, srcs[i], sw);
+        g_assert(c >= 0);
+        in[i] = flow_new(n, x, &c, 1, bytes, payload);
+        in[i]->sink = j;
+        in[i]->sink_index = i;
+    }
+    j->npk = in[0]->npk;
+    j->payload = payload;
+    j->last_payload = in[0]->last_payload;
+    for (int i = 0; i < ndst; i++) {
+        int c = ics_topo_chan_between(n->t, sw, dsts[i]);
+        g_assert(c >= 0);
+        j->out[i] = flow_new(n, x, &c, 1, bytes, payload);
+        j->out[i]->fed = true;
+    }
+    for (int i = 0; i < nsrc; i++)
+        flow_start(in[i]);
+}
+
+static void pk_multicast(ics_net *net, int src, int sw, const int *dsts, int ndst, uint64_t bytes,
+                         ics_net_done_fn done, void *ctx, uint64_t tag)
+{
+    pk_join_op((pk_net *)net, &src, 1, sw, dsts, ndst, bytes, 0, done, ctx, tag);
+}
+
+static void pk_reduce(ics_net *net, const int *srcs, int nsrc, int sw, const int *dsts, int ndst,
+                      uint64_t bytes, ics_net_done_fn done, void *ctx, uint64_t tag)
+{
+    pk_net *n = (pk_net *)net;
+    uint64_t bw = ics_net_reduce_bw(n->t, sw);
+    g_assert(bw > 0); /* callers check that the switch reduces (NVLS / SHARP) */
+    pk_join_op(n, srcs, nsrc, sw, dsts, ndst, bytes, bw, done, ctx, tag);
+}
+
+/* ---- the backend -------------------------------------------------------------------------- */
+
+/* The largest packet payload any channel can see: the largest max_payload of any standard. */
+static uint64_t largest_payload(const ics_topo *t, uint32_t packet_bytes)
+{
+    uint64_t m = packet_bytes;
+    for (int c = 0; c < ics_topo_nchans(t); c++) {
+        const ics_hw_standard *s = ics_topo_chan_get(t, c)->standard;
+        if (s)
+            m = MAX(m, (uint64_t)s->max_payload_bytes);
+    }
+    return m;
+}
+
+static ics_net *pk_create(const ics_topo *t, ics_engine *e, const ics_net_params *p)
+{
+    pk_net *n = g_new0(pk_net, 1);
+    n->base.ops = &ics_net_packet_ops;
+    n->t = t;
+    n->e = e;
+    n->p = *p;
+    if (n->p.train_bytes == 0)
+        n->p.train_bytes = DEFAULT_TRAIN_BYTES;
+    int nc = ics_topo_nchans(t);
+    n->chans = g_new0(pk_chan, nc);
+    uint64_t biggest = largest_payload(t, p->packet_bytes);
+    for (int c = 0; c < nc; c++) {
+        pk_chan *ch = &n->chans[c];
+        ch->net = n;
+        ch->id = c;
+        uint64_t buf =
+            ics_switch_buffer_bytes(t, c, p->buffer_bytes, ics_net_wire_bytes(t, c, biggest));
+        ch->unlimited = buf == 0;
+        ch->credits = (int64_t)buf;
+    }
+    return (ics_net *)n;
+}
+
+static void pk_destroy(ics_net *net)
+{
+    pk_net *n = (pk_net *)net;
+    g_free(n->chans);
+    g_free(n);
+}
+
+static void pk_stats(const ics_net *net, ics_net_stats *out)
+{
+    *out = ((const pk_net *)net)->stats;
+}
+
+static uint64_t pk_chan_bytes(const ics_net *net, int chan)
+{
+    return ((const pk_net *)net)->chans[chan].bytes;
+}
+
+const ics_net_ops ics_net_packet_ops = {
+    .name = "packet",
+    .create = pk_create,
+    .destroy = pk_destroy,
+    .send = pk_send,
+    .multicast = pk_multicast,
+    .reduce = pk_reduce,
+    .stats = pk_stats,
+    .chan_bytes = pk_chan_bytes,
+};
