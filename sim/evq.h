@@ -2,26 +2,32 @@
  * Invariant: events come out in exactly (at, push order) order, and every event pushed is
  * popped or cancelled exactly once; a handle never acts on an event other than its own.
  *
- * Data structure. A monotone radix queue (a hierarchical timing wheel over integer
- * picoseconds): 8 levels x 256 buckets, one level per byte of the time. An event sits in the
- * bucket named by the highest byte in which its time differs from the queue's floor (the time of
- * the last pop) and by its own value of that byte. Popping drains the lowest non-empty bucket;
- * a bucket above level 0 is first split into lower levels (each event moves at most 7 times, in
- * practice 1-3). Within a bucket events keep push order and events with equal times always share
- * a bucket, so ties are FIFO without storing a sequence number. Buckets are chains of fixed-size
- * chunks from a pool; event records (slots) come from a growable array with a free stack. Nothing
- * is allocated per event once the pools have reached the peak.
+ * Data structure: a monotone radix queue (a hierarchical timing wheel over integer picoseconds),
+ * 8 levels x 256 buckets, one level per byte of the time. An event sits in the bucket named by
+ * the highest byte in which its time differs from the queue's floor (the last popped time) and by
+ * its own value of that byte, so buckets are ordered by (level, byte). Pops drain the lowest
+ * bucket: one above level 1 is first split into lower levels; a level-1 bucket (a 256 ps window)
+ * is counting-sorted on its last byte into a flat "bottom" array, popped front to back (windows
+ * of more than 64 k events are split into level 0 instead). Buckets and the bottom keep push order
+ * and equal times always share one, so ties are FIFO without storing a sequence number. Buckets
+ * are chains of 32-entry chunks from a pool; event records (a generation each, for handles) come
+ * from a growable array with a free stack. Nothing is allocated per event once the pools have
+ * reached their peak. Each event is moved 1-3 times in typical use, 8 at most.
  *
- * Why not a heap. An implicit 4-ary heap with (time, seq, slot) inline measured 2.9 M events/s
- * on the hold model below, 8-ary 2.8 M, binary 2.3 M: with 1 M pending every pop walks ~10
- * levels into a 16-24 MB array, and on this machine a random access beyond ~2 MB costs 100-200
- * ns. The radix queue only appends to and streams through buckets.
- * Measured: `icsim bench engine` (1 M pending, 50 M events, uniform delays 1 ps..2 us, hold model
- * through ics_engine) 39 M events/s, Release build, 2-core AMD EPYC VM (see the report in git log).
+ * Why not a heap: prototypes of implicit heaps with (time, seq, slot) stored inline reached
+ * 2.9 M events/s (4-ary), 2.8 M (8-ary), 2.3 M (binary) on the hold model below: with 1 M
+ * pending every pop walks ~10 levels of a 16-24 MB array, and on the 2-core AMD EPYC VM this was
+ * measured on, a random access beyond ~2 MB costs 100-200 ns. The radix queue appends to and
+ * streams through buckets and prefetches what it cannot stream (see evq.c).
+ * Measured: `icsim bench engine` (hold model through ics_engine: 1 M pending, 50 M events,
+ * uniform delays in [1 ps, 2 us]), -O2 or -O3 build: 28-40 M events/s over repeated runs, the
+ * spread being the shared host's memory bandwidth (unoptimized build: ~15 M).
  *
- * Costs: push O(1); pop O(1) amortized (O(8) bucket moves per event at worst); cancel O(1)
- * (the entry stays as a tombstone until reached or until tombstones outnumber live events,
- * when all buckets are compacted: O(n), amortized O(1) per cancel). */
+ * Costs: push O(1); pop O(1) amortized; cancel O(1) amortized (the entry stays in place as a
+ * tombstone until it is reached, or until tombstones outnumber pending events and every bucket
+ * is compacted, O(n)). peek O(events in the earliest bucket). Memory: 40 bytes per pending or
+ * cancelled-but-unreached event in chunks, 12 bytes per record, plus at most one partly filled
+ * 1.3 KB chunk per bucket (2.6 MB) and a bottom of at most 2 x 64 k entries. */
 #ifndef ICS_EVQ_H
 #define ICS_EVQ_H
 
