@@ -16,6 +16,8 @@ typedef struct {
     GArray *cpus, *pcie, *nvswitches, *nvbonds;
     GHashTable *pcie_by_name; /* name -> index + 1 */
     GHashTable *numa_ids;     /* NUMA id -> 1 */
+    GHashTable *nvsw_by_name; /* NVSwitch name -> index + 1 */
+    GHashTable *bonds;        /* (lower endpoint, higher endpoint) as a gint64 key -> 1 */
 } node_rd;
 
 static ics_jr *R(node_rd *nr)
@@ -324,10 +326,8 @@ static int nv_endpoint(node_rd *nr, const char *name)
         if (name[3] && *end == '\0' && k >= 0 && k < nr->node->gpus && g_ascii_isdigit(name[3]))
             return (int)k;
     }
-    for (guint j = 0; j < nr->nvswitches->len; j++)
-        if (strcmp(g_array_index(nr->nvswitches, ics_hw_nvswitch, j).name, name) == 0)
-            return nr->node->gpus + (int)j;
-    return -1;
+    int j = GPOINTER_TO_INT(g_hash_table_lookup(nr->nvsw_by_name, name)) - 1;
+    return j < 0 ? -1 : nr->node->gpus + j;
 }
 
 static void read_nvswitches(node_rd *nr, const cJSON *nv)
@@ -353,8 +353,11 @@ static void read_nvswitches(node_rd *nr, const cJSON *nv)
                             "expected an nvswitch type, got \"%s\" (%s)", s.type->name,
                             ics_switch_kind_name(s.type->kind));
         }
-        if (ics_jr_ok(R(nr)))
+        if (ics_jr_ok(R(nr))) {
             g_array_append_val(nr->nvswitches, s);
+            g_hash_table_insert(nr->nvsw_by_name, (gpointer)s.name,
+                                GINT_TO_POINTER(nr->nvswitches->len));
+        }
         ics_jr_pop(R(nr), m2);
     }
     ics_jr_pop(R(nr), mark);
@@ -396,14 +399,13 @@ static void add_bond(node_rd *nr, const cJSON *link, size_t link_mark, const cJS
                     aname);
         return;
     }
-    for (guint i = 0; i < nr->nvbonds->len; i++) {
-        const ics_hw_nvbond *o = &g_array_index(nr->nvbonds, ics_hw_nvbond, i);
-        if ((o->a == a && o->b == b) || (o->a == b && o->b == a)) {
-            ics_jr_fail(R(nr), a_item, NULL,
-                        "expected one bond per pair, got %s-%s twice (add the counts)", aname,
-                        nv_name(nr, b));
-            return;
-        }
+    gint64 *pair = g_new(gint64, 1); /* O(1) per bond: a node file may hold very many */
+    *pair = ((gint64)MIN(a, b) << 32) | MAX(a, b);
+    if (!g_hash_table_add(nr->bonds, pair)) {
+        ics_jr_fail(R(nr), a_item, NULL,
+                    "expected one bond per pair, got %s-%s twice (add the counts)", aname,
+                    nv_name(nr, b));
+        return;
     }
     int ends[2] = {a, b};
     for (int k = 0; k < 2; k++) {
@@ -502,6 +504,18 @@ static void read_nvlink(node_rd *nr, const cJSON *obj)
     ics_jr_pop(R(nr), mark);
 }
 
+/* g_int64_hash keeps only the low 32 bits, which would put every bond to one switch in one
+ * bucket; mix both halves (MurmurHash3's finalizer). */
+static guint pair_hash(gconstpointer p)
+{
+    const gint64 *key = p;
+    guint64 k = (guint64)*key;
+    k ^= k >> 33;
+    k *= UINT64_C(0xff51afd7ed558ccd);
+    k ^= k >> 33;
+    return (guint)k;
+}
+
 /* ---- the node ----------------------------------------------------------------------------- */
 
 bool ics_hw__read_node(ics_hw__ld *ld, const cJSON *obj)
@@ -529,6 +543,8 @@ bool ics_hw__read_node(ics_hw__ld *ld, const cJSON *obj)
     nr.nvswitches = g_array_new(FALSE, TRUE, sizeof(ics_hw_nvswitch));
     nr.nvbonds = g_array_new(FALSE, TRUE, sizeof(ics_hw_nvbond));
     nr.pcie_by_name = g_hash_table_new(g_str_hash, g_str_equal);
+    nr.nvsw_by_name = g_hash_table_new(g_str_hash, g_str_equal);
+    nr.bonds = g_hash_table_new_full(pair_hash, g_int64_equal, g_free, NULL);
     nr.numa_ids = g_hash_table_new(g_direct_hash, g_direct_equal);
     read_cpus(&nr, obj);
     read_pcie(&nr, obj);
@@ -542,6 +558,8 @@ bool ics_hw__read_node(ics_hw__ld *ld, const cJSON *obj)
     node->n_nvbonds = (int)nr.nvbonds->len;
     node->nvbonds = (const ics_hw_nvbond *)g_array_free(nr.nvbonds, FALSE);
     g_hash_table_destroy(nr.pcie_by_name);
+    g_hash_table_destroy(nr.nvsw_by_name);
+    g_hash_table_destroy(nr.bonds);
     g_hash_table_destroy(nr.numa_ids);
     return ics_jr_ok(ld->r);
 }

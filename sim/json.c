@@ -9,6 +9,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#include <glib/gstdio.h>
 
 #define ICS_JSON_MAX_BYTES (64u << 20) /* hardware models and scenarios are small */
 #define ICS_JSON_MAX_DEPTH 1000        /* cJSON's own nesting limit */
@@ -33,6 +36,55 @@ struct ics_jr {
     const cJSON *elide_item; /* see ics_jr_elide */
     size_t elide_from, elide_to;
 };
+
+/* ---- messages ---------------------------------------------------------------------------- */
+
+/* Appends a key to a JSON path: ".name" for a plain name, ["..."] for anything else, with
+ * control characters escaped so that a message stays one line. `raw`: the key as written in
+ * the text (escapes already there are kept as they are). */
+static void path_append_key(GString *path, const char *key, bool raw)
+{
+    bool plain = *key != '\0';
+    for (const char *c = key; *c && plain; c++)
+        plain = g_ascii_isalnum(*c) || *c == '_' || *c == '-';
+    if (plain) {
+        g_string_append_printf(path, ".%s", key);
+        return;
+    }
+    g_string_append(path, "[\"");
+    for (const char *c = key; *c; c++) {
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            g_string_append_printf(path, "\\x%02x", (unsigned char)*c);
+        else if (!raw && (*c == '"' || *c == '\\'))
+            g_string_append_printf(path, "\\%c", *c);
+        else
+            g_string_append_c(path, *c);
+    }
+    g_string_append(path, "\"]");
+}
+
+/* Sets the reader's error to a message made one line: names and values from the input may
+ * hold control characters, which are shown escaped. */
+static void set_error(ics_jr *r, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void set_error(ics_jr *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    GString *line = g_string_sized_new(strlen(msg));
+    for (const char *c = msg; *c; c++) {
+        if (*c == '\n')
+            g_string_append(line, "\\n");
+        else if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            g_string_append_printf(line, "\\x%02x", (unsigned char)*c);
+        else
+            g_string_append_c(line, *c);
+    }
+    g_set_error_literal(&r->error, ICS_JSON_ERROR, ICS_JSON_ERROR_INPUT, line->str);
+    g_string_free(line, TRUE);
+    g_free(msg);
+}
 
 /* ---- scanner ------------------------------------------------------------------------------ */
 
@@ -157,7 +209,7 @@ static bool scan_members(ics_jscan *sc, int depth, bool is_object)
             key_off = sc->pos;
             GString *key = g_string_new(NULL);
             bool ok = scan_string(sc, key);
-            g_string_append_printf(sc->path, ".%s", key->str);
+            path_append_key(sc->path, key->str, true);
             g_string_free(key, TRUE);
             if (!ok)
                 return false;
@@ -303,10 +355,9 @@ static void fail_syntax(ics_jr *r, ics_jdoc *d, size_t err_off, const char *expe
     int line, col;
     offset_to_line_col(d, err_off, &line, &col);
     char *got_char = describe_char_at(d, err_off);
-    g_set_error(&r->error, ICS_JSON_ERROR, ICS_JSON_ERROR_INPUT,
-                "%s:%d:%d: %s: expected %s, got %s", d->name, line, col, sc.path->str,
-                expected ? expected : "valid JSON (a value, ',', ':' or a closing bracket)",
-                got ? got : got_char);
+    set_error(r, "%s:%d:%d: %s: expected %s, got %s", d->name, line, col, sc.path->str,
+              expected ? expected : "valid JSON (a value, ',', ':' or a closing bracket)",
+              got ? got : got_char);
     g_free(got_char);
     g_array_free(sc.vals, TRUE);
     g_array_free(sc.keys, TRUE);
@@ -356,19 +407,29 @@ const cJSON *ics_jr_load(ics_jr *r, const char *display_path)
 {
     if (r->error)
         return NULL;
+    /* Size and kind first: a FIFO or /dev/zero would otherwise be read forever. */
+    GStatBuf st;
+    if (g_stat(display_path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        set_error(r, "%s: expected a regular file, got %s", display_path,
+                  S_ISDIR(st.st_mode) ? "a directory" : "a special file");
+        return NULL;
+    }
+    if (g_stat(display_path, &st) == 0 && st.st_size > (off_t)ICS_JSON_MAX_BYTES) {
+        set_error(r, "%s: expected a file of at most %u MiB, got %lld bytes", display_path,
+                  ICS_JSON_MAX_BYTES >> 20, (long long)st.st_size);
+        return NULL;
+    }
     char *text = NULL;
     gsize len = 0;
     GError *io = NULL;
     if (!g_file_get_contents(display_path, &text, &len, &io)) {
-        g_set_error(&r->error, ICS_JSON_ERROR, ICS_JSON_ERROR_INPUT, "%s: cannot read: %s",
-                    display_path, io->message);
+        set_error(r, "%s: expected a readable file, got %s", display_path, io->message);
         g_error_free(io);
         return NULL;
     }
-    if (len > ICS_JSON_MAX_BYTES) {
-        g_set_error(&r->error, ICS_JSON_ERROR, ICS_JSON_ERROR_INPUT,
-                    "%s: expected a file of at most %u MiB, got %zu bytes", display_path,
-                    ICS_JSON_MAX_BYTES >> 20, (size_t)len);
+    if (len > ICS_JSON_MAX_BYTES) { /* grew since */
+        set_error(r, "%s: expected a file of at most %u MiB, got %zu bytes", display_path,
+                  ICS_JSON_MAX_BYTES >> 20, (size_t)len);
         g_free(text);
         return NULL;
     }
@@ -417,7 +478,7 @@ GError *ics_jr_take_error(ics_jr *r)
 size_t ics_jr_push_key(ics_jr *r, const char *key)
 {
     size_t mark = r->path->len;
-    g_string_append_printf(r->path, ".%s", key);
+    path_append_key(r->path, key, false);
     return mark;
 }
 
@@ -507,8 +568,9 @@ static void fail_v(ics_jr *r, const cJSON *at, bool at_key, const char *key, con
     if (d && r->elide_item && doc_of(r, r->elide_item, &eoff, false) == d &&
         r->elide_from <= r->elide_to && r->elide_to <= path->len)
         g_string_erase(path, (gssize)r->elide_from, (gssize)(r->elide_to - r->elide_from));
-    g_set_error(&r->error, ICS_JSON_ERROR, ICS_JSON_ERROR_INPUT, "%s%s%s%s: %s", where->str,
-                path->str, key ? "." : "", key ? key : "", msg);
+    if (key)
+        path_append_key(path, key, false);
+    set_error(r, "%s%s: %s", where->str, path->str, msg);
     g_string_free(path, TRUE);
     g_string_free(where, TRUE);
     g_free(msg);
