@@ -17,5 +17,6 @@ int ics_cli_bench(int argc, char **argv);
 
 /* Benchmarks run by `icsim bench NAME` (argv[0] is NAME). */
 int ics_bench_engine(int argc, char **argv);
+int ics_bench_net(int argc, char **argv);
 
 #endif

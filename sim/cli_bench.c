@@ -14,6 +14,7 @@ typedef struct {
 
 static const ics_bench_case ics_bench_cases[] = {
     {.name = "engine", .run = ics_bench_engine, .summary = "event queue hold model: events/s"},
+    {.name = "net", .run = ics_bench_net, .summary = "packet backend on three standard loads"},
 };
 
 static void usage(FILE *out)

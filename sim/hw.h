@@ -78,8 +78,8 @@ typedef struct {
     ics_switch_kind kind;
     int ports; /* PCIe switches: lanes */
     const ics_hw_standard *standard;
-    ics_time latency_ps; /* port to port */
-    bool sharp;          /* in-network reduction (NVLS / SHARP) */
+    ics_time latency_ps;            /* port to port */
+    bool sharp;                     /* in-network reduction (NVLS / SHARP) */
     uint64_t reduce_bw_bytes_per_s; /* sharp: reduction throughput (0: line rate of a port) */
     const char *source;
 } ics_hw_switch_type;

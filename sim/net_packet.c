@@ -312,6 +312,9 @@ static void train_commit(pk_flow *f)
     ics_time max_s = pipeline_times(f, s, lambda);
     uint64_t per_train = MAX(1, n->p.train_bytes / f->payload);
     uint64_t k_end = MIN(f->npk, f->committed + per_train);
+    uint64_t train_bytes = (k_end - f->committed) * (uint64_t)f->payload;
+    if (k_end == f->npk)
+        train_bytes -= f->payload - f->last_payload;
     ics_time off = 0;
     for (int h = 0; h < f->n_hops; h++) {
         off += s[h];
@@ -319,9 +322,8 @@ static void train_commit(pk_flow *f)
         pk_chan *c = chan_of(f, h);
         c->busy_until = MAX(c->busy_until, end);
         off += lambda[h];
-        /* the packets of this train count as carried by the channel and its hops */
-        for (uint64_t k = f->committed; k < k_end; k++)
-            c->bytes += pk_payload(f, k);
+        /* the packets of this train count as carried by the channel */
+        c->bytes += train_bytes;
         f->hops[h].started = f->hops[h].done = k_end;
     }
     uint64_t count = k_end - f->committed;
@@ -381,7 +383,8 @@ static void ev_start(ics_engine *e, void *ctx, uint64_t unused)
     pk_flow *f = ctx;
     pk_net *n = f->net;
     ics_time now = ics_engine_now(n->e);
-    if (n->p.per_packet || !path_is_free(f)) {
+    /* into a switch's join, packets must reach it one by one to be pipelined through it */
+    if (n->p.per_packet || f->sink || !path_is_free(f)) {
         to_packets(f);
         return;
     }
@@ -545,7 +548,7 @@ static void pk_join_op(pk_net *n, const int *srcs, int nsrc, int sw, const int *
     g_assert(c0 >= 0); /* NVLS / SHARP sources are wired to the switch */
     ics_route_path p0 = {.n_hops = 1, .chans = {c0}};
     uint32_t payload = ics_net_packet_payload(n->t, &p0, n->p.packet_bytes);
-    pk_flow *in[nsrc];
+    pk_flow **in = g_new(pk_flow *, nsrc);
     for (int i = 0; i < nsrc; i++) {
         int c = ics_topo_chan_between(n->t, srcs[i], sw);
         g_assert(c >= 0);
@@ -564,6 +567,7 @@ static void pk_join_op(pk_net *n, const int *srcs, int nsrc, int sw, const int *
     }
     for (int i = 0; i < nsrc; i++)
         flow_start(in[i]);
+    g_free(in);
 }
 
 static void pk_multicast(ics_net *net, int src, int sw, const int *dsts, int ndst, uint64_t bytes,

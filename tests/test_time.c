@@ -23,8 +23,8 @@ static void test_large(void)
 {
     /* 1 TiB at 1 B/s overflows int64 picoseconds: saturates instead of wrapping. */
     g_assert_cmpint(ics_time_serialize(1ULL << 40, 1), ==, ICS_TIME_MAX);
-    /* 1 GiB at 450 GB/s */
-    g_assert_cmpint(ics_time_serialize(1ULL << 30, 450000000000ULL), ==, INT64_C(2386092942));
+    /* 1 GiB at 450 GB/s = 2386092942.2 ps, rounded up */
+    g_assert_cmpint(ics_time_serialize(1ULL << 30, 450000000000ULL), ==, INT64_C(2386092943));
 }
 
 int main(int argc, char **argv)
