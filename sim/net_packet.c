@@ -48,15 +48,24 @@ typedef struct {
     pk_join *join;
 } pk_xfer;
 
-/* A flow's state at hop h: the device before channel chans[h]. */
+/* A flow's state at hop h: the device before channel h. One cache line: the per-packet
+ * handlers touch only this, not the flow (with hundreds of thousands of flows in flight the
+ * simulation is bound by memory, not arithmetic). Packet counts are 32-bit: a flow is at most
+ * 2^32 packets (1 TiB at 256 B). */
 typedef struct pk_hop {
     pk_flow *flow;
-    int h;
-    uint64_t ready;      /* packets at the device, not yet started on the channel */
-    uint64_t started;    /* packets started on the channel */
-    uint64_t done;       /* packets whose serialization on the channel ended */
     struct pk_hop *next; /* round-robin queue of the channel */
+    struct pk_chan *ch;  /* the channel of this hop */
+    ics_time ser_full;   /* serialization of a full packet on this hop */
+    uint32_t ready;      /* packets at the device, not yet started on the channel */
+    uint32_t started;    /* packets started on the channel */
+    uint32_t done;       /* packets whose serialization on the channel ended */
+    uint32_t npk;        /* the flow's packets */
+    uint32_t wire_full;  /* wire bytes of a full packet on this hop */
+    uint32_t payload, last_payload;
+    uint16_t h;
     bool queued;
+    bool last; /* the final hop of the path */
 } pk_hop;
 
 struct pk_flow {
@@ -73,15 +82,18 @@ struct pk_flow {
     ics_event_id train_ev;
     bool fed; /* hop 0 is fed by a join, not ready at start */
     int n_hops;
-    int chans[ICS_ROUTE_MAX_HOPS];
-    pk_hop hops[ICS_ROUTE_MAX_HOPS];
+    pk_hop hops[]; /* n_hops of them: flows are many, so only what the path needs */
 };
 
-typedef struct {
+typedef struct pk_chan {
     pk_net *net;
     int id;
     ics_time busy_until; /* serializing a packet, or reserved by a train */
+    bool tx_busy;        /* busy with a packet whose ev_tx_end will kick the queue */
     bool unlimited;      /* the receiving end drains at once */
+    uint64_t bw;         /* copies of the topology's figures, kept next to the state */
+    ics_time latency_ps; /* the link */
+    ics_time lambda_ps;  /* the link plus the receiving device's forwarding latency */
     int64_t credits;     /* free bytes in the receiving buffer */
     pk_hop *head, *tail;
     uint64_t bytes;
@@ -103,14 +115,29 @@ static void chan_kick(pk_chan *c);
 
 /* ---- packet sizes ------------------------------------------------------------------------- */
 
-static uint32_t pk_payload(const pk_flow *f, uint64_t k) /* k: 0-based packet index */
-{
-    return k + 1 == f->npk ? f->last_payload : f->payload;
-}
-
 static pk_chan *chan_of(const pk_flow *f, int h)
 {
-    return &f->net->chans[f->chans[h]];
+    return f->hops[h].ch;
+}
+
+static uint32_t hop_payload(const pk_hop *hop, uint64_t k)
+{
+    return k + 1 < hop->npk ? hop->payload : hop->last_payload;
+}
+
+/* Wire bytes and serialization time of packet k on a hop: cached for full packets. */
+static uint64_t hop_wire(const pk_hop *hop, uint64_t k)
+{
+    if (k + 1 < hop->npk)
+        return hop->wire_full;
+    return ics_net_wire_bytes(hop->ch->net->t, hop->ch->id, hop->last_payload);
+}
+
+static ics_time hop_ser(const pk_hop *hop, uint64_t k)
+{
+    if (k + 1 < hop->npk)
+        return hop->ser_full;
+    return ics_time_serialize(hop_wire(hop, k), hop->ch->bw);
 }
 
 /* ---- flow completion ---------------------------------------------------------------------- */
@@ -170,53 +197,47 @@ static void ev_credit(ics_engine *e, void *ctx, uint64_t bytes)
     chan_kick(c);
 }
 
-static void ev_arrive(ics_engine *e, void *ctx, uint64_t h)
+static void chan_enqueue(pk_chan *c, pk_hop *hop)
 {
-    pk_flow *f = ctx;
-    pk_hop *hop = &f->hops[h];
-    hop->ready++;
-    pk_chan *c = chan_of(f, (int)h);
-    if (!hop->queued) {
-        hop->queued = true;
-        hop->next = NULL;
-        if (c->tail)
-            c->tail->next = hop;
-        else
-            c->head = hop;
-        c->tail = hop;
-    }
-    chan_kick(c);
+    if (hop->queued)
+        return;
+    hop->queued = true;
+    hop->next = NULL;
+    if (c->tail)
+        c->tail->next = hop;
+    else
+        c->head = hop;
+    c->tail = hop;
 }
 
-static void ev_tx_end(ics_engine *e, void *ctx, uint64_t h)
+static void ev_arrive(ics_engine *e, void *ctx, uint64_t unused)
 {
-    pk_flow *f = ctx;
-    pk_net *n = f->net;
-    const ics_topo *t = n->t;
-    pk_hop *hop = &f->hops[h];
+    pk_hop *hop = ctx;
+    hop->ready++;
+    chan_enqueue(hop->ch, hop);
+    chan_kick(hop->ch);
+}
+
+static void ev_tx_end(ics_engine *e, void *ctx, uint64_t unused)
+{
+    pk_hop *hop = ctx;
+    pk_chan *c = hop->ch;
     uint64_t k = hop->done++;
-    const ics_topo_chan *ch = ics_topo_chan_get(t, f->chans[h]);
-    uint32_t payload = pk_payload(f, k);
-    chan_of(f, (int)h)->bytes += payload;
-    n->stats.packets++;
+    c->tx_busy = false;
+    c->bytes += hop_payload(hop, k);
+    c->net->stats.packets++;
     /* the packet has left the buffer in front of this hop: credit back upstream */
-    if (h > 0 && !chan_of(f, (int)h - 1)->unlimited) {
-        int up = f->chans[h - 1];
-        ics_engine_after(e, ics_topo_chan_get(t, up)->latency_ps, ev_credit, &n->chans[up],
-                         ics_net_wire_bytes(t, up, payload));
-    }
-    if ((int)h + 1 < f->n_hops) {
-        ics_time lambda = ch->latency_ps + ics_topo_dev_get(t, ch->dst)->latency_ps;
-        ics_engine_after(e, lambda, ev_arrive, f, h + 1);
+    if (hop->h > 0 && !hop[-1].ch->unlimited)
+        ics_engine_after(e, hop[-1].ch->latency_ps, ev_credit, hop[-1].ch, hop_wire(hop - 1, k));
+    if (!hop->last) {
+        ics_engine_after(e, c->lambda_ps, ev_arrive, hop + 1, 0);
     } else {
         /* the destination drains at once: its buffer credit returns on arrival */
-        pk_chan *c = chan_of(f, (int)h);
         if (!c->unlimited)
-            ics_engine_after(e, 2 * ch->latency_ps, ev_credit, c,
-                             ics_net_wire_bytes(t, f->chans[h], payload));
-        ics_engine_after(e, ch->latency_ps, ev_deliver, f, 1);
+            ics_engine_after(e, 2 * c->latency_ps, ev_credit, c, hop_wire(hop, k));
+        ics_engine_after(e, c->latency_ps, ev_deliver, hop->flow, 1);
     }
-    chan_kick(chan_of(f, (int)h));
+    chan_kick(c);
 }
 
 static void ev_kick(ics_engine *e, void *ctx, uint64_t unused)
@@ -234,16 +255,15 @@ static void chan_kick(pk_chan *c)
     if (!c->head)
         return;
     if (c->busy_until > now) {
-        if (!c->kick_pending) {
+        if (!c->kick_pending && !c->tx_busy) {
             c->kick_pending = true;
             c->kick_ev = ics_engine_at(n->e, c->busy_until, ev_kick, c, 0);
         }
         return;
     }
     pk_hop *hop = c->head;
-    pk_flow *f = hop->flow;
-    uint32_t payload = pk_payload(f, hop->started);
-    uint64_t wire = ics_net_wire_bytes(n->t, c->id, payload);
+    uint64_t wire = hop_wire(hop, hop->started);
+    ics_time ser = hop_ser(hop, hop->started);
     if (!c->unlimited && c->credits < (int64_t)wire) {
         n->stats.stalls++;
         return; /* ev_credit kicks again */
@@ -256,18 +276,11 @@ static void chan_kick(pk_chan *c)
     if (!c->head)
         c->tail = NULL;
     hop->queued = false;
-    if (hop->ready > 0) { /* back of the queue: round-robin */
-        hop->queued = true;
-        hop->next = NULL;
-        if (c->tail)
-            c->tail->next = hop;
-        else
-            c->head = hop;
-        c->tail = hop;
-    }
-    ics_time ser = ics_time_serialize(wire, ics_topo_chan_get(n->t, c->id)->bw_bytes_per_s);
+    if (hop->ready > 0) /* back of the queue: round-robin */
+        chan_enqueue(c, hop);
     c->busy_until = now + ser;
-    ics_engine_after(n->e, ser, ev_tx_end, f, (uint64_t)hop->h);
+    c->tx_busy = true;
+    ics_engine_after(n->e, ser, ev_tx_end, hop, 0);
 }
 
 /* ---- trains ------------------------------------------------------------------------------- */
@@ -289,8 +302,8 @@ static ics_time pipeline_times(const pk_flow *f, ics_time *s_full, ics_time *lam
     const ics_topo *t = f->net->t;
     ics_time max_s = 0;
     for (int h = 0; h < f->n_hops; h++) {
-        const ics_topo_chan *ch = ics_topo_chan_get(t, f->chans[h]);
-        s_full[h] = ics_net_ser(t, f->chans[h], f->payload);
+        const ics_topo_chan *ch = ics_topo_chan_get(t, f->hops[h].ch->id);
+        s_full[h] = f->hops[h].ser_full;
         max_s = MAX(max_s, s_full[h]);
         lambda[h] = ch->latency_ps;
         if (h + 1 < f->n_hops)
@@ -332,7 +345,8 @@ static void train_commit(pk_flow *f)
     if (k_end == f->npk) {
         /* the last packet: exact closed form of the whole pipeline */
         ics_route_path p = {.n_hops = f->n_hops};
-        memcpy(p.chans, f->chans, sizeof(int) * (size_t)f->n_hops);
+        for (int h = 0; h < f->n_hops; h++)
+            p.chans[h] = f->hops[h].ch->id;
         uint64_t bytes = (f->npk - 1 - f->train_k0) * (uint64_t)f->payload + f->last_payload;
         ics_time at = f->train_t0 + ics_net_idle_path_time(n->t, &p, bytes, f->payload);
         ics_engine_at(n->e, at, ev_deliver, f, count);
@@ -350,20 +364,13 @@ static void train_commit(pk_flow *f)
 static void to_packets(pk_flow *f)
 {
     pk_hop *hop = &f->hops[0];
-    hop->ready = f->npk - f->committed;
+    hop->ready = (uint32_t)(f->npk - f->committed);
     if (hop->ready == 0)
         return;
     for (int h = 1; h < f->n_hops; h++) /* no train packet waits at a later hop */
         f->hops[h].ready = 0;
-    pk_chan *c = chan_of(f, 0);
-    hop->queued = true;
-    hop->next = NULL;
-    if (c->tail)
-        c->tail->next = hop;
-    else
-        c->head = hop;
-    c->tail = hop;
-    chan_kick(c);
+    chan_enqueue(hop->ch, hop);
+    chan_kick(hop->ch);
 }
 
 static void ev_train(ics_engine *e, void *ctx, uint64_t unused)
@@ -412,17 +419,25 @@ static void flow_start(pk_flow *f)
 static pk_flow *flow_new(pk_net *n, pk_xfer *x, const int *chans, int n_hops, uint64_t bytes,
                          uint32_t payload)
 {
-    pk_flow *f = g_new0(pk_flow, 1);
+    pk_flow *f = g_malloc0(sizeof(pk_flow) + sizeof(pk_hop) * (size_t)n_hops);
     f->net = n;
     f->x = x;
     f->n_hops = n_hops;
-    memcpy(f->chans, chans, sizeof(int) * (size_t)n_hops);
     f->payload = payload;
     f->npk = (bytes + payload - 1) / payload;
     f->last_payload = (uint32_t)(bytes - (f->npk - 1) * payload);
+    g_assert(f->npk < UINT32_MAX); /* see pk_hop */
     for (int h = 0; h < n_hops; h++) {
-        f->hops[h].flow = f;
-        f->hops[h].h = h;
+        pk_hop *hop = &f->hops[h];
+        hop->flow = f;
+        hop->h = (uint16_t)h;
+        hop->last = h + 1 == n_hops;
+        hop->ch = &n->chans[chans[h]];
+        hop->npk = (uint32_t)f->npk;
+        hop->payload = payload;
+        hop->last_payload = f->last_payload;
+        hop->wire_full = (uint32_t)ics_net_wire_bytes(n->t, chans[h], payload);
+        hop->ser_full = ics_net_ser(n->t, chans[h], payload);
         chan_of(f, h)->active++;
     }
     x->pending++;
@@ -489,18 +504,9 @@ static void ev_join_out(ics_engine *e, void *ctx, uint64_t count)
         if (f == NULL)
             continue;
         pk_hop *hop = &f->hops[0];
-        hop->ready += count;
-        pk_chan *c = chan_of(f, 0);
-        if (!hop->queued) {
-            hop->queued = true;
-            hop->next = NULL;
-            if (c->tail)
-                c->tail->next = hop;
-            else
-                c->head = hop;
-            c->tail = hop;
-        }
-        chan_kick(c);
+        hop->ready += (uint32_t)count;
+        chan_enqueue(hop->ch, hop);
+        chan_kick(hop->ch);
     }
 }
 
@@ -618,6 +624,10 @@ static ics_net *pk_create(const ics_topo *t, ics_engine *e, const ics_net_params
         uint64_t buf =
             ics_switch_buffer_bytes(t, c, p->buffer_bytes, ics_net_wire_bytes(t, c, biggest));
         ch->unlimited = buf == 0;
+        const ics_topo_chan *tc = ics_topo_chan_get(t, c);
+        ch->bw = tc->bw_bytes_per_s;
+        ch->latency_ps = tc->latency_ps;
+        ch->lambda_ps = tc->latency_ps + ics_topo_dev_get(t, tc->dst)->latency_ps;
         ch->credits = (int64_t)buf;
     }
     return (ics_net *)n;
