@@ -94,7 +94,8 @@ typedef struct pk_chan {
     uint64_t bw;         /* copies of the topology's figures, kept next to the state */
     ics_time latency_ps; /* the link */
     ics_time lambda_ps;  /* the link plus the receiving device's forwarding latency */
-    int64_t credits;     /* free bytes in the receiving buffer */
+    int64_t credits;     /* free bytes in the receiving buffer: 0..capacity */
+    int64_t capacity;
     pk_hop *head, *tail;
     uint64_t bytes;
     int active; /* flows routed over this channel and not complete */
@@ -194,6 +195,7 @@ static void ev_credit(ics_engine *e, void *ctx, uint64_t bytes)
 {
     pk_chan *c = ctx;
     c->credits += (int64_t)bytes;
+    g_assert(c->credits <= c->capacity); /* a credit returned twice is a bug */
     chan_kick(c);
 }
 
@@ -269,7 +271,7 @@ static void chan_kick(pk_chan *c)
         return; /* ev_credit kicks again */
     }
     if (!c->unlimited)
-        c->credits -= (int64_t)wire;
+        c->credits -= (int64_t)wire; /* >= 0: checked above */
     hop->started++;
     hop->ready--;
     c->head = hop->next;
@@ -461,16 +463,53 @@ static pk_xfer *xfer_new(pk_net *n, ics_net_done_fn done, void *ctx, uint64_t ta
     return x;
 }
 
+/* Load of a route: the busiest channel it crosses (flows routed over it), then the sum. */
+static uint64_t route_load(const pk_net *n, const ics_route *r)
+{
+    uint64_t worst = 0, sum = 0;
+    for (int i = 0; i < r->n_paths; i++)
+        for (int h = 0; h < r->paths[i].n_hops; h++) {
+            uint64_t a = (uint64_t)n->chans[r->paths[i].chans[h]].active;
+            worst = MAX(worst, a);
+            sum += a;
+        }
+    return (worst << 32) | MIN(sum, UINT32_MAX);
+}
+
+/* The route of a transfer: by flow hash (ECMP), or with adaptive routing the least-loaded of
+ * the choices a few hashes give, the way adaptive routing in IB switches steers new traffic
+ * away from busy uplinks (decided once per transfer here, not per packet). */
+#define ADAPTIVE_CHOICES 16
+
+static void pick_route(pk_net *n, const ics_net_xfer *xf, ics_route *r)
+{
+    bool ok = ics_route_find(n->t, xf->src, xf->dst, xf->flow_hash, r);
+    g_assert(ok); /* every GPU pair of a validated model is routable */
+    if (!n->p.adaptive_routing || !ics_topo_fattree(n->t))
+        return;
+    uint64_t best = route_load(n, r);
+    for (uint64_t i = 1; i < ADAPTIVE_CHOICES && best > 0; i++) {
+        ics_route alt;
+        ics_route_find(n->t, xf->src, xf->dst, xf->flow_hash + i * 0x9e3779b97f4a7c15ULL, &alt);
+        uint64_t load = route_load(n, &alt);
+        if (load < best) {
+            best = load;
+            ics_route_clear(r);
+            *r = alt;
+        } else {
+            ics_route_clear(&alt);
+        }
+    }
+}
+
 /* Splits bytes over a route's paths by weight, in whole packets; the last path takes the rest. */
 static void pk_send(ics_net *net, const ics_net_xfer *xf)
 {
     pk_net *n = (pk_net *)net;
     pk_xfer *x = xfer_new(n, xf->done, xf->ctx, xf->tag);
     ics_route r = {0};
-    if (xf->src != xf->dst && xf->bytes > 0) {
-        bool ok = ics_route_find(n->t, xf->src, xf->dst, xf->flow_hash, &r);
-        g_assert(ok); /* every GPU pair of a validated model is routable */
-    }
+    if (xf->src != xf->dst && xf->bytes > 0)
+        pick_route(n, xf, &r);
     pk_flow *flows[64];
     int nf = 0;
     uint64_t left = xf->bytes;
@@ -628,7 +667,7 @@ static ics_net *pk_create(const ics_topo *t, ics_engine *e, const ics_net_params
         ch->bw = tc->bw_bytes_per_s;
         ch->latency_ps = tc->latency_ps;
         ch->lambda_ps = tc->latency_ps + ics_topo_dev_get(t, tc->dst)->latency_ps;
-        ch->credits = (int64_t)buf;
+        ch->credits = ch->capacity = (int64_t)buf;
     }
     return (ics_net *)n;
 }
