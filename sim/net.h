@@ -108,6 +108,11 @@ uint32_t ics_net_packet_payload(const ics_topo *t, const ics_route_path *p, uint
 uint64_t ics_net_wire_bytes(const ics_topo *t, int chan, uint64_t payload);
 /* Serialization time of that packet on the channel. */
 ics_time ics_net_ser(const ics_topo *t, int chan, uint64_t payload);
+/* The last packet's delivery in a deterministic tandem of `nst` stages (serialization of a full
+ * and of the last packet at each stage, then a delay before the next; the last delay is the
+ * final latency), `n` packets all ready at stage 0. */
+ics_time ics_net_tandem_time(int nst, const ics_time *s_full, const ics_time *s_last,
+                             const ics_time *lambda, uint64_t n);
 /* Time for `bytes` alone on an idle path, in packets of `payload` (the closed form above). */
 ics_time ics_net_idle_path_time(const ics_topo *t, const ics_route_path *p, uint64_t bytes,
                                 uint32_t payload);

@@ -31,6 +31,28 @@ ics_time ics_net_ser(const ics_topo *t, int chan, uint64_t payload)
                               ics_topo_chan_get(t, chan)->bw_bytes_per_s);
 }
 
+ics_time ics_net_tandem_time(int nst, const ics_time *s_full, const ics_time *s_last,
+                             const ics_time *lambda, uint64_t n)
+{
+    /* A deterministic tandem, packets all ready at the first stage: with s_h the time of a
+     * full packet at stage h and lambda_h the delay before the next stage,
+     *   D_h(k) = max(D_{h-1}(k) + lambda_{h-1}, D_h(k-1)) + s_h(k)
+     * and for the n-1 equal packets this is sum_{i<=h} s_i + sum_{i<h} lambda_i
+     * + (k-1) max_{i<=h} s_i. The last (shorter) packet is then carried stage by stage. */
+    if (n == 0 || nst == 0)
+        return 0;
+    ics_time sum_s = 0, sum_lambda = 0, max_s = 0, last_done = 0;
+    for (int h = 0; h < nst; h++) {
+        sum_s += s_full[h];
+        max_s = MAX(max_s, s_full[h]);
+        ics_time full_done = n > 1 ? sum_s + sum_lambda + (ics_time)(n - 2) * max_s : 0;
+        ics_time arrival = h == 0 ? 0 : last_done + lambda[h - 1];
+        last_done = MAX(arrival, full_done) + s_last[h];
+        sum_lambda += lambda[h];
+    }
+    return last_done + lambda[nst - 1];
+}
+
 ics_time ics_net_idle_path_time(const ics_topo *t, const ics_route_path *p, uint64_t bytes,
                                 uint32_t payload)
 {
@@ -38,27 +60,17 @@ ics_time ics_net_idle_path_time(const ics_topo *t, const ics_route_path *p, uint
         return 0;
     uint64_t n = (bytes + payload - 1) / payload;
     uint64_t last = bytes - (n - 1) * payload;
-    /* A deterministic tandem, packets all ready at the source: with s_h the time of a full
-     * packet on hop h and lambda_h the channel latency plus the next device's latency,
-     *   D_h(k) = max(D_{h-1}(k) + lambda_{h-1}, D_h(k-1)) + s_h(k)
-     * and for the n-1 equal packets this is sum_{i<=h} (s_i) + sum_{i<h} lambda_i
-     * + (k-1) max_{i<=h} s_i. The last (shorter) packet is then carried hop by hop. */
-    ics_time sum_s = 0, sum_lambda = 0, max_s = 0, last_done = 0, lambda_prev = 0;
+    ics_time s_full[ICS_ROUTE_MAX_HOPS], s_last[ICS_ROUTE_MAX_HOPS], lambda[ICS_ROUTE_MAX_HOPS];
     for (int h = 0; h < p->n_hops; h++) {
         const ics_topo_chan *c = ics_topo_chan_get(t, p->chans[h]);
-        ics_time s_full = ics_net_ser(t, p->chans[h], payload);
-        sum_s += s_full;
-        max_s = MAX(max_s, s_full);
-        ics_time full_done = n > 1 ? sum_s + sum_lambda + (ics_time)(n - 2) * max_s : 0;
-        ics_time arrival = h == 0 ? 0 : last_done + lambda_prev;
-        last_done = MAX(arrival, full_done) + ics_net_ser(t, p->chans[h], last);
-        lambda_prev = c->latency_ps;
+        s_full[h] = ics_net_ser(t, p->chans[h], payload);
+        s_last[h] = ics_net_ser(t, p->chans[h], last);
+        /* the channel latency, plus the next device's forwarding latency except at the end */
+        lambda[h] = c->latency_ps;
         if (h + 1 < p->n_hops)
-            lambda_prev += ics_topo_dev_get(t, c->dst)->latency_ps;
-        sum_lambda += lambda_prev;
+            lambda[h] += ics_topo_dev_get(t, c->dst)->latency_ps;
     }
-    /* the final hop's latency: the last byte reaches the destination */
-    return last_done + ics_topo_chan_get(t, p->chans[p->n_hops - 1])->latency_ps;
+    return ics_net_tandem_time(p->n_hops, s_full, s_last, lambda, n);
 }
 
 uint64_t ics_net_reduce_bw(const ics_topo *t, int dev)

@@ -30,6 +30,7 @@ typedef struct pk_join {
     pk_net *net;
     int nin, nout;
     uint64_t *in_delivered; /* packets each input flow has delivered into the switch */
+    pk_flow **in;           /* flows into the switch */
     pk_flow **out;          /* flows out of it, fed packet by packet */
     uint32_t payload, last_payload;
     uint64_t npk;
@@ -150,6 +151,7 @@ static void xfer_flow_done(pk_net *n, pk_xfer *x)
     n->stats.transfers++;
     if (x->join) {
         g_free(x->join->in_delivered);
+        g_free(x->join->in);
         g_free(x->join->out);
         g_free(x->join);
     }
@@ -571,6 +573,85 @@ static void join_feed(pk_join *j)
     }
 }
 
+/* True if each channel of the op carries only this op's one flow and nothing is queued. */
+static bool join_is_free(const pk_join *j)
+{
+    for (int i = 0; i < j->nin + j->nout; i++) {
+        const pk_flow *f = i < j->nin ? j->in[i] : j->out[i - j->nin];
+        const pk_chan *c = chan_of(f, 0);
+        if (c->active > 1 || c->head)
+            return false;
+    }
+    return true;
+}
+
+/* Slowest full and last packet times over a set of one-hop flows, and their latest latency. */
+static void stage_of(pk_flow *const *flows, int nf, ics_time *s_full, ics_time *s_last,
+                     ics_time *lat)
+{
+    *s_full = *s_last = *lat = 0;
+    for (int i = 0; i < nf; i++) {
+        pk_hop *hop = &flows[i]->hops[0];
+        *s_full = MAX(*s_full, hop->ser_full);
+        *s_last = MAX(*s_last, hop_ser(hop, hop->npk - 1));
+        *lat = MAX(*lat, hop->ch->latency_ps);
+    }
+}
+
+static void ev_join_done(ics_engine *e, void *ctx, uint64_t unused)
+{
+    pk_xfer *x = ctx;
+    pk_join *j = x->join;
+    int nin = j->nin, nout = j->nout;
+    pk_flow **all = g_new(pk_flow *, nin + nout);
+    memcpy(all, j->in, sizeof(pk_flow *) * (size_t)nin);
+    memcpy(all + nin, j->out, sizeof(pk_flow *) * (size_t)nout);
+    for (int i = 0; i < nin + nout; i++) /* the last one frees x and j */
+        flow_finish(all[i]);
+    g_free(all);
+}
+
+/* An uncontended multicast / reduction moves as one train: a three-stage tandem (into the
+ * switch, its reduction unit, out of it) in closed form, exactly what the packets would do. */
+static void join_train(pk_xfer *x)
+{
+    pk_join *j = x->join;
+    pk_net *n = j->net;
+    ics_time s_full[3], s_last[3], lambda[3];
+    stage_of(j->in, j->nin, &s_full[0], &s_last[0], &lambda[0]);
+    s_full[1] = j->reduce_bw
+                    ? ics_time_serialize((uint64_t)j->payload * (uint64_t)j->nin, j->reduce_bw)
+                    : 0;
+    s_last[1] = j->reduce_bw
+                    ? ics_time_serialize((uint64_t)j->last_payload * (uint64_t)j->nin, j->reduce_bw)
+                    : 0;
+    lambda[1] = j->sw_latency_ps;
+    stage_of(j->out, j->nout, &s_full[2], &s_last[2], &lambda[2]);
+    ics_time end = ics_engine_now(n->e) + ics_net_tandem_time(3, s_full, s_last, lambda, j->npk);
+    uint64_t bytes = (j->npk - 1) * (uint64_t)j->payload + j->last_payload;
+    for (int i = 0; i < j->nin + j->nout; i++) {
+        pk_flow *f = i < j->nin ? j->in[i] : j->out[i - j->nin];
+        pk_chan *c = chan_of(f, 0);
+        c->busy_until = MAX(c->busy_until, end); /* reserved: others wait (one train) */
+        c->bytes += bytes;
+        f->delivered = f->npk;
+    }
+    n->stats.trains++;
+    ics_engine_at(n->e, end, ev_join_done, x, 0);
+}
+
+static void ev_join_start(ics_engine *e, void *ctx, uint64_t unused)
+{
+    pk_xfer *x = ctx;
+    pk_join *j = x->join;
+    if (!j->net->p.per_packet && join_is_free(j)) {
+        join_train(x);
+        return;
+    }
+    for (int i = 0; i < j->nin; i++)
+        flow_start(j->in[i]);
+}
+
 static void pk_join_op(pk_net *n, const int *srcs, int nsrc, int sw, const int *dsts, int ndst,
                        uint64_t bytes, uint64_t reduce_bw, ics_net_done_fn done, void *ctx,
                        uint64_t tag)
@@ -593,7 +674,7 @@ static void pk_join_op(pk_net *n, const int *srcs, int nsrc, int sw, const int *
     g_assert(c0 >= 0); /* NVLS / SHARP sources are wired to the switch */
     ics_route_path p0 = {.n_hops = 1, .chans = {c0}};
     uint32_t payload = ics_net_packet_payload(n->t, &p0, n->p.packet_bytes);
-    pk_flow **in = g_new(pk_flow *, nsrc);
+    pk_flow **in = j->in = g_new(pk_flow *, nsrc);
     for (int i = 0; i < nsrc; i++) {
         int c = ics_topo_chan_between(n->t, srcs[i], sw);
         g_assert(c >= 0);
@@ -610,9 +691,7 @@ static void pk_join_op(pk_net *n, const int *srcs, int nsrc, int sw, const int *
         j->out[i] = flow_new(n, x, &c, 1, bytes, payload);
         j->out[i]->fed = true;
     }
-    for (int i = 0; i < nsrc; i++)
-        flow_start(in[i]);
-    g_free(in);
+    ics_engine_after(n->e, 0, ev_join_start, x, 0);
 }
 
 static void pk_multicast(ics_net *net, int src, int sw, const int *dsts, int ndst, uint64_t bytes,

@@ -324,6 +324,30 @@ static void test_reduce_multicast(void)
     rig_close(&g);
 }
 
+static void test_join_trains(void)
+{
+    /* an uncontended NVLS reduction and multicast move as one train: the same time as the
+     * packets, to the picosecond (the GPUs' bonds to nvsw0 are all alike) */
+    ics_time t[2][2];
+    for (int pp = 0; pp < 2; pp++) {
+        ics_net_params p = {.per_packet = pp};
+        rig g;
+        rig_open(&g, "dgx-h100.json", 0, &p);
+        int sw = ics_topo_find(g.t, "nvsw0"), gpus[8];
+        for (int i = 0; i < 8; i++)
+            gpus[i] = ics_topo_gpu(g.t, 0, i);
+        ics_net_reduce(g.n, gpus, 8, sw, gpus, 8, (3 << 20) + 77, record_done, t[pp], 0);
+        ics_engine_run(g.e, ICS_TIME_MAX);
+        ics_net_multicast(g.n, gpus[2], sw, gpus + 3, 5, (1 << 20) + 5, record_done, t[pp], 1);
+        ics_engine_run(g.e, ICS_TIME_MAX);
+        rig_close(&g);
+    }
+    g_test_message("reduce: trains %.4f us, packets %.4f us; multicast: %.4f / %.4f us",
+                   t[0][0] / 1e6, t[1][0] / 1e6, t[0][1] / 1e6, t[1][1] / 1e6);
+    g_assert_cmpint(t[0][0], ==, t[1][0]);
+    g_assert_cmpint(t[0][1] - t[0][0], ==, t[1][1] - t[1][0]);
+}
+
 static void test_adaptive_routing(void)
 {
     /* 2:1 fat-tree, not rail-optimized: node 0's and node 1's NICs sit on leaf 0, nodes 6-7's
@@ -363,5 +387,6 @@ int main(int argc, char **argv)
     g_test_add_func("/net/packet/deterministic", test_deterministic);
     g_test_add_func("/net/packet/reduce-multicast", test_reduce_multicast);
     g_test_add_func("/net/packet/adaptive-routing", test_adaptive_routing);
+    g_test_add_func("/net/packet/join-trains", test_join_trains);
     return g_test_run();
 }

@@ -1,0 +1,85 @@
+/* Collectives as NCCL runs them: an algorithm turns (operation, ranks, bytes, protocol,
+ * channels) into a schedule of transfers and reductions with dependencies, and the runtime
+ * plays the schedule on a network backend, charging reductions to the GPU (HBM-bound).
+ * A communicator is a list of GPU devices of one topology, rank i = gpus[i]. */
+#ifndef ICS_COLL_H
+#define ICS_COLL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/net.h"
+#include "sim/topo.h"
+
+typedef enum {
+    ICS_COLL_ALL_REDUCE,
+    ICS_COLL_ALL_GATHER,
+    ICS_COLL_REDUCE_SCATTER,
+    ICS_COLL_ALLTOALL,
+    ICS_COLL_BROADCAST,
+    ICS_COLL_REDUCE,
+    ICS_COLL_SENDRECV,
+    ICS_COLL_OP_COUNT
+} ics_coll_op;
+
+typedef enum {
+    ICS_ALGO_RING,
+    ICS_ALGO_TREE,
+    ICS_ALGO_NVLS,
+    ICS_ALGO_DIRECT, /* all-to-all, send/recv: every pair at once */
+    ICS_ALGO_COUNT
+} ics_coll_algo;
+
+typedef enum { ICS_PROTO_LL, ICS_PROTO_LL128, ICS_PROTO_SIMPLE, ICS_PROTO_COUNT } ics_coll_proto;
+
+/* One collective call, as nccl-tests describes it. */
+typedef struct {
+    ics_coll_op op;
+    uint64_t size_bytes; /* nccl-tests' size column: all-gather, reduce-scatter and all-to-all
+                            give the whole (gathered) buffer */
+    int dtype_bytes;     /* 4 for float */
+    int root;            /* broadcast, reduce */
+} ics_coll_req;
+
+/* What the tuner may use: -1 / ICS_*_COUNT mean "choose" (NCCL_ALGO, NCCL_PROTO,
+ * NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS, NCCL_NVLS_ENABLE). */
+typedef struct {
+    int algo;                       /* an ics_coll_algo, or -1 */
+    int proto;                      /* an ics_coll_proto, or -1 */
+    int min_channels, max_channels; /* 0: NCCL's defaults */
+    bool nvls_enable;
+} ics_coll_tuning;
+
+typedef struct {
+    ics_time time_ps; /* from the first rank's start to the last rank's end */
+    ics_coll_algo algo;
+    ics_coll_proto proto;
+    int nchannels;
+} ics_coll_result;
+
+typedef struct ics_comm ics_comm;
+
+/* A communicator over `gpus` (device ids of t, transfer none, copied) on a backend.
+ * Transfer full. */
+ics_comm *ics_comm_new(const ics_topo *t, const ics_net_ops *backend, const int *gpus, int nranks,
+                       const ics_net_params *params);
+void ics_comm_free(ics_comm *c);
+int ics_comm_nranks(const ics_comm *c);
+
+/* Simulates one call, alone on an idle network, with the tuner's choices under `tuning`.
+ * Returns false (and fills nothing) if the forced algorithm cannot run this operation here
+ * (NVLS without an NVLS switch, tree for all-gather, ...). */
+bool ics_comm_run(ics_comm *c, const ics_coll_req *req, const ics_coll_tuning *tuning,
+                  ics_coll_result *out);
+
+/* The tuning NCCL's environment variables ask for (NCCL_ALGO, NCCL_PROTO, NCCL_NVLS_ENABLE,
+ * NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS); unknown values are reported in *err and ignored. */
+void ics_coll_tuning_from_env(ics_coll_tuning *t, char **err);
+
+const char *ics_coll_op_name(ics_coll_op op);      /* nccl-tests' names: "all_reduce" */
+const char *ics_coll_algo_name(ics_coll_algo a);   /* NCCL's names: "Ring", "NVLS" */
+const char *ics_coll_proto_name(ics_coll_proto p); /* "LL", "LL128", "Simple" */
+/* busbw = algbw x factor, nccl-tests' definitions. */
+double ics_coll_busbw_factor(ics_coll_op op, int nranks);
+
+#endif

@@ -1,0 +1,188 @@
+/* Communicators: a set of GPUs, the tuner's view of them, and the loop that turns one call into
+ * a schedule and plays it. The algorithm registry is the table below: adding an algorithm is
+ * one file and one row. */
+#include "algo.h"
+#include "tuner.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const ics_algo_ops *const algorithms[ICS_ALGO_COUNT] = {
+    [ICS_ALGO_RING] = &ics_algo_ring,
+    [ICS_ALGO_NVLS] = &ics_algo_nvls,
+    [ICS_ALGO_DIRECT] = &ics_algo_direct,
+    /* ICS_ALGO_TREE: not yet modelled; the tuner never picks an empty row */
+};
+
+static const char *const op_names[] = {"all_reduce", "all_gather", "reduce_scatter", "alltoall",
+                                       "broadcast",  "reduce",     "sendrecv"};
+static const char *const algo_names[] = {"Ring", "Tree", "NVLS", "Direct"};
+static const char *const proto_names[] = {"LL", "LL128", "Simple"};
+
+struct ics_comm {
+    const ics_topo *t;
+    const ics_net_ops *backend;
+    ics_net_params params;
+    int *ranks;
+    int n;
+    ics_tuner tuner;
+};
+
+const char *ics_coll_op_name(ics_coll_op op)
+{
+    return (unsigned)op < ICS_COLL_OP_COUNT ? op_names[op] : "?";
+}
+
+const char *ics_coll_algo_name(ics_coll_algo a)
+{
+    return (unsigned)a < ICS_ALGO_COUNT ? algo_names[a] : "?";
+}
+
+const char *ics_coll_proto_name(ics_coll_proto p)
+{
+    return (unsigned)p < ICS_PROTO_COUNT ? proto_names[p] : "?";
+}
+
+double ics_coll_busbw_factor(ics_coll_op op, int nranks)
+{
+    double n = nranks;
+    switch (op) {
+    case ICS_COLL_ALL_REDUCE:
+        return 2 * (n - 1) / n;
+    case ICS_COLL_ALL_GATHER:
+    case ICS_COLL_REDUCE_SCATTER:
+    case ICS_COLL_ALLTOALL:
+        return (n - 1) / n;
+    default:
+        return 1.0;
+    }
+}
+
+ics_comm *ics_comm_new(const ics_topo *t, const ics_net_ops *backend, const int *gpus, int nranks,
+                       const ics_net_params *params)
+{
+    ics_comm *c = g_new0(ics_comm, 1);
+    c->t = t;
+    c->backend = backend;
+    if (params)
+        c->params = *params;
+    c->n = nranks;
+    c->ranks = g_memdup2(gpus, sizeof(int) * (size_t)nranks);
+    ics_tuner_init(&c->tuner, t, c->ranks, nranks);
+    return c;
+}
+
+void ics_comm_free(ics_comm *c)
+{
+    if (!c)
+        return;
+    g_free(c->ranks);
+    g_free(c);
+}
+
+int ics_comm_nranks(const ics_comm *c)
+{
+    return c->n;
+}
+
+uint64_t ics_algo_wire(const ics_algo_ctx *c, uint64_t payload)
+{
+    return (uint64_t)llround((double)payload * c->wire_factor);
+}
+
+ics_time ics_algo_reduce_time(const ics_algo_ctx *c, uint64_t bytes)
+{
+    return c->reduce_bytes_per_s ? ics_time_serialize(3 * bytes, c->reduce_bytes_per_s) : 0;
+}
+
+static void fill_ctx(const ics_comm *c, const ics_coll_req *req, ics_coll_algo algo,
+                     ics_coll_proto proto, int nch, ics_algo_ctx *ctx)
+{
+    *ctx = (ics_algo_ctx){.t = c->t,
+                          .ranks = c->ranks,
+                          .n = c->n,
+                          .req = *req,
+                          .proto = proto,
+                          .nch = nch,
+                          .wire_factor = ics_tuner_wire_factor(&c->tuner, algo, proto),
+                          .base_lat_ps = ics_tuner_base_lat(&c->tuner, algo, proto),
+                          .step_lat_ps = ics_tuner_step_lat(&c->tuner, algo, proto),
+                          .reduce_bytes_per_s = c->tuner.reduce_bytes_per_s};
+}
+
+static bool supports(const ics_tuner *tu, ics_coll_algo algo, const ics_coll_req *req)
+{
+    const ics_algo_ops *ops = algorithms[algo];
+    if (!ops)
+        return false;
+    ics_algo_ctx ctx = {.t = tu->t, .ranks = tu->ranks, .n = tu->n, .req = *req};
+    return ops->supports(&ctx);
+}
+
+bool ics_comm_run(ics_comm *c, const ics_coll_req *req, const ics_coll_tuning *tuning,
+                  ics_coll_result *out)
+{
+    ics_coll_algo algo;
+    ics_coll_proto proto;
+    if (!ics_tuner_pick(&c->tuner, req, tuning, supports, &algo, &proto))
+        return false;
+    int nch = ics_tuner_channels(&c->tuner, req, tuning, algo);
+    ics_algo_ctx ctx;
+    fill_ctx(c, req, algo, proto, nch, &ctx);
+    ics_sched *s = ics_sched_new();
+    algorithms[algo]->plan(&ctx, s);
+    out->time_ps = ics_sched_run(s, c->t, c->backend, &c->params);
+    out->algo = algo;
+    out->proto = proto;
+    out->nchannels = nch;
+    ics_sched_free(s);
+    return true;
+}
+
+/* ---- NCCL's environment variables ---------------------------------------------------------- */
+
+static int lookup(const char *v, const char *const *names, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (g_ascii_strcasecmp(v, names[i]) == 0)
+            return i;
+    return -2;
+}
+
+static void note(char **err, const char *var, const char *v)
+{
+    char *msg =
+        g_strdup_printf("%s%s=%s not understood, ignored", *err ? *err : "", *err ? "; " : "", var);
+    g_free(*err);
+    *err = msg;
+    (void)v;
+}
+
+void ics_coll_tuning_from_env(ics_coll_tuning *t, char **err)
+{
+    *t = (ics_coll_tuning){.algo = -1, .proto = -1, .nvls_enable = true};
+    *err = NULL;
+    const char *v;
+    if ((v = g_getenv("NCCL_ALGO")) && *v) {
+        int a = lookup(v, algo_names, ICS_ALGO_COUNT);
+        if (a >= 0)
+            t->algo = a;
+        else
+            note(err, "NCCL_ALGO", v);
+    }
+    if ((v = g_getenv("NCCL_PROTO")) && *v) {
+        int p = lookup(v, proto_names, ICS_PROTO_COUNT);
+        if (p >= 0)
+            t->proto = p;
+        else
+            note(err, "NCCL_PROTO", v);
+    }
+    if ((v = g_getenv("NCCL_NVLS_ENABLE")) && *v)
+        t->nvls_enable = atoi(v) != 0;
+    if ((v = g_getenv("NCCL_MIN_NCHANNELS")) && *v)
+        t->min_channels = MAX(0, atoi(v));
+    if ((v = g_getenv("NCCL_MAX_NCHANNELS")) && *v)
+        t->max_channels = MAX(0, atoi(v));
+}

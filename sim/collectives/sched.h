@@ -1,0 +1,35 @@
+/* Schedules: what an algorithm produces and the runtime plays. A schedule is a DAG of steps —
+ * transfers, in-switch reductions, GPU work and fixed delays — each starting once all the steps
+ * it depends on have ended. Steps are appended in an order where dependencies come first. */
+#ifndef ICS_SCHED_H
+#define ICS_SCHED_H
+
+#include <stdint.h>
+
+#include "sim/net.h"
+
+typedef enum {
+    ICS_STEP_SEND,   /* net send src -> dst */
+    ICS_STEP_REDUCE, /* in-switch reduction (NVLS): srcs -> sw -> dsts */
+    ICS_STEP_DELAY,  /* a fixed time: protocol and launch latency, GPU reduction work */
+} ics_step_kind;
+
+typedef struct ics_sched ics_sched;
+
+ics_sched *ics_sched_new(void);
+void ics_sched_free(ics_sched *s);
+
+/* Each returns the step's index. deps: indices of earlier steps (transfer none). */
+int ics_sched_send(ics_sched *s, int src, int dst, uint64_t bytes, uint64_t flow_hash,
+                   const int *deps, int ndeps);
+int ics_sched_delay(ics_sched *s, ics_time delay_ps, const int *deps, int ndeps);
+int ics_sched_reduce(ics_sched *s, const int *devs, int ndevs, int sw, uint64_t bytes,
+                     const int *deps, int ndeps);
+int ics_sched_len(const ics_sched *s);
+
+/* Plays the schedule on a fresh engine and backend over topology t; returns the time the last
+ * step ends. */
+ics_time ics_sched_run(const ics_sched *s, const ics_topo *t, const ics_net_ops *backend,
+                       const ics_net_params *params);
+
+#endif

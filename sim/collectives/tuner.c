@@ -1,0 +1,186 @@
+/* The tuner: picks algorithm, protocol and channels per call the way NCCL does
+ * (src/graph/tuning.cc): time = base latency + steps x per-hop latency + bytes / bandwidth, the
+ * smallest wins unless NCCL_ALGO / NCCL_PROTO force a choice. Latencies and bandwidth factors
+ * are NCCL's own published constants (DOMAIN.md); the bandwidth of a ring is read off our
+ * topology. It also supplies the efficiencies the simulation applies to a chosen combination:
+ * what a protocol carries per wire byte, and what NCCL's kernels achieve per NVLink. */
+#include "tuner.h"
+#include "sim/links/link.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* NCCL 2.30 tuning.cc, microseconds, [LL, LL128, Simple]. */
+static const double base_lat_us[ICS_ALGO_COUNT][ICS_PROTO_COUNT] = {
+    [ICS_ALGO_RING] = {6.6, 14.0, 8.4},
+    [ICS_ALGO_TREE] = {6.8, 14.0, 8.4},
+    [ICS_ALGO_NVLS] = {0, 0, 0},
+    [ICS_ALGO_DIRECT] = {6.6, 14.0, 8.4},
+};
+/* per-hop latency by the slowest link class on the path: NVLink, PCI, network */
+static const double hop_lat_us[3][ICS_PROTO_COUNT] = {
+    {0.6, 1.9, 3.4},  /* NVLink */
+    {1.0, 2.5, 5.7},  /* PCI */
+    {2.7, 4.0, 14.0}, /* NET */
+};
+static const double nvls_lat_us[2] = {25.0, 18.0}; /* NVLink, NET */
+
+/* Payload per wire byte of each protocol: LL sends 4 B of data with a 4 B flag; LL128 120 of
+ * every 128 B; Simple all of it. */
+static const double proto_eff[ICS_PROTO_COUNT] = {0.5, 120.0 / 128.0, 1.0};
+
+/* NCCL's assumed per-NVLink bandwidth (GB/s) by architecture: what its kernels achieve. */
+static double nccl_link_gbps(const char *arch)
+{
+    if (strcmp(arch, "sm100") == 0)
+        return 40.1;
+    if (strcmp(arch, "sm90") == 0)
+        return 20.6;
+    return 20.0; /* sm60, sm70, sm80 */
+}
+
+/* NCCL's NVLS efficiency: 0.85 on Hopper, 0.74 on Blackwell. */
+static double nvls_eff(const char *arch)
+{
+    return strcmp(arch, "sm100") == 0 ? 0.74 : 0.85;
+}
+
+static int link_class(const ics_topo *t, int a, int b)
+{
+    ics_route r;
+    int cls = 0;
+    if (!ics_route_find(t, a, b, 0, &r))
+        return 2;
+    for (int p = 0; p < r.n_paths; p++)
+        for (int h = 0; h < r.paths[p].n_hops; h++) {
+            ics_chan_kind k = ics_topo_chan_get(t, r.paths[p].chans[h])->kind;
+            cls = MAX(cls, k == ICS_CHAN_NVLINK ? 0 : (k == ICS_CHAN_NETWORK ? 2 : 1));
+        }
+    ics_route_clear(&r);
+    return cls;
+}
+
+/* The bandwidth of a ring, one direction: the slowest neighbour-to-neighbour route, each
+ * route's paths added (NVSwitch striping). */
+static double ring_gbps(const ics_topo *t, const int *ranks, int n)
+{
+    double worst = INFINITY;
+    for (int i = 0; i < n; i++) {
+        ics_route r;
+        if (!ics_route_find(t, ranks[i], ranks[(i + 1) % n], 0, &r))
+            return 0;
+        double sum = 0;
+        for (int p = 0; p < r.n_paths; p++)
+            sum += ics_route_path_bw(t, &r.paths[p]) / 1e9;
+        ics_route_clear(&r);
+        worst = MIN(worst, sum);
+    }
+    return worst;
+}
+
+void ics_tuner_init(ics_tuner *tu, const ics_topo *t, const int *ranks, int n)
+{
+    const ics_hw_gpu_type *g = ics_hw_node_of(ics_topo_hw(t))->gpu_type;
+    *tu = (ics_tuner){.t = t, .ranks = ranks, .n = n};
+    tu->arch = g->arch;
+    tu->ring_gbps = ring_gbps(t, ranks, n);
+    int worst = 0;
+    for (int i = 0; i < n; i++)
+        worst = MAX(worst, link_class(t, ranks[i], ranks[(i + 1) % n]));
+    tu->ring_class = worst;
+    int links;
+    uint64_t nv = ics_topo_dev_bw(t, ranks[0], ICS_CHAN_NVLINK, &links);
+    /* what NCCL's kernels achieve on NVLink, against what our links carry after packet
+     * headers: applied as extra wire bytes on NVLink routes */
+    tu->kernel_eff = 1.0;
+    if (links > 0 && g->nvlink) {
+        double per_link = nv / 1e9 / links * ics_link_packet_efficiency(g->nvlink);
+        tu->kernel_eff = MIN(1.0, nccl_link_gbps(g->arch) / per_link);
+    }
+    tu->reduce_bytes_per_s = g->hbm_bw_bytes_per_s;
+}
+
+double ics_tuner_wire_factor(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto)
+{
+    double f = 1.0 / proto_eff[proto];
+    if (tu->ring_class == 0 || algo == ICS_ALGO_NVLS)
+        f /= tu->kernel_eff;
+    if (algo == ICS_ALGO_NVLS) /* reduce-scatter up with ld_reduce, multicast down: 1 + 1/n */
+        f *= (1.0 + 1.0 / tu->n) / nvls_eff(tu->arch);
+    return f;
+}
+
+ics_time ics_tuner_base_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto)
+{
+    return (ics_time)llround(base_lat_us[algo][proto] * ICS_PS_PER_US);
+}
+
+ics_time ics_tuner_step_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto)
+{
+    if (algo == ICS_ALGO_NVLS)
+        return (ics_time)llround(nvls_lat_us[tu->ring_class == 2] * ICS_PS_PER_US);
+    return (ics_time)llround(hop_lat_us[tu->ring_class][proto] * ICS_PS_PER_US);
+}
+
+/* NCCL's estimate for one combination, microseconds; INFINITY if it does not apply. */
+static double estimate_us(const ics_tuner *tu, const ics_coll_req *req, ics_coll_algo algo,
+                          ics_coll_proto proto)
+{
+    int n = tu->n;
+    double steps = req->op == ICS_COLL_ALL_REDUCE ? 2.0 * (n - 1) : n - 1;
+    double lat =
+        base_lat_us[algo][proto] + steps * ics_time_to_us(ics_tuner_step_lat(tu, algo, proto));
+    if (algo == ICS_ALGO_NVLS)
+        lat = ics_time_to_us(ics_tuner_step_lat(tu, algo, proto));
+    double bus = ics_coll_busbw_factor(req->op, n);
+    double gbps = tu->ring_gbps / ics_tuner_wire_factor(tu, algo, proto);
+    if (algo == ICS_ALGO_NVLS) /* each byte crosses a GPU's links about once each way */
+        bus = 1.0;
+    return lat + (double)req->size_bytes * bus / (gbps * 1e3);
+}
+
+bool ics_tuner_pick(const ics_tuner *tu, const ics_coll_req *req, const ics_coll_tuning *want,
+                    bool (*supports)(const ics_tuner *, ics_coll_algo, const ics_coll_req *),
+                    ics_coll_algo *algo, ics_coll_proto *proto)
+{
+    double best = INFINITY;
+    for (int a = 0; a < ICS_ALGO_COUNT; a++) {
+        if ((want->algo >= 0 && want->algo != a) || !supports(tu, (ics_coll_algo)a, req))
+            continue;
+        if (a == ICS_ALGO_NVLS && !want->nvls_enable)
+            continue;
+        for (int p = 0; p < ICS_PROTO_COUNT; p++) {
+            if ((want->proto >= 0 && want->proto != p) ||
+                (a == ICS_ALGO_NVLS && p != ICS_PROTO_SIMPLE))
+                continue;
+            double us = estimate_us(tu, req, (ics_coll_algo)a, (ics_coll_proto)p);
+            if (us < best) {
+                best = us;
+                *algo = (ics_coll_algo)a;
+                *proto = (ics_coll_proto)p;
+            }
+        }
+    }
+    return isfinite(best);
+}
+
+int ics_tuner_channels(const ics_tuner *tu, const ics_coll_req *req, const ics_coll_tuning *want,
+                       ics_coll_algo algo)
+{
+    /* NCCL opens as many channels as the topology search finds rings (one per NIC across
+     * nodes, up to 16-32 on NVSwitch), but uses fewer for small messages so that each channel
+     * still gets a useful chunk. 8 channels is what it settles on for 8 ranks in one node on
+     * DGX-class machines at large sizes; small sizes drop to 1-2. */
+    int nch = algo == ICS_ALGO_DIRECT ? 1 : 8;
+    uint64_t per = req->size_bytes / (uint64_t)nch;
+    while (nch > 1 && per < (uint64_t)tu->n * 64 * 1024) {
+        nch /= 2;
+        per = req->size_bytes / (uint64_t)nch;
+    }
+    if (want->min_channels > 0)
+        nch = MAX(nch, want->min_channels);
+    if (want->max_channels > 0)
+        nch = MIN(nch, want->max_channels);
+    return MAX(nch, 1);
+}
