@@ -16,7 +16,12 @@ typedef struct {
 static const ics_cli_cmd ics_cli_cmds[] = {
     {.name = "topo", .run = ics_cli_topo, .summary = "summarize a hardware model and its paths"},
     {.name = "explain", .run = ics_cli_explain, .summary = "derive each bandwidth, step by step"},
-    {.name = "bench", .run = ics_cli_bench, .summary = "measure the simulator's own speed"},
+    {.name = "collective",
+     .run = ics_cli_collective,
+     .summary = "simulate an nccl-tests sweep, printed as nccl-tests does"},
+    {.name = "bench",
+     .run = ics_cli_bench,
+     .summary = "measure the simulator's speed and accuracy"},
 };
 
 static void usage(FILE *out)

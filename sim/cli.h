@@ -14,9 +14,23 @@ int ics_cli_main(int argc, char **argv);
 int ics_cli_topo(int argc, char **argv);
 int ics_cli_explain(int argc, char **argv);
 int ics_cli_bench(int argc, char **argv);
+int ics_cli_collective(int argc, char **argv);
 
 /* Benchmarks run by `icsim bench NAME` (argv[0] is NAME). */
 int ics_bench_engine(int argc, char **argv);
 int ics_bench_net(int argc, char **argv);
+int ics_bench_accuracy(int argc, char **argv);
+
+/* Helpers of `icsim collective`, shared with `icsim bench accuracy`. */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "collectives/coll.h"
+
+/* An operation by its nccl-tests name ("all_reduce"); false if unknown. */
+bool ics_cli_coll_op(const char *name, ics_coll_op *op);
+/* A size as nccl-tests' -b/-e read it: digits, then optionally K, M or G (x 2^10, 2^20, 2^30);
+ * false on anything else or on overflow. */
+bool ics_cli_parse_size(const char *s, uint64_t *out);
 
 #endif

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# `icsim collective`: nccl-tests' layout (header, one row per size, trailer), the --json file,
+# and the bad-input rule (exit status 2, nothing on stdout, a message on stderr).
+#   tests/cli_collective.sh ICSIM_BINARY SOURCE_DIR
+set -u
+icsim=$1
+h100=$2/hwmodels/dgx-h100.json
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+fail() {
+    echo "FAIL: $1" >&2
+    fails=$((fails + 1))
+}
+
+# a sweep: 8 B .. 1 MiB is 18 rows, the column header verbatim, the trailer
+"$icsim" collective all_reduce -s "$h100" -b 8 -e 1M -f 2 --json "$tmp/r.json" >"$tmp/out" \
+    2>"$tmp/err" || fail "all_reduce sweep exited $?"
+[ "$(grep -c '^ *[0-9]' "$tmp/out")" = 18 ] || fail "expected 18 rows"
+grep -qxF '#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong' "$tmp/out" ||
+    fail "column header"
+grep -q '^# Out of bounds values : 0 OK$' "$tmp/out" || fail "trailer"
+grep -q '^# Avg bus bandwidth    : [0-9.e+]* $' "$tmp/out" || fail "average line"
+grep -q '^#  Rank  7 Group  0 Pid      0 on      node0 device  7 ' "$tmp/out" || fail "rank list"
+grep -q '^     1048576        262144     float     sum      -1 ' "$tmp/out" || fail "1 MiB row"
+python3 - "$tmp/r.json" <<'PY' || fail "--json file"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["op"] == "all_reduce" and d["ranks"] == 8 and d["engine"] == "analytic"
+assert len(d["rows"]) == 18 and d["rows"][-1]["size"] == 1048576
+r = d["rows"][-1]
+assert r["count"] == 262144 and r["channels"] >= 1 and r["algo"] and r["proto"]
+assert abs(r["busbw"] - r["algbw"] * 2 * 7 / 8) < 1e-9
+PY
+
+# all-gather counts per rank; broadcast prints its root; 4 ranks; bfloat16
+"$icsim" collective all_gather -s "$h100" --gpus 4 -b 1M -e 1M -d bfloat16 >"$tmp/out" ||
+    fail "all_gather exited $?"
+grep -q '^     1048576        131072  bfloat16    none      -1 ' "$tmp/out" || fail "all_gather row"
+"$icsim" collective broadcast -s "$h100" -b 64K -e 64K -r 3 >"$tmp/out" || fail "broadcast"
+grep -q '^       65536         16384     float    none       3 ' "$tmp/out" || fail "broadcast row"
+
+# bad input: exit 2, empty stdout, a message
+bad() {
+    "$icsim" collective "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    [ $rc -eq 2 ] || fail "collective $*: exit $rc, expected 2"
+    [ -s "$tmp/out" ] && fail "collective $*: wrote to stdout"
+    [ -s "$tmp/err" ] || fail "collective $*: no message"
+}
+bad all_reduse -s "$h100" -b 8 -e 1M
+bad all_reduce -s "$h100" -b 8X -e 1M
+bad all_reduce -s "$h100" -b 2M -e 1M
+bad all_reduce -s "$h100" -b 0 -e 1M
+bad all_reduce -s "$h100" --gpus 9
+bad all_reduce -s "$h100" --gpus -1
+bad all_reduce -s "$h100" -d float33
+bad all_reduce -s "$h100" -o mean
+bad all_reduce -s "$h100" --engine flow
+bad broadcast -s "$h100" -r 8
+bad all_reduce -b 8 -e 8
+bad all_reduce -s "$tmp/missing.json"
+[ -e "$tmp/bad.json" ] && fail "a --json file after a failure"
+
+[ $fails -eq 0 ] && echo "cli_collective: all checks passed"
+exit $((fails > 0))

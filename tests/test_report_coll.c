@@ -1,0 +1,206 @@
+/* report_coll: rows printed from real nccl-tests logs' times reproduce those logs' rows, which
+ * shows that our count, algbw and busbw definitions are nccl-tests'. The logs are copies of
+ * ../shared/data/nccl files in validate/data/nccl/, unchanged. */
+#include "sim/report.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <glib.h>
+
+/* Our own table of nccl-tests' busbw factors (getBw in src/ of nccl-tests), independent of the
+ * library's. */
+static double factor(ics_coll_op op, int n)
+{
+    switch (op) {
+    case ICS_COLL_ALL_REDUCE:
+        return 2.0 * (n - 1) / n;
+    case ICS_COLL_ALL_GATHER:
+    case ICS_COLL_REDUCE_SCATTER:
+    case ICS_COLL_ALLTOALL:
+        return (double)(n - 1) / n;
+    case ICS_COLL_BROADCAST:
+    case ICS_COLL_REDUCE:
+    case ICS_COLL_SENDRECV:
+        return 1.0;
+    default:
+        g_assert_not_reached();
+    }
+}
+
+static void test_busbw_factor(void)
+{
+    for (int op = 0; op < ICS_COLL_OP_COUNT; op++)
+        for (int n = 1; n <= 1024; n = n < 16 ? n + 1 : n * 2)
+            g_assert_cmpfloat_with_epsilon(ics_coll_busbw_factor(op, n), factor(op, n), 1e-12);
+}
+
+typedef struct {
+    const char *id;
+    ics_coll_op op;
+    int nranks;
+    ics_nccltests_style style;
+} dataset;
+
+/* nccl-tests up to 2.16 (classic) and 2.17.8 (xxrjun); 8, 80 and 8-rank all-to-all logs */
+static const dataset datasets[] = {
+    {"nvidia_dgxc_dgxh100_1node_allreduce", ICS_COLL_ALL_REDUCE, 8, ICS_NCCLTESTS_CLASSIC},
+    {"oci_bm_gpu4_8_a100_1node_allreduce_fullsweep", ICS_COLL_ALL_REDUCE, 8, ICS_NCCLTESTS_CLASSIC},
+    {"alcf_polaris_a100x4_2node_alltoall", ICS_COLL_ALLTOALL, 8, ICS_NCCLTESTS_CLASSIC},
+    {"xxrjun_h100_1node_8gpu_all_gather", ICS_COLL_ALL_GATHER, 8, ICS_NCCLTESTS_2_17},
+    {"xxrjun_h100_1node_8gpu_sendrecv", ICS_COLL_SENDRECV, 8, ICS_NCCLTESTS_2_17},
+    {"xxrjun_h100_10node_8gpn_all_gather", ICS_COLL_ALL_GATHER, 80, ICS_NCCLTESTS_2_17},
+};
+
+static cJSON *load(const char *id)
+{
+    char *path = g_strdup_printf("%s/validate/data/nccl/%s.json", ICS_SOURCE_DIR, id);
+    char *text = NULL;
+    gsize len = 0;
+    g_assert_true(g_file_get_contents(path, &text, &len, NULL));
+    cJSON *doc = cJSON_ParseWithLength(text, len);
+    g_assert_nonnull(doc);
+    g_free(text);
+    g_free(path);
+    return doc;
+}
+
+static int dtype_bytes(const char *type)
+{
+    if (strcmp(type, "double") == 0)
+        return 8;
+    g_assert_cmpstr(type, ==, "float");
+    return 4;
+}
+
+/* fields of the out-of-place half: size count type redop root time algbw busbw */
+#define OOP_FIELDS 8
+
+static void test_real_rows(void)
+{
+    int rows = 0, exact = 0;
+    for (size_t d = 0; d < G_N_ELEMENTS(datasets); d++) {
+        const dataset *ds = &datasets[d];
+        cJSON *doc = load(ds->id);
+        g_assert_cmpint(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "hardware"), "total_gpus")->valueint, ==,
+            ds->nranks);
+        g_assert_cmpstr(cJSON_GetObjectItem(doc, "collective")->valuestring, ==,
+                        ics_coll_op_name(ds->op));
+        const cJSON *r;
+        cJSON_ArrayForEach(r, cJSON_GetObjectItem(doc, "rows"))
+        {
+            const char *raw = cJSON_GetObjectItem(r, "raw")->valuestring;
+            const char *type = cJSON_GetObjectItem(r, "type")->valuestring;
+            double size = cJSON_GetObjectItem(r, "size")->valuedouble;
+            double time_us = cJSON_GetObjectItem(r, "oop_time_us")->valuedouble;
+            ics_coll_row row = {.type = type,
+                                .redop = ics_report_coll_reduces(ds->op) ? "sum" : "none"};
+            ics_report_coll_sizes(ds->op, (uint64_t)size, dtype_bytes(type), 0, ds->nranks, &row);
+            ics_report_coll_time(ds->op, ds->nranks, time_us, &row);
+            GString *out = g_string_new(NULL);
+            ics_report_coll_row(ds->style, &row, out);
+            char **ours = g_strsplit_set(g_strstrip(out->str), " ", -1);
+            char **theirs = g_strsplit_set(raw, " ", -1);
+            /* drop the empty strings between blanks */
+            GPtrArray *a = g_ptr_array_new(), *b = g_ptr_array_new();
+            for (char **p = ours; *p; p++)
+                if (**p)
+                    g_ptr_array_add(a, *p);
+            for (char **p = theirs; *p; p++)
+                if (**p)
+                    g_ptr_array_add(b, *p);
+            g_assert_cmpuint(a->len, >=, OOP_FIELDS);
+            g_assert_cmpuint(b->len, >=, OOP_FIELDS);
+            for (int f = 0; f < 6; f++) /* size, count, type, redop, root, time: verbatim */
+                g_assert_cmpstr(a->pdata[f], ==, b->pdata[f]);
+            /* algbw, busbw: equal within one unit of the printed precision, plus the time's
+             * rounding (nccl-tests divided by the unrounded time) */
+            char t[32];
+            ics_report_coll_time_str(ds->style, time_us, t);
+            const char *dot = strchr(t, '.');
+            double half_ulp = 0.5 * pow(10.0, dot ? -(double)strlen(dot + 1) : 0.0);
+            for (int f = 6; f < 8; f++) {
+                double mine = g_ascii_strtod(a->pdata[f], NULL);
+                double real = g_ascii_strtod(b->pdata[f], NULL);
+                double tol = 0.0101 + real * half_ulp / time_us; /* both rounded */
+                if (fabs(mine - real) > tol)
+                    g_error("%s: %s: field %d: ours %s, nccl-tests %s", ds->id, raw, f,
+                            (char *)a->pdata[f], (char *)b->pdata[f]);
+            }
+            /* the printed out-of-place half is byte for byte the log's unless the log's
+             * rounded time moves algbw or busbw by one unit in the last place */
+            size_t half = 12 + 2 + 12 + 2 + 8 + 2 + 6 + 2 + 6 + 2 + 7 + 2 + 6 + 2 + 6;
+            GString *line = g_string_new(NULL);
+            ics_report_coll_row(ds->style, &row, line);
+            if (strncmp(line->str, raw, half) == 0)
+                exact++;
+            rows++;
+            g_string_free(line, TRUE);
+            g_ptr_array_free(a, TRUE);
+            g_ptr_array_free(b, TRUE);
+            g_free(ours);
+            g_free(theirs);
+            g_strfreev(NULL);
+            g_string_free(out, TRUE);
+        }
+        cJSON_Delete(doc);
+    }
+    g_test_message("%d real rows reproduced, %d of them byte for byte", rows, exact);
+    g_assert_cmpint(rows, >, 100);
+    g_assert_cmpint(exact, >=, rows * 3 / 4); /* 97 of 119 when written */
+}
+
+static void test_sizes(void)
+{
+    ics_coll_row row = {0};
+    /* 80 ranks: 32 MiB of doubles gathered is 52428 per rank, printed size 33553920 */
+    ics_report_coll_sizes(ICS_COLL_ALL_GATHER, 33554432, 8, 0, 80, &row);
+    g_assert_cmpuint(row.count, ==, 52428);
+    g_assert_cmpuint(row.size_bytes, ==, 33553920);
+    g_assert_cmpint(row.root, ==, -1);
+    ics_report_coll_sizes(ICS_COLL_BROADCAST, 1000, 4, 3, 8, &row);
+    g_assert_cmpuint(row.count, ==, 250);
+    g_assert_cmpint(row.root, ==, 3);
+    ics_report_coll_sizes(ICS_COLL_ALL_REDUCE, 0, 4, 0, 8, &row);
+    ics_report_coll_time(ICS_COLL_ALL_REDUCE, 8, 0.0, &row);
+    g_assert_cmpfloat(row.algbw_gbps, ==, 0.0);
+}
+
+static void test_layout(void)
+{
+    GString *out = g_string_new(NULL);
+    ics_report_coll_columns(ICS_NCCLTESTS_CLASSIC, out);
+    char **lines = g_strsplit(out->str, "\n", -1);
+    g_assert_cmpstr(g_strchomp(lines[1]), ==,
+                    "#       size         count      type   redop    root     time   algbw   "
+                    "busbw #wrong     time   algbw   busbw #wrong");
+    g_assert_cmpstr(g_strchomp(lines[2]), ==,
+                    "#        (B)    (elements)                               (us)  (GB/s)  "
+                    "(GB/s)            (us)  (GB/s)  (GB/s)");
+    g_strfreev(lines);
+    g_string_truncate(out, 0);
+    ics_coll_row row = {.type = "float", .redop = "sum", .root = -1};
+    ics_report_coll_sizes(ICS_COLL_ALL_REDUCE, 8589934592ULL, 4, 0, 8, &row);
+    ics_report_coll_time(ICS_COLL_ALL_REDUCE, 8, 31307.0, &row);
+    ics_report_coll_row(ICS_NCCLTESTS_CLASSIC, &row, out);
+    g_assert_cmpstr(out->str, ==,
+                    "  8589934592    2147483648     float     sum      -1    31307  274.38  480.16"
+                    "    N/A    31307  274.38  480.16    N/A\n");
+    g_string_truncate(out, 0);
+    ics_report_coll_trailer(480.16, out);
+    g_assert_cmpstr(out->str, ==,
+                    "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 480.16 \n#\n");
+    g_string_free(out, TRUE);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/report-coll/busbw-factor", test_busbw_factor);
+    g_test_add_func("/report-coll/sizes", test_sizes);
+    g_test_add_func("/report-coll/layout", test_layout);
+    g_test_add_func("/report-coll/real-rows", test_real_rows);
+    return g_test_run();
+}
