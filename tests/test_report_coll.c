@@ -140,9 +140,8 @@ static void test_real_rows(void)
             g_string_free(line, TRUE);
             g_ptr_array_free(a, TRUE);
             g_ptr_array_free(b, TRUE);
-            g_free(ours);
-            g_free(theirs);
-            g_strfreev(NULL);
+            g_strfreev(ours);
+            g_strfreev(theirs);
             g_string_free(out, TRUE);
         }
         cJSON_Delete(doc);
