@@ -7,4 +7,5 @@ ics_setup_packages
 ics_build build
 set -x
 build/icsim topo -s hwmodels/dgx-h100.json --matrix
+build/icsim collective all_reduce -s hwmodels/dgx-h100.json -b 8 -e 8G -f 4
 build/icsim bench engine
