@@ -72,6 +72,11 @@ int ics_comm_nranks(const ics_comm *c);
 bool ics_comm_run(ics_comm *c, const ics_coll_req *req, const ics_coll_tuning *tuning,
                   ics_coll_result *out);
 
+/* The same call's schedule, to play on a shared network (sched.h: ics_sched_start): the tuner's
+ * choices go to *out (time_ps 0). Transfer full; NULL where ics_comm_run would return false. */
+struct ics_sched *ics_comm_plan(ics_comm *c, const ics_coll_req *req, const ics_coll_tuning *tuning,
+                                ics_coll_result *out);
+
 /* The tuning NCCL's environment variables ask for (NCCL_ALGO, NCCL_PROTO, NCCL_NVLS_ENABLE,
  * NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS); unknown values are reported in *err and ignored. */
 void ics_coll_tuning_from_env(ics_coll_tuning *t, char **err);

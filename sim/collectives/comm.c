@@ -121,22 +121,29 @@ static bool supports(const ics_tuner *tu, ics_coll_algo algo, const ics_coll_req
     return ops->supports(&ctx);
 }
 
-bool ics_comm_run(ics_comm *c, const ics_coll_req *req, const ics_coll_tuning *tuning,
-                  ics_coll_result *out)
+ics_sched *ics_comm_plan(ics_comm *c, const ics_coll_req *req, const ics_coll_tuning *tuning,
+                         ics_coll_result *out)
 {
     ics_coll_algo algo;
     ics_coll_proto proto;
     if (!ics_tuner_pick(&c->tuner, req, tuning, supports, &algo, &proto))
-        return false;
+        return NULL;
     int nch = ics_tuner_channels(&c->tuner, req, tuning, algo);
     ics_algo_ctx ctx;
     fill_ctx(c, req, algo, proto, nch, &ctx);
     ics_sched *s = ics_sched_new();
     algorithms[algo]->plan(&ctx, s);
+    *out = (ics_coll_result){.algo = algo, .proto = proto, .nchannels = nch};
+    return s;
+}
+
+bool ics_comm_run(ics_comm *c, const ics_coll_req *req, const ics_coll_tuning *tuning,
+                  ics_coll_result *out)
+{
+    ics_sched *s = ics_comm_plan(c, req, tuning, out);
+    if (!s)
+        return false;
     out->time_ps = ics_sched_run(s, c->t, c->backend, &c->params);
-    out->algo = algo;
-    out->proto = proto;
-    out->nchannels = nch;
     ics_sched_free(s);
     return true;
 }

@@ -82,27 +82,54 @@ int ics_sched_reduce(ics_sched *s, const int *devs, int ndevs, int sw, uint64_t 
 /* ---- playing -------------------------------------------------------------------------------- */
 
 typedef struct {
-    const ics_sched *s;
-    step *steps; /* a working copy */
+    ics_sched *s; /* owned */
+    step *steps;  /* a working copy */
     int *succ;
     int *devs;
     ics_engine *e;
     ics_net *net;
-    ics_time last_end;
+    int remaining; /* steps not yet ended */
+    ics_net_done_fn done;
+    void *done_ctx;
+    uint64_t done_tag;
 } player;
 
 static void step_start(player *p, int id);
+static void player_free(player *p);
+
+static void finish(ics_engine *e, player *p)
+{
+    ics_net_done_fn done = p->done;
+    void *ctx = p->done_ctx;
+    uint64_t tag = p->done_tag;
+    player_free(p);
+    done(e, ctx, tag);
+}
+
+static void player_empty_done(ics_engine *e, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    finish(e, ctx);
+}
+
+static void record_end(ics_engine *e, void *ctx, uint64_t tag)
+{
+    (void)tag;
+    *(ics_time *)ctx = ics_engine_now(e);
+}
 
 static void step_end(ics_engine *e, void *ctx, uint64_t id)
 {
     player *p = ctx;
-    p->last_end = MAX(p->last_end, ics_engine_now(e));
     const step *st = &p->steps[id];
     for (int i = 0; i < st->nsucc; i++) {
         int n = p->succ[st->succ0 + i];
         if (--p->steps[n].waiting == 0)
             step_start(p, n);
     }
+    /* every step ends exactly once, so the last to end is the schedule's end */
+    if (--p->remaining == 0)
+        finish(e, p);
 }
 
 static void step_start(player *p, int id)
@@ -156,24 +183,66 @@ static void build_succ(player *p)
     }
 }
 
+/* Takes ownership of s; returns a player with every step ready to go. */
+static player *player_new(ics_sched *s, ics_engine *e, ics_net *net)
+{
+    player *p = g_new0(player, 1);
+    int n = (int)s->steps->len;
+    p->s = s;
+    p->steps = g_memdup2(s->steps->data, sizeof(step) * (size_t)(n + 1));
+    p->devs = (int *)(void *)s->devs->data;
+    p->e = e;
+    p->net = net;
+    p->remaining = n;
+    build_succ(p);
+    return p;
+}
+
+static void player_free(player *p)
+{
+    ics_sched_free(p->s);
+    g_free(p->steps);
+    g_free(p->succ);
+    g_free(p);
+}
+
+static void player_go(player *p)
+{
+    int n = (int)p->s->steps->len;
+    if (n == 0) { /* nothing to play: end now, from an event as every other end */
+        ics_engine_after(p->e, 0, player_empty_done, p, 0);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        if (p->steps[i].waiting == 0)
+            step_start(p, i);
+}
+
+void ics_sched_start(ics_sched *s, ics_engine *e, ics_net *net, ics_net_done_fn done, void *ctx,
+                     uint64_t tag)
+{
+    player *p = player_new(s, e, net);
+    p->done = done;
+    p->done_ctx = ctx;
+    p->done_tag = tag;
+    player_go(p);
+}
+
 ics_time ics_sched_run(const ics_sched *s, const ics_topo *t, const ics_net_ops *backend,
                        const ics_net_params *params)
 {
-    player p = {.s = s};
-    int n = (int)s->steps->len;
-    p.steps = g_memdup2(s->steps->data, sizeof(step) * (size_t)(n + 1));
-    p.devs = (int *)(void *)s->devs->data;
-    build_succ(&p);
-    p.e = ics_engine_new(0);
-    p.net = ics_net_new(backend, t, p.e, params);
-    for (int i = 0; i < n; i++)
-        if (p.steps[i].waiting == 0)
-            step_start(&p, i);
-    ics_engine_run(p.e, ICS_TIME_MAX);
-    g_assert(ics_engine_pending(p.e) == 0);
-    ics_net_free(p.net);
-    ics_engine_free(p.e);
-    g_free(p.steps);
-    g_free(p.succ);
-    return p.last_end;
+    ics_engine *e = ics_engine_new(0);
+    ics_net *net = ics_net_new(backend, t, e, params);
+    /* the player owns (and frees) its schedule: give it a copy */
+    ics_sched *copy = ics_sched_new();
+    g_array_append_vals(copy->steps, s->steps->data, s->steps->len);
+    g_array_append_vals(copy->devs, s->devs->data, s->devs->len);
+    g_array_append_vals(copy->edges, s->edges->data, s->edges->len);
+    ics_time end = 0;
+    ics_sched_start(copy, e, net, record_end, &end, 0);
+    ics_engine_run(e, ICS_TIME_MAX);
+    g_assert(ics_engine_pending(e) == 0);
+    ics_net_free(net);
+    ics_engine_free(e);
+    return end;
 }

@@ -27,6 +27,12 @@ int ics_sched_reduce(ics_sched *s, const int *devs, int ndevs, int sw, uint64_t 
                      const int *deps, int ndeps);
 int ics_sched_len(const ics_sched *s);
 
+/* Starts playing s (transfer full: freed once played) on engine e over net, its steps with no
+ * dependencies now; calls done(e, ctx, tag) when the last step ends. Several schedules may play
+ * on one network at once, sharing its links (trace replay). */
+void ics_sched_start(ics_sched *s, ics_engine *e, ics_net *net, ics_net_done_fn done, void *ctx,
+                     uint64_t tag);
+
 /* Plays the schedule on a fresh engine and backend over topology t; returns the time the last
  * step ends. */
 ics_time ics_sched_run(const ics_sched *s, const ics_topo *t, const ics_net_ops *backend,
