@@ -30,16 +30,22 @@ typedef struct {
     ics_replay_colls colls;
     const int *gpu_of_rank; /* device id of each trace rank; NULL: rank r on the r-th GPU */
     ics_time p2p_lat_ps;    /* NCCL's fixed cost of a send/recv; < 0: the default (8.4 us) */
+    ics_time sample_ps;     /* > 0: sample link load from this interval on (timelines) */
 } ics_replay_opts;
 
-/* Where one rank's time went, on its first stream (the compute stream): every instant from 0
- * to the rank's end is charged to exactly one of these, so they add up to the rank's end. */
+/* Where one rank's time went, seen from its first stream (the compute stream). Every instant
+ * from 0 to the rank's end is charged to exactly one field, so they add up to end_ps:
+ *   - busy_ps[c]: an op of category c runs on the stream (a collective from the moment all its
+ *     members have arrived);
+ *   - wait_ps[c]: the stream waits for an op of category c on another stream or rank while that
+ *     op moves data: exposed communication (a recv's transfer, a gradient all-reduce);
+ *   - bubble_ps: the stream waits for nothing this rank can speed up: a peer that has not
+ *     reached the collective or posted the send yet (the pipeline bubble), or idles. */
 typedef struct {
-    ics_time cat_ps[ICS_CAT_COUNT]; /* ops of each category on the stream, while they run */
-    ics_time idle_ps;               /* the stream waits with nothing running: pipeline bubble,
-                                       waiting for a peer, exposed communication of other
-                                       streams it depends on */
-    ics_time end_ps;                /* the rank's last op ends */
+    ics_time busy_ps[ICS_CAT_COUNT];
+    ics_time wait_ps[ICS_CAT_COUNT];
+    ics_time bubble_ps;
+    ics_time end_ps; /* the rank's last op (any stream) ends */
 } ics_replay_rank;
 
 typedef struct {
@@ -50,10 +56,12 @@ typedef struct {
     ics_net_stats net;
 } ics_replay_result;
 
-/* One op's span, for timelines. */
+/* One op's span, for timelines: ready (its dependencies ended: it was issued), start (its
+ * work began: a collective once all members arrived, a send/recv once both sides posted),
+ * end. */
 typedef struct {
     int rank, op;
-    ics_time start, end;
+    ics_time ready, start, end;
 } ics_replay_span;
 
 typedef struct ics_replay ics_replay;
@@ -76,5 +84,16 @@ const ics_replay_span *ics_replay_spans(const ics_replay *r, size_t *n);
 /* After a run: payload bytes each channel of the topology carried, and the time it was busy
  * (from its first to its last byte), for the timeline's link tracks. */
 uint64_t ics_replay_chan_bytes(const ics_replay *r, int chan);
+
+/* Link load samples (when opts.sample_ps > 0): channel `chan` had carried `cum` payload bytes
+ * at time round x interval, and fewer at the round before. Entries come in round order; the
+ * interval may have grown from opts.sample_ps (long runs keep at most ~1000 rounds). */
+typedef struct {
+    int64_t round;
+    int chan;
+    uint64_t cum;
+} ics_replay_link_sample;
+const ics_replay_link_sample *ics_replay_link_samples(const ics_replay *r, size_t *n,
+                                                      ics_time *interval_ps);
 
 #endif
