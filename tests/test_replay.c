@@ -3,9 +3,12 @@
  * links slowing concurrent traffic, memoized and fully simulated collectives agreeing on an idle
  * network, the breakdown adding up, stuck traces reported, runs repeating exactly. */
 #include "sim/replay.h"
+#include "sim/timeline.h"
 #include "sim/hw.h"
 
+#include <cjson/cJSON.h>
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <string.h>
 
 typedef struct {
@@ -372,6 +375,73 @@ static void test_repeat(void)
     rig_close(&g);
 }
 
+/* The timeline is valid JSON with a process per rank, a thread per stream, one complete event
+ * per op, and counter tracks for the links that carried bytes. */
+static void test_timeline(void)
+{
+    rig g;
+    rig_open(&g, "superpod-h100-ndr.json", 2);
+    int per = ics_topo_gpus_per_node(g.t);
+    ics_trace *tr = ics_trace_new(2 * per);
+    add_streams(tr, 2);
+    ics_trace_op s = p2p(ICS_TOP_SEND, per, 32 << 20), rv = p2p(ICS_TOP_RECV, 0, 32 << 20);
+    ics_trace_op x = compute_us(0, 20);
+    x.name = "fwd \"quoted\"";
+    ics_trace_add_op(tr, 0, &x, NULL, 0);
+    ics_trace_add_op(tr, 0, &s, NULL, 0);
+    ics_trace_add_op(tr, per, &rv, NULL, 0);
+    ics_replay_opts o = opts(ICS_REPLAY_AUTO);
+    o.sample_ps = 1 * ICS_PS_PER_US;
+    ics_replay_result res;
+    ics_replay *r = play(&g, tr, &o, &res);
+    char *dir = g_dir_make_tmp("icsim-timeline-XXXXXX", NULL);
+    char *path = g_build_filename(dir, "t.json", NULL);
+    char *err = NULL;
+    g_assert_true(ics_timeline_write(r, tr, g.t, path, 0, &err));
+    char *text;
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    cJSON *j = cJSON_Parse(text);
+    g_assert_nonnull(j);
+    cJSON *ev = cJSON_GetObjectItem(j, "traceEvents");
+    int procs = 0, threads = 0, spans = 0, counters = 0;
+    double link_peak = 0;
+    cJSON *e;
+    cJSON_ArrayForEach(e, ev)
+    {
+        const char *ph = cJSON_GetStringValue(cJSON_GetObjectItem(e, "ph"));
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(e, "name"));
+        if (strcmp(ph, "M") == 0 && strcmp(name, "process_name") == 0)
+            procs++;
+        else if (strcmp(ph, "M") == 0)
+            threads++;
+        else if (strcmp(ph, "X") == 0)
+            spans++;
+        else if (strcmp(ph, "C") == 0) {
+            counters++;
+            double v =
+                cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "GB/s"));
+            link_peak = MAX(link_peak, v);
+        }
+    }
+    g_assert_cmpint(procs, ==, 2 * per + 1); /* ranks + links */
+    g_assert_cmpint(threads, ==, 2 * 2 * per);
+    g_assert_cmpint(spans, ==, 3);
+    g_assert_cmpint(counters, >, 0);
+    /* no link carries more than its rate: 400 Gb/s NDR is 50 GB/s, NVLink/PCIe below 1 TB/s */
+    g_assert_cmpfloat(link_peak, >, 1);
+    g_assert_cmpfloat(link_peak, <, 1000);
+    g_assert_nonnull(strstr(text, "fwd \\\"quoted\\\""));
+    cJSON_Delete(j);
+    g_free(text);
+    g_unlink(path);
+    g_rmdir(dir);
+    g_free(path);
+    g_free(dir);
+    ics_replay_free(r);
+    ics_trace_free(tr);
+    rig_close(&g);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -383,5 +453,6 @@ int main(int argc, char **argv)
     g_test_add_func("/replay/stuck", test_stuck);
     g_test_add_func("/replay/refused", test_refused);
     g_test_add_func("/replay/repeat", test_repeat);
+    g_test_add_func("/replay/timeline", test_timeline);
     return g_test_run();
 }
