@@ -122,15 +122,22 @@ static bool check_comms(ics_replay *r, char **err)
             devs[m] = r->gpu[ranks[m]];
         cs->comm = ics_comm_new(r->t, r->backend, devs, n, &r->net_params);
         g_free(devs);
+        /* members with ops take part; empty ones mirror them (a folded trace) */
+        int first = -1;
+        for (int m = 0; m < n; m++)
+            if (ics_trace_nops(r->tr, ranks[m]) > 0) {
+                cs->active++;
+                first = first < 0 ? ranks[m] : first;
+            }
+        r->folded |= cs->active > 0 && cs->active < n;
         /* the number of calls: what its first member issues (ics_trace_check makes all agree) */
-        int first = ranks[0];
-        for (int i = 0; i < ics_trace_nops(r->tr, first); i++) {
+        for (int i = 0; first >= 0 && i < ics_trace_nops(r->tr, first); i++) {
             const ics_trace_op *op = ics_trace_get_op(r->tr, first, i);
             if (op->kind == ICS_TOP_COLL && op->comm == c)
                 cs->ncalls++;
         }
         cs->calls = g_new0(call_state, cs->ncalls > 0 ? cs->ncalls : 1);
-        cs->members = g_new(int, (size_t)cs->ncalls *(size_t)n + 1);
+        cs->members = g_new(int, (size_t)cs->ncalls *(size_t)cs->active + 1);
     }
     return ics_replay_classify_comms(r, err);
 }
@@ -288,6 +295,7 @@ bool ics_replay_run(ics_replay *r, ics_replay_result *out, char **err)
     if (!ok)
         *err = stuck_message(r);
     *out = (ics_replay_result){.events = ics_engine_events_processed(r->e),
+                               .folded = r->folded,
                                .colls_full = r->colls_full,
                                .colls_memo = r->colls_memo};
     ics_net_get_stats(r->net, &out->net);

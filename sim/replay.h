@@ -9,7 +9,14 @@
  *   - AUTO (default): MEMO for communicators whose links no other communicator or send/recv
  *     pair of the trace uses (tensor parallelism inside a node: nothing else can slow them, so
  *     MEMO is exact), FULL for the others.
- * Calls on one communicator run one after another, as NCCL's do. */
+ * Calls on one communicator run one after another, as NCCL's do.
+ *
+ * Folded traces. Where ranks are symmetric (the tensor-parallel peers and data-parallel
+ * replicas of a training job do the same work at the same time), a trace may give ops to one
+ * representative and leave the others empty. A call then starts once its members with ops
+ * have arrived, and still moves every member's bytes (its schedule covers the whole
+ * communicator); what is lost is the traffic of the mirrored ranks' own calls and sends, which
+ * on a rail-optimized, non-blocking fabric use other links. */
 #ifndef ICS_REPLAY_H
 #define ICS_REPLAY_H
 
@@ -53,6 +60,7 @@ typedef struct {
     int critical_rank;               /* the rank that ends last (lowest index on ties) */
     uint64_t events;                 /* engine events processed */
     uint64_t colls_full, colls_memo; /* collective calls by how they were simulated */
+    bool folded;                     /* the trace was folded (see above) */
     ics_net_stats net;
 } ics_replay_result;
 

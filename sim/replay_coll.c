@@ -157,8 +157,8 @@ static void call_done(ics_engine *e, void *ctx, uint64_t c)
     ics_replay *r = ctx;
     comm_state *cs = &r->comms[c];
     int k = cs->next;
-    for (int m = 0; m < cs->n; m++)
-        ics_replay_op_end(r, cs->members[(size_t)k * (size_t)cs->n + (size_t)m]);
+    for (int m = 0; m < cs->active; m++)
+        ics_replay_op_end(r, cs->members[(size_t)k * (size_t)cs->active + (size_t)m]);
     cs->busy = false;
     cs->next++;
     try_start(r, (int)c);
@@ -187,14 +187,15 @@ static ics_time memo_time(ics_replay *r, int c, const ics_coll_req *req)
 static void try_start(ics_replay *r, int c)
 {
     comm_state *cs = &r->comms[c];
-    if (cs->busy || cs->next >= cs->ncalls || cs->calls[cs->next].arrived < cs->n)
+    if (cs->busy || cs->next >= cs->ncalls || cs->calls[cs->next].arrived < cs->active)
         return;
     int k = cs->next;
     cs->busy = true;
     cs->calls[k].started = ics_engine_now(r->e);
-    int first = cs->members[(size_t)k * (size_t)cs->n];
-    for (int m = 0; m < cs->n; m++)
-        r->ops[cs->members[(size_t)k * (size_t)cs->n + (size_t)m]].begin = cs->calls[k].started;
+    int first = cs->members[(size_t)k * (size_t)cs->active];
+    for (int m = 0; m < cs->active; m++)
+        r->ops[cs->members[(size_t)k * (size_t)cs->active + (size_t)m]].begin =
+            cs->calls[k].started;
     const op_state *st = &r->ops[first];
     const ics_trace_op *op = ics_trace_get_op(r->tr, st->rank, first - r->base[st->rank]);
     if (cs->memo) {
@@ -214,6 +215,6 @@ void ics_replay_coll_arrive(ics_replay *r, int g, const ics_trace_op *op)
     comm_state *cs = &r->comms[op->comm];
     int k = r->ops[g].call;
     call_state *call = &cs->calls[k];
-    cs->members[(size_t)k * (size_t)cs->n + (size_t)call->arrived++] = g;
+    cs->members[(size_t)k * (size_t)cs->active + (size_t)call->arrived++] = g;
     try_start(r, op->comm);
 }

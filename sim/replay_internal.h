@@ -26,9 +26,10 @@ typedef struct {
 typedef struct {
     ics_comm *comm;
     int n;
+    int active; /* members with ops: the call starts when they have arrived */
     int ncalls;
     call_state *calls;
-    int *members; /* ops (global ids) of call k: members[k * n .. k * n + arrived) */
+    int *members; /* ops (global ids) of call k: members[k * active .. + arrived) */
     int next;     /* the call that runs next: calls run one after another */
     bool busy;    /* a call is running */
     bool memo;    /* its calls last what they take alone (see replay.h) */
@@ -42,6 +43,7 @@ struct ics_replay {
     ics_net_params net_params;
     ics_coll_tuning tuning;
     ics_replay_colls mode;
+    bool folded; /* some communicator has members without ops */
     ics_time p2p_lat_ps;
     ics_time sample_ps;
     const ics_hw_gpu_type *gpu_type;

@@ -6,6 +6,7 @@
 #include <glib.h>
 
 #include "collectives/coll.h"
+#include "replay.h"
 #include "topo.h"
 
 /* `icsim topo` text summary: devices by kind, per-GPU links and bandwidth, the fabric. */
@@ -58,5 +59,24 @@ void ics_report_coll_time_str(ics_nccltests_style style, double time_us, char bu
 /* "# Out of bounds values : 0 OK" and "# Avg bus bandwidth    : X " (X the mean busbw of
  * every printed out-of-place and in-place column, "%g" as nccl-tests prints it) and "#". */
 void ics_report_coll_trailer(double avg_busbw_gbps, GString *out);
+
+/* ---- step time of a replay (report_step.c) ---- */
+
+/* What a training job adds to a replay's figures; zeros where unknown (a bare trace). */
+typedef struct {
+    double tokens;      /* per step */
+    double model_flops; /* per step, all GPUs, without recomputation (MFU) */
+    double hw_flops;    /* per step, all GPUs, with recomputation (Megatron's TFLOP/s) */
+    double peak_tflops; /* per GPU, dense, of the training data type */
+} ics_step_info;
+
+/* The step time, throughput, the critical rank's breakdown and the mean over ranks. */
+void ics_report_step_text(const ics_replay *r, const ics_replay_result *res, int nranks,
+                          const ics_step_info *info, GString *out);
+/* The same as one JSON object: step_time_s, tokens_per_s, tflops_per_gpu, mfu, breakdown
+ * (critical rank), breakdown_mean, critical_rank, simulation counters, and per rank its end
+ * and breakdown. */
+void ics_report_step_json(const ics_replay *r, const ics_replay_result *res, int nranks,
+                          const ics_step_info *info, GString *out);
 
 #endif

@@ -96,7 +96,8 @@ const int *ics_trace_op_deps(const ics_trace *t, int rank, int i, int *ndeps);
 
 /* A consistency check of what replay relies on; on failure a message (transfer full) naming
  * the rank and op: every communicator's members issue the same sequence of collectives (op and
- * size), sends and recvs pair up. */
+ * size), sends and recvs pair up. Members with no ops at all are skipped: a folded trace (one
+ * representative of symmetric ranks, see replay.h) leaves the others empty. */
 bool ics_trace_check(const ics_trace *t, char **err);
 
 const char *ics_trace_cat_name(ics_trace_cat c); /* "compute", "tp", "pp", "dp", "other" */

@@ -442,6 +442,44 @@ static void test_timeline(void)
     rig_close(&g);
 }
 
+/* A folded trace: only ranks 0 and 8 of a 16-rank all-reduce have ops; the call starts when
+ * they arrive and still moves all 16 ranks' bytes, so it lasts what the whole call lasts. */
+static void test_folded(void)
+{
+    rig g;
+    rig_open(&g, "superpod-h100-ndr.json", 2);
+    int n = 2 * ics_topo_gpus_per_node(g.t);
+    uint64_t bytes = 64 << 20;
+    ics_trace *tr = ics_trace_new(n);
+    add_streams(tr, 1);
+    int *all = g_new(int, n), *gpus = g_new(int, n);
+    for (int k = 0; k < n; k++) {
+        all[k] = k;
+        gpus[k] = ics_topo_gpu(g.t, k / (n / 2), k % (n / 2));
+    }
+    int c = ics_trace_add_comm(tr, all, n, "dp");
+    for (int k = 0; k < n; k += n / 2) {
+        ics_trace_op y = coll(c, ICS_COLL_ALL_REDUCE, bytes, ICS_CAT_DP);
+        ics_trace_add_op(tr, k, &y, NULL, 0);
+    }
+    ics_replay_opts o = opts(ICS_REPLAY_FULL);
+    ics_replay_result res;
+    ics_replay *r = play(&g, tr, &o, &res);
+    g_assert_true(res.folded);
+    ics_comm *cm = ics_comm_new(g.t, ics_net_backend("packet"), gpus, n, NULL);
+    ics_coll_req req = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = bytes, .dtype_bytes = 2};
+    ics_coll_result alone;
+    g_assert_true(ics_comm_run(cm, &req, &o.tuning, &alone));
+    g_assert_cmpint(res.step_ps, ==, alone.time_ps);
+    g_assert_cmpint(ics_replay_rank_stats(r, 1)->end_ps, ==, 0); /* mirrored: never ran */
+    ics_comm_free(cm);
+    ics_replay_free(r);
+    g_free(all);
+    g_free(gpus);
+    ics_trace_free(tr);
+    rig_close(&g);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -454,5 +492,6 @@ int main(int argc, char **argv)
     g_test_add_func("/replay/refused", test_refused);
     g_test_add_func("/replay/repeat", test_repeat);
     g_test_add_func("/replay/timeline", test_timeline);
+    g_test_add_func("/replay/folded", test_folded);
     return g_test_run();
 }
