@@ -19,6 +19,7 @@ static const ics_cli_cmd ics_cli_cmds[] = {
     {.name = "collective",
      .run = ics_cli_collective,
      .summary = "simulate an nccl-tests sweep, printed as nccl-tests does"},
+    {.name = "train", .run = ics_cli_train, .summary = "simulate one step of 3D-parallel training"},
     {.name = "bench",
      .run = ics_cli_bench,
      .summary = "measure the simulator's speed and accuracy"},

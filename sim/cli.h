@@ -15,6 +15,8 @@ int ics_cli_topo(int argc, char **argv);
 int ics_cli_explain(int argc, char **argv);
 int ics_cli_bench(int argc, char **argv);
 int ics_cli_collective(int argc, char **argv);
+int ics_cli_replay(int argc, char **argv);
+int ics_cli_train(int argc, char **argv);
 
 /* Benchmarks run by `icsim bench NAME` (argv[0] is NAME). */
 int ics_bench_engine(int argc, char **argv);
