@@ -50,6 +50,19 @@ typedef enum {
     ICS_DTYPE_COUNT
 } ics_dtype;
 
+/* How fast this GPU runs compute ops given as work (compute.h): the catalog's optional
+ * "compute" object; every key is optional and defaults to ics_compute_defaults() (compute.c,
+ * where each default's source is given). */
+typedef struct {
+    double gemm_eff;              /* fraction of the dense peak a large GEMM sustains */
+    int gemm_tile_m, gemm_tile_n; /* output tile: a GEMM computes m and n rounded up to these */
+    ics_time gemm_ramp_ps;        /* a GEMM's fill and drain: time added to every GEMM */
+    double attn_eff;              /* fraction of the dense peak fused attention sustains */
+    double mem_eff;               /* fraction of HBM bandwidth memory-bound kernels sustain */
+    ics_time launch_ps;           /* per kernel: launch and the gap between kernels */
+    const char *source;           /* NULL: the defaults' */
+} ics_hw_compute;
+
 typedef struct {
     const char *name; /* catalog key */
     const char *product;
@@ -61,6 +74,7 @@ typedef struct {
     double tflops[ICS_DTYPE_COUNT]; /* dense peak; 0 = not supported */
     uint64_t hbm_bytes;
     uint64_t hbm_bw_bytes_per_s;
+    ics_hw_compute compute;
     const char *source;
 } ics_hw_gpu_type;
 

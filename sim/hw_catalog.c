@@ -3,6 +3,7 @@
  * (only the keys given change). Cross-entry checks (a switch's standard has the right family)
  * run after each section, so overrides cannot leave an inconsistent entry behind. */
 #include "hw_internal.h"
+#include "compute.h"
 
 #include <math.h>
 #include <string.h>
@@ -201,11 +202,49 @@ static void read_tflops(ics_hw__ld *ld, const cJSON *o, ics_hw_gpu_type *g, bool
     ics_jr_pop(ld->r, mark);
 }
 
+/* microseconds in JSON -> ps */
+static void read_us(ics_hw__ld *ld, const cJSON *o, const char *key, ics_time *out)
+{
+    double us;
+    if (ics_jr_num(ld->r, o, key, false, 0, 1e6, &us))
+        *out = (ics_time)llround(us * ICS_PS_PER_US);
+}
+
+/* The optional compute-model parameters (compute.h); absent keys keep what the entry had (the
+ * defaults for a new entry). */
+static void read_compute(ics_hw__ld *ld, const cJSON *o, ics_hw_compute *c)
+{
+    static const char *const keys[] = {"gemm_efficiency",
+                                       "gemm_tile_m",
+                                       "gemm_tile_n",
+                                       "gemm_ramp_us",
+                                       "attention_efficiency",
+                                       "memory_efficiency",
+                                       "launch_us",
+                                       "source",
+                                       NULL};
+    const cJSON *t = ics_jr_obj(ld->r, o, "compute", false);
+    if (!t)
+        return;
+    size_t mark = ics_jr_push_key(ld->r, "compute");
+    if (ics_jr_keys(ld->r, t, keys)) {
+        ics_jr_num(ld->r, t, "gemm_efficiency", false, 0.001, 1, &c->gemm_eff);
+        read_int(ld, t, "gemm_tile_m", false, 1, 4096, &c->gemm_tile_m);
+        read_int(ld, t, "gemm_tile_n", false, 1, 4096, &c->gemm_tile_n);
+        read_us(ld, t, "gemm_ramp_us", &c->gemm_ramp_ps);
+        ics_jr_num(ld->r, t, "attention_efficiency", false, 0.001, 1, &c->attn_eff);
+        ics_jr_num(ld->r, t, "memory_efficiency", false, 0.001, 1, &c->mem_eff);
+        read_us(ld, t, "launch_us", &c->launch_ps);
+        read_str(ld, t, "source", false, &c->source);
+    }
+    ics_jr_pop(ld->r, mark);
+}
+
 static void read_gpu(ics_hw__ld *ld, const cJSON *o, ics_hw_gpu_type *g, bool fresh)
 {
     static const char *const keys[] = {
-        "name",   "arch",       "nvlink",           "nvlinks", "pcie", "pcie_lanes",
-        "tflops", "hbm_gbytes", "hbm_tbytes_per_s", "source",  NULL};
+        "name",   "arch",       "nvlink",           "nvlinks", "pcie",   "pcie_lanes",
+        "tflops", "hbm_gbytes", "hbm_tbytes_per_s", "compute", "source", NULL};
     if (!ics_jr_keys(ld->r, o, keys))
         return;
     read_str(ld, o, "name", fresh, &g->product);
@@ -219,6 +258,9 @@ static void read_gpu(ics_hw__ld *ld, const cJSON *o, ics_hw_gpu_type *g, bool fr
     if (ics_jr_num(ld->r, o, "hbm_gbytes", fresh, 0.001, 1e6, &gb))
         g->hbm_bytes = (uint64_t)llround(gb * 1e9);
     read_rate(ld, o, "hbm_tbytes_per_s", fresh, 1e12, &g->hbm_bw_bytes_per_s);
+    if (fresh)
+        ics_compute_defaults(&g->compute);
+    read_compute(ld, o, &g->compute);
     read_str(ld, o, "source", fresh, &g->source);
     if (ics_jr_ok(ld->r) && g->nvlinks > 0 && !g->nvlink)
         ics_jr_fail(ld->r, o, "nvlink", "expected an NVLink standard for %d nvlinks, got nothing",

@@ -1,0 +1,76 @@
+/* Transformer models as the training generator sees them: the shapes that set every GEMM, every
+ * activation and every gradient (layers, hidden size, heads, grouped-query KV heads, FFN width,
+ * vocabulary, sequence), read from a catalog (models/models.json, docs/workload.md) or built
+ * from numbers given on the command line. A model is a plain struct; a valid one satisfies
+ * ics_model_check. */
+#ifndef ICS_MODEL_H
+#define ICS_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <glib.h>
+
+typedef enum { ICS_ACT_GELU, ICS_ACT_SWIGLU, ICS_ACT_COUNT } ics_activation;
+typedef enum { ICS_NORM_LAYERNORM, ICS_NORM_RMSNORM, ICS_NORM_COUNT } ics_norm;
+typedef enum { ICS_POS_LEARNED, ICS_POS_ROPE, ICS_POS_COUNT } ics_position;
+
+typedef struct {
+    char name[64];
+    const char *source; /* citation (transfer none: the catalog's, or a static string) */
+    int layers, hidden, heads;
+    int kv_heads; /* grouped-query attention: K and V heads (= heads for multi-head) */
+    int ffn;      /* MLP inner width (swiglu: of each of the two input projections) */
+    int vocab, seq;
+    ics_activation act;
+    ics_norm norm;
+    bool bias;            /* linear layers have biases (GPT) or not (Llama) */
+    ics_position pos;     /* learned absolute position embeddings add seq x hidden parameters */
+    bool tied_embeddings; /* the output layer reuses the input embedding */
+} ics_model;
+
+/* A GPT-style model (gelu, layernorm, biases, learned positions, tied embeddings, multi-head)
+ * from the numbers a command line gives. Check it with ics_model_check. */
+ics_model ics_model_make(const char *name, int layers, int hidden, int heads, int ffn, int vocab,
+                         int seq);
+
+/* Whether the shapes make sense (all >= 1, hidden divisible by heads, heads by kv_heads); on
+ * failure a message naming the field (transfer full). */
+bool ics_model_check(const ics_model *m, char **err);
+
+/* Parameter counts. Per layer: `sharded` are split over tensor-parallel ranks (QKV, projection
+ * and MLP weights, column-parallel biases), `replicated` are copied on each (norms, row-parallel
+ * biases). */
+void ics_model_layer_params(const ics_model *m, double *sharded, double *replicated);
+/* Word embedding (vocab x hidden), position embedding (0 with rope), final norm, untied output
+ * layer (0 when tied). */
+void ics_model_edge_params(const ics_model *m, double *word, double *position, double *final_norm,
+                           double *output);
+/* All parameters (a tied embedding counted once). */
+double ics_model_params(const ics_model *m);
+/* Parameters that take part in a matrix multiply: the 6*N*T rule's N without embeddings,
+ * norms and biases (the output layer counts, tied or not). */
+double ics_model_matmul_params(const ics_model *m);
+
+/* ---- the catalog ---- */
+
+typedef struct ics_model_catalog ics_model_catalog;
+
+/* Loads a models file. Errors (domain ICS_JSON_ERROR) read "file:line:col: $.path: expected
+ * ..., got ..."; unknown keys are errors. Transfer full. */
+ics_model_catalog *ics_model_catalog_load(const char *path, GError **err);
+/* The same from memory (tests, fuzzing); `name` is used in messages. */
+ics_model_catalog *ics_model_catalog_load_text(const char *name, const char *text, size_t len,
+                                               GError **err);
+/* The shipped catalog (models/models.json of the source tree). */
+ics_model_catalog *ics_model_catalog_load_default(GError **err);
+void ics_model_catalog_free(ics_model_catalog *c);
+
+/* Lookups (transfer none; live as long as the catalog). */
+const ics_model *ics_model_find(const ics_model_catalog *c, const char *name);
+int ics_model_count(const ics_model_catalog *c);
+const ics_model *ics_model_get(const ics_model_catalog *c, int i); /* in file order */
+
+const char *ics_activation_name(ics_activation a); /* "gelu", "swiglu" */
+
+#endif

@@ -1,0 +1,878 @@
+/* The training generator: the model catalog and its errors, layouts and theirs, FLOP counts
+ * against Megatron's closed formula and the 6NT rule, pipeline schedules, the trace's structure
+ * (op counts per pass, collective and send sizes, gradient bytes), and replays of generated
+ * steps against closed forms: the 1F1B and interleaved bubbles with communication made free,
+ * gradient reduction hidden behind the backward pass. */
+#include "sim/compute.h"
+#include "sim/hw.h"
+#include "sim/layout.h"
+#include "sim/model.h"
+#include "sim/replay.h"
+#include "sim/workload.h"
+
+#include <glib.h>
+#include <math.h>
+#include <string.h>
+
+/* ---- helpers --------------------------------------------------------------------------------- */
+
+static ics_model_catalog *catalog(void)
+{
+    GError *err = NULL;
+    ics_model_catalog *c = ics_model_catalog_load(ICS_SOURCE_DIR "/models/models.json", &err);
+    g_assert_no_error(err);
+    return c;
+}
+
+static ics_hw *load_hw(const char *file, int nodes)
+{
+    GError *err = NULL;
+    char *path = g_build_filename(ICS_SOURCE_DIR, "hwmodels", file, NULL);
+    ics_hw *hw = ics_hw_load(path, nodes, &err);
+    g_assert_no_error(err);
+    g_free(path);
+    return hw;
+}
+
+static const ics_hw_gpu_type *gpu_of(const ics_hw *hw)
+{
+    return ics_hw_node_of(hw)->gpu_type;
+}
+
+static ics_trace *build(const ics_model *m, const ics_layout *l, const ics_hw_gpu_type *g)
+{
+    char *err = NULL;
+    ics_trace *tr = ics_workload_build(m, l, g, &err);
+    if (!tr)
+        g_error("build failed: %s", err);
+    g_assert_true(ics_trace_check(tr, &err));
+    g_assert_null(err);
+    return tr;
+}
+
+/* Ops of `rank` whose name is `name` (and, for collectives, of operation `op` unless -1). */
+static int count_named(const ics_trace *tr, int rank, const char *name)
+{
+    int n = 0;
+    for (int i = 0; i < ics_trace_nops(tr, rank); i++) {
+        const ics_trace_op *op = ics_trace_get_op(tr, rank, i);
+        n += op->name && strcmp(op->name, name) == 0;
+    }
+    return n;
+}
+
+static uint64_t sum_coll_bytes(const ics_trace *tr, int rank, ics_trace_cat cat, ics_coll_op op)
+{
+    uint64_t b = 0;
+    for (int i = 0; i < ics_trace_nops(tr, rank); i++) {
+        const ics_trace_op *o = ics_trace_get_op(tr, rank, i);
+        if (o->kind == ICS_TOP_COLL && o->cat == cat && o->coll.op == op)
+            b += o->coll.size_bytes;
+    }
+    return b;
+}
+
+/* A small GPT: 8 layers, h 1024, 16 heads, vocabulary 32000, sequence 1024. */
+static ics_model small_gpt(void)
+{
+    return ics_model_make("small", 8, 1024, 16, 4096, 32000, 1024);
+}
+
+/* ---- catalog --------------------------------------------------------------------------------- */
+
+/* Every shipped model loads, and its parameter count rounds to the figure its publishers give
+ * (SC'21's table column, Llama's released checkpoints, GPT-3's 175B): within half a unit of
+ * the figure's last digit. */
+static void test_catalog(void)
+{
+    ics_model_catalog *c = catalog();
+    const struct {
+        const char *name;
+        double params_b, half_unit;
+    } want[] = {
+        {"gpt3-175b", 175.0, 0.5},  {"gpt-1.7b", 1.7, 0.05},      {"gpt-3.6b", 3.6, 0.05},
+        {"gpt-7.5b", 7.5, 0.05},    {"gpt-18b", 18.4, 0.05},      {"gpt-39b", 39.1, 0.05},
+        {"gpt-76b", 76.1, 0.05},    {"gpt-145b", 145.6, 0.05},    {"gpt-310b", 310.1, 0.05},
+        {"gpt-530b", 529.6, 0.05},  {"gpt-1t", 1008.0, 0.05},     {"llama2-70b", 68.98, 0.005},
+        {"llama3-8b", 8.03, 0.005}, {"llama3-70b", 70.55, 0.005}, {"llama3-405b", 405.85, 0.005}};
+    g_assert_cmpint(ics_model_count(c), ==, G_N_ELEMENTS(want));
+    for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+        const ics_model *m = ics_model_find(c, want[i].name);
+        g_assert_nonnull(m);
+        char *err = NULL;
+        g_assert_true(ics_model_check(m, &err));
+        double p = ics_model_params(m) / 1e9;
+        if (fabs(p - want[i].params_b) > want[i].half_unit)
+            g_error("%s: %.3fB parameters, published %.2fB", want[i].name, p, want[i].params_b);
+        g_assert_nonnull(m->source);
+    }
+    g_assert_null(ics_model_find(c, "gpt-2"));
+    ics_model_catalog_free(c);
+}
+
+/* The per-rank split the generator uses adds up to the model's per-layer count. */
+static void test_layer_params(void)
+{
+    ics_model_catalog *c = catalog();
+    for (int i = 0; i < ics_model_count(c); i++) {
+        const ics_model *m = ics_model_get(c, i);
+        double sh, rep;
+        ics_model_layer_params(m, &sh, &rep);
+        /* Megatron's count for its GPT: 12 h^2 + 13 h per layer */
+        if (m->act == ICS_ACT_GELU)
+            g_assert_cmpfloat(sh + rep, ==, 12.0 * m->hidden * m->hidden + 13.0 * m->hidden);
+    }
+    ics_model_catalog_free(c);
+}
+
+static void expect_catalog_error(const char *text, const char *want)
+{
+    GError *err = NULL;
+    ics_model_catalog *c = ics_model_catalog_load_text("m.json", text, strlen(text), &err);
+    g_assert_null(c);
+    g_assert_nonnull(err);
+    if (!strstr(err->message, want))
+        g_error("expected \"%s\" in: %s", want, err->message);
+    g_error_free(err);
+}
+
+#define ENTRY(extra)                                                                               \
+    "{\"kind\": \"models\", \"models\": {\"x\": {\"layers\": 2, \"hidden\": 64, \"heads\": 4, "    \
+    "\"ffn\": 256, \"vocab\": 100, \"seq\": 16, \"activation\": \"gelu\", \"tied_embeddings\": "   \
+    "true, \"source\": \"t\"" extra "}}}"
+
+static void test_catalog_errors(void)
+{
+    GError *err = NULL;
+    ics_model_catalog *ok =
+        ics_model_catalog_load_text("m.json", ENTRY(""), strlen(ENTRY("")), &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(ics_model_get(ok, 0)->kv_heads, ==, 4);
+    ics_model_catalog_free(ok);
+    expect_catalog_error(ENTRY(", \"depth\": 3"),
+                         "m.json:1:175: $.models.x.depth: expected one of the keys");
+    expect_catalog_error(ENTRY(", \"kv_heads\": 3"),
+                         "$.models.x.kv_heads: expected a divisor of heads (4), got 3");
+    expect_catalog_error(ENTRY(", \"activation\": \"relu\""), "expected each key once");
+    expect_catalog_error("{\"kind\": \"models\", \"models\": {\"x\": {\"layers\": \"two\"}}}",
+                         "$.models.x.layers: expected an integer in 1..1073741824, got \"two\"");
+    expect_catalog_error("{\"kind\": \"models\", \"models\": {\"x\": {\"layers\": 2}}}",
+                         "$.models.x.hidden: expected");
+    expect_catalog_error("{\"kind\": \"node\", \"models\": {}}", "$.kind: expected");
+    expect_catalog_error("[1]", "expected an object");
+    expect_catalog_error("{\"kind\": \"models\"", "m.json:1:");
+    err = NULL;
+    g_assert_null(ics_model_catalog_load("/nonexistent/models.json", &err));
+    g_assert_nonnull(err);
+    g_error_free(err);
+}
+
+/* ---- layouts --------------------------------------------------------------------------------- */
+
+static void expect_layout_error(const ics_layout *l, const ics_model *m, const char *want)
+{
+    char *err = NULL;
+    g_assert_false(ics_layout_check(l, m, &err));
+    g_assert_nonnull(err);
+    if (!strstr(err, want))
+        g_error("expected \"%s\" in: %s", want, err);
+    g_free(err);
+}
+
+static void test_layout_errors(void)
+{
+    ics_model m = small_gpt();
+    ics_layout l = ics_layout_defaults();
+    char *err = NULL;
+    g_assert_true(ics_layout_check(&l, &m, &err));
+    l.tp = 3;
+    expect_layout_error(&l, &m, "tp: expected a divisor of the model's heads (16), got 3");
+    l = ics_layout_defaults();
+    l.pp = 3;
+    expect_layout_error(&l, &m, "pp x vp: expected a divisor of the model's layers (8)");
+    l.pp = 4;
+    l.vp = 4;
+    expect_layout_error(&l, &m, "pp x vp: expected a divisor of the model's layers (8), got 4 x 4");
+    l = ics_layout_defaults();
+    l.dp = 4;
+    l.mbs = 2;
+    l.gbs = 12;
+    expect_layout_error(&l, &m, "gbs: expected a multiple of mbs x dp (2 x 4 = 8), got 12");
+    l = ics_layout_defaults();
+    l.pp = 2;
+    l.vp = 2;
+    l.gbs = 4;
+    expect_layout_error(&l, &m, "vp: expected 1 with pp = 2");
+    l.pp = 4;
+    l.vp = 2;
+    l.gbs = 6;
+    expect_layout_error(&l, &m, "divisible by pp (4)");
+    l = ics_layout_defaults();
+    l.dp = 0;
+    expect_layout_error(&l, &m, "dp: expected an integer >= 1, got 0");
+    l = ics_layout_defaults();
+    l.dtype = ICS_DTYPE_FP32;
+    expect_layout_error(&l, &m, "dtype: expected bf16, fp16 or fp8, got fp32");
+    ics_model bad = ics_model_make("bad", 2, 100, 3, 400, 10, 8);
+    g_assert_false(ics_model_check(&bad, &err));
+    g_assert_nonnull(strstr(err, "heads: expected a divisor of hidden (100), got 3"));
+    g_free(err);
+    /* the generator refuses them too, and a dtype the GPU lacks */
+    ics_hw *hw = load_hw("dgx-a100.json", 0);
+    l = ics_layout_defaults();
+    l.tp = 5;
+    g_assert_null(ics_workload_build(&m, &l, gpu_of(hw), &err));
+    g_assert_nonnull(strstr(err, "tp: expected a divisor"));
+    g_free(err);
+    l = ics_layout_defaults();
+    l.dtype = ICS_DTYPE_FP8;
+    g_assert_null(ics_workload_build(&m, &l, gpu_of(hw), &err));
+    g_assert_nonnull(strstr(err, "dtype: expected a type GPU a100-sxm has tensor cores for"));
+    g_free(err);
+    ics_hw_free(hw);
+}
+
+static void test_ranks(void)
+{
+    ics_layout l = ics_layout_defaults();
+    l.tp = 8;
+    l.pp = 4;
+    l.dp = 2;
+    g_assert_cmpint(ics_layout_rank(&l, 3, 2, 1), ==, (1 * 4 + 2) * 8 + 3);
+    l.placement = ICS_PLACE_TP_DP_PP;
+    g_assert_cmpint(ics_layout_rank(&l, 3, 2, 1), ==, (2 * 2 + 1) * 8 + 3);
+    g_assert_cmpint(ics_placement_parse("tp-dp-pp"), ==, ICS_PLACE_TP_DP_PP);
+    g_assert_cmpint(ics_recompute_parse("selective"), ==, ICS_RECOMPUTE_SELECTIVE);
+    g_assert_cmpint(ics_recompute_parse("some"), ==, -1);
+    /* Megatron's bucket rule: 40M parameters, or 1M per replica beyond 40 */
+    g_assert_cmpuint(ics_layout_bucket_params(&l), ==, 40000000);
+    l.dp = 64;
+    g_assert_cmpuint(ics_layout_bucket_params(&l), ==, 64000000);
+    l.bucket_bytes = 4000;
+    g_assert_cmpuint(ics_layout_bucket_params(&l), ==, 1000);
+}
+
+/* ---- FLOPs ----------------------------------------------------------------------------------- */
+
+/* The GPT configurations of Megatron's SC'21 table: counted from the GEMM shapes, with full
+ * recomputation, the step's FLOPs are Megatron's formula (and its no-recompute variant). */
+static void test_flops_formula(void)
+{
+    ics_model_catalog *c = catalog();
+    const struct {
+        const char *name;
+        int gbs;
+    } rows[] = {{"gpt-1.7b", 512},  {"gpt-3.6b", 512}, {"gpt-7.5b", 512},  {"gpt-18b", 1024},
+                {"gpt-39b", 1536},  {"gpt-76b", 1792}, {"gpt-145b", 2304}, {"gpt-310b", 2160},
+                {"gpt-530b", 2520}, {"gpt-1t", 3072}};
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        const ics_model *m = ics_model_find(c, rows[i].name);
+        ics_layout l = ics_layout_defaults();
+        l.gbs = rows[i].gbs;
+        l.recompute = ICS_RECOMPUTE_FULL;
+        ics_step_flops f;
+        ics_workload_flops(m, &l, &f);
+        double want_hw = ics_workload_megatron_flops(m, rows[i].gbs, true);
+        double want_model = ics_workload_megatron_flops(m, rows[i].gbs, false);
+        g_assert_cmpfloat(fabs(f.hardware_flops / want_hw - 1), <, 1e-12);
+        g_assert_cmpfloat(fabs(f.model_flops / want_model - 1), <, 1e-12);
+        g_assert_cmpfloat(f.tokens, ==, (double)rows[i].gbs * 2048);
+    }
+    /* selective recomputation adds the attention core's forward only */
+    const ics_model *m = ics_model_find(c, "gpt-18b");
+    ics_layout l = ics_layout_defaults();
+    l.gbs = 8;
+    l.recompute = ICS_RECOMPUTE_SELECTIVE;
+    ics_step_flops f;
+    ics_workload_flops(m, &l, &f);
+    double core = 4.0 * 8 * m->seq * m->seq * m->hidden * m->layers;
+    g_assert_cmpfloat(fabs((f.hardware_flops - f.model_flops) / core - 1), <, 1e-12);
+    ics_model_catalog_free(c);
+}
+
+/* Llama (grouped-query attention, SwiGLU, untied): model FLOPs are 6 x matmul parameters x
+ * tokens plus the attention term 12 s l h per token, and within that term (and the embedding
+ * and norm parameters 6NT counts) of 6 N T. */
+static void test_flops_6nt(void)
+{
+    ics_model_catalog *c = catalog();
+    const char *names[] = {"llama2-70b", "llama3-8b", "llama3-70b", "llama3-405b"};
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        const ics_model *m = ics_model_find(c, names[i]);
+        ics_layout l = ics_layout_defaults();
+        l.gbs = 4;
+        ics_step_flops f;
+        ics_workload_flops(m, &l, &f);
+        double T = f.tokens, attn = 12.0 * T * m->seq * m->layers * m->hidden;
+        double n_mm = ics_model_matmul_params(m), n = ics_model_params(m);
+        g_assert_cmpfloat(fabs((f.model_flops - attn) / (6 * n_mm * T) - 1), <, 1e-12);
+        double off = fabs(f.model_flops - 6 * n * T);
+        g_assert_cmpfloat(off, <=, attn + 6 * (n - n_mm) * T);
+        g_test_message("%s: model FLOPs %.4g = 6NT x %.4f (attention term %.1f%%)", names[i],
+                       f.model_flops, f.model_flops / (6 * n * T), 100 * attn / f.model_flops);
+    }
+    ics_model_catalog_free(c);
+}
+
+/* ---- compute model --------------------------------------------------------------------------- */
+
+static void test_compute_model(void)
+{
+    ics_hw *hw = load_hw("dgx-h100.json", 0);
+    const ics_hw_gpu_type *g = gpu_of(hw);
+    /* efficiency grows with size and saturates below gemm_eff */
+    double e1 = ics_compute_gemm_eff(g, 1024, 1024, 1024, ICS_DTYPE_BF16);
+    double e2 = ics_compute_gemm_eff(g, 2048, 2048, 2048, ICS_DTYPE_BF16);
+    double e8 = ics_compute_gemm_eff(g, 8192, 8192, 8192, ICS_DTYPE_BF16);
+    g_assert_cmpfloat(e1, <, e2);
+    g_assert_cmpfloat(e2, <, e8);
+    g_assert_cmpfloat(e8, <, g->compute.gemm_eff);
+    g_assert_cmpfloat(e8, >, 0.99 * g->compute.gemm_eff);
+    g_test_message("H100 bf16 GEMM efficiency: 1024^3 %.3f, 2048^3 %.3f, 8192^3 %.3f", e1, e2, e8);
+    /* tile quantization: one row past a tile costs a whole tile row */
+    double full = ics_compute_gemm_eff(g, 4096, 4096, 4096, ICS_DTYPE_BF16);
+    double ragged = ics_compute_gemm_eff(g, 4097, 4096, 4096, ICS_DTYPE_BF16);
+    g_assert_cmpfloat(ragged, <, full * (4097.0 / (4096 + 128)) * 1.001);
+    /* roofline: an elementwise op streams at mem_eff of HBM bandwidth plus a launch */
+    ics_trace_op op = {.kind = ICS_TOP_COMPUTE, .work = ICS_WORK_ELEMENTWISE, .mem_bytes = 1e9};
+    double want = 1e9 / (g->hbm_bw_bytes_per_s * g->compute.mem_eff) * ICS_PS_PER_S +
+                  (double)g->compute.launch_ps;
+    g_assert_cmpfloat(fabs((double)ics_compute_time(g, &op) - want), <=, 1);
+    ics_hw_free(hw);
+}
+
+/* ---- schedules ------------------------------------------------------------------------------- */
+
+/* Every (micro-batch, chunk) runs forward once and backward once, the backward after; 1F1B warms
+ * up with p - s - 1 forwards; interleaving with Megatron's count. */
+static void check_schedule(const ics_layout *l)
+{
+    int m = ics_layout_microbatches(l);
+    for (int s = 0; s < l->pp; s++) {
+        int n;
+        ics_wl_step *st = ics_workload_schedule(l, s, &n);
+        g_assert_cmpint(n, ==, 2 * m * l->vp);
+        int *fwd_at = g_new(int, m * l->vp), *bwd_at = g_new(int, m * l->vp);
+        for (int i = 0; i < m * l->vp; i++)
+            fwd_at[i] = bwd_at[i] = -1;
+        int warmup = 0;
+        while (warmup < n && st[warmup].fwd)
+            warmup++;
+        for (int i = 0; i < n; i++) {
+            int key = st[i].mb * l->vp + st[i].chunk;
+            int *at = st[i].fwd ? fwd_at : bwd_at;
+            g_assert_cmpint(at[key], ==, -1);
+            at[key] = i;
+        }
+        for (int i = 0; i < m * l->vp; i++)
+            g_assert_cmpint(fwd_at[i], <, bwd_at[i]);
+        int want = l->vp == 1 ? MIN(l->pp - s - 1, m) + 1
+                              : MIN((l->pp - s - 1) * 2 + (l->vp - 1) * l->pp, m * l->vp) + 1;
+        if (l->vp > 1 && m == l->pp)
+            want = m * l->vp;
+        g_assert_cmpint(warmup, ==, MIN(want, m * l->vp));
+        g_free(fwd_at);
+        g_free(bwd_at);
+        g_free(st);
+    }
+}
+
+static void test_schedules(void)
+{
+    ics_layout l = ics_layout_defaults();
+    const int cases[][3] = {{4, 1, 8}, {4, 1, 2}, {1, 1, 3}, {8, 1, 16},
+                            {4, 2, 8}, {4, 2, 4}, {3, 3, 6}, {8, 3, 32}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        l.pp = cases[i][0];
+        l.vp = cases[i][1];
+        l.gbs = cases[i][2];
+        check_schedule(&l);
+    }
+}
+
+/* ---- trace structure ------------------------------------------------------------------------- */
+
+/* TP 2 x PP 2 x DP 2 on a DGX A100: per rank, m forwards and m backwards per layer of its
+ * chunk, two all-reduces of b s h bf16 each way per layer, sends of b s h, gradients
+ * all-reduced once per step at their fp32 size. */
+static void test_structure(void)
+{
+    ics_hw *hw = load_hw("dgx-a100.json", 0);
+    ics_model m = small_gpt();
+    ics_layout l = ics_layout_defaults();
+    l.tp = 2;
+    l.pp = 2;
+    l.dp = 2;
+    l.mbs = 2;
+    l.gbs = 16; /* 4 micro-batches */
+    l.bucket_bytes = 4 * 3000000;
+    ics_trace *tr = build(&m, &l, gpu_of(hw));
+    g_assert_cmpint(ics_trace_nranks(tr), ==, 8);
+    int mb = 4, L = 4;
+    uint64_t bsh = 2ULL * 1024 * 1024 * 2; /* mbs x seq x hidden x 2 bytes */
+    /* gradients per rank: Megatron's 12 h^2 + 13 h per layer, of which norms and row-parallel
+     * biases (6 h) are whole on every tp rank; stage 0 adds its half of the vocabulary and the
+     * positions, stage 1 the final norm and its copy of the tied embedding */
+    double h = 1024, per_layer = (12 * h * h + 7 * h) / 2 + 6 * h;
+    double edge[2] = {32000 / 2 * h + 1024 * h, 2 * h + 32000 / 2 * h};
+    for (int r = 0; r < 8; r++) {
+        int stage = (r / 2) % 2;
+        g_assert_cmpint(count_named(tr, r, "fwd.attn"), ==, mb * L);
+        g_assert_cmpint(count_named(tr, r, "fwd.mlp"), ==, mb * L);
+        g_assert_cmpint(count_named(tr, r, "bwd.attn"), ==, mb * L);
+        g_assert_cmpint(count_named(tr, r, "bwd.mlp"), ==, mb * L);
+        g_assert_cmpint(count_named(tr, r, "rec.attn"), ==, 0);
+        g_assert_cmpint(count_named(tr, r, "fwd.embed"), ==, stage == 0 ? mb : 0);
+        g_assert_cmpint(count_named(tr, r, "fwd.head"), ==, stage == 1 ? mb : 0);
+        g_assert_cmpint(count_named(tr, r, "optimizer"), ==, 1);
+        /* 2 all-reduces per layer each way, plus the embedding's (stage 0, forward) or the
+         * output layer's input gradient (stage 1, backward) */
+        g_assert_cmpint(count_named(tr, r, "tp.all_reduce"), ==, 4 * mb * L + mb);
+        g_assert_cmpuint(sum_coll_bytes(tr, r, ICS_CAT_TP, ICS_COLL_ALL_REDUCE), ==,
+                         (uint64_t)(4 * mb * L + mb) * bsh);
+        g_assert_cmpint(count_named(tr, r, stage == 0 ? "pp.send.act" : "pp.recv.act"), ==, mb);
+        g_assert_cmpint(count_named(tr, r, stage == 0 ? "pp.recv.grad" : "pp.send.grad"), ==, mb);
+        for (int i = 0; i < ics_trace_nops(tr, r); i++) {
+            const ics_trace_op *op = ics_trace_get_op(tr, r, i);
+            if (op->kind == ICS_TOP_SEND || op->kind == ICS_TOP_RECV)
+                g_assert_cmpuint(op->bytes, ==, bsh);
+        }
+        g_assert_cmpint(count_named(tr, r, "dp.embedding_all_reduce"), ==, 1);
+        double params = L * per_layer + edge[stage];
+        g_assert_cmpuint(sum_coll_bytes(tr, r, ICS_CAT_DP, ICS_COLL_ALL_REDUCE), ==,
+                         (uint64_t)(params * 4) + 32000 / 2 * 1024 * 4);
+        if (r < 2)
+            g_test_message("stage %d: %.0f gradient bytes per rank, %.3f x params/(tp x pp) x 4",
+                           stage, params * 4, params / (ics_model_params(&m) / 4));
+    }
+    ics_trace_free(tr);
+    ics_hw_free(hw);
+}
+
+/* Sequence parallelism: each all-reduce becomes an all-gather before the block and a
+ * reduce-scatter after (of the whole b s h buffer), sends carry 1/tp of it. */
+static void test_structure_sp(void)
+{
+    ics_hw *hw = load_hw("dgx-a100.json", 0);
+    ics_model m = small_gpt();
+    ics_layout l = ics_layout_defaults();
+    l.tp = 2;
+    l.sp = true;
+    l.pp = 2;
+    l.gbs = 4;
+    ics_trace *tr = build(&m, &l, gpu_of(hw));
+    int mb = 4, L = 4;
+    uint64_t bsh = 1024ULL * 1024 * 2;
+    for (int r = 0; r < 4; r++) {
+        int stage = r / 2;
+        g_assert_cmpint(count_named(tr, r, "tp.all_reduce"), ==, 0);
+        /* per layer 2 each way; the head's gather (stage 1) and the embedding's gradient
+         * gather (stage 0) */
+        g_assert_cmpint(count_named(tr, r, "tp.all_gather"), ==, 4 * mb * L + mb);
+        g_assert_cmpint(count_named(tr, r, "tp.reduce_scatter"), ==, 4 * mb * L + mb);
+        g_assert_cmpuint(sum_coll_bytes(tr, r, ICS_CAT_TP, ICS_COLL_ALL_GATHER), ==,
+                         (uint64_t)(4 * mb * L + mb) * bsh);
+        for (int i = 0; i < ics_trace_nops(tr, r); i++) {
+            const ics_trace_op *op = ics_trace_get_op(tr, r, i);
+            if (op->kind == ICS_TOP_SEND)
+                g_assert_cmpuint(op->bytes, ==, bsh / 2);
+        }
+        (void)stage;
+    }
+    ics_trace_free(tr);
+    ics_hw_free(hw);
+}
+
+/* Recomputation: full adds each layer's forward (with its collectives) before its backward;
+ * selective adds the attention core only. Interleaving gives each rank vp chunks. */
+static void test_structure_recompute(void)
+{
+    ics_hw *hw = load_hw("dgx-a100.json", 0);
+    ics_model m = small_gpt();
+    ics_layout l = ics_layout_defaults();
+    l.tp = 2;
+    l.pp = 4;
+    l.vp = 2;
+    l.gbs = 8;
+    l.recompute = ICS_RECOMPUTE_FULL;
+    ics_trace *tr = build(&m, &l, gpu_of(hw));
+    int mb = 8, L = 1, vp = 2;
+    for (int r = 0; r < 8; r++) {
+        g_assert_cmpint(count_named(tr, r, "fwd.attn"), ==, mb * L * vp);
+        g_assert_cmpint(count_named(tr, r, "rec.attn"), ==, mb * L * vp);
+        g_assert_cmpint(count_named(tr, r, "rec.mlp"), ==, mb * L * vp);
+        g_assert_cmpint(count_named(tr, r, "bwd.mlp"), ==, mb * L * vp);
+        int stage = r / 2, edge = (stage == 0) + (stage == 3);
+        g_assert_cmpint(count_named(tr, r, "tp.all_reduce"), ==, 6 * mb * L * vp + edge * mb);
+        /* chunks are virtual stages s and s + 4: only stage 0's first has no predecessor */
+        g_assert_cmpint(count_named(tr, r, "pp.recv.act"), ==, mb * (stage == 0 ? 1 : 2));
+    }
+    ics_trace_free(tr);
+    l.vp = 1;
+    l.recompute = ICS_RECOMPUTE_SELECTIVE;
+    tr = build(&m, &l, gpu_of(hw));
+    g_assert_cmpint(count_named(tr, 0, "rec.attn.core"), ==, mb * 2);
+    g_assert_cmpint(count_named(tr, 0, "rec.attn"), ==, 0);
+    ics_trace_free(tr);
+    ics_hw_free(hw);
+}
+
+/* The distributed optimizer reduce-scatters each bucket (padded to a multiple of dp) and
+ * all-gathers it after the optimizer; without overlap the buckets wait for the backward. */
+static void test_structure_dist_opt(void)
+{
+    ics_hw *hw = load_hw("dgx-a100.json", 0);
+    ics_model m = small_gpt();
+    ics_layout l = ics_layout_defaults();
+    l.dp = 8;
+    l.gbs = 16;
+    l.dist_opt = true;
+    l.overlap_grad_reduce = false;
+    l.bucket_bytes = 4 * 5000000;
+    ics_trace *tr = build(&m, &l, gpu_of(hw));
+    int nrs = count_named(tr, 0, "dp.reduce_scatter"), nag = count_named(tr, 0, "dp.all_gather");
+    g_assert_cmpint(nrs, >, 1);
+    g_assert_cmpint(nrs, ==, nag);
+    int opt = -1, last_bwd = -1;
+    for (int i = 0; i < ics_trace_nops(tr, 0); i++) {
+        const ics_trace_op *op = ics_trace_get_op(tr, 0, i);
+        if (op->name && strcmp(op->name, "optimizer") == 0)
+            opt = i;
+        if (op->name && strncmp(op->name, "bwd.", 4) == 0)
+            last_bwd = i;
+        int nd;
+        const int *deps = ics_trace_op_deps(tr, 0, i, &nd);
+        if (op->kind == ICS_TOP_COLL && op->coll.op == ICS_COLL_REDUCE_SCATTER) {
+            g_assert_cmpuint(op->coll.size_bytes % (8 * 4), ==, 0);
+            g_assert_cmpint(nd, ==, 1);
+            g_assert_cmpint(deps[0], ==, last_bwd); /* no overlap: after the whole backward */
+        }
+        if (op->kind == ICS_TOP_COLL && op->coll.op == ICS_COLL_ALL_GATHER) {
+            g_assert_cmpint(nd, ==, 1);
+            g_assert_cmpint(deps[0], ==, opt);
+        }
+    }
+    g_assert_cmpint(opt, >, last_bwd);
+    ics_trace_free(tr);
+    ics_hw_free(hw);
+}
+
+/* A folded trace gives ops to one representative per stage, the same ops the full trace gives
+ * it; the other ranks are empty. */
+static void test_fold(void)
+{
+    ics_hw *hw = load_hw("dgx-a100.json", 0);
+    ics_model m = small_gpt();
+    ics_layout l = ics_layout_defaults();
+    l.tp = 2;
+    l.pp = 2;
+    l.dp = 2;
+    l.gbs = 8;
+    ics_trace *full = build(&m, &l, gpu_of(hw));
+    l.fold = true;
+    ics_trace *fold = build(&m, &l, gpu_of(hw));
+    g_assert_cmpint(ics_trace_nranks(fold), ==, 8);
+    for (int r = 0; r < 8; r++) {
+        bool rep = r % 2 == 0 && r / 4 == 0; /* tp 0 of replica 0 */
+        g_assert_cmpint(ics_trace_nops(fold, r), ==, rep ? ics_trace_nops(full, r) : 0);
+    }
+    ics_trace_free(full);
+    ics_trace_free(fold);
+    ics_hw_free(hw);
+}
+
+/* ---- replays --------------------------------------------------------------------------------- */
+
+/* A copy of tr in which communication costs (almost) nothing: sends and collectives of one
+ * element; and the edge blocks (embedding, head) and the optimizer last 1 ps, so that every
+ * stage does the same work. */
+static ics_trace *free_comm(const ics_trace *tr)
+{
+    int nr = ics_trace_nranks(tr);
+    ics_trace *out = ics_trace_new(nr);
+    for (int c = 0; c < ics_trace_ncomms(tr); c++) {
+        int n;
+        const int *ranks = ics_trace_comm_ranks(tr, c, &n);
+        ics_trace_add_comm(out, ranks, n, ics_trace_comm_name(tr, c));
+    }
+    for (int r = 0; r < nr; r++) {
+        for (int s = 0; s < ics_trace_nstreams(tr, r); s++)
+            ics_trace_add_stream(out, r, ics_trace_stream_name(tr, r, s));
+        for (int i = 0; i < ics_trace_nops(tr, r); i++) {
+            ics_trace_op op = *ics_trace_get_op(tr, r, i);
+            if (op.kind == ICS_TOP_SEND || op.kind == ICS_TOP_RECV)
+                op.bytes = 1;
+            if (op.kind == ICS_TOP_COLL)
+                op.coll.size_bytes = (uint64_t)op.coll.dtype_bytes * 8;
+            if (op.kind == ICS_TOP_COMPUTE &&
+                (strstr(op.name, "embed") || strstr(op.name, "head") ||
+                 strcmp(op.name, "optimizer") == 0))
+                op.duration_ps = 1;
+            int nd;
+            const int *deps = ics_trace_op_deps(tr, r, i, &nd);
+            ics_trace_add_op(out, r, &op, deps, nd);
+        }
+    }
+    return out;
+}
+
+static ics_replay_result replay(const ics_trace *tr, const ics_topo *t, ics_time p2p_lat)
+{
+    ics_replay_opts o = {.tuning = {.algo = -1, .proto = -1, .nvls_enable = true},
+                         .colls = ICS_REPLAY_MEMO,
+                         .p2p_lat_ps = p2p_lat};
+    char *err = NULL;
+    ics_replay *r = ics_replay_new(tr, t, &o, &err);
+    if (!r)
+        g_error("replay: %s", err);
+    ics_replay_result res;
+    if (!ics_replay_run(r, &res, &err))
+        g_error("replay: %s", err);
+    ics_replay_free(r);
+    return res;
+}
+
+/* Sum of the durations of rank r's compute ops whose names start with `prefix`. */
+static ics_time compute_ps(const ics_trace *tr, int r, const char *prefix)
+{
+    ics_time t = 0;
+    for (int i = 0; i < ics_trace_nops(tr, r); i++) {
+        const ics_trace_op *op = ics_trace_get_op(tr, r, i);
+        if (op->kind == ICS_TOP_COMPUTE && g_str_has_prefix(op->name, prefix))
+            t += op->duration_ps;
+    }
+    return t;
+}
+
+/* What a one-byte transfer between GPUs 0 and 1 costs with no fixed p2p cost: the slack the
+ * bubble checks allow per transfer. */
+static ics_time one_byte_ps(const ics_topo *t)
+{
+    ics_trace *tr = ics_trace_new(2);
+    for (int r = 0; r < 2; r++)
+        ics_trace_add_stream(tr, r, "s");
+    ics_trace_op send = {.kind = ICS_TOP_SEND, .cat = ICS_CAT_PP, .peer = 1, .bytes = 1};
+    ics_trace_op recv = {.kind = ICS_TOP_RECV, .cat = ICS_CAT_PP, .peer = 0, .bytes = 1};
+    ics_trace_add_op(tr, 0, &send, NULL, 0);
+    ics_trace_add_op(tr, 1, &recv, NULL, 0);
+    ics_replay_result res = replay(tr, t, 0);
+    ics_trace_free(tr);
+    return res.step_ps;
+}
+
+/* With communication free, a pipeline step lasts m (F + B) plus the bubble (p - 1)(F + B) / vp:
+ * (p - 1) / m of the ideal time for 1F1B, (p - 1) / (m vp) interleaved. F and B are one
+ * micro-batch's forward and backward through a stage's layers. Each transfer on the critical
+ * path may add its one-byte latency. */
+static void check_bubble(int pp, int vp, int m)
+{
+    ics_hw *hw = load_hw("dgx-h100.json", 0);
+    ics_topo *t = ics_topo_new(hw);
+    ics_model model = small_gpt();
+    model.tied_embeddings = false;
+    ics_layout l = ics_layout_defaults();
+    l.pp = pp;
+    l.vp = vp;
+    l.gbs = m;
+    ics_trace *gen = build(&model, &l, gpu_of(hw));
+    ics_trace *tr = free_comm(gen);
+    ics_time fb = (compute_ps(tr, 0, "fwd.") + compute_ps(tr, 0, "bwd.")) / m;
+    ics_time ideal = m * fb, bubble = (pp - 1) * fb / vp;
+    ics_replay_result res = replay(tr, t, 0);
+    ics_time slack = 2 * (ics_time)(m * vp + pp) * one_byte_ps(t) + 1000;
+    g_test_message("pp %d vp %d m %d: step %.3f ms, ideal %.3f ms, bubble %.4f (closed form "
+                   "%.4f)",
+                   pp, vp, m, res.step_ps / 1e9, ideal / 1e9, (double)(res.step_ps - ideal) / ideal,
+                   (double)(pp - 1) / (m * vp));
+    g_assert_cmpint(res.step_ps, >=, ideal + bubble - 100);
+    g_assert_cmpint(res.step_ps, <=, ideal + bubble + slack);
+    ics_trace_free(tr);
+    ics_trace_free(gen);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+}
+
+static void test_bubble_1f1b(void)
+{
+    check_bubble(4, 1, 8);
+    check_bubble(8, 1, 4);
+}
+
+static void test_bubble_interleaved(void)
+{
+    check_bubble(4, 2, 8);
+    check_bubble(4, 2, 4);
+}
+
+/* What one all-reduce of `bytes` over GPUs 0..n-1 lasts alone (memoized, as the replays here
+ * run them). */
+static ics_time all_reduce_ps(const ics_topo *t, int n, uint64_t bytes)
+{
+    ics_trace *tr = ics_trace_new(n);
+    int *ranks = g_new(int, n);
+    for (int r = 0; r < n; r++) {
+        ranks[r] = r;
+        ics_trace_add_stream(tr, r, "s");
+    }
+    int c = ics_trace_add_comm(tr, ranks, n, "dp");
+    ics_trace_op op = {.kind = ICS_TOP_COLL,
+                       .cat = ICS_CAT_DP,
+                       .comm = c,
+                       .coll = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = bytes, .dtype_bytes = 4}};
+    for (int r = 0; r < n; r++)
+        ics_trace_add_op(tr, r, &op, NULL, 0);
+    ics_replay_result res = replay(tr, t, -1);
+    ics_trace_free(tr);
+    g_free(ranks);
+    return res.step_ps;
+}
+
+/* A data-parallel-only rank's step by hand: compute ops back to back on their stream, each
+ * bucket's all-reduce on the dp stream from when its gradients are ready and the previous one
+ * is done, the optimizer after the last. *exposed: the time the compute stream waits. */
+static ics_time dp_step_by_hand(const ics_trace *tr, const ics_topo *t, int n, ics_time *exposed)
+{
+    int nops = ics_trace_nops(tr, 0);
+    ics_time *end = g_new0(ics_time, nops), compute_end = 0, dp_end = 0, waited = 0;
+    for (int i = 0; i < nops; i++) {
+        const ics_trace_op *op = ics_trace_get_op(tr, 0, i);
+        int nd;
+        const int *deps = ics_trace_op_deps(tr, 0, i, &nd);
+        ics_time ready = op->stream == ICS_WL_STREAM_DP ? dp_end : compute_end;
+        for (int d = 0; d < nd; d++)
+            ready = MAX(ready, end[deps[d]]);
+        if (op->stream == ICS_WL_STREAM_DP) {
+            end[i] = dp_end = ready + all_reduce_ps(t, n, op->coll.size_bytes);
+        } else {
+            waited += ready - compute_end;
+            end[i] = compute_end = ready + op->duration_ps;
+        }
+    }
+    g_free(end);
+    *exposed = waited;
+    return MAX(compute_end, dp_end);
+}
+
+/* Data parallelism alone: with overlap, the buckets reduce while the backward goes on, and
+ * only what the backward cannot cover shows (here the embedding's bucket, whose backward is
+ * short); without, every bucket waits for the end of the backward. The replay matches the
+ * step worked out by hand, and overlap hides all but the tail. */
+static void test_dp_overlap(void)
+{
+    ics_hw *hw = load_hw("dgx-h100.json", 0);
+    ics_topo *t = ics_topo_new(hw);
+    ics_model m = small_gpt();
+    ics_layout l = ics_layout_defaults();
+    l.dp = 8;
+    l.mbs = 4;
+    l.gbs = 64; /* 2 micro-batches */
+    l.bucket_bytes = 4 * 4000000;
+    ics_time step[2], exposed[2], compute = 0, total_ar = 0, last_ar = 0;
+    for (int overlap = 0; overlap < 2; overlap++) {
+        l.overlap_grad_reduce = overlap;
+        ics_trace *tr = build(&m, &l, gpu_of(hw));
+        step[overlap] = replay(tr, t, -1).step_ps;
+        g_assert_cmpint(step[overlap], ==, dp_step_by_hand(tr, t, 8, &exposed[overlap]));
+        compute = compute_ps(tr, 0, "");
+        total_ar = last_ar = 0;
+        for (int i = 0; i < ics_trace_nops(tr, 0); i++) {
+            const ics_trace_op *op = ics_trace_get_op(tr, 0, i);
+            if (op->kind == ICS_TOP_COLL)
+                total_ar += last_ar = all_reduce_ps(t, 8, op->coll.size_bytes);
+        }
+        ics_trace_free(tr);
+    }
+    g_test_message("compute %.3f ms, all-reduces %.3f ms (last %.3f); exposed without overlap "
+                   "%.3f ms, with %.3f ms",
+                   compute / 1e9, total_ar / 1e9, last_ar / 1e9, exposed[0] / 1e9,
+                   exposed[1] / 1e9);
+    g_assert_cmpint(exposed[0], ==, total_ar);
+    g_assert_cmpint(exposed[1], <, total_ar / 4);
+    g_assert_cmpint(exposed[1], >=, last_ar);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+}
+
+/* Folded and full traces of a symmetric job replay to the same step (collectives memoized). */
+static void test_fold_replay(void)
+{
+    ics_hw *hw = load_hw("dgx-h100.json", 0);
+    ics_topo *t = ics_topo_new(hw);
+    ics_model m = small_gpt();
+    ics_layout l = ics_layout_defaults();
+    l.tp = 2;
+    l.pp = 2;
+    l.dp = 2;
+    l.gbs = 8;
+    ics_trace *full = build(&m, &l, gpu_of(hw));
+    l.fold = true;
+    ics_trace *fold = build(&m, &l, gpu_of(hw));
+    g_assert_cmpint(replay(full, t, -1).step_ps, ==, replay(fold, t, -1).step_ps);
+    ics_trace_free(full);
+    ics_trace_free(fold);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+}
+
+/* ---- scale ----------------------------------------------------------------------------------- */
+
+/* GPT-3 175B on 1024 GPUs (TP 8, PP 8, DP 16, gbs 1536, mbs 1, full recomputation): the full
+ * trace has tp x dp times the ops of the folded one; both build in seconds. */
+static void test_gpt3_1024(void)
+{
+    if (!g_test_slow()) {
+        g_test_skip("slow: run with -m slow");
+        return;
+    }
+    ics_model_catalog *c = catalog();
+    ics_hw *hw = load_hw("dgx-a100.json", 0);
+    ics_layout l = ics_layout_defaults();
+    l.tp = 8;
+    l.pp = 8;
+    l.dp = 16;
+    l.gbs = 1536;
+    l.recompute = ICS_RECOMPUTE_FULL;
+    long ops[2];
+    for (int fold = 1; fold >= 0; fold--) {
+        l.fold = fold;
+        gint64 t0 = g_get_monotonic_time();
+        char *err = NULL;
+        ics_trace *tr = ics_workload_build(ics_model_find(c, "gpt3-175b"), &l, gpu_of(hw), &err);
+        g_assert_nonnull(tr);
+        double secs = (g_get_monotonic_time() - t0) / 1e6;
+        ops[fold] = 0;
+        for (int r = 0; r < ics_trace_nranks(tr); r++)
+            ops[fold] += ics_trace_nops(tr, r);
+        g_test_message("gpt3-175b on 1024 GPUs, %s: %ld ops, built in %.2f s",
+                       fold ? "folded" : "full", ops[fold], secs);
+        ics_trace_free(tr);
+    }
+    g_assert_cmpint(ops[0], ==, ops[1] * 8 * 16);
+    ics_hw_free(hw);
+    ics_model_catalog_free(c);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/workload/catalog", test_catalog);
+    g_test_add_func("/workload/layer-params", test_layer_params);
+    g_test_add_func("/workload/catalog-errors", test_catalog_errors);
+    g_test_add_func("/workload/layout-errors", test_layout_errors);
+    g_test_add_func("/workload/ranks", test_ranks);
+    g_test_add_func("/workload/flops-formula", test_flops_formula);
+    g_test_add_func("/workload/flops-6nt", test_flops_6nt);
+    g_test_add_func("/workload/compute-model", test_compute_model);
+    g_test_add_func("/workload/schedules", test_schedules);
+    g_test_add_func("/workload/structure", test_structure);
+    g_test_add_func("/workload/structure-sp", test_structure_sp);
+    g_test_add_func("/workload/structure-recompute", test_structure_recompute);
+    g_test_add_func("/workload/structure-dist-opt", test_structure_dist_opt);
+    g_test_add_func("/workload/fold", test_fold);
+    g_test_add_func("/workload/bubble-1f1b", test_bubble_1f1b);
+    g_test_add_func("/workload/bubble-interleaved", test_bubble_interleaved);
+    g_test_add_func("/workload/dp-overlap", test_dp_overlap);
+    g_test_add_func("/workload/fold-replay", test_fold_replay);
+    g_test_add_func("/workload/gpt3-1024", test_gpt3_1024);
+    return g_test_run();
+}
