@@ -19,6 +19,13 @@ typedef struct {
     ics_time base_lat_ps;        /* launch + protocol start-up, once */
     ics_time step_lat_ps;        /* per step on the path (NCCL's per-hop latency) */
     uint64_t reduce_bytes_per_s; /* GPU reduction rate (HBM-bound) */
+    /* Algorithms that mix link classes (tree, NVLS-Tree, CollNet, PAT) price each leg apart:
+     * wire bytes per payload byte of a transfer inside a node (protocol, and NCCL's kernel
+     * rate on NVLink), of one across the network (protocol), of an NVLS switch op (per byte
+     * each GPU pushes: NVLS efficiency); and NCCL's per-hop latency across the network
+     * (step_lat_ps is then the hop inside a node). */
+    double intra_wire_factor, net_wire_factor, nvls_wire_factor;
+    ics_time net_step_lat_ps;
 } ics_algo_ctx;
 
 typedef struct {
@@ -32,10 +39,50 @@ typedef struct {
 extern const ics_algo_ops ics_algo_ring;
 extern const ics_algo_ops ics_algo_nvls;
 extern const ics_algo_ops ics_algo_direct;
+extern const ics_algo_ops ics_algo_tree;
+extern const ics_algo_ops ics_algo_nvls_tree;
+extern const ics_algo_ops ics_algo_collnet_direct;
+extern const ics_algo_ops ics_algo_collnet_chain;
+extern const ics_algo_ops ics_algo_pat;
 
 /* Bytes to put on the wire for `payload` bytes under the context's protocol and kernel. */
 uint64_t ics_algo_wire(const ics_algo_ctx *c, uint64_t payload);
 /* Time for a GPU to reduce `bytes` (read two inputs, write one). */
 ics_time ics_algo_reduce_time(const ics_algo_ctx *c, uint64_t bytes);
+/* Wire bytes for `payload` on a leg of a mixed algorithm (factors above). */
+uint64_t ics_algo_wire_by(double factor, uint64_t payload);
+/* Bytes of piece i of `total` split in `parts` (the last takes the remainder). */
+uint64_t ics_algo_piece(uint64_t total, int parts, int i);
+
+/* The communicator's nodes: ranks grouped by the node of their device, nodes in order of their
+ * lowest rank, ranks in rank order inside each. Node k's ranks (indices into ctx ranks) are
+ * rank[start[k] .. start[k + 1]). */
+typedef struct {
+    int nnodes;
+    int *start; /* nnodes + 1, owned */
+    int *rank;  /* n, owned */
+} ics_algo_nodes;
+
+/* Fills *g for ranks (devices) of t. Free its arrays with ics_algo_nodes_clear. O(n^2) worst
+ * case; fine for the thousands of ranks a communicator has. */
+void ics_algo_nodes_init(const ics_topo *t, const int *ranks, int n, ics_algo_nodes *g);
+void ics_algo_nodes_clear(ics_algo_nodes *g);
+static inline int ics_algo_nodes_size(const ics_algo_nodes *g, int k)
+{
+    return g->start[k + 1] - g->start[k];
+}
+
+/* NCCL's double binary tree over m nodes (src/graph/trees.cc): in tree 0 node 0 is the root and
+ * the others form a binary tree by the lowest set bit of their index; tree 1 is tree 0 mirrored
+ * (k -> m-1-k) for even m, shifted by one (k -> k+1 mod m) for odd m, so that a leaf of one
+ * tree is an inner node of the other. Node k's parent (-1 at the root) and children (-1: none)
+ * in `tree` (0 or 1); child[0] below k's index in the tree's numbering, child[1] above. */
+void ics_algo_dtree(int m, int tree, int k, int *parent, int child[2]);
+
+/* The compute NIC of each head: the local ranks of node k (in rank order) whose nearest NIC
+ * no earlier rank of the node uses. Fills heads[] (rank indices) and nics[] (device ids, may be
+ * NULL); returns the count (0 if the node has no compute NIC). */
+int ics_algo_node_heads(const ics_topo *t, const int *ranks, const ics_algo_nodes *g, int k,
+                        int *heads, int *nics);
 
 #endif

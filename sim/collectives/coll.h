@@ -26,7 +26,11 @@ typedef enum {
     ICS_ALGO_RING,
     ICS_ALGO_TREE,
     ICS_ALGO_NVLS,
-    ICS_ALGO_DIRECT, /* all-to-all, send/recv: every pair at once */
+    ICS_ALGO_DIRECT,         /* all-to-all, send/recv: every pair at once */
+    ICS_ALGO_NVLS_TREE,      /* NVLS inside each node, double binary tree across nodes */
+    ICS_ALGO_COLLNET_DIRECT, /* IB SHARP; every GPU with a NIC is a head */
+    ICS_ALGO_COLLNET_CHAIN,  /* IB SHARP; a chain inside each node */
+    ICS_ALGO_PAT,            /* all-gather, reduce-scatter, one GPU per node */
     ICS_ALGO_COUNT
 } ics_coll_algo;
 
@@ -42,12 +46,13 @@ typedef struct {
 } ics_coll_req;
 
 /* What the tuner may use: -1 / ICS_*_COUNT mean "choose" (NCCL_ALGO, NCCL_PROTO,
- * NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS, NCCL_NVLS_ENABLE). */
+ * NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE). */
 typedef struct {
     int algo;                       /* an ics_coll_algo, or -1 */
     int proto;                      /* an ics_coll_proto, or -1 */
     int min_channels, max_channels; /* 0: NCCL's defaults */
     bool nvls_enable;
+    bool collnet_enable; /* CollNet (SHARP) as NCCL: off unless asked for, even when forced */
 } ics_coll_tuning;
 
 typedef struct {
@@ -78,11 +83,12 @@ struct ics_sched *ics_comm_plan(ics_comm *c, const ics_coll_req *req, const ics_
                                 ics_coll_result *out);
 
 /* The tuning NCCL's environment variables ask for (NCCL_ALGO, NCCL_PROTO, NCCL_NVLS_ENABLE,
- * NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS); unknown values are reported in *err and ignored. */
+ * NCCL_COLLNET_ENABLE, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS); unknown values are reported in
+ * *err and ignored. */
 void ics_coll_tuning_from_env(ics_coll_tuning *t, char **err);
 
 const char *ics_coll_op_name(ics_coll_op op);      /* nccl-tests' names: "all_reduce" */
-const char *ics_coll_algo_name(ics_coll_algo a);   /* NCCL's names: "Ring", "NVLS" */
+const char *ics_coll_algo_name(ics_coll_algo a);   /* NCCL's names: "Ring", "NVLSTree" */
 const char *ics_coll_proto_name(ics_coll_proto p); /* "LL", "LL128", "Simple" */
 /* busbw = algbw x factor, nccl-tests' definitions. */
 double ics_coll_busbw_factor(ics_coll_op op, int nranks);

@@ -13,12 +13,25 @@ static const ics_algo_ops *const algorithms[ICS_ALGO_COUNT] = {
     [ICS_ALGO_RING] = &ics_algo_ring,
     [ICS_ALGO_NVLS] = &ics_algo_nvls,
     [ICS_ALGO_DIRECT] = &ics_algo_direct,
-    /* ICS_ALGO_TREE: not yet modelled; the tuner never picks an empty row */
+    [ICS_ALGO_TREE] = &ics_algo_tree,
+    [ICS_ALGO_NVLS_TREE] = &ics_algo_nvls_tree,
+    [ICS_ALGO_COLLNET_DIRECT] = &ics_algo_collnet_direct,
+    [ICS_ALGO_COLLNET_CHAIN] = &ics_algo_collnet_chain,
+    [ICS_ALGO_PAT] = &ics_algo_pat,
 };
 
 static const char *const op_names[] = {"all_reduce", "all_gather", "reduce_scatter", "alltoall",
                                        "broadcast",  "reduce",     "sendrecv"};
-static const char *const algo_names[] = {"Ring", "Tree", "NVLS", "Direct"};
+static const char *const algo_names[ICS_ALGO_COUNT] = {
+    [ICS_ALGO_RING] = "Ring",
+    [ICS_ALGO_TREE] = "Tree",
+    [ICS_ALGO_NVLS] = "NVLS",
+    [ICS_ALGO_DIRECT] = "Direct",
+    [ICS_ALGO_NVLS_TREE] = "NVLSTree",
+    [ICS_ALGO_COLLNET_DIRECT] = "CollNetDirect",
+    [ICS_ALGO_COLLNET_CHAIN] = "CollNetChain",
+    [ICS_ALGO_PAT] = "PAT",
+};
 static const char *const proto_names[] = {"LL", "LL128", "Simple"};
 
 struct ics_comm {
@@ -97,6 +110,72 @@ ics_time ics_algo_reduce_time(const ics_algo_ctx *c, uint64_t bytes)
     return c->reduce_bytes_per_s ? ics_time_serialize(3 * bytes, c->reduce_bytes_per_s) : 0;
 }
 
+uint64_t ics_algo_wire_by(double factor, uint64_t payload)
+{
+    return (uint64_t)llround((double)payload * factor);
+}
+
+uint64_t ics_algo_piece(uint64_t total, int parts, int i)
+{
+    uint64_t each = total / (uint64_t)parts;
+    return i + 1 < parts ? each : total - each * (uint64_t)(parts - 1);
+}
+
+void ics_algo_nodes_init(const ics_topo *t, const int *ranks, int n, ics_algo_nodes *g)
+{
+    int *node = g_new(int, n), *seen = g_new(int, n), nnodes = 0;
+    for (int r = 0; r < n; r++) {
+        node[r] = ics_topo_dev_get(t, ranks[r])->node;
+        bool known = false;
+        for (int k = 0; k < nnodes && !known; k++)
+            known = seen[k] == node[r];
+        if (!known)
+            seen[nnodes++] = node[r];
+    }
+    g->nnodes = nnodes;
+    g->start = g_new(int, nnodes + 1);
+    g->rank = g_new(int, n);
+    int at = 0;
+    for (int k = 0; k < nnodes; k++) {
+        g->start[k] = at;
+        for (int r = 0; r < n; r++)
+            if (node[r] == seen[k])
+                g->rank[at++] = r;
+    }
+    g->start[nnodes] = at;
+    g_free(node);
+    g_free(seen);
+}
+
+void ics_algo_nodes_clear(ics_algo_nodes *g)
+{
+    g_free(g->start);
+    g_free(g->rank);
+    *g = (ics_algo_nodes){0};
+}
+
+int ics_algo_node_heads(const ics_topo *t, const int *ranks, const ics_algo_nodes *g, int k,
+                        int *heads, int *nics)
+{
+    int count = 0;
+    int *used = g_new(int, ics_algo_nodes_size(g, k));
+    for (int i = g->start[k]; i < g->start[k + 1]; i++) {
+        int nic = ics_route_nic_of_gpu(t, ranks[g->rank[i]]);
+        bool taken = nic < 0;
+        for (int j = 0; j < count && !taken; j++)
+            taken = used[j] == nic;
+        if (taken)
+            continue;
+        used[count] = nic;
+        heads[count] = g->rank[i];
+        if (nics)
+            nics[count] = nic;
+        count++;
+    }
+    g_free(used);
+    return count;
+}
+
 static void fill_ctx(const ics_comm *c, const ics_coll_req *req, ics_coll_algo algo,
                      ics_coll_proto proto, int nch, ics_algo_ctx *ctx)
 {
@@ -109,7 +188,10 @@ static void fill_ctx(const ics_comm *c, const ics_coll_req *req, ics_coll_algo a
                           .wire_factor = ics_tuner_wire_factor(&c->tuner, algo, proto),
                           .base_lat_ps = ics_tuner_base_lat(&c->tuner, algo, proto),
                           .step_lat_ps = ics_tuner_step_lat(&c->tuner, algo, proto),
-                          .reduce_bytes_per_s = c->tuner.reduce_bytes_per_s};
+                          .reduce_bytes_per_s = c->tuner.reduce_bytes_per_s,
+                          .net_step_lat_ps = ics_tuner_net_step_lat(&c->tuner, algo, proto)};
+    ics_tuner_leg_factors(&c->tuner, algo, proto, &ctx->intra_wire_factor, &ctx->net_wire_factor,
+                          &ctx->nvls_wire_factor);
 }
 
 static bool supports(const ics_tuner *tu, ics_coll_algo algo, const ics_coll_req *req)
@@ -188,6 +270,8 @@ void ics_coll_tuning_from_env(ics_coll_tuning *t, char **err)
     }
     if ((v = g_getenv("NCCL_NVLS_ENABLE")) && *v)
         t->nvls_enable = atoi(v) != 0;
+    if ((v = g_getenv("NCCL_COLLNET_ENABLE")) && *v)
+        t->collnet_enable = atoi(v) != 0;
     if ((v = g_getenv("NCCL_MIN_NCHANNELS")) && *v)
         t->min_channels = MAX(0, atoi(v));
     if ((v = g_getenv("NCCL_MAX_NCHANNELS")) && *v)

@@ -13,11 +13,13 @@
 
 /* NCCL 2.30 tuning.cc, microseconds, [LL, LL128, Simple]. */
 static const double base_lat_us[ICS_ALGO_COUNT][ICS_PROTO_COUNT] = {
-    [ICS_ALGO_RING] = {6.6, 14.0, 8.4},
-    [ICS_ALGO_TREE] = {6.8, 14.0, 8.4},
-    [ICS_ALGO_NVLS] = {0, 0, 0},
-    [ICS_ALGO_DIRECT] = {6.6, 14.0, 8.4},
+    [ICS_ALGO_RING] = {6.6, 14.0, 8.4},   [ICS_ALGO_TREE] = {6.8, 14.0, 8.4},
+    [ICS_ALGO_NVLS] = {0, 0, 0},          [ICS_ALGO_DIRECT] = {6.6, 14.0, 8.4},
+    [ICS_ALGO_NVLS_TREE] = {0, 0, 0},     [ICS_ALGO_COLLNET_DIRECT] = {0, 0, 0},
+    [ICS_ALGO_COLLNET_CHAIN] = {0, 0, 0}, [ICS_ALGO_PAT] = {8.0, 8.0, 8.0},
 };
+/* PAT's linear part: NCCL adds 2.8 us per rank to its latency ("still a linear part") */
+#define PAT_PER_RANK_US 2.8
 /* per-hop latency by the slowest link class on the path: NVLink, PCI, network */
 static const double hop_lat_us[3][ICS_PROTO_COUNT] = {
     {0.6, 1.9, 3.4},  /* NVLink */
@@ -99,6 +101,7 @@ void ics_tuner_init(ics_tuner *tu, const ics_topo *t, const int *ranks, int n)
         tu->kernel_eff = MIN(1.0, nccl_link_gbps(g->arch) / per_link);
     }
     tu->reduce_bytes_per_s = g->hbm_bw_bytes_per_s;
+    ics_tuner_nccl_init(tu);
 }
 
 double ics_tuner_wire_factor(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto)
@@ -113,11 +116,40 @@ double ics_tuner_wire_factor(const ics_tuner *tu, ics_coll_algo algo, ics_coll_p
 
 ics_time ics_tuner_base_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto)
 {
-    return (ics_time)llround(base_lat_us[algo][proto] * ICS_PS_PER_US);
+    double us = base_lat_us[algo][proto] + (algo == ICS_ALGO_PAT ? tu->n * PAT_PER_RANK_US : 0);
+    return (ics_time)llround(us * ICS_PS_PER_US);
+}
+
+static bool mixed_legs(ics_coll_algo algo)
+{
+    return algo == ICS_ALGO_TREE || algo == ICS_ALGO_NVLS_TREE || algo == ICS_ALGO_COLLNET_DIRECT ||
+           algo == ICS_ALGO_COLLNET_CHAIN || algo == ICS_ALGO_PAT;
+}
+
+ics_time ics_tuner_net_step_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto)
+{
+    return mixed_legs(algo) ? ics_tuner_nccl_hop_lat(tu, algo, proto, true)
+                            : ics_tuner_step_lat(tu, algo, proto);
+}
+
+double ics_tuner_nvls_eff(const ics_tuner *tu)
+{
+    return nvls_eff(tu->arch);
+}
+
+void ics_tuner_leg_factors(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto,
+                           double *intra, double *net, double *nvls)
+{
+    (void)algo;
+    *net = 1.0 / proto_eff[proto];
+    *intra = *net / (tu->intra_class == 0 ? tu->kernel_eff : 1.0);
+    *nvls = *net / tu->kernel_eff / nvls_eff(tu->arch);
 }
 
 ics_time ics_tuner_step_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto)
 {
+    if (mixed_legs(algo))
+        return ics_tuner_nccl_hop_lat(tu, algo, proto, false);
     if (algo == ICS_ALGO_NVLS)
         return (ics_time)llround(nvls_lat_us[tu->ring_class == 2] * ICS_PS_PER_US);
     return (ics_time)llround(hop_lat_us[tu->ring_class][proto] * ICS_PS_PER_US);
@@ -127,6 +159,8 @@ ics_time ics_tuner_step_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_pr
 static double estimate_us(const ics_tuner *tu, const ics_coll_req *req, ics_coll_algo algo,
                           ics_coll_proto proto)
 {
+    if (ics_tuner_nccl_prices(tu, req, algo)) /* tuner_nccl.c */
+        return ics_tuner_nccl_estimate_us(tu, req, algo, proto);
     int n = tu->n;
     double steps = req->op == ICS_COLL_ALL_REDUCE ? 2.0 * (n - 1) : n - 1;
     double lat =
@@ -148,7 +182,13 @@ bool ics_tuner_pick(const ics_tuner *tu, const ics_coll_req *req, const ics_coll
     for (int a = 0; a < ICS_ALGO_COUNT; a++) {
         if ((want->algo >= 0 && want->algo != a) || !supports(tu, (ics_coll_algo)a, req))
             continue;
-        if (a == ICS_ALGO_NVLS && !want->nvls_enable)
+        if ((a == ICS_ALGO_NVLS || a == ICS_ALGO_NVLS_TREE) && !want->nvls_enable)
+            continue;
+        /* Tree only across nodes (inside one it is a chain, which NCCL leaves to the ring) */
+        if (a == ICS_ALGO_TREE && tu->nnodes == 1 && want->algo != a)
+            continue;
+        /* CollNet needs NCCL_COLLNET_ENABLE=1 in NCCL, even under NCCL_ALGO */
+        if ((a == ICS_ALGO_COLLNET_DIRECT || a == ICS_ALGO_COLLNET_CHAIN) && !want->collnet_enable)
             continue;
         for (int p = 0; p < ICS_PROTO_COUNT; p++) {
             if ((want->proto >= 0 && want->proto != p) ||

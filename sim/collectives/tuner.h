@@ -14,6 +14,15 @@ typedef struct {
     int ring_class;              /* its slowest link class: 0 NVLink, 1 PCI, 2 network */
     double kernel_eff;           /* NCCL kernels' NVLink rate over our links' payload rate */
     uint64_t reduce_bytes_per_s; /* GPU memory bandwidth */
+    /* What NCCL's model of the algorithms that span nodes reads (tuner_nccl.c): */
+    int nnodes, ppn;   /* nodes, ranks per node (nRanks / nNodes, as NCCL) */
+    int intra_class;   /* slowest link class between a node's ranks: 0 NVLink, 1 PCI */
+    double intra_gbps; /* one node's rank-order ring at NCCL's kernel rate, GB/s (NCCL's
+                          nChannels x bwIntra); INFINITY with one rank per node */
+    double net_gbps;   /* the smallest node's compute NICs in use, summed, GB/s (nChannels x
+                          bwInter); 0 on a single node */
+    int heads;         /* the fewest distinct NICs a node's ranks use (CollNet heads) */
+    bool amd_cpu;      /* NCCL's LL ceilings and network overhead differ on AMD hosts */
 } ics_tuner;
 
 void ics_tuner_init(ics_tuner *tu, const ics_topo *t, const int *ranks, int n);
@@ -21,11 +30,34 @@ void ics_tuner_init(ics_tuner *tu, const ics_topo *t, const int *ranks, int n);
 double ics_tuner_wire_factor(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto);
 ics_time ics_tuner_base_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto);
 ics_time ics_tuner_step_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto);
+/* NCCL's latency of one network hop of algo (tree, NVLS-Tree, CollNet, PAT). */
+ics_time ics_tuner_net_step_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto);
+/* Wire bytes per payload byte of the legs of algorithms that mix link classes: inside a node,
+ * across the network, and pushed into an NVLS switch (see ics_algo_ctx). */
+void ics_tuner_leg_factors(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto,
+                           double *intra, double *net, double *nvls);
 /* The fastest allowed combination by NCCL's cost model; false if none applies. */
 bool ics_tuner_pick(const ics_tuner *tu, const ics_coll_req *req, const ics_coll_tuning *want,
                     bool (*supports)(const ics_tuner *, ics_coll_algo, const ics_coll_req *),
                     ics_coll_algo *algo, ics_coll_proto *proto);
 int ics_tuner_channels(const ics_tuner *tu, const ics_coll_req *req, const ics_coll_tuning *want,
                        ics_coll_algo algo);
+
+/* NCCL's NVLS efficiency for the tuner's GPU (0.85 Hopper, 0.74 Blackwell). */
+double ics_tuner_nvls_eff(const ics_tuner *tu);
+
+/* ---- tuner_nccl.c: NCCL's cost model where its per-leg terms matter: Tree, NVLS-Tree, CollNet,
+ * PAT, and rings across nodes (intra- and inter-node steps priced apart) ---- */
+
+/* Fills the nnodes .. amd_cpu fields of tu (called by ics_tuner_init). */
+void ics_tuner_nccl_init(ics_tuner *tu);
+/* True if tuner_nccl.c prices this combination (the estimate below applies). */
+bool ics_tuner_nccl_prices(const ics_tuner *tu, const ics_coll_req *req, ics_coll_algo algo);
+/* NCCL's time estimate, microseconds; INFINITY where NCCL would not run the combination. */
+double ics_tuner_nccl_estimate_us(const ics_tuner *tu, const ics_coll_req *req, ics_coll_algo algo,
+                                  ics_coll_proto proto);
+/* NCCL's per-hop latency of algo inside a node (net false) or across the network, ps. */
+ics_time ics_tuner_nccl_hop_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto,
+                                bool net);
 
 #endif

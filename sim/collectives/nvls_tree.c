@@ -1,0 +1,206 @@
+/* NVLS-Tree all-reduce (NVSwitch gen3+, more than one node): inside each node the NVSwitches
+ * reduce (NVLS); across nodes NCCL's double binary tree among the heads moves the node sums up
+ * and the result down; each head hands the result to its node. The data is split over the
+ * heads (the GPUs with a NIC of their own, NCCL's NVLS heads) and each head's part in halves,
+ * one per tree. Two stand-ins until schedules have the steps (see docs/collectives.md): the
+ * in-switch reduction is a REDUCE step, which returns the sum to every local GPU where NVLS
+ * returns it to the head only, and the multicast of the result is a send from the head to each
+ * local GPU. */
+#include "algo.h"
+
+#define CHUNK_BYTES          (512 * 1024)
+#define MAX_SLICES_PER_LEVEL 16
+#define MAX_SW               64
+
+/* The NVLS switches every rank of node k is wired to, and rank 0's link count to each. */
+static int node_switches(const ics_algo_ctx *c, const ics_algo_nodes *g, int k, int *sw, int *links)
+{
+    int n = 0, deg, first = c->ranks[g->rank[g->start[k]]];
+    const int *out = ics_topo_out(c->t, first, &deg);
+    for (int i = 0; i < deg && n < MAX_SW; i++) {
+        const ics_topo_chan *ch = ics_topo_chan_get(c->t, out[i]);
+        const ics_topo_dev *d = ics_topo_dev_get(c->t, ch->dst);
+        if (d->kind != ICS_DEV_NVSWITCH || !d->switch_type || !d->switch_type->sharp)
+            continue;
+        for (int j = g->start[k] + 1; j < g->start[k + 1]; j++)
+            if (ics_topo_chan_between(c->t, c->ranks[g->rank[j]], ch->dst) < 0)
+                return 0;
+        sw[n] = ch->dst;
+        links[n++] = ch->width;
+    }
+    return n;
+}
+
+/* Heads per node (the same count everywhere), or 0 if NVLS-Tree cannot run. */
+static int check(const ics_algo_ctx *c, const ics_algo_nodes *g, int *heads)
+{
+    int H = -1, sw[MAX_SW], links[MAX_SW];
+    if (c->req.op != ICS_COLL_ALL_REDUCE || g->nnodes < 2)
+        return 0;
+    int *tmp = g_new(int, c->n);
+    for (int k = 0; k < g->nnodes; k++) {
+        int h = ics_algo_node_heads(c->t, c->ranks, g, k, heads ? heads + k * c->n : tmp, NULL);
+        if (ics_algo_nodes_size(g, k) < 2 || node_switches(c, g, k, sw, links) == 0 || h == 0 ||
+            (H >= 0 && h != H)) {
+            H = 0;
+            break;
+        }
+        H = h;
+    }
+    g_free(tmp);
+    return MAX(H, 0);
+}
+
+static bool nvls_tree_supports(const ics_algo_ctx *c)
+{
+    ics_algo_nodes g;
+    ics_algo_nodes_init(c->t, c->ranks, c->n, &g);
+    bool ok = check(c, &g, NULL) > 0;
+    ics_algo_nodes_clear(&g);
+    return ok;
+}
+
+/* Node k's in-switch reduction of b bytes: one REDUCE per switch by its share of the links;
+ * returns a step that ends with the last. */
+static int node_reduce(const ics_algo_ctx *c, ics_sched *s, const ics_algo_nodes *g, int k,
+                       uint64_t b, int dep)
+{
+    int sw[MAX_SW], links[MAX_SW], nsw = node_switches(c, g, k, sw, links), total = 0;
+    int m = ics_algo_nodes_size(g, k), *devs = g_new(int, m), ids[MAX_SW];
+    for (int i = 0; i < m; i++)
+        devs[i] = c->ranks[g->rank[g->start[k] + i]];
+    for (int j = 0; j < nsw; j++)
+        total += links[j];
+    uint64_t left = b;
+    for (int j = 0; j < nsw; j++) {
+        uint64_t share = j + 1 < nsw ? b * (uint64_t)links[j] / (uint64_t)total : left;
+        left -= share;
+        ids[j] = ics_sched_reduce(s, devs, m, sw[j], ics_algo_wire_by(c->nvls_wire_factor, share),
+                                  &dep, 1);
+    }
+    g_free(devs);
+    return ics_sched_delay(s, 0, ids, nsw);
+}
+
+/* Nodes of a tree, parents before children. */
+static void tree_order(int m, int tree, int *order)
+{
+    int head = 0, tail = 0;
+    for (int k = 0; k < m; k++) {
+        int up, child[2];
+        ics_algo_dtree(m, tree, k, &up, child);
+        if (up < 0)
+            order[tail++] = k;
+    }
+    while (head < tail) {
+        int up, child[2];
+        ics_algo_dtree(m, tree, order[head++], &up, child);
+        for (int i = 0; i < 2; i++)
+            if (child[i] >= 0)
+                order[tail++] = child[i];
+    }
+    g_assert(tail == m);
+}
+
+typedef struct {
+    int *red;   /* per node: its last in-switch reduction (in order) */
+    int *up;    /* per node: its last send to its parent */
+    int *down;  /* per node: its parent's last send to it */
+    int *local; /* per rank: its head's last send to it */
+} lane_fifo;
+
+/* One slice of one head's half on one tree. */
+static void nvls_tree_slice(const ics_algo_ctx *c, ics_sched *s, const ics_algo_nodes *g,
+                            const int *heads, int h, int tree, const int *order, uint64_t b,
+                            int start, lane_fifo *f)
+{
+    int m = g->nnodes, *have = g_new(int, m), *sent = g_new(int, m);
+    for (int k = 0; k < m; k++) {
+        int deps[2] = {start, f->red[k]};
+        f->red[k] = node_reduce(c, s, g, k, b, ics_sched_delay(s, 0, deps, f->red[k] >= 0 ? 2 : 1));
+    }
+    for (int o = m - 1; o >= 0; o--) { /* up: children first */
+        int k = order[o], up, child[2], deps[3] = {f->red[k]}, nd = 1;
+        ics_algo_dtree(m, tree, k, &up, child);
+        for (int i = 0; i < 2; i++)
+            if (child[i] >= 0)
+                deps[nd++] = sent[child[i]];
+        ics_time d = (nd - 1) * ics_algo_reduce_time(c, b) + (up >= 0 ? c->net_step_lat_ps : 0);
+        int ready = ics_sched_delay(s, d, deps, nd);
+        if (up < 0) {
+            have[k] = ready;
+            continue;
+        }
+        int sd[2] = {ready, f->up[k]};
+        sent[k] = f->up[k] =
+            ics_sched_send(s, c->ranks[heads[k * c->n + h]], c->ranks[heads[up * c->n + h]],
+                           ics_algo_wire_by(c->net_wire_factor, b),
+                           (uint64_t)h * 4 + (uint64_t)tree * 2, sd, f->up[k] >= 0 ? 2 : 1);
+    }
+    for (int o = 0; o < m; o++) { /* down: parents first */
+        int k = order[o], up, child[2];
+        ics_algo_dtree(m, tree, k, &up, child);
+        for (int i = 0; i < 2; i++) {
+            int kid = child[i];
+            if (kid < 0)
+                continue;
+            int sd[2] = {ics_sched_delay(s, c->net_step_lat_ps, &have[k], 1), f->down[kid]};
+            have[kid] = f->down[kid] = ics_sched_send(
+                s, c->ranks[heads[k * c->n + h]], c->ranks[heads[kid * c->n + h]],
+                ics_algo_wire_by(c->net_wire_factor, b), (uint64_t)h * 4 + (uint64_t)tree * 2 + 1,
+                sd, f->down[kid] >= 0 ? 2 : 1);
+        }
+        int head = heads[k * c->n + h];
+        for (int i = g->start[k]; i < g->start[k + 1]; i++) { /* the head's multicast */
+            int r = g->rank[i];
+            if (r == head)
+                continue;
+            int sd[2] = {have[k], f->local[r]};
+            f->local[r] = ics_sched_send(
+                s, c->ranks[head], c->ranks[r], ics_algo_wire_by(c->intra_wire_factor, b),
+                (uint64_t)head * 64 + (uint64_t)r, sd, f->local[r] >= 0 ? 2 : 1);
+        }
+    }
+    g_free(have);
+    g_free(sent);
+}
+
+static void nvls_tree_plan(const ics_algo_ctx *c, ics_sched *s)
+{
+    ics_algo_nodes g;
+    ics_algo_nodes_init(c->t, c->ranks, c->n, &g);
+    int m = g.nnodes, *heads = g_new(int, m * c->n), *order = g_new(int, m);
+    int H = check(c, &g, heads), depth = 1;
+    g_assert(H > 0);
+    for (int x = m; x > 1; x >>= 1)
+        depth++;
+    /* NVLS's own latency once (as nvls.c), then NCCL's per network hop */
+    int start = ics_sched_delay(s, c->base_lat_ps + c->step_lat_ps, NULL, 0);
+    lane_fifo f = {g_new(int, m), g_new(int, m), g_new(int, m), g_new(int, c->n)};
+    for (int h = 0; h < H; h++)
+        for (int tree = 0; tree < 2; tree++) {
+            uint64_t bytes = ics_algo_piece(ics_algo_piece(c->req.size_bytes, H, h), 2, tree);
+            int S = (int)MAX(1, MIN((uint64_t)(MAX_SLICES_PER_LEVEL * depth), bytes / CHUNK_BYTES));
+            tree_order(m, tree, order);
+            for (int k = 0; k < m; k++)
+                f.red[k] = f.up[k] = f.down[k] = -1;
+            for (int r = 0; r < c->n; r++)
+                f.local[r] = -1;
+            for (int sl = 0; sl < S; sl++)
+                nvls_tree_slice(c, s, &g, heads, h, tree, order, ics_algo_piece(bytes, S, sl),
+                                start, &f);
+        }
+    g_free(f.red);
+    g_free(f.up);
+    g_free(f.down);
+    g_free(f.local);
+    g_free(heads);
+    g_free(order);
+    ics_algo_nodes_clear(&g);
+}
+
+const ics_algo_ops ics_algo_nvls_tree = {
+    .algo = ICS_ALGO_NVLS_TREE,
+    .supports = nvls_tree_supports,
+    .plan = nvls_tree_plan,
+};

@@ -1,0 +1,251 @@
+/* Tree all-reduce as NCCL runs it: a double binary tree across nodes, a chain inside each node
+ * (src/graph/trees.cc, connect.cc). Each channel reduces its share up its tree and broadcasts
+ * the result down, chunk by chunk. NCCL duplicates its channels: channel 2p runs tree 0 and
+ * 2p+1 tree 1 over the same intra-node chain, so each tree carries half the data. A node's
+ * chain starts at local rank p (spreading the pairs over the NICs); its parent and first child
+ * node attach to the chain's head, its second child to the next GPU (NCCL's balanced tree). On
+ * one node the tree is the chain. Invariant: each chunk goes up every tree edge once and down
+ * every edge once, so a node's network bytes are half the data per tree edge it has. */
+#include "algo.h"
+
+/* NCCL's tree chunk: 512 KiB, halved down to 128 / 64 / 32 KiB until a channel has 8 / 4 / 1
+ * chunks per level of the tree (src/enqueue.cc); more than 16 per level only adds events. */
+#define TREE_CHUNK_BYTES     (512 * 1024)
+#define MAX_SLICES_PER_LEVEL 16
+#define MAX_TREE_SLICES      128
+
+/* ---- NCCL's double binary tree ------------------------------------------------------------ */
+
+/* The binary tree of m nodes rooted at 0: r's parent clears r's lowest set bit and sets the
+ * next one up (or only clears it, past the end); its children are r -/+ half that bit (the
+ * upper one shrunk until it exists). The root's only child is the largest power of two < m. */
+static void btree(int m, int r, int *parent, int child[2])
+{
+    child[0] = child[1] = -1;
+    if (r == 0) {
+        int top = 1;
+        while (top < m)
+            top <<= 1;
+        *parent = -1;
+        child[1] = m > 1 ? top >> 1 : -1;
+        return;
+    }
+    int bit = r & -r;
+    int up = (r ^ bit) | (bit << 1);
+    *parent = up < m ? up : r ^ bit;
+    int low = bit >> 1;
+    if (low == 0)
+        return;
+    child[0] = r - low;
+    while (low > 0 && r + low >= m)
+        low >>= 1;
+    child[1] = low > 0 ? r + low : -1;
+}
+
+void ics_algo_dtree(int m, int tree, int k, int *parent, int child[2])
+{
+    if (tree == 0) {
+        btree(m, k, parent, child);
+        return;
+    }
+    /* tree 1: the same shape over renumbered nodes, mirrored for even m, shifted for odd */
+    bool odd = m % 2 == 1;
+    int role = odd ? (k - 1 + m) % m : m - 1 - k;
+    btree(m, role, parent, child);
+    int *v[3] = {parent, &child[0], &child[1]};
+    for (int i = 0; i < 3; i++)
+        if (*v[i] >= 0)
+            *v[i] = odd ? (*v[i] + 1) % m : m - 1 - *v[i];
+}
+
+/* ---- one channel's rank-level tree -------------------------------------------------------- */
+
+#define MAX_KIDS 3 /* a chain successor and two child nodes */
+
+typedef struct {
+    int *parent; /* rank index, -1 at the root */
+    int *kids;   /* MAX_KIDS per rank, -1 padded */
+    int *order;  /* ranks, parents before children */
+    int root;
+} rank_tree;
+
+/* Node k's chain for channel pair p: local rank (p + i) mod size at position i. */
+static int chain_at(const ics_algo_nodes *g, int k, int p, int i)
+{
+    int m = ics_algo_nodes_size(g, k);
+    return g->rank[g->start[k] + (p + i) % m];
+}
+
+static void add_kid(rank_tree *rt, int r, int kid)
+{
+    int *k = &rt->kids[r * MAX_KIDS];
+    int i = 0;
+    while (k[i] >= 0)
+        i++;
+    g_assert(i < MAX_KIDS);
+    k[i] = kid;
+    rt->parent[kid] = r;
+}
+
+static void rank_tree_build(const ics_algo_ctx *c, const ics_algo_nodes *g, int pair, int tree,
+                            rank_tree *rt)
+{
+    int n = c->n, m = g->nnodes;
+    rt->parent = g_new(int, n);
+    rt->kids = g_new(int, n *MAX_KIDS);
+    rt->order = g_new(int, n);
+    rt->root = -1;
+    for (int i = 0; i < n * MAX_KIDS; i++)
+        rt->kids[i] = -1;
+    for (int r = 0; r < n; r++)
+        rt->parent[r] = -1;
+    for (int k = 0; k < m; k++) {
+        for (int i = 1; i < ics_algo_nodes_size(g, k); i++)
+            add_kid(rt, chain_at(g, k, pair, i - 1), chain_at(g, k, pair, i));
+        int up, child[2];
+        ics_algo_dtree(m, tree, k, &up, child);
+        if (up < 0) {
+            rt->root = chain_at(g, k, pair, 0);
+            continue;
+        }
+        int upc[2], upup;
+        ics_algo_dtree(m, tree, up, &upup, upc);
+        int slot = upc[0] == k ? 0 : 1;
+        int at = MIN(slot, ics_algo_nodes_size(g, up) - 1);
+        add_kid(rt, chain_at(g, up, pair, at), chain_at(g, k, pair, 0));
+    }
+    /* breadth first from the root: parents before children */
+    int head = 0, tail = 0;
+    rt->order[tail++] = rt->root;
+    while (head < tail) {
+        int r = rt->order[head++];
+        for (int i = 0; i < MAX_KIDS && rt->kids[r * MAX_KIDS + i] >= 0; i++)
+            rt->order[tail++] = rt->kids[r * MAX_KIDS + i];
+    }
+    g_assert(tail == n);
+}
+
+static void rank_tree_clear(rank_tree *rt)
+{
+    g_free(rt->parent);
+    g_free(rt->kids);
+    g_free(rt->order);
+}
+
+/* ---- the schedule ------------------------------------------------------------------------- */
+
+static bool same_node(const ics_algo_ctx *c, int a, int b)
+{
+    return ics_topo_dev_get(c->t, c->ranks[a])->node == ics_topo_dev_get(c->t, c->ranks[b])->node;
+}
+
+static int tree_send(const ics_algo_ctx *c, ics_sched *s, int a, int b, uint64_t bytes,
+                     uint64_t hash, const int *deps, int nd)
+{
+    double f = same_node(c, a, b) ? c->intra_wire_factor : c->net_wire_factor;
+    return ics_sched_send(s, c->ranks[a], c->ranks[b], ics_algo_wire_by(f, bytes), hash, deps, nd);
+}
+
+static ics_time hop_lat(const ics_algo_ctx *c, int a, int b)
+{
+    return same_node(c, a, b) ? c->step_lat_ps : c->net_step_lat_ps;
+}
+
+/* NCCL's chunking for a channel of `bytes` on a tree `depth` levels deep. */
+static int tree_slices(uint64_t bytes, int depth)
+{
+    static const struct {
+        int per_level;
+        uint64_t floor;
+    } rule[] = {{8, 128 * 1024}, {4, 64 * 1024}, {1, 32 * 1024}};
+    uint64_t chunk = TREE_CHUNK_BYTES;
+    for (size_t i = 0; i < G_N_ELEMENTS(rule); i++)
+        while (bytes / chunk < (uint64_t)(rule[i].per_level * depth) && chunk > rule[i].floor)
+            chunk /= 2;
+    uint64_t sl = (bytes + chunk - 1) / chunk;
+    uint64_t cap = MIN(MAX_TREE_SLICES, MAX_SLICES_PER_LEVEL * MAX(depth, 1));
+    return (int)MAX(1, MIN(sl, cap));
+}
+
+/* One channel: up (reduce) then down (broadcast) its rank tree, slice by slice. */
+static void tree_channel(const ics_algo_ctx *c, ics_sched *s, const rank_tree *rt, int ch,
+                         uint64_t bytes, int S, int start)
+{
+    int n = c->n;
+    int *up = g_new(int, n *S);               /* each rank's send to its parent */
+    int *have = g_new(int, n *S);             /* when each rank holds the reduced slice */
+    int *last_down = g_new(int, n *MAX_KIDS); /* FIFO per (rank, kid) */
+    for (int i = 0; i < n * MAX_KIDS; i++)
+        last_down[i] = -1;
+    for (int k = 0; k < S; k++) {
+        uint64_t sb = ics_algo_piece(bytes, S, k);
+        for (int o = n - 1; o >= 0; o--) { /* children before parents */
+            int r = rt->order[o], deps[MAX_KIDS + 1], nd = 0;
+            const int *kids = &rt->kids[r * MAX_KIDS];
+            while (nd < MAX_KIDS && kids[nd] >= 0) {
+                deps[nd] = up[kids[nd] * S + k];
+                nd++;
+            }
+            int ready = start;
+            if (nd > 0) {
+                ics_time d = (ics_time)nd * ics_algo_reduce_time(c, sb) +
+                             (rt->parent[r] >= 0 ? hop_lat(c, r, rt->parent[r]) : 0);
+                ready = ics_sched_delay(s, d, deps, nd);
+            }
+            if (rt->parent[r] < 0) {
+                have[r * S + k] = ready;
+                continue;
+            }
+            int sd[2] = {ready, k > 0 ? up[r * S + k - 1] : -1};
+            up[r * S + k] = tree_send(c, s, r, rt->parent[r], sb, (uint64_t)ch * 131071 + 2 * r, sd,
+                                      k > 0 ? 2 : 1);
+        }
+        for (int o = 0; o < n; o++) { /* parents before children */
+            int r = rt->order[o];
+            for (int i = 0; i < MAX_KIDS && rt->kids[r * MAX_KIDS + i] >= 0; i++) {
+                int kid = rt->kids[r * MAX_KIDS + i];
+                int d = ics_sched_delay(s, hop_lat(c, r, kid), &have[r * S + k], 1);
+                int sd[2] = {d, last_down[r * MAX_KIDS + i]};
+                int id = tree_send(c, s, r, kid, sb, (uint64_t)ch * 131071 + 2 * kid + 1, sd,
+                                   sd[1] >= 0 ? 2 : 1);
+                last_down[r * MAX_KIDS + i] = have[kid * S + k] = id;
+            }
+        }
+    }
+    g_free(up);
+    g_free(have);
+    g_free(last_down);
+}
+
+static bool tree_supports(const ics_algo_ctx *c)
+{
+    return c->req.op == ICS_COLL_ALL_REDUCE && c->n >= 2;
+}
+
+static void tree_plan(const ics_algo_ctx *c, ics_sched *s)
+{
+    ics_algo_nodes g;
+    ics_algo_nodes_init(c->t, c->ranks, c->n, &g);
+    int longest = 0;
+    for (int k = 0; k < g.nnodes; k++)
+        longest = MAX(longest, ics_algo_nodes_size(&g, k));
+    int depth = longest - 1, m = g.nnodes;
+    while (m >>= 1)
+        depth++;
+    int start = ics_sched_delay(s, c->base_lat_ps, NULL, 0);
+    int nch = 2 * c->nch; /* NCCL's duplicated channels: one of each pair per tree */
+    for (int ch = 0; ch < nch; ch++) {
+        rank_tree rt;
+        rank_tree_build(c, &g, ch / 2, ch % 2, &rt);
+        uint64_t bytes = ics_algo_piece(c->req.size_bytes, nch, ch);
+        tree_channel(c, s, &rt, ch, bytes, tree_slices(bytes, depth), start);
+        rank_tree_clear(&rt);
+    }
+    ics_algo_nodes_clear(&g);
+}
+
+const ics_algo_ops ics_algo_tree = {
+    .algo = ICS_ALGO_TREE,
+    .supports = tree_supports,
+    .plan = tree_plan,
+};

@@ -1,0 +1,351 @@
+/* NCCL's cost model (src/graph/tuning.cc, 2.2x-2.30) where its terms differ per leg: Tree,
+ * NVLS-Tree, CollNet Direct and Chain, PAT, and rings that span nodes, whose intra- and
+ * inter-node steps NCCL prices apart. NCCL's nChannels x bw is read off our topology (the
+ * ics_tuner fields filled here); every other figure is NCCL's own constant, named where used. */
+#include "algo.h"
+#include "tuner.h"
+
+#include <math.h>
+#include <string.h>
+
+enum { HW_NVLINK, HW_PCI, HW_NET };
+enum { VOLTA, AMPERE, HOPPER, BLACKWELL, ARCHS };
+
+/* Per-hop latency (us) by link class, [LL, LL128, Simple]: NCCL's hwLatencies. */
+static const double hw_lat_us[3][ICS_ALGO_COUNT][ICS_PROTO_COUNT] = {
+    [HW_NVLINK] = {[ICS_ALGO_TREE] = {0.6, 1.25, 4.0},
+                   [ICS_ALGO_RING] = {0.6, 1.9, 3.4},
+                   [ICS_ALGO_COLLNET_DIRECT] = {0, 0, 3.7},
+                   [ICS_ALGO_COLLNET_CHAIN] = {0, 0, 2.8},
+                   [ICS_ALGO_NVLS_TREE] = {0, 0, 25},
+                   [ICS_ALGO_PAT] = {0, 0, 4.0}},
+    [HW_PCI] = {[ICS_ALGO_TREE] = {1.0, 1.9, 4.0},
+                [ICS_ALGO_RING] = {1.0, 2.5, 5.7},
+                [ICS_ALGO_COLLNET_DIRECT] = {0, 0, 3.7},
+                [ICS_ALGO_COLLNET_CHAIN] = {0, 0, 2.8},
+                [ICS_ALGO_PAT] = {0, 0, 4.0}},
+    [HW_NET] = {[ICS_ALGO_TREE] = {5.0, 8.5, 14},
+                [ICS_ALGO_RING] = {2.7, 4.0, 14.0},
+                [ICS_ALGO_COLLNET_DIRECT] = {0, 0, 31},
+                [ICS_ALGO_COLLNET_CHAIN] = {0, 0, 30},
+                [ICS_ALGO_NVLS_TREE] = {0, 0, 20.9},
+                [ICS_ALGO_PAT] = {0, 0, 14}},
+};
+
+/* Ceilings, GB/s, [arch or host][1 node, 2 nodes, more]: llMaxBws (rows: the GPU on one node;
+ * across nodes Intel = row 0, AMD = row 1), and the per-channel ceilings. */
+static const double ll_max_gbps[ARCHS][3] = {
+    {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {282.0, 90.0, 70.0}};
+static const double per_ch_ring_ll128_gbps[ARCHS][3] = {
+    {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {40.0, 40.0, 40.0}};
+static const double per_ch_tree_ll128_gbps[ARCHS][3] = {
+    {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
+static const double per_ch_tree_gbps[ARCHS][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
+static const double per_ch_nvls_tree_gbps[ARCHS][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 80.0}};
+
+/* Tree bandwidth correction by log2(bytes / 64), 64 B .. 256 MiB: "trees are not perfectly
+ * sticking to the model for medium sizes". */
+static const double tree_correction[ICS_PROTO_COUNT][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
+     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
+     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+
+#define TREE_BW_FACTOR        0.92      /* tree all-reduce busBw x */
+#define TREE_LL_FACTOR        (1 / 3.8) /* LL on a tree */
+#define LL128_FACTOR          (120.0 / 128.0)
+#define TREE_LL128_ONE_NODE   (7.0 / 9.0)
+#define RING_LL_FACTOR        0.5
+#define RING_LL128_FACTOR     0.92
+#define PAT_BW_FACTOR         0.75
+#define PAT_LOG_LAT_DIVISOR   3.5 /* PAT's per-step latency: the network hop / 3.5 */
+#define COLLNET_SM90_FACTOR   0.85
+#define COLLNET_ARITY_US      0.4 /* CollNet Direct: serialization per local rank */
+#define COLLNET_MAX_LOCAL     8   /* NCCL_MAX_DIRECT_ARITY + 1 */
+#define NVLS_CHANNELS         16  /* "NVLS multicast support is available (NVLS_NCHANNELS 16)" */
+#define NET_OVERHEAD_INTEL_US 1.0 /* per ring step across nodes, x3 with Simple */
+#define NET_OVERHEAD_AMD_US   2.0
+#define RING_PLATEAU          1.4 /* SM80+; 1.9 before: ring Simple latency once pipelined */
+#define RING_PLATEAU_OLD      1.9
+
+static int arch_index(const ics_tuner *tu)
+{
+    if (strcmp(tu->arch, "sm100") == 0)
+        return BLACKWELL;
+    if (strcmp(tu->arch, "sm90") == 0)
+        return HOPPER;
+    return strcmp(tu->arch, "sm80") == 0 ? AMPERE : VOLTA;
+}
+
+/* NCCL's log2i: floor(log2(x)), 0 for x <= 1. */
+static int log2i(uint64_t x)
+{
+    int l = 0;
+    while (x >>= 1)
+        l++;
+    return l;
+}
+
+/* ---- what the model reads off the topology ------------------------------------------------- */
+
+/* Bandwidth (GB/s, paths summed) and whether every hop is NVLink, of the route a -> b. */
+static double route_gbps(const ics_topo *t, int a, int b, bool *nvlink)
+{
+    ics_route r;
+    double sum = 0;
+    *nvlink = true;
+    if (!ics_route_find(t, a, b, 0, &r))
+        return 0;
+    for (int p = 0; p < r.n_paths; p++) {
+        sum += ics_route_path_bw(t, &r.paths[p]) / 1e9;
+        for (int h = 0; h < r.paths[p].n_hops; h++)
+            *nvlink &= ics_topo_chan_get(t, r.paths[p].chans[h])->kind == ICS_CHAN_NVLINK;
+    }
+    ics_route_clear(&r);
+    return sum;
+}
+
+/* Node k's rank-order ring: its slowest route (intra_gbps before NCCL's kernel rate) and
+ * whether it is all NVLink. INFINITY for a node of one rank. */
+static double node_ring(const ics_tuner *tu, const ics_algo_nodes *g, int k, bool *nvlink)
+{
+    int m = ics_algo_nodes_size(g, k);
+    double worst = INFINITY;
+    *nvlink = true;
+    for (int i = 0; m > 1 && i < m; i++) {
+        bool nv;
+        int a = tu->ranks[g->rank[g->start[k] + i]];
+        int b = tu->ranks[g->rank[g->start[k] + (i + 1) % m]];
+        worst = MIN(worst, route_gbps(tu->t, a, b, &nv));
+        *nvlink &= nv;
+    }
+    return worst;
+}
+
+/* Node k's compute NICs in use, summed (GB/s), and their count. */
+static double node_nics(const ics_tuner *tu, const ics_algo_nodes *g, int k, int *count)
+{
+    int *heads = g_new(int, ics_algo_nodes_size(g, k)),
+        *nics = g_new(int, ics_algo_nodes_size(g, k));
+    *count = ics_algo_node_heads(tu->t, tu->ranks, g, k, heads, nics);
+    double sum = 0;
+    for (int i = 0; i < *count; i++) {
+        int width;
+        sum += ics_topo_dev_bw(tu->t, nics[i], ICS_CHAN_NETWORK, &width) / 1e9;
+    }
+    g_free(heads);
+    g_free(nics);
+    return sum;
+}
+
+void ics_tuner_nccl_init(ics_tuner *tu)
+{
+    ics_algo_nodes g;
+    ics_algo_nodes_init(tu->t, tu->ranks, tu->n, &g);
+    tu->nnodes = g.nnodes;
+    tu->ppn = tu->n / g.nnodes;
+    tu->intra_class = HW_NVLINK;
+    tu->intra_gbps = INFINITY;
+    tu->net_gbps = g.nnodes > 1 ? INFINITY : 0;
+    tu->heads = INT32_MAX;
+    for (int k = 0; k < g.nnodes; k++) {
+        bool nvlink;
+        double ring = node_ring(tu, &g, k, &nvlink);
+        if (!nvlink)
+            tu->intra_class = HW_PCI;
+        /* NCCL's kernels reach its own per-NVLink figure, not the links' payload rate */
+        tu->intra_gbps = MIN(tu->intra_gbps, ring * (nvlink ? tu->kernel_eff : 1.0));
+        int heads;
+        double nics = node_nics(tu, &g, k, &heads);
+        tu->heads = MIN(tu->heads, heads);
+        if (g.nnodes > 1)
+            tu->net_gbps = MIN(tu->net_gbps, nics);
+    }
+    const ics_hw_node *node = ics_hw_node_of(ics_topo_hw(tu->t));
+    tu->amd_cpu = node->n_cpus > 0 && node->cpus[0].type->product &&
+                  strstr(node->cpus[0].type->product, "AMD") != NULL;
+    ics_algo_nodes_clear(&g);
+}
+
+/* ---- the estimates ------------------------------------------------------------------------ */
+
+static double intra_lat(const ics_tuner *tu, ics_coll_algo a, ics_coll_proto p)
+{
+    return hw_lat_us[tu->intra_class][a][p];
+}
+
+/* With one rank per node nothing hides the network hop: NCCL prices it as the tree's. */
+static double inter_lat(const ics_tuner *tu, ics_coll_algo a, ics_coll_proto p)
+{
+    return hw_lat_us[HW_NET][tu->ppn == 1 ? ICS_ALGO_TREE : a][p];
+}
+
+ics_time ics_tuner_nccl_hop_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto,
+                                bool net)
+{
+    double us;
+    if (net)
+        us = inter_lat(tu, algo, proto) / (algo == ICS_ALGO_PAT ? PAT_LOG_LAT_DIVISOR : 1);
+    else
+        us = intra_lat(tu, algo, proto) +
+             (algo == ICS_ALGO_COLLNET_DIRECT ? (tu->ppn - 1) * COLLNET_ARITY_US : 0);
+    return (ics_time)llround(us * ICS_PS_PER_US);
+}
+
+static double base_us(const ics_tuner *tu, ics_coll_algo a, ics_coll_proto p)
+{
+    return ics_time_to_us(ics_tuner_base_lat(tu, a, p));
+}
+
+/* NCCL's channel count: every ring or tree of the topology search twice (src/graph/connect.cc
+ * duplicates the channels), which our channel rule gives for large calls. */
+static int model_channels(const ics_tuner *tu)
+{
+    ics_coll_req big = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = UINT64_C(1) << 40};
+    ics_coll_tuning none = {.algo = -1, .proto = -1};
+    return 2 * ics_tuner_channels(tu, &big, &none, ICS_ALGO_RING);
+}
+
+/* NCCL's index by node count: 1, 2, more. */
+static int nodes_index(const ics_tuner *tu)
+{
+    return tu->nnodes <= 2 ? tu->nnodes - 1 : 2;
+}
+
+static double ll_max(const ics_tuner *tu)
+{
+    int row = tu->nnodes == 1 ? arch_index(tu) : (tu->amd_cpu ? 1 : 0);
+    return ll_max_gbps[row][nodes_index(tu)];
+}
+
+/* nChannels x bw of a graph across nodes: its NICs, or the node's links where slower. */
+static double graph_gbps(const ics_tuner *tu)
+{
+    return tu->nnodes == 1 ? tu->intra_gbps : MIN(tu->intra_gbps, tu->net_gbps);
+}
+
+static double ring_us(const ics_tuner *tu, const ics_coll_req *req, ics_coll_proto p)
+{
+    int n = tu->n, nch = model_channels(tu), arch = arch_index(tu);
+    bool ar = req->op == ICS_COLL_ALL_REDUCE;
+    int nsteps = ar ? 2 * (n - 1) : n - 1;
+    int ninter = ar ? 2 * (tu->nnodes - 1) : tu->nnodes - 1;
+    double bus = graph_gbps(tu);
+    if (p == ICS_PROTO_LL)
+        bus = MIN(ll_max(tu), bus * RING_LL_FACTOR);
+    if (p == ICS_PROTO_LL128)
+        bus = MIN(bus * RING_LL128_FACTOR, nch * per_ch_ring_ll128_gbps[arch][nodes_index(tu)]);
+    double overhead = (tu->amd_cpu ? NET_OVERHEAD_AMD_US : NET_OVERHEAD_INTEL_US) *
+                      (p == ICS_PROTO_SIMPLE ? 3 : 1);
+    double lat = base_us(tu, ICS_ALGO_RING, p) +
+                 (nsteps - ninter) * MAX(intra_lat(tu, ICS_ALGO_RING, p), overhead) +
+                 ninter * inter_lat(tu, ICS_ALGO_RING, p);
+    if (p == ICS_PROTO_SIMPLE && ar && req->size_bytes / ((uint64_t)nch * (uint64_t)n) >= 64)
+        lat *= arch >= AMPERE ? RING_PLATEAU : RING_PLATEAU_OLD;
+    return lat + (double)req->size_bytes / (1e3 * bus * n / nsteps);
+}
+
+static double tree_us(const ics_tuner *tu, const ics_coll_req *req, ics_coll_proto p)
+{
+    int nch = model_channels(tu), arch = arch_index(tu), i2 = nodes_index(tu);
+    double bus = MIN(graph_gbps(tu) * TREE_BW_FACTOR, nch * per_ch_tree_gbps[arch][i2]);
+    if (p == ICS_PROTO_LL)
+        bus = MIN(bus * TREE_LL_FACTOR, ll_max(tu));
+    if (p == ICS_PROTO_LL128)
+        bus = MIN(bus * (tu->nnodes == 1 ? TREE_LL128_ONE_NODE : LL128_FACTOR),
+                  nch * per_ch_tree_ll128_gbps[arch][i2]);
+    double alg = bus * 0.5; /* NCCL's bus-to-algorithm ratio for every non-ring algorithm */
+    int lg = log2i(req->size_bytes >> 6);
+    if (lg < 23)
+        alg *= tree_correction[p][lg];
+    double lat = base_us(tu, ICS_ALGO_TREE, p) +
+                 2 * ((tu->ppn - 1) * intra_lat(tu, ICS_ALGO_TREE, p) +
+                      log2i((uint64_t)tu->nnodes) * inter_lat(tu, ICS_ALGO_TREE, p));
+    return lat + (double)req->size_bytes / (1e3 * alg);
+}
+
+static double nvls_tree_us(const ics_tuner *tu, const ics_coll_req *req)
+{
+    int n = tu->n, arch = arch_index(tu);
+    /* all-reduce pipelines the reduce and the multicast: twice the NVLS rate */
+    double intra =
+        tu->intra_gbps * ics_tuner_nvls_eff(tu) * (NVLS_CHANNELS - 1) / NVLS_CHANNELS * 2;
+    double inter = tu->net_gbps * (tu->nnodes <= 2 ? 2 : 1);
+    double bus =
+        MIN(MIN(intra, inter), NVLS_CHANNELS * per_ch_nvls_tree_gbps[arch][nodes_index(tu)]);
+    if (bus <= 0)
+        return INFINITY;
+    double lat =
+        intra_lat(tu, ICS_ALGO_NVLS_TREE, ICS_PROTO_SIMPLE) +
+        2 * log2i((uint64_t)tu->nnodes) * inter_lat(tu, ICS_ALGO_NVLS_TREE, ICS_PROTO_SIMPLE);
+    return lat + (double)req->size_bytes / (1e3 * bus * n / (2.0 * (n - 1)));
+}
+
+static double collnet_us(const ics_tuner *tu, const ics_coll_req *req, ics_coll_algo a)
+{
+    if (tu->ppn > COLLNET_MAX_LOCAL)
+        return INFINITY;
+    double bus = graph_gbps(tu), lat;
+    int ppn = tu->ppn;
+    if (a == ICS_ALGO_COLLNET_DIRECT) {
+        /* full rate needs a NIC per GPU: NCCL halves the shortfall */
+        double f = (double)ppn / tu->heads;
+        bus /= f - (f - 1) / 2;
+        if (arch_index(tu) >= HOPPER)
+            bus *= COLLNET_SM90_FACTOR;
+        lat = 2 * (MIN(1, ppn - 1) * intra_lat(tu, a, ICS_PROTO_SIMPLE) +
+                   (ppn - 1) * COLLNET_ARITY_US) +
+              inter_lat(tu, a, ICS_PROTO_SIMPLE);
+    } else {
+        lat =
+            2 * (ppn - 1) * intra_lat(tu, a, ICS_PROTO_SIMPLE) + inter_lat(tu, a, ICS_PROTO_SIMPLE);
+    }
+    return base_us(tu, a, ICS_PROTO_SIMPLE) + lat + (double)req->size_bytes / (1e3 * bus * 0.5);
+}
+
+static double pat_us(const ics_tuner *tu, const ics_coll_req *req)
+{
+    /* no bus-to-algorithm ratio for all-gather and reduce-scatter off the ring */
+    double alg = tu->net_gbps * PAT_BW_FACTOR;
+    double lat =
+        base_us(tu, ICS_ALGO_PAT, ICS_PROTO_SIMPLE) +
+        log2i((uint64_t)tu->nnodes) *
+            ics_time_to_us(ics_tuner_nccl_hop_lat(tu, ICS_ALGO_PAT, ICS_PROTO_SIMPLE, true));
+    return alg > 0 ? lat + (double)req->size_bytes / (1e3 * alg) : INFINITY;
+}
+
+bool ics_tuner_nccl_prices(const ics_tuner *tu, const ics_coll_req *req, ics_coll_algo algo)
+{
+    if (algo == ICS_ALGO_RING)
+        return tu->nnodes > 1 &&
+               (req->op == ICS_COLL_ALL_REDUCE || req->op == ICS_COLL_ALL_GATHER ||
+                req->op == ICS_COLL_REDUCE_SCATTER);
+    return algo == ICS_ALGO_TREE || algo == ICS_ALGO_NVLS_TREE || algo == ICS_ALGO_COLLNET_DIRECT ||
+           algo == ICS_ALGO_COLLNET_CHAIN || algo == ICS_ALGO_PAT;
+}
+
+double ics_tuner_nccl_estimate_us(const ics_tuner *tu, const ics_coll_req *req, ics_coll_algo algo,
+                                  ics_coll_proto proto)
+{
+    /* only Tree and Ring run LL and LL128 */
+    if (algo != ICS_ALGO_RING && algo != ICS_ALGO_TREE && proto != ICS_PROTO_SIMPLE)
+        return INFINITY;
+    switch (algo) {
+    case ICS_ALGO_RING:
+        return ring_us(tu, req, proto);
+    case ICS_ALGO_TREE:
+        return tree_us(tu, req, proto);
+    case ICS_ALGO_NVLS_TREE:
+        return nvls_tree_us(tu, req);
+    case ICS_ALGO_COLLNET_DIRECT:
+    case ICS_ALGO_COLLNET_CHAIN:
+        return collnet_us(tu, req, algo);
+    case ICS_ALGO_PAT:
+        return pat_us(tu, req);
+    default:
+        g_assert_not_reached();
+    }
+}

@@ -1,0 +1,504 @@
+/* Tree, NVLS-Tree, CollNet and PAT: NCCL's double binary tree as its source draws it; the bytes
+ * each algorithm puts on the network (a tree sends half the data per tree edge each way, SHARP
+ * once per node, PAT n-1 blocks per rank); closed-form times on an idle network; every
+ * algorithm completing on every shipped cluster; NCCL_ALGO forcing and its refusals; the
+ * tuner's choices as NCCL makes them. */
+#include "sim/collectives/algo.h"
+#include "sim/collectives/tuner.h"
+#include "sim/hw.h"
+
+#include <glib.h>
+#include <math.h>
+
+typedef struct {
+    ics_hw *hw;
+    ics_topo *t;
+    ics_comm *c;
+    int *ranks, n;
+} rig;
+
+/* gpn 0: every GPU of every node. */
+static void rig_open(rig *g, const char *model, int nodes, int gpn, const char *backend)
+{
+    char *path = g_build_filename(ICS_SOURCE_DIR, "hwmodels", model, NULL);
+    GError *err = NULL;
+    g->hw = ics_hw_load(path, nodes, &err);
+    g_assert_no_error(err);
+    g->t = ics_topo_new(g->hw);
+    int per = gpn > 0 ? gpn : ics_topo_gpus_per_node(g->t);
+    g->n = per * ics_topo_nodes(g->t);
+    g->ranks = g_new(int, g->n);
+    for (int i = 0; i < g->n; i++)
+        g->ranks[i] = ics_topo_gpu(g->t, i / per, i % per);
+    g->c = ics_comm_new(g->t, ics_net_backend(backend), g->ranks, g->n, NULL);
+    g_free(path);
+}
+
+static void rig_close(rig *g)
+{
+    ics_comm_free(g->c);
+    g_free(g->ranks);
+    ics_topo_free(g->t);
+    ics_hw_free(g->hw);
+}
+
+static ics_coll_tuning force(int algo, int proto)
+{
+    return (ics_coll_tuning){
+        .algo = algo, .proto = proto, .nvls_enable = true, .collnet_enable = true};
+}
+
+static bool try_run(rig *g, ics_coll_op op, uint64_t size, ics_coll_tuning tu, ics_coll_result *r)
+{
+    ics_coll_req req = {.op = op, .size_bytes = size, .dtype_bytes = 4};
+    return ics_comm_run(g->c, &req, &tu, r);
+}
+
+static ics_coll_result run(rig *g, ics_coll_op op, uint64_t size, ics_coll_tuning tu)
+{
+    ics_coll_result r;
+    g_assert_true(try_run(g, op, size, tu, &r));
+    return r;
+}
+
+/* ---- the double binary tree ----------------------------------------------------------------- */
+
+/* Parent of every node in one tree, through ics_algo_dtree. */
+static void parents(int m, int tree, int *up)
+{
+    for (int k = 0; k < m; k++) {
+        int child[2];
+        ics_algo_dtree(m, tree, k, &up[k], child);
+    }
+}
+
+/* The trees NCCL's src/graph/trees.cc draws: 14 nodes (tree 0), 13 nodes (tree 1, shifted) and
+ * 12 nodes (tree 1, mirrored). */
+static void test_dtree_figures(void)
+{
+    static const int t0_14[14] = {-1, 2, 4, 2, 8, 6, 4, 6, 0, 10, 12, 10, 8, 12};
+    static const int t1_13[13] = {9, -1, 3, 5, 3, 9, 7, 5, 7, 1, 11, 0, 11};
+    static const int t1_12[12] = {1, 3, 1, 11, 5, 7, 5, 3, 9, 7, 9, -1};
+    int up[14];
+    parents(14, 0, up);
+    for (int k = 0; k < 14; k++)
+        g_assert_cmpint(up[k], ==, t0_14[k]);
+    parents(13, 1, up);
+    for (int k = 0; k < 13; k++)
+        g_assert_cmpint(up[k], ==, t1_13[k]);
+    parents(12, 1, up);
+    for (int k = 0; k < 12; k++)
+        g_assert_cmpint(up[k], ==, t1_12[k]);
+}
+
+/* For every size: both trees span all nodes from one root, parents and children agree, at most
+ * two children, and no node is a leaf in both (with an even count: a leaf in exactly one). */
+static void test_dtree_shape(void)
+{
+    for (int m = 1; m <= 70; m++) {
+        int leaves[70] = {0};
+        for (int tree = 0; tree < 2; tree++) {
+            int roots = 0, reached = 0;
+            for (int k = 0; k < m; k++) {
+                int up, child[2];
+                ics_algo_dtree(m, tree, k, &up, child);
+                roots += up < 0;
+                if (up >= 0) {
+                    int pu, pc[2];
+                    ics_algo_dtree(m, tree, up, &pu, pc);
+                    g_assert_true(pc[0] == k || pc[1] == k);
+                }
+                for (int i = 0; i < 2; i++)
+                    if (child[i] >= 0) {
+                        int cu, cc[2];
+                        ics_algo_dtree(m, tree, child[i], &cu, cc);
+                        g_assert_cmpint(cu, ==, k);
+                    }
+                leaves[k] += child[0] < 0 && child[1] < 0;
+                /* walk up: reaches the root within m steps (no cycle) */
+                int at = k, steps = 0;
+                while (at >= 0 && steps <= m) {
+                    int cc[2];
+                    ics_algo_dtree(m, tree, at, &at, cc);
+                    steps++;
+                }
+                reached += at < 0;
+            }
+            g_assert_cmpint(roots, ==, 1);
+            g_assert_cmpint(reached, ==, m);
+        }
+        for (int k = 0; m >= 2 && k < m; k++) {
+            g_assert_cmpint(leaves[k], <=, 1);
+            if (m % 2 == 0)
+                g_assert_cmpint(leaves[k], ==, 1);
+        }
+    }
+}
+
+/* ---- bytes on the network ------------------------------------------------------------------- */
+
+static void ignore_done(ics_engine *e, void *ctx, uint64_t tag)
+{
+    (void)e;
+    (void)ctx;
+    (void)tag;
+}
+
+/* Plays the call's schedule (the tuner's choice under tu) and returns, per node, the payload
+ * its NICs sent into the fabric. */
+static void nic_bytes(rig *g, ics_coll_op op, uint64_t size, ics_coll_tuning tu, uint64_t *out,
+                      ics_coll_result *res)
+{
+    ics_coll_req req = {.op = op, .size_bytes = size, .dtype_bytes = 4};
+    ics_sched *s = ics_comm_plan(g->c, &req, &tu, res);
+    g_assert_nonnull(s);
+    ics_engine *e = ics_engine_new(0);
+    ics_net *net = ics_net_new(ics_net_backend("analytic"), g->t, e, NULL);
+    ics_sched_start(s, e, net, ignore_done, NULL, 0);
+    ics_engine_run(e, ICS_TIME_MAX);
+    for (int k = 0; k < ics_topo_nodes(g->t); k++)
+        out[k] = 0;
+    for (int ch = 0; ch < ics_topo_nchans(g->t); ch++) {
+        const ics_topo_chan *c = ics_topo_chan_get(g->t, ch);
+        const ics_topo_dev *src = ics_topo_dev_get(g->t, c->src);
+        if (src->kind == ICS_DEV_NIC && c->kind == ICS_CHAN_NETWORK)
+            out[src->node] += ics_net_chan_bytes(net, ch);
+    }
+    ics_net_free(net);
+    ics_engine_free(e);
+}
+
+/* Each tree edge carries half the data each way, so node k's NICs send D/2 x (its degree in
+ * tree 0 + in tree 1): with 4 nodes, tree 0 is 0-2, 2-1, 2-3 and tree 1 its mirror 3-1, 1-2,
+ * 1-0, so nodes 0..3 send D, 2D, 2D, D; 2(N-1)D in all, the same as a ring. Inside the node the
+ * chain adds nothing to the network. */
+static void test_tree_bytes(void)
+{
+    const uint64_t D = 48ull << 20;
+    const uint64_t want[4] = {D, 2 * D, 2 * D, D};
+    for (int gpn = 1; gpn <= 8; gpn += 7) {
+        rig g;
+        rig_open(&g, "superpod-h100-ndr.json", 4, gpn, "analytic");
+        uint64_t got[4];
+        ics_coll_result r;
+        nic_bytes(&g, ICS_COLL_ALL_REDUCE, D, force(ICS_ALGO_TREE, ICS_PROTO_SIMPLE), got, &r);
+        g_assert_cmpint(r.algo, ==, ICS_ALGO_TREE);
+        for (int k = 0; k < 4; k++)
+            g_assert_cmpuint(got[k], ==, want[k]);
+        rig_close(&g);
+    }
+    /* 10 nodes: 2(N-1)D in all, no node more than 2D */
+    rig g;
+    rig_open(&g, "superpod-h100-ndr.json", 10, 1, "analytic");
+    uint64_t got[10], total = 0;
+    ics_coll_result r;
+    nic_bytes(&g, ICS_COLL_ALL_REDUCE, D, force(ICS_ALGO_TREE, ICS_PROTO_SIMPLE), got, &r);
+    for (int k = 0; k < 10; k++) {
+        g_assert_cmpuint(got[k], <=, 2 * D);
+        total += got[k];
+    }
+    g_assert_cmpuint(total, ==, 18 * D);
+    rig_close(&g);
+}
+
+/* NVLS-Tree moves the node sums over the same double binary tree: the same bytes per node. */
+static void test_nvls_tree_bytes(void)
+{
+    const uint64_t D = 48ull << 20;
+    const uint64_t want[4] = {D, 2 * D, 2 * D, D};
+    rig g;
+    rig_open(&g, "superpod-h100-ndr.json", 4, 0, "analytic");
+    uint64_t got[4];
+    ics_coll_result r;
+    nic_bytes(&g, ICS_COLL_ALL_REDUCE, D, force(ICS_ALGO_NVLS_TREE, ICS_PROTO_SIMPLE), got, &r);
+    g_assert_cmpint(r.algo, ==, ICS_ALGO_NVLS_TREE);
+    for (int k = 0; k < 4; k++)
+        g_assert_cmpuint(got[k], ==, want[k]);
+    rig_close(&g);
+}
+
+/* SHARP: each node's sum enters the network once; both variants, 8 GPUs per node. */
+static void test_collnet_bytes(void)
+{
+    const uint64_t D = 48ull << 20;
+    for (int a = ICS_ALGO_COLLNET_DIRECT; a <= ICS_ALGO_COLLNET_CHAIN; a++) {
+        rig g;
+        rig_open(&g, "superpod-h100-ndr.json", 3, 0, "analytic");
+        uint64_t got[3];
+        ics_coll_result r;
+        nic_bytes(&g, ICS_COLL_ALL_REDUCE, D, force(a, ICS_PROTO_SIMPLE), got, &r);
+        g_assert_cmpint(r.algo, ==, a);
+        for (int k = 0; k < 3; k++)
+            g_assert_cmpuint(got[k], ==, D);
+        rig_close(&g);
+    }
+}
+
+/* PAT: every rank sends n-1 blocks of size/n, for all-gather and reduce-scatter alike. */
+static void test_pat_bytes(void)
+{
+    for (int n = 2; n <= 10; n += 3) {
+        rig g;
+        rig_open(&g, "superpod-h100-ndr.json", n, 1, "analytic");
+        uint64_t size = (uint64_t)n << 22, got[10];
+        for (int op = ICS_COLL_ALL_GATHER; op <= ICS_COLL_REDUCE_SCATTER; op++) {
+            ics_coll_result r;
+            nic_bytes(&g, (ics_coll_op)op, size, force(ICS_ALGO_PAT, ICS_PROTO_SIMPLE), got, &r);
+            g_assert_cmpint(r.algo, ==, ICS_ALGO_PAT);
+            for (int k = 0; k < n; k++)
+                g_assert_cmpuint(got[k], ==, (uint64_t)(n - 1) << 22);
+        }
+        rig_close(&g);
+    }
+}
+
+/* ---- closed forms on an idle network -------------------------------------------------------- */
+
+/* Time for `bytes` alone from device a to b (one fabric path). */
+static ics_time idle(const ics_topo *t, int a, int b, uint64_t bytes, uint64_t hash)
+{
+    ics_route r;
+    g_assert_true(ics_route_find(t, a, b, hash, &r));
+    g_assert_cmpint(r.n_paths, ==, 1);
+    ics_time x =
+        ics_net_idle_path_time(t, &r.paths[0], bytes, ics_net_packet_payload(t, &r.paths[0], 0));
+    ics_route_clear(&r);
+    return x;
+}
+
+/* Two nodes, one GPU each, one chunk: each tree sends its half up (C), the root reduces it,
+ * waits NCCL's network hop and sends it down; the two trees run on opposite directions:
+ *   base + T(C) + reduce(C) + hop + T(C). */
+static void test_tree_closed_form(void)
+{
+    for (int be = 0; be < 2; be++) {
+        rig g;
+        rig_open(&g, "superpod-h100-ndr.json", 2, 1, be ? "packet" : "analytic");
+        ics_tuner tu;
+        ics_tuner_init(&tu, g.t, g.ranks, g.n);
+        uint64_t size = 32 * 1024, C = size / 2;
+        ics_coll_result r =
+            run(&g, ICS_COLL_ALL_REDUCE, size, force(ICS_ALGO_TREE, ICS_PROTO_SIMPLE));
+        g_assert_cmpint(r.nchannels, ==, 1);
+        ics_time T = idle(g.t, g.ranks[1], g.ranks[0], C, 0);
+        g_assert_cmpint(T, ==, idle(g.t, g.ranks[0], g.ranks[1], C, 0));
+        ics_time want = ics_tuner_base_lat(&tu, ICS_ALGO_TREE, ICS_PROTO_SIMPLE) + 2 * T +
+                        ics_time_serialize(3 * C, tu.reduce_bytes_per_s) +
+                        ics_tuner_net_step_lat(&tu, ICS_ALGO_TREE, ICS_PROTO_SIMPLE);
+        g_test_message("tree 2x1 32 KiB (%s): %.3f us, closed form %.3f us",
+                       be ? "packet" : "analytic", r.time_ps / 1e6, want / 1e6);
+        g_assert_cmpint(r.time_ps, ==, want);
+        rig_close(&g);
+    }
+}
+
+/* PAT all-gather on 4 nodes: two steps, distance 2 then 1, one block then two:
+ *   base + T(block) + step latency + T(2 blocks)   (all ranks at once, one link each way). */
+static void test_pat_closed_form(void)
+{
+    rig g;
+    rig_open(&g, "superpod-h100-ndr.json", 4, 1, "analytic");
+    ics_tuner tu;
+    ics_tuner_init(&tu, g.t, g.ranks, g.n);
+    uint64_t size = 4 * 65536, block = size / 4;
+    ics_coll_result r = run(&g, ICS_COLL_ALL_GATHER, size, force(ICS_ALGO_PAT, ICS_PROTO_SIMPLE));
+    ics_time last = 0;
+    for (int i = 0; i < 4; i++) { /* rank i: gets a block from i + 2, sends two to i - 1 */
+        ics_time t1 =
+            idle(g.t, g.ranks[(i + 2) % 4], g.ranks[i], block, (uint64_t)(i + 2) % 4 * 64 + 1);
+        ics_time t2 = idle(g.t, g.ranks[i], g.ranks[(i + 3) % 4], 2 * block, (uint64_t)i * 64);
+        last = MAX(last, t1 + t2);
+    }
+    ics_time want = ics_tuner_base_lat(&tu, ICS_ALGO_PAT, ICS_PROTO_SIMPLE) +
+                    ics_tuner_net_step_lat(&tu, ICS_ALGO_PAT, ICS_PROTO_SIMPLE) + last;
+    g_test_message("PAT all-gather 4x1 256 KiB: %.3f us, closed form %.3f us", r.time_ps / 1e6,
+                   want / 1e6);
+    g_assert_cmpint(r.time_ps, ==, want);
+    /* NCCL's latency: 8 us + 2.8 us per rank */
+    g_assert_cmpint(ics_tuner_base_lat(&tu, ICS_ALGO_PAT, ICS_PROTO_SIMPLE), ==,
+                    (ics_time)llround((8.0 + 4 * 2.8) * ICS_PS_PER_US));
+    rig_close(&g);
+}
+
+/* ---- everywhere, forcing, the tuner -----------------------------------------------------------
+ */
+
+static const char *const clusters[] = {"superpod-h100-ndr.json", "superpod-a100-hdr.json",
+                                       "fattree-2tier.json", "fattree-3tier.json"};
+
+/* Every new algorithm that can run on a shipped cluster completes, on both backends, with
+ * times that grow with size; NVLS-Tree and CollNet run wherever their hardware is. */
+static void test_every_cluster(void)
+{
+    static const int algos[] = {ICS_ALGO_TREE, ICS_ALGO_NVLS_TREE, ICS_ALGO_COLLNET_DIRECT,
+                                ICS_ALGO_COLLNET_CHAIN, ICS_ALGO_PAT};
+    for (size_t m = 0; m < G_N_ELEMENTS(clusters); m++)
+        for (int gpn = 1; gpn <= 8; gpn += 7)
+            for (int be = 0; be < 2; be++) {
+                rig g;
+                rig_open(&g, clusters[m], 3, gpn, be ? "packet" : "analytic");
+                int ran = 0;
+                for (size_t a = 0; a < G_N_ELEMENTS(algos); a++)
+                    for (int op = 0; op < ICS_COLL_OP_COUNT; op++) {
+                        ics_time prev = 0;
+                        for (uint64_t size = 4096; size <= (16u << 20); size *= 64) {
+                            ics_coll_result r;
+                            if (!try_run(&g, (ics_coll_op)op, size, force(algos[a], -1), &r))
+                                break;
+                            g_assert_cmpint(r.algo, ==, algos[a]);
+                            g_assert_cmpint(r.time_ps, >, prev);
+                            prev = r.time_ps;
+                            ran++;
+                        }
+                    }
+                /* 3 sizes of: tree all-reduce; PAT all-gather and reduce-scatter with one GPU
+                 * per node; NVLS-Tree on H100 nodes (several GPUs each); both CollNets where
+                 * the fabric has SHARP (the SuperPODs) */
+                bool h100 = m == 0 || m == 2, sharp = m <= 1;
+                int want = 3 * (1 + (gpn == 1 ? 2 : 0) + (h100 && gpn > 1) + (sharp ? 2 : 0));
+                g_test_message("%s %d GPU/node: %d runs", clusters[m], gpn, ran);
+                g_assert_cmpint(ran, ==, want);
+                rig_close(&g);
+            }
+}
+
+static void test_single_node_chain(void)
+{
+    const char *models[] = {"dgx1-v100.json", "dgx2.json",     "dgx-a100.json",
+                            "dgx-h100.json",  "hgx-b200.json", "pcie-8gpu.json"};
+    for (size_t m = 0; m < G_N_ELEMENTS(models); m++) {
+        rig g;
+        rig_open(&g, models[m], 0, 0, "analytic");
+        ics_coll_result r = run(&g, ICS_COLL_ALL_REDUCE, 1u << 20, force(ICS_ALGO_TREE, -1));
+        g_assert_cmpint(r.algo, ==, ICS_ALGO_TREE);
+        ics_coll_result no;
+        for (int a = ICS_ALGO_NVLS_TREE; a <= ICS_ALGO_PAT; a++) /* all need several nodes */
+            g_assert_false(try_run(&g, ICS_COLL_ALL_REDUCE, 1u << 20, force(a, -1), &no));
+        /* NCCL's model never prefers a chain to the ring inside a node */
+        for (uint64_t size = 8; size <= (1u << 30); size *= 4) {
+            ics_coll_tuning any = {.algo = -1, .proto = -1, .nvls_enable = true};
+            g_assert_cmpint(run(&g, ICS_COLL_ALL_REDUCE, size, any).algo, !=, ICS_ALGO_TREE);
+        }
+        rig_close(&g);
+    }
+}
+
+static void test_forcing(void)
+{
+    static const char *const names[] = {"Ring",     "Tree",          "NVLS",         "Direct",
+                                        "NVLSTree", "CollNetDirect", "CollNetChain", "PAT"};
+    for (int a = 0; a < ICS_ALGO_COUNT; a++) {
+        g_assert_cmpstr(ics_coll_algo_name((ics_coll_algo)a), ==, names[a]);
+        g_setenv("NCCL_ALGO", names[a], TRUE);
+        ics_coll_tuning env;
+        char *err = NULL;
+        ics_coll_tuning_from_env(&env, &err);
+        g_assert_null(err);
+        g_assert_cmpint(env.algo, ==, a);
+    }
+    g_unsetenv("NCCL_ALGO");
+    g_setenv("NCCL_COLLNET_ENABLE", "1", TRUE);
+    ics_coll_tuning env;
+    char *err = NULL;
+    ics_coll_tuning_from_env(&env, &err);
+    g_assert_true(env.collnet_enable);
+    g_unsetenv("NCCL_COLLNET_ENABLE");
+    ics_coll_tuning_from_env(&env, &err);
+    g_assert_false(env.collnet_enable); /* NCCL's default */
+
+    ics_coll_result r;
+    rig g;
+    rig_open(&g, "superpod-h100-ndr.json", 2, 0, "analytic");
+    g_assert_false(try_run(&g, ICS_COLL_ALL_GATHER, 1 << 20, force(ICS_ALGO_TREE, -1), &r));
+    g_assert_false(try_run(&g, ICS_COLL_ALL_GATHER, 1 << 20, force(ICS_ALGO_PAT, -1), &r));
+    g_assert_false(try_run(&g, ICS_COLL_ALL_REDUCE, 1 << 20, force(ICS_ALGO_PAT, -1), &r));
+    g_assert_false(
+        try_run(&g, ICS_COLL_ALL_REDUCE, 1 << 20, force(ICS_ALGO_NVLS_TREE, ICS_PROTO_LL), &r));
+    g_assert_false(
+        try_run(&g, ICS_COLL_ALL_REDUCE, 1 << 20, force(ICS_ALGO_COLLNET_CHAIN, ICS_PROTO_LL), &r));
+    ics_coll_tuning off = force(ICS_ALGO_COLLNET_DIRECT, -1);
+    off.collnet_enable = false; /* as NCCL: NCCL_ALGO alone does not turn CollNet on */
+    g_assert_false(try_run(&g, ICS_COLL_ALL_REDUCE, 1 << 20, off, &r));
+    off = force(ICS_ALGO_NVLS_TREE, -1);
+    off.nvls_enable = false;
+    g_assert_false(try_run(&g, ICS_COLL_ALL_REDUCE, 1 << 20, off, &r));
+    rig_close(&g);
+
+    rig_open(&g, "superpod-a100-hdr.json", 2, 0, "analytic"); /* NVSwitch gen2: no NVLS */
+    g_assert_false(try_run(&g, ICS_COLL_ALL_REDUCE, 1 << 20, force(ICS_ALGO_NVLS_TREE, -1), &r));
+    rig_close(&g);
+    rig_open(&g, "fattree-2tier.json", 2, 0, "analytic"); /* Quantum-2, SHARP off */
+    g_assert_false(
+        try_run(&g, ICS_COLL_ALL_REDUCE, 1 << 20, force(ICS_ALGO_COLLNET_DIRECT, -1), &r));
+    g_assert_false(
+        try_run(&g, ICS_COLL_ALL_REDUCE, 1 << 20, force(ICS_ALGO_COLLNET_CHAIN, -1), &r));
+    rig_close(&g);
+    /* 40 nodes span two scalable units: a rail's NICs sit on two leaves, one SHARP op cannot
+     * reach them all */
+    rig_open(&g, "superpod-h100-ndr.json", 40, 1, "analytic");
+    g_assert_false(
+        try_run(&g, ICS_COLL_ALL_REDUCE, 1 << 20, force(ICS_ALGO_COLLNET_CHAIN, -1), &r));
+    rig_close(&g);
+}
+
+/* The tuner considers the new algorithms as NCCL's cost model does: PAT for small all-gathers
+ * with one GPU per node, never with more; Tree or NVLS-Tree for some multi-node all-reduce
+ * sizes; CollNet only when enabled. */
+static void test_tuner_picks(void)
+{
+    ics_coll_tuning any = {.algo = -1, .proto = -1, .nvls_enable = true};
+    rig g;
+    rig_open(&g, "superpod-h100-ndr.json", 16, 1, "analytic");
+    g_assert_cmpint(run(&g, ICS_COLL_ALL_GATHER, 16 * 1024, any).algo, ==, ICS_ALGO_PAT);
+    g_assert_cmpint(run(&g, ICS_COLL_REDUCE_SCATTER, 16 * 1024, any).algo, ==, ICS_ALGO_PAT);
+    g_assert_cmpint(run(&g, ICS_COLL_ALL_GATHER, 1u << 30, any).algo, ==, ICS_ALGO_RING);
+    rig_close(&g);
+
+    rig_open(&g, "superpod-h100-ndr.json", 4, 0, "analytic");
+    bool seen[ICS_ALGO_COUNT] = {false};
+    for (uint64_t size = 1024; size <= (1u << 30); size *= 8) {
+        seen[run(&g, ICS_COLL_ALL_REDUCE, size, any).algo] = true;
+        g_assert_cmpint(run(&g, ICS_COLL_ALL_GATHER, size, any).algo, !=, ICS_ALGO_PAT);
+    }
+    g_assert_true(seen[ICS_ALGO_TREE] || seen[ICS_ALGO_NVLS_TREE]);
+    g_assert_false(seen[ICS_ALGO_COLLNET_DIRECT] || seen[ICS_ALGO_COLLNET_CHAIN]);
+    any.collnet_enable = true;
+    bool collnet = false;
+    for (uint64_t size = 1024; size <= (1u << 30); size *= 8) {
+        int a = run(&g, ICS_COLL_ALL_REDUCE, size, any).algo;
+        collnet |= a == ICS_ALGO_COLLNET_DIRECT || a == ICS_ALGO_COLLNET_CHAIN;
+    }
+    g_assert_true(collnet);
+    rig_close(&g);
+}
+
+static void test_deterministic(void)
+{
+    ics_time t[2];
+    for (int i = 0; i < 2; i++) {
+        rig g;
+        rig_open(&g, "superpod-h100-ndr.json", 5, 0, "packet");
+        t[i] = run(&g, ICS_COLL_ALL_REDUCE, 24u << 20, force(ICS_ALGO_TREE, -1)).time_ps;
+        rig_close(&g);
+    }
+    g_assert_cmpint(t[0], ==, t[1]);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/coll-tree/dtree-figures", test_dtree_figures);
+    g_test_add_func("/coll-tree/dtree-shape", test_dtree_shape);
+    g_test_add_func("/coll-tree/tree-bytes", test_tree_bytes);
+    g_test_add_func("/coll-tree/nvls-tree-bytes", test_nvls_tree_bytes);
+    g_test_add_func("/coll-tree/collnet-bytes", test_collnet_bytes);
+    g_test_add_func("/coll-tree/pat-bytes", test_pat_bytes);
+    g_test_add_func("/coll-tree/tree-closed-form", test_tree_closed_form);
+    g_test_add_func("/coll-tree/pat-closed-form", test_pat_closed_form);
+    g_test_add_func("/coll-tree/every-cluster", test_every_cluster);
+    g_test_add_func("/coll-tree/single-node-chain", test_single_node_chain);
+    g_test_add_func("/coll-tree/forcing", test_forcing);
+    g_test_add_func("/coll-tree/tuner-picks", test_tuner_picks);
+    g_test_add_func("/coll-tree/deterministic", test_deterministic);
+    return g_test_run();
+}
