@@ -17,8 +17,7 @@ int ics_cli_replay(int argc, char **argv)
          "FILE"},
         {"nodes", 0, 0, G_OPTION_ARG_INT, &nodes, "node count of a cluster", "N"},
         {"comm-groups", 0, 0, G_OPTION_ARG_FILENAME, &groups,
-         "Chakra: communicator groups JSON (default: PREFIX.comm_groups.json if present)",
-         "FILE"},
+         "Chakra: communicator groups JSON (default: PREFIX.comm_groups.json if present)", "FILE"},
         G_OPTION_ENTRY_NULL};
     const GOptionEntry *step = ics_cli_step_entries(&sa);
     GOptionEntry entries[16];
