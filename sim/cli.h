@@ -22,6 +22,7 @@ int ics_cli_train(int argc, char **argv);
 int ics_bench_engine(int argc, char **argv);
 int ics_bench_net(int argc, char **argv);
 int ics_bench_accuracy(int argc, char **argv);
+int ics_bench_training(int argc, char **argv);
 
 /* Helpers of `icsim collective`, shared with `icsim bench accuracy`. */
 #include <stdbool.h>
