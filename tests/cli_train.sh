@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# `icsim train`: the report's figures (text and --json), a scenario file and the same job on the
+# command line give the same bytes, runs repeat exactly, the timeline is written, and bad input
+# gets exit status 2 with nothing on stdout.
+#   tests/cli_train.sh ICSIM_BINARY SOURCE_DIR
+set -u
+icsim=$1
+src=$(cd "$2" && pwd)
+pod=$src/hwmodels/superpod-h100-ndr.json
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+fail() {
+    echo "FAIL: $1" >&2
+    fails=$((fails + 1))
+}
+
+# a small job on 4 DGX H100: TP 8, PP 2, DP 2
+job=(-s "$pod" --layers 8 --hidden 4096 --heads 32 --vocab 51200 --seq 2048 --tp 8 --pp 2
+     --dp 2 --mbs 1 --gbs 16 --recompute full)
+"$icsim" train "${job[@]}" >"$tmp/text" 2>"$tmp/err" || fail "train exited $?"
+for line in '^step time  *[0-9.]* s$' '^tokens/s  *[0-9]*$' '^TFLOP/s per GPU  *[0-9.]* ' \
+    '^MFU  *[0-9.]* %' '^  compute  *[0-9.]* s' '^  pipeline bubble and waits  *[0-9.]* s'; do
+    grep -q "$line" "$tmp/text" || fail "text report: no line $line"
+done
+"$icsim" train "${job[@]}" >"$tmp/text2" && cmp -s "$tmp/text" "$tmp/text2" || fail "repeat differs"
+
+"$icsim" train "${job[@]}" --json >"$tmp/json" || fail "train --json exited $?"
+python3 - "$tmp/json" <<'PY' || fail "--json figures"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in ("step_time_s", "tflops_per_gpu", "mfu", "tokens_per_s", "breakdown"):
+    assert k in d, k
+step = d["step_time_s"]
+assert step > 0 and 0 < d["mfu"] < 1
+assert abs(d["tokens_per_s"] - 16 * 2048 / step) < 1e-6 * d["tokens_per_s"]
+# the critical rank's buckets add up to the step
+b = d["breakdown"]
+assert abs(sum(b.values()) - step) < 1e-9 * step, (sum(b.values()), step)
+assert d["simulation"]["ranks"] == 32 and d["simulation"]["ranks_simulated"] == 2
+PY
+
+# a scenario file and its command line give the same report
+cat >"$tmp/job.json" <<JSON
+{"kind": "training", "system": "$pod",
+ "model": {"layers": 8, "hidden": 4096, "heads": 32, "vocab": 51200, "seq": 2048},
+ "layout": {"tp": 8, "pp": 2, "dp": 2, "mbs": 1, "gbs": 16, "recompute": "full"}}
+JSON
+"$icsim" train "$tmp/job.json" >"$tmp/scen" || fail "scenario exited $?"
+cmp -s "$tmp/text" "$tmp/scen" || fail "scenario and command line differ"
+# options override the file
+"$icsim" train "$tmp/job.json" --gbs 32 --json >"$tmp/over" || fail "override exited $?"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert abs(d['tokens_per_s']*d['step_time_s']-32*2048)<1" \
+    "$tmp/over" || fail "--gbs did not override the scenario"
+
+# the shipped scenarios run
+for s in "$src"/scenarios/*.json; do
+    grep -q '"kind": "training"' "$s" || continue
+    "$icsim" train "$s" >/dev/null || fail "$s exited $?"
+done
+
+# timeline: Chrome trace JSON with ranks, streams and link counters
+"$icsim" train "${job[@]}" --no-fold --timeline "$tmp/t.json" --timeline-ranks 9 >/dev/null ||
+    fail "timeline run exited $?"
+python3 - "$tmp/t.json" <<'PY' || fail "timeline content"
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+procs = {e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+assert "rank 0" in procs and "rank 8" in procs and "rank 9" not in procs and "links" in procs
+threads = {e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+assert "compute" in threads and "dp" in threads, threads
+assert any(e["ph"] == "X" and e["cat"] == "tp" for e in ev)
+assert any(e["ph"] == "X" and e["cat"] == "pp" for e in ev)
+assert any(e["ph"] == "C" for e in ev)
+PY
+
+# bad input: exit 2, nothing on stdout, the reason on stderr
+bad() {
+    local what=$1 want=$2
+    shift 2
+    "$icsim" train "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    [ $rc = 2 ] || fail "$what: exit $rc, expected 2"
+    [ -s "$tmp/out" ] && fail "$what: wrote to stdout"
+    grep -q "$want" "$tmp/err" || fail "$what: stderr lacks '$want': $(cat "$tmp/err")"
+}
+bad "unknown model" 'expected a model of the catalog' -s "$pod" --model gpt-5 --tp 8
+bad "no model" 'expected a model' -s "$pod" --tp 8
+bad "heads vs tp" 'layout: .*tp' -s "$pod" --layers 8 --hidden 3072 --heads 24 --vocab 100 --seq 128 --tp 16
+bad "too many GPUs" 'needs 2048 GPUs' -s "$src/hwmodels/dgx-h100.json" --model gpt3-175b --tp 8 --pp 16 --dp 16
+bad "bad recompute" 'expected none, selective or full' -s "$pod" --model gpt3-175b --recompute some
+bad "bad engine" 'expected packet or analytic' -s "$pod" --model gpt3-175b --engine fluid
+echo '{"kind": "training", "system": "x.json", "model": "gpt3-175b", "layout": {"tp": 8, "tpp": 2}}' >"$tmp/bad.json"
+bad "unknown layout key" 'bad.json:1:[0-9]*: \$.layout.tpp: expected one of the keys' "$tmp/bad.json"
+echo '{"kind": "training", "system": "x.json", "model": "gpt3-175b", "layout": {"tp": "8"}}' >"$tmp/bad2.json"
+bad "tp as string" '\$.layout.tp: expected' "$tmp/bad2.json"
+echo '{"kind": "training", "system": "x.json", "model": {"layers": 2}, "layout": {}}' >"$tmp/bad3.json"
+bad "model without hidden" '\$.model.hidden' "$tmp/bad3.json"
+
+[ $fails = 0 ] && echo "cli_train: all checks passed"
+exit $((fails > 0))
