@@ -9,7 +9,7 @@
 
 const GOptionEntry *ics_cli_step_entries(ics_cli_step_args *a)
 {
-    static GOptionEntry e[7];
+    static GOptionEntry e[8];
     GOptionEntry v[] = {
         {"engine", 0, 0, G_OPTION_ARG_STRING, &a->engine,
          "network backend: analytic (default) or packet", "ENGINE"},
@@ -25,6 +25,10 @@ const GOptionEntry *ics_cli_step_entries(ics_cli_step_args *a)
          "timeline: link load sampling interval, microseconds (default 10; grows on long runs)",
          "US"},
         {"json", 0, 0, G_OPTION_ARG_NONE, &a->json, "print the report as JSON", NULL},
+        {"packet-kib", 0, 0, G_OPTION_ARG_INT, &a->packet_kib,
+         "packet engine: payload per simulated packet, KiB (default 256; 4 is a network "
+         "packet)",
+         "KIB"},
         G_OPTION_ENTRY_NULL};
     memcpy(e, v, sizeof v);
     return e;
@@ -45,6 +49,8 @@ bool ics_cli_step_check(const char *cmd, const ics_cli_step_args *a)
     if (a->colls && strcmp(a->colls, "auto") && strcmp(a->colls, "full") &&
         strcmp(a->colls, "memo"))
         return fail(cmd, "--collectives: expected auto, full or memo, got \"%s\"", a->colls);
+    if (a->packet_kib < 0 || a->packet_kib > 1 << 20)
+        return fail(cmd, "--packet-kib: expected 1 .. 1048576%s", "");
     if (a->timeline_ranks < 0)
         return fail(cmd, "--timeline-ranks: expected N >= 1%s", "");
     if (a->sample_us < 0 || a->sample_us > 1e9)
@@ -75,6 +81,11 @@ int ics_cli_step_run(const char *cmd, const ics_cli_step_args *a, const ics_trac
                          .colls = colls_mode(a->colls, engine),
                          .gpu_of_rank = gpu_of_rank,
                          .p2p_lat_ps = -1};
+    /* A step lasts seconds and NCCL moves each channel's data in steps of 512 KiB (Simple:
+     * a 4 MiB buffer in 8 slots), so links shared by concurrent calls interleave at that grain,
+     * not at the 4 KiB of a network packet; simulating 256 KiB units keeps the interleaving finer
+     * than NCCL's own and a 1024-GPU step to seconds (docs/replay.md measures the difference). */
+    o.net.packet_bytes = (uint32_t)((a->packet_kib > 0 ? a->packet_kib : 256) * 1024);
     ics_coll_tuning_from_env(&o.tuning, &tuning_err);
     if (tuning_err)
         fprintf(stderr, "icsim %s: warning: %s\n", cmd, tuning_err);

@@ -15,6 +15,7 @@ typedef struct {
     int timeline_ranks;
     double sample_us; /* link sampling interval for the timeline */
     gboolean json;    /* the report as JSON on stdout */
+    int packet_kib;   /* packet engine: payload per simulated packet; 0: 256 KiB */
 } ics_cli_step_args;
 
 /* The option entries for these fields (static storage inside; call once per command). */
