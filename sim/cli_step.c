@@ -85,7 +85,8 @@ int ics_cli_step_run(const char *cmd, const ics_cli_step_args *a, const ics_trac
      * a 4 MiB buffer in 8 slots), so links shared by concurrent calls interleave at that grain,
      * not at the 4 KiB of a network packet; simulating 256 KiB units keeps the interleaving finer
      * than NCCL's own and a 1024-GPU step to seconds (docs/replay.md measures the difference). */
-    o.net.packet_bytes = (uint32_t)((a->packet_kib > 0 ? a->packet_kib : 256) * 1024);
+    if (strcmp(engine, "packet") == 0)
+        o.net.packet_bytes = (uint32_t)((a->packet_kib > 0 ? a->packet_kib : 256) * 1024);
     ics_coll_tuning_from_env(&o.tuning, &tuning_err);
     if (tuning_err)
         fprintf(stderr, "icsim %s: warning: %s\n", cmd, tuning_err);

@@ -120,7 +120,11 @@ static bool check_comms(ics_replay *r, char **err)
         int *devs = g_new(int, n);
         for (int m = 0; m < n; m++)
             devs[m] = r->gpu[ranks[m]];
-        cs->comm = ics_comm_new(r->t, r->backend, devs, n, &r->net_params);
+        /* memoized calls run alone at the links' own packet size: the coarser unit a long
+         * replay may ask for only matters where links are shared */
+        ics_net_params alone = r->net_params;
+        alone.packet_bytes = 0;
+        cs->comm = ics_comm_new(r->t, r->backend, devs, n, &alone);
         g_free(devs);
         /* members with ops take part; empty ones mirror them (a folded trace) */
         int first = -1;
