@@ -63,9 +63,9 @@ static void test_factors(void)
 
 static void test_every_op_everywhere(void)
 {
-    const char *models[] = {"dgx1-v100.json",         "dgx2.json",     "dgx-a100.json",
-                            "dgx-h100.json",          "hgx-b200.json", "pcie-8gpu.json",
-                            "pcie-nvlink-bridge.json"};
+    const char *models[] = {"dgx1-p100.json", "dgx1-v100.json",          "dgx2.json",
+                            "dgx-a100.json",  "dgx-h100.json",           "hgx-b200.json",
+                            "pcie-8gpu.json", "pcie-nvlink-bridge.json", "gb200-nvl72.json"};
     for (size_t m = 0; m < G_N_ELEMENTS(models); m++)
         for (int be = 0; be < 2; be++) {
             rig g;
@@ -73,6 +73,28 @@ static void test_every_op_everywhere(void)
             for (int op = 0; op < ICS_COLL_OP_COUNT; op++) {
                 ics_time prev = 0;
                 for (uint64_t size = 1024; size <= (64u << 20); size *= 64) {
+                    ics_coll_result r = run(&g, (ics_coll_op)op, size, &auto_tuning);
+                    g_assert_cmpint(r.time_ps, >, prev);
+                    prev = r.time_ps;
+                }
+            }
+            rig_close(&g);
+        }
+}
+
+/* The seven operations also run on every shipped cluster (2 nodes), on both backends, with
+ * times that grow with size. */
+static void test_every_op_clusters(void)
+{
+    const char *models[] = {"superpod-a100-hdr.json", "superpod-h100-ndr.json",
+                            "fattree-2tier.json", "fattree-3tier.json"};
+    for (size_t m = 0; m < G_N_ELEMENTS(models); m++)
+        for (int be = 0; be < 2; be++) {
+            rig g;
+            rig_open(&g, models[m], 2, be ? "packet" : "analytic");
+            for (int op = 0; op < ICS_COLL_OP_COUNT; op++) {
+                ics_time prev = 0;
+                for (uint64_t size = 4096; size <= (16u << 20); size *= 64) {
                     ics_coll_result r = run(&g, (ics_coll_op)op, size, &auto_tuning);
                     g_assert_cmpint(r.time_ps, >, prev);
                     prev = r.time_ps;
@@ -202,6 +224,7 @@ int main(int argc, char **argv)
     g_test_add_func("/coll/factors", test_factors);
     g_test_add_func("/coll/every-op-everywhere", test_every_op_everywhere);
     g_test_add_func("/coll/cluster", test_cluster);
+    g_test_add_func("/coll/every-op-clusters", test_every_op_clusters);
     g_test_add_func("/coll/backends-agree", test_backends_agree);
     g_test_add_func("/coll/tuner-obeys", test_tuner_obeys);
     g_test_add_func("/coll/large-bandwidth", test_large_bandwidth);
