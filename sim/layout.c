@@ -8,6 +8,7 @@
 
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 static const char *const placement_names[] = {"tp-pp-dp", "tp-dp-pp", NULL};
+static const char *const attention_names[] = {"flash", "unfused", NULL};
 
 /* Megatron-core's DistributedDataParallelConfig.bucket_size default: max(40,000,000,
  * 1,000,000 x dp) parameters ("larger DP sizes need larger buckets to ensure collectives do not
@@ -27,7 +28,8 @@ ics_layout ics_layout_defaults(void)
                         .dtype = ICS_DTYPE_BF16,
                         .grad_dtype = ICS_DTYPE_FP32,
                         .overlap_grad_reduce = true,
-                        .placement = ICS_PLACE_TP_PP_DP};
+                        .placement = ICS_PLACE_TP_PP_DP,
+                        .attention = ICS_ATTN_FLASH};
 }
 
 int ics_layout_world(const ics_layout *l)
@@ -96,6 +98,16 @@ int ics_placement_parse(const char *s)
     return parse(placement_names, s);
 }
 
+const char *ics_attention_name(ics_attention a)
+{
+    return (unsigned)a < ICS_ATTN_COUNT ? attention_names[a] : "?";
+}
+
+int ics_attention_parse(const char *s)
+{
+    return parse(attention_names, s);
+}
+
 /* ---- the rules ------------------------------------------------------------------------------- */
 
 static bool fail(char **err, char *msg)
@@ -126,9 +138,10 @@ static bool check_sizes(const ics_layout *l, char **err)
         l->grad_dtype != ICS_DTYPE_FP16)
         return fail(err, g_strdup_printf("layout: grad_dtype: expected fp32, bf16 or fp16, got %s",
                                          ics_dtype_name(l->grad_dtype)));
-    if ((unsigned)l->recompute >= ICS_RECOMPUTE_COUNT || (unsigned)l->placement >= ICS_PLACE_COUNT)
-        return fail(err, g_strdup("layout: recompute or placement: expected a known value, got "
-                                  "another"));
+    if ((unsigned)l->recompute >= ICS_RECOMPUTE_COUNT ||
+        (unsigned)l->placement >= ICS_PLACE_COUNT || (unsigned)l->attention >= ICS_ATTN_COUNT)
+        return fail(err, g_strdup("layout: recompute, placement or attention: expected a known "
+                                  "value, got another"));
     return true;
 }
 

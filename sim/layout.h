@@ -18,6 +18,14 @@ typedef enum {
     ICS_RECOMPUTE_COUNT
 } ics_recompute;
 
+/* How attention's core (scores, softmax, values) runs. */
+typedef enum {
+    ICS_ATTN_FLASH,   /* one fused kernel that never writes the s x s scores (FlashAttention) */
+    ICS_ATTN_UNFUSED, /* batched GEMMs around a fused softmax and a dropout over the s x s
+                         scores in HBM: Megatron-LM before FlashAttention (its SC'21 runs) */
+    ICS_ATTN_COUNT
+} ics_attention;
+
 /* Which parallel dimension varies fastest along global ranks (and so along GPUs, node by node). */
 typedef enum {
     ICS_PLACE_TP_PP_DP, /* rank = (dp * PP + pp) * TP + tp: Megatron's default order */
@@ -42,13 +50,14 @@ typedef struct {
                               parameters at the gradient's size */
     bool overlap_grad_reduce; /* buckets start as their gradients are ready, not after backward */
     ics_placement placement;
+    ics_attention attention;
     bool fold; /* give ops only to tp rank 0 of data-parallel replica 0 of each stage (replay.h's
                   folded traces): the symmetric ranks' work is mirrored, not listed */
 } ics_layout;
 
 /* tp = pp = vp = dp = mbs = 1, gbs = 1, no sp, full recompute off (none), bf16 math with fp32
  * gradient reduction, Megatron's bucket rule, overlap on, no distributed optimizer, TP-PP-DP
- * placement, not folded. */
+ * placement, flash attention, not folded. */
 ics_layout ics_layout_defaults(void);
 
 /* Whether the layout fits the model: sizes >= 1; heads, kv_heads and ffn divisible by tp;
@@ -69,8 +78,10 @@ uint64_t ics_layout_bucket_params(const ics_layout *l);
 
 const char *ics_recompute_name(ics_recompute r); /* "none", "selective", "full" */
 const char *ics_placement_name(ics_placement p); /* "tp-pp-dp", "tp-dp-pp" */
+const char *ics_attention_name(ics_attention a); /* "flash", "unfused" */
 /* The enum value of a name, or -1. */
 int ics_recompute_parse(const char *s);
 int ics_placement_parse(const char *s);
+int ics_attention_parse(const char *s);
 
 #endif

@@ -26,6 +26,7 @@ typedef struct {
                              with sequence parallelism) */
     double s, h, dh, heads, kv, ffn, fc1, vocab; /* per rank where split */
     bool swiglu;
+    bool unfused; /* attention without FlashAttention */
     ics_wl_cost *c;
 } kern;
 
@@ -67,10 +68,46 @@ static void elementwise(kern *k, double bytes)
     add(k, ICS_WORK_ELEMENTWISE, ICS_DTYPE_BF16, 0, bytes, 0, 0, 0);
 }
 
-/* Scores Q.K^T and values P.V over all s x s pairs (Megatron's count: masking saves nothing);
- * reading Q, K, V and writing the output. */
-static void attention_core(kern *k, double times)
+/* Batched GEMMs, one per (sequence, head): bf16 operands and output. */
+static void batched_gemm(kern *k, double batch, double m, double n, double kk)
 {
+    add(k, ICS_WORK_GEMM, ICS_DTYPE_BF16, batch * 2 * m * n * kk,
+        batch * (m * kk + kk * n + m * n) * k->act, m, n, kk);
+}
+
+/* Megatron-LM before FlashAttention: scores Q.K^T by batched GEMM into HBM, a fused
+ * scale-mask-softmax (read, write), dropout (read, write, one-byte mask), values P.V by
+ * batched GEMM; the backward mirrors it (four batched GEMMs, dropout's and softmax's
+ * backward). */
+static void unfused_core(kern *k, bool fwd)
+{
+    double batch = k->T / k->s * k->heads, s = k->s, dh = k->dh;
+    double pass = batch * s * s * k->act, mask = batch * s * s;
+    if (fwd) {
+        batched_gemm(k, batch, s, s, dh);
+        elementwise(k, 2 * pass);
+        elementwise(k, 2 * pass + mask);
+        batched_gemm(k, batch, s, dh, s);
+    } else {
+        batched_gemm(k, batch, s, s, dh); /* dP = dO . V^T */
+        batched_gemm(k, batch, s, dh, s); /* dV = P^T . dO */
+        elementwise(k, 2 * pass + mask);
+        elementwise(k, 3 * pass);
+        batched_gemm(k, batch, s, dh, s); /* dQ = dS . K */
+        batched_gemm(k, batch, s, dh, s); /* dK = dS^T . Q */
+    }
+}
+
+/* Scores Q.K^T and values P.V over all s x s pairs (Megatron's count: masking saves nothing),
+ * the backward twice that. Fused (FlashAttention): reading Q, K, V and writing the output, at
+ * the attention efficiency; unfused: see above. */
+static void attention_core(kern *k, bool fwd)
+{
+    if (k->unfused) {
+        unfused_core(k, fwd);
+        return;
+    }
+    double times = fwd ? 1 : 2;
     double flops = 2 * 2 * k->T * k->s * k->heads * k->dh;
     double bytes = (2 * k->heads + 2 * k->kv) * k->T * k->dh * k->act;
     add(k, ICS_WORK_ATTENTION, ICS_DTYPE_BF16, times * flops, times * bytes, 0, 0, 0);
@@ -99,11 +136,11 @@ static void attn_block(kern *k, bool fwd)
     elementwise(k, x * norm_bytes(k));
     if (fwd) {
         gemm(k, k->T, qkv_out(k), k->h);
-        attention_core(k, 1);
+        attention_core(k, true);
         gemm(k, k->T, k->h, k->heads * k->dh);
     } else {
         gemm_bwd(k, k->T, k->h, k->heads * k->dh);
-        attention_core(k, 2);
+        attention_core(k, false);
         gemm_bwd(k, k->T, qkv_out(k), k->h);
     }
     elementwise(k, x * bda_bytes(k));
@@ -165,7 +202,8 @@ static kern kern_of(const ics_model *m, const ics_layout *l, const ics_hw_gpu_ty
               .kv = (double)m->kv_heads / t,
               .ffn = (double)m->ffn / t,
               .vocab = ceil((double)m->vocab / t), /* Megatron pads the vocabulary */
-              .swiglu = m->act == ICS_ACT_SWIGLU};
+              .swiglu = m->act == ICS_ACT_SWIGLU,
+              .unfused = l->attention == ICS_ATTN_UNFUSED};
     k.Te = l->sp ? k.T / t : k.T;
     k.fc1 = (k.swiglu ? 2 : 1) * k.ffn;
     return k;
@@ -196,7 +234,7 @@ void ics_wl__costs(const ics_model *m, const ics_layout *l, const ics_hw_gpu_typ
             head_block(&k, b == ICS_WL_HEAD_FWD);
             break;
         case ICS_WL_ATTN_RECOMP:
-            attention_core(&k, 1);
+            attention_core(&k, true);
             break;
         default:
             g_assert_not_reached();

@@ -278,6 +278,24 @@ static void test_flops_formula(void)
         g_assert_cmpfloat(fabs(f.model_flops / want_model - 1), <, 1e-12);
         g_assert_cmpfloat(f.tokens, ==, (double)rows[i].gbs * 2048);
     }
+    /* unfused attention costs more time, not more FLOPs */
+    ics_hw *hw = load_hw("dgx-a100.json", 0);
+    ics_layout fl = ics_layout_defaults(), ul = fl;
+    ul.attention = ICS_ATTN_UNFUSED;
+    ics_step_flops ff, uf;
+    ics_workload_flops(ics_model_find(c, "gpt-1.7b"), &fl, &ff);
+    ics_workload_flops(ics_model_find(c, "gpt-1.7b"), &ul, &uf);
+    g_assert_cmpfloat(ff.hardware_flops, ==, uf.hardware_flops);
+    ics_trace *ft = build(ics_model_find(c, "gpt-1.7b"), &fl, gpu_of(hw));
+    ics_trace *ut = build(ics_model_find(c, "gpt-1.7b"), &ul, gpu_of(hw));
+    const ics_trace_op *fa = ics_trace_get_op(ft, 0, 1), *ua = ics_trace_get_op(ut, 0, 1);
+    g_assert_cmpstr(fa->name, ==, "fwd.attn");
+    g_assert_cmpfloat(fa->flops, ==, ua->flops);
+    g_assert_cmpfloat(ua->mem_bytes, >, fa->mem_bytes);
+    g_assert_cmpint(ua->duration_ps, >, fa->duration_ps);
+    ics_trace_free(ft);
+    ics_trace_free(ut);
+    ics_hw_free(hw);
     /* selective recomputation adds the attention core's forward only */
     const ics_model *m = ics_model_find(c, "gpt-18b");
     ics_layout l = ics_layout_defaults();
