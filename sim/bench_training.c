@@ -22,7 +22,8 @@
 /* The SC'21 table's rows, as Megatron-LM's run_table_1.sh ran them (the JSON's "common" and
  * per-row fields): Selene's DGX A100 80GB nodes on HDR InfiniBand, full recomputation, torch
  * DDP (gradient reduction overlapping the backward pass) up to 18B and Megatron's local DDP
- * (reduction after the backward pass) from 39B, fp16 with fp32 gradient reduction. */
+ * (reduction after the backward pass) from 39B, fp16 with fp32 gradient reduction, attention
+ * unfused. */
 typedef struct {
     const char *name;
     int gpus, tp, pp, vp, gbs, mbs, layers;
@@ -84,6 +85,9 @@ static double predict(const row *r, const ics_model_catalog *cat, double *step_s
     l.gbs = r->gbs;
     l.recompute = ICS_RECOMPUTE_FULL;
     l.dtype = ICS_DTYPE_FP16;
+    /* April 2021: Megatron-LM's attention wrote the s x s scores to HBM (FlashAttention came
+     * in 2022) */
+    l.attention = ICS_ATTN_UNFUSED;
     /* "ddp": torch (overlapped) for the 1.7B-18B rows, Megatron's local DDP from 39B */
     l.overlap_grad_reduce = r->params_b < 39;
     l.fold = true;
