@@ -662,6 +662,17 @@ static ics_time compute_ps(const ics_trace *tr, int r, const char *prefix)
     return t;
 }
 
+/* Appends to every rank a 1 ps compute op that depends on its first op, so that no rank's
+ * dependency list is empty (the trace's dependency storage is then never a null array); the
+ * measured ops end 1 ps before the step. */
+static void with_deps(ics_trace *tr)
+{
+    ics_trace_op tick = {.kind = ICS_TOP_COMPUTE, .cat = ICS_CAT_OTHER, .duration_ps = 1};
+    int first = 0;
+    for (int r = 0; r < ics_trace_nranks(tr); r++)
+        ics_trace_add_op(tr, r, &tick, &first, 1);
+}
+
 /* What a one-byte transfer between GPUs 0 and 1 costs with no fixed p2p cost: the slack the
  * bubble checks allow per transfer. */
 static ics_time one_byte_ps(const ics_topo *t)
@@ -673,9 +684,10 @@ static ics_time one_byte_ps(const ics_topo *t)
     ics_trace_op recv = {.kind = ICS_TOP_RECV, .cat = ICS_CAT_PP, .peer = 0, .bytes = 1};
     ics_trace_add_op(tr, 0, &send, NULL, 0);
     ics_trace_add_op(tr, 1, &recv, NULL, 0);
+    with_deps(tr);
     ics_replay_result res = replay(tr, t, 0);
     ics_trace_free(tr);
-    return res.step_ps;
+    return res.step_ps - 1;
 }
 
 /* With communication free, a pipeline step lasts m (F + B) plus the bubble (p - 1)(F + B) / vp:
@@ -739,10 +751,11 @@ static ics_time all_reduce_ps(const ics_topo *t, int n, uint64_t bytes)
                        .coll = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = bytes, .dtype_bytes = 4}};
     for (int r = 0; r < n; r++)
         ics_trace_add_op(tr, r, &op, NULL, 0);
+    with_deps(tr);
     ics_replay_result res = replay(tr, t, -1);
     ics_trace_free(tr);
     g_free(ranks);
-    return res.step_ps;
+    return res.step_ps - 1;
 }
 
 /* A data-parallel-only rank's step by hand: compute ops back to back on their stream, each
