@@ -167,6 +167,24 @@ static void test_catalog_errors(void)
     g_error_free(err);
 }
 
+/* Every proper prefix of the shipped catalog is rejected with a located message, never a crash
+ * (a cheap stand-in for fuzzing the reader). */
+static void test_catalog_truncated(void)
+{
+    char *text;
+    gsize len;
+    g_assert_true(g_file_get_contents(ICS_SOURCE_DIR "/models/models.json", &text, &len, NULL));
+    for (gsize n = 0; n < len - 1; n += 7) {
+        GError *err = NULL;
+        ics_model_catalog *c = ics_model_catalog_load_text("m.json", text, n, &err);
+        g_assert_null(c);
+        g_assert_nonnull(err);
+        g_assert_true(g_str_has_prefix(err->message, "m.json"));
+        g_error_free(err);
+    }
+    g_free(text);
+}
+
 /* ---- layouts --------------------------------------------------------------------------------- */
 
 static void expect_layout_error(const ics_layout *l, const ics_model *m, const char *want)
@@ -889,6 +907,7 @@ int main(int argc, char **argv)
     g_test_add_func("/workload/catalog", test_catalog);
     g_test_add_func("/workload/layer-params", test_layer_params);
     g_test_add_func("/workload/catalog-errors", test_catalog_errors);
+    g_test_add_func("/workload/catalog-truncated", test_catalog_truncated);
     g_test_add_func("/workload/layout-errors", test_layout_errors);
     g_test_add_func("/workload/ranks", test_ranks);
     g_test_add_func("/workload/flops-formula", test_flops_formula);
