@@ -13,7 +13,7 @@
 
 /* Integers start at -1: "not given". */
 typedef struct {
-    char *system, *model, *models, *recompute, *dtype, *placement;
+    char *system, *model, *models, *recompute, *dtype, *placement, *attention, *grad_dtype;
     int nodes, layers, hidden, heads, ffn, vocab, seq;
     int tp, pp, vp, dp, mbs, gbs;
     double bucket_mb;
@@ -99,6 +99,22 @@ static bool pick_layout(const train_args *a, ics_train_scenario *s)
         if (v < 0)
             return usage("--placement: expected tp-pp-dp or tp-dp-pp, got \"%s\"", a->placement);
         l->placement = (ics_placement)v;
+    }
+    if (a->attention) {
+        int v = ics_attention_parse(a->attention);
+        if (v < 0)
+            return usage("--attention: expected flash or unfused, got \"%s\"", a->attention);
+        l->attention = (ics_attention)v;
+    }
+    if (a->grad_dtype) {
+        if (strcmp(a->grad_dtype, "fp32") == 0)
+            l->grad_dtype = ICS_DTYPE_FP32;
+        else if (strcmp(a->grad_dtype, "bf16") == 0)
+            l->grad_dtype = ICS_DTYPE_BF16;
+        else if (strcmp(a->grad_dtype, "fp16") == 0)
+            l->grad_dtype = ICS_DTYPE_FP16;
+        else
+            return usage("--grad-dtype: expected fp32, bf16 or fp16, got \"%s\"", a->grad_dtype);
     }
     if (a->dtype) {
         if (strcmp(a->dtype, "bf16") == 0)
@@ -240,6 +256,10 @@ int ics_cli_train(int argc, char **argv)
         {"sp", 0, 0, G_OPTION_ARG_NONE, &a.sp, "sequence parallelism", NULL},
         {"dist-opt", 0, 0, G_OPTION_ARG_NONE, &a.dist_opt, "distributed optimizer", NULL},
         {"dtype", 0, 0, G_OPTION_ARG_STRING, &a.dtype, "bf16 (default), fp16 or fp8", "TYPE"},
+        {"attention", 0, 0, G_OPTION_ARG_STRING, &a.attention,
+         "flash (default) or unfused (s x s scores in HBM, Megatron before 2022)", "KIND"},
+        {"grad-dtype", 0, 0, G_OPTION_ARG_STRING, &a.grad_dtype,
+         "gradient reduction type: fp32 (default), bf16, fp16", "TYPE"},
         {"bucket-mb", 0, 0, G_OPTION_ARG_DOUBLE, &a.bucket_mb,
          "gradient bucket, MiB (default: Megatron's rule)", "MB"},
         {"no-overlap", 0, 0, G_OPTION_ARG_NONE, &a.no_overlap,
@@ -291,5 +311,7 @@ done:
     g_free(a.recompute);
     g_free(a.dtype);
     g_free(a.placement);
+    g_free(a.attention);
+    g_free(a.grad_dtype);
     return rc;
 }

@@ -19,6 +19,7 @@ void ics_train_scenario_clear(ics_train_scenario *s)
 
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 static const char *const placement_names[] = {"tp-pp-dp", "tp-dp-pp", NULL};
+static const char *const attention_names[] = {"flash", "unfused", NULL};
 static const char *const dtype_names[] = {"bf16", "fp16", "fp8", NULL};
 static const ics_dtype dtype_values[] = {ICS_DTYPE_BF16, ICS_DTYPE_FP16, ICS_DTYPE_FP8};
 static const char *const grad_names[] = {"fp32", "bf16", "fp16", NULL};
@@ -105,6 +106,7 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
                                        "overlap_grad_reduce",
                                        "placement",
                                        "fold",
+                                       "attention",
                                        NULL};
     ics_layout *l = &s->layout;
     if (ics_jr_keys(r, o, keys)) {
@@ -122,6 +124,8 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
         int e;
         if (ics_jr_enum(r, o, "recompute", false, recompute_names, &e))
             l->recompute = (ics_recompute)e;
+        if (ics_jr_enum(r, o, "attention", false, attention_names, &e))
+            l->attention = (ics_attention)e;
         if (ics_jr_enum(r, o, "placement", false, placement_names, &e))
             l->placement = (ics_placement)e;
         if (ics_jr_enum(r, o, "dtype", false, dtype_names, &e))

@@ -148,7 +148,8 @@ const int *ics_trace_op_deps(const ics_trace *t, int rank, int i, int *ndeps)
     const rank_rec *r = &t->ranks[rank];
     const op_rec *rec = &g_array_index(r->ops, op_rec, i);
     *ndeps = rec->ndeps;
-    return &g_array_index(r->deps, int, rec->dep0);
+    /* a rank without any dependency has no array to point into */
+    return rec->ndeps ? &g_array_index(r->deps, int, rec->dep0) : NULL;
 }
 
 /* ---- consistency ---------------------------------------------------------------------------- */
