@@ -5,6 +5,7 @@
 #include "cli_common.h"
 #include "cli_step.h"
 #include "scenario.h"
+#include "trace_json.h"
 #include "workload.h"
 
 #include <math.h>
@@ -14,6 +15,7 @@
 /* Integers start at -1: "not given". */
 typedef struct {
     char *system, *model, *models, *recompute, *dtype, *placement, *attention, *grad_dtype;
+    char *trace_out;
     int nodes, layers, hidden, heads, ffn, vocab, seq;
     int tp, pp, vp, dp, mbs, gbs;
     double bucket_mb;
@@ -200,6 +202,11 @@ static int run(train_args *a, ics_train_scenario *s, const ics_model_catalog *ca
         fprintf(stderr, "icsim train: %s\n", err);
         goto done;
     }
+    if (a->trace_out && !ics_trace_write_json(tr, a->trace_out, &err)) {
+        fprintf(stderr, "icsim train: --trace-out: %s\n", err);
+        rc = ICS_EXIT_FAIL;
+        goto done;
+    }
     ics_step_flops fl;
     ics_workload_flops(&s->model, &s->layout, &fl);
     ics_step_info info = {.tokens = fl.tokens,
@@ -266,6 +273,8 @@ int ics_cli_train(int argc, char **argv)
          "reduce gradients after the backward pass, not during it", NULL},
         {"placement", 0, 0, G_OPTION_ARG_STRING, &a.placement,
          "rank order: tp-pp-dp (default) or tp-dp-pp", "ORDER"},
+        {"trace-out", 0, 0, G_OPTION_ARG_FILENAME, &a.trace_out,
+         "also write the generated trace (icsim JSON; replay it with `icsim replay`)", "FILE"},
         {"no-fold", 0, 0, G_OPTION_ARG_NONE, &a.no_fold,
          "simulate every rank, not one per symmetric set (docs/replay.md)", NULL},
         G_OPTION_ENTRY_NULL};
@@ -313,5 +322,6 @@ done:
     g_free(a.placement);
     g_free(a.attention);
     g_free(a.grad_dtype);
+    g_free(a.trace_out);
     return rc;
 }

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -171,6 +172,8 @@ bool ics_timeline_write(const ics_replay *r, const ics_trace *tr, const ics_topo
     char *tmpl = g_build_filename(dir, ".icsim-timeline-XXXXXX", NULL);
     g_free(dir);
     int fd = g_mkstemp(tmpl);
+    if (fd >= 0)
+        fchmod(fd, 0644); /* mkstemp's 0600 is for secrets: this is a result to share */
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
         *err = g_strdup_printf("%s: cannot write: %s", path, g_strerror(errno));

@@ -194,10 +194,11 @@ static bool check_colls(const ics_trace *t, char **err)
                 k++;
             }
             if (r != ref && k != (int)seq->len) {
+                guint want = seq->len;
                 g_array_free(seq, TRUE);
                 return fail(err, g_strdup_printf("rank %d issues %d collectives on communicator "
                                                  "'%s', rank %d issues %u",
-                                                 r, k, ics_trace_comm_name(t, c), ref, seq->len));
+                                                 r, k, ics_trace_comm_name(t, c), ref, want));
             }
         }
         g_array_free(seq, TRUE);
