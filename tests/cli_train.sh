@@ -83,6 +83,16 @@ assert any(e["ph"] == "X" and e["cat"] == "pp" for e in ev)
 assert any(e["ph"] == "C" for e in ev)
 PY
 
+# icsim replay of the trace train generated: the same step, to the digit
+"$icsim" train "${job[@]}" --no-fold --trace-out "$tmp/job.trace.json" --json >"$tmp/gen" ||
+    fail "train --trace-out exited $?"
+"$icsim" replay "$tmp/job.trace.json" -s "$pod" --nodes 4 --json >"$tmp/rep" || fail "replay exited $?"
+a=$(sed -n 's/.*"step_time_s":[[:space:]]*\([0-9.e+-]*\).*/\1/p' "$tmp/gen")
+b=$(sed -n 's/.*"step_time_s":[[:space:]]*\([0-9.e+-]*\).*/\1/p' "$tmp/rep")
+[ -n "$a" ] && [ "$a" = "$b" ] || fail "replayed trace: step $b, generated job: $a"
+"$icsim" replay "$src/scenarios/traces/example.json" -s "$src/hwmodels/dgx-h100.json" >/dev/null ||
+    fail "replay of the example exited $?"
+
 # bad input: exit 2, nothing on stdout, the reason on stderr
 bad() {
     local what=$1 want=$2
@@ -105,6 +115,23 @@ echo '{"kind": "training", "system": "x.json", "model": "gpt3-175b", "layout": {
 bad "tp as string" '\$.layout.tp: expected' "$tmp/bad2.json"
 echo '{"kind": "training", "system": "x.json", "model": {"layers": 2}, "layout": {}}' >"$tmp/bad3.json"
 bad "model without hidden" '\$.model.hidden' "$tmp/bad3.json"
+
+badr() {
+    local what=$1 want=$2
+    shift 2
+    "$icsim" replay "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    [ $rc = 2 ] || fail "replay $what: exit $rc, expected 2"
+    [ -s "$tmp/out" ] && fail "replay $what: wrote to stdout"
+    grep -q "$want" "$tmp/err" || fail "replay $what: stderr lacks '$want': $(cat "$tmp/err")"
+}
+badr "missing file" 'nope.json' "$tmp/nope.json" -s "$pod"
+echo '{"format": "icsim-trace", "version": 1, "ranks": [{"ops": [{"op": "send", "peer": 3, "bytes": 8}]}]}' >"$tmp/t.json"
+badr "peer out of range" '\$.ranks\[0\].ops\[0\].peer: expected' "$tmp/t.json" -s "$pod"
+printf '\x08\x01' >"$tmp/t.et"
+badr "not JSON" 't.et' "$tmp/t.et" -s "$pod"
+echo '{"format": "icsim-trace", "version": 1, "ranks": [{}, {}, {}, {}, {}, {}, {}, {}, {}]}' >"$tmp/nine.json"
+badr "more ranks than GPUs" '9 ranks' "$tmp/nine.json" -s "$src/hwmodels/dgx-h100.json"
 
 [ $fails = 0 ] && echo "cli_train: all checks passed"
 exit $((fails > 0))
