@@ -1,5 +1,6 @@
 /* Format detection for trace files; see trace_read.h. */
 #include "trace_read.h"
+#include "trace_chakra.h"
 #include "trace_json.h"
 
 #include <stdio.h>
@@ -25,9 +26,5 @@ ics_trace *ics_trace_read(const char *path, const char *comm_groups, char **err)
     *err = NULL;
     if (g_file_test(path, G_FILE_TEST_IS_REGULAR) && looks_json(path))
         return ics_trace_read_json(path, err);
-    (void)comm_groups;
-    *err = g_strdup_printf("%s: not an icsim JSON trace (its first character is not '{'); "
-                           "Chakra traces are not supported yet",
-                           path);
-    return NULL;
+    return ics_trace_read_chakra(path, comm_groups, err);
 }

@@ -1,14 +1,20 @@
-/* The JSON trace format: the documented example reads and replays; a generated trace written and
+/* Trace formats. JSON: the documented example reads and replays; a generated trace written and
  * read back is the same trace op by op and replays to the same step; every check of the reader
- * rejects its bad input with a located message. */
+ * rejects its bad input with a located message. Chakra: the same job written as Chakra and as
+ * JSON reads back to the same trace and the same step time; a trace with only Chakra's standard
+ * attributes (nodes out of order, metadata nodes, communicator groups) reads as Chakra means it;
+ * broken files give clear errors. */
 #include "sim/hw.h"
 #include "sim/replay.h"
+#include "sim/trace_chakra.h"
 #include "sim/trace_json.h"
 #include "sim/workload.h"
 
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <string.h>
+
+#include "et_def.pb-c.h"
 
 static ics_topo *open_topo(const char *model, int nodes, ics_hw **hw)
 {
@@ -235,11 +241,262 @@ static void test_bad(void)
     }
 }
 
+/* ---- Chakra ---------------------------------------------------------------------------------- */
+
+static ics_trace *small_job(ics_hw **hw, ics_topo **t)
+{
+    *t = open_topo("superpod-h100-ndr.json", 2, hw);
+    ics_model m = ics_model_make("small", 4, 2048, 16, 8192, 32000, 1024);
+    ics_layout l = ics_layout_defaults();
+    l.tp = 4;
+    l.pp = 2;
+    l.dp = 2;
+    l.gbs = 8;
+    l.recompute = ICS_RECOMPUTE_FULL;
+    char *err = NULL;
+    ics_trace *tr = ics_workload_build(&m, &l, ics_hw_node_of(*hw)->gpu_type, &err);
+    g_assert_null(err);
+    return tr;
+}
+
+/* The same job as Chakra and as JSON: both read back to the generated trace, same step time. */
+static void test_chakra_roundtrip(void)
+{
+    ics_hw *hw;
+    ics_topo *t;
+    ics_trace *tr = small_job(&hw, &t);
+    char *dir = g_dir_make_tmp("icsim-chakra-XXXXXX", NULL);
+    char *prefix = g_build_filename(dir, "job", NULL),
+         *js = g_build_filename(dir, "job.json", NULL);
+    char *err = NULL;
+    g_assert_true(ics_trace_write_chakra(tr, prefix, &err));
+    g_assert_true(ics_trace_write_json(tr, js, &err));
+    ics_trace *ch = ics_trace_read_chakra(prefix, NULL, &err);
+    g_assert_null(err);
+    ics_trace *jt = ics_trace_read_json(js, &err);
+    g_assert_null(err);
+    assert_same(tr, ch);
+    assert_same(tr, jt);
+    ics_time step = replay(tr, t);
+    g_assert_cmpint(replay(ch, t), ==, step);
+    g_assert_cmpint(replay(jt, t), ==, step);
+    /* one rank's file names the whole trace too */
+    char *one = g_strdup_printf("%s.3.et", prefix);
+    ics_trace *again = ics_trace_read_chakra(one, NULL, &err);
+    g_assert_null(err);
+    g_assert_cmpint(ics_trace_nranks(again), ==, ics_trace_nranks(tr));
+    ics_trace_free(again);
+    g_free(one);
+    for (int k = 0; k < ics_trace_nranks(tr); k++) {
+        char *f = g_strdup_printf("%s.%d.et", prefix, k);
+        g_unlink(f);
+        g_free(f);
+    }
+    char *groups = g_strdup_printf("%s.comm_groups.json", prefix);
+    g_unlink(groups);
+    g_unlink(js);
+    g_rmdir(dir);
+    g_free(groups);
+    g_free(js);
+    g_free(prefix);
+    g_free(dir);
+    ics_trace_free(ch);
+    ics_trace_free(jt);
+    ics_trace_free(tr);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+}
+
+/* Writing Chakra by hand, as other tools produce it. */
+typedef struct {
+    ChakraProtoMsg__AttributeProto a[4], *p[4];
+    int n;
+} hattrs;
+
+static void hattr(hattrs *h, const char *name, int64_t v, const char *s)
+{
+    ChakraProtoMsg__AttributeProto *a = &h->a[h->n];
+    chakra_proto_msg__attribute_proto__init(a);
+    a->name = (char *)name;
+    if (s) {
+        a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL;
+        a->string_val = (char *)s;
+    } else {
+        a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL;
+        a->uint64_val = (uint64_t)v;
+    }
+    h->p[h->n++] = a;
+}
+
+static void put_frame(GByteArray *out, const ProtobufCMessage *m)
+{
+    size_t n = protobuf_c_message_get_packed_size(m);
+    uint8_t *buf = g_malloc(n);
+    protobuf_c_message_pack(m, buf);
+    for (uint64_t v = n;;) {
+        uint8_t b = v & 0x7f;
+        v >>= 7;
+        b |= v ? 0x80 : 0;
+        g_byte_array_append(out, &b, 1);
+        if (!v)
+            break;
+    }
+    g_byte_array_append(out, buf, (guint)n);
+    g_free(buf);
+}
+
+static void hnode(GByteArray *out, uint64_t id, int type, uint64_t dur, const uint64_t *deps,
+                  int nd, hattrs *h)
+{
+    ChakraProtoMsg__Node n;
+    chakra_proto_msg__node__init(&n);
+    n.id = id;
+    n.name = (char *)"n";
+    n.type = type;
+    n.duration_micros = dur;
+    n.data_deps = (uint64_t *)deps;
+    n.n_data_deps = (size_t)nd;
+    n.attr = h ? h->p : NULL;
+    n.n_attr = h ? (size_t)h->n : 0;
+    put_frame(out, &n.base);
+}
+
+static GByteArray *hfile(void)
+{
+    GByteArray *out = g_byte_array_new();
+    ChakraProtoMsg__GlobalMetadata m;
+    chakra_proto_msg__global_metadata__init(&m);
+    m.version = (char *)"0.0.4";
+    put_frame(out, &m.base);
+    return out;
+}
+
+static void save(const char *path, GByteArray *b)
+{
+    g_assert_true(g_file_set_contents(path, (const char *)b->data, b->len, NULL));
+    g_byte_array_free(b, TRUE);
+}
+
+/* Two ranks with Chakra's standard attributes only: rank 0's compute node comes after the
+ * all-reduce that depends on it in the file, and a metadata node sits between them; rank 1
+ * receives from rank 0. With a groups file the all-reduce runs on group "g". */
+static void write_plain(const char *prefix, bool with_cycle, int comm_type)
+{
+    GByteArray *f0 = hfile();
+    hattrs ar = {.n = 0}, snd = {.n = 0};
+    hattr(&ar, "comm_type", comm_type, NULL);
+    hattr(&ar, "comm_size", 1 << 20, NULL);
+    hattr(&ar, "pg_name", 0, "g");
+    uint64_t d_meta = 5, d_comp = 7, d_ar = 9;
+    hnode(f0, 9, CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE, 0, &d_meta, 1, &ar);
+    hnode(f0, 5, CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE, 0, &d_comp, 1, NULL);
+    hnode(f0, 7, CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, 120, with_cycle ? &d_ar : NULL, with_cycle,
+          NULL);
+    hattr(&snd, "comm_dst", 1, NULL);
+    hattr(&snd, "comm_size", 4096, NULL);
+    hnode(f0, 11, CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE, 0, &d_ar, 1, &snd);
+    char *p0 = g_strdup_printf("%s.0.et", prefix);
+    save(p0, f0);
+    GByteArray *f1 = hfile();
+    hattrs rcv = {.n = 0};
+    hattr(&rcv, "comm_src", 0, NULL);
+    hattr(&rcv, "comm_size", 4096, NULL);
+    hnode(f1, 1, CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE, 0, NULL, 0, &ar);
+    hnode(f1, 2, CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE, 0, NULL, 0, &rcv);
+    char *p1 = g_strdup_printf("%s.1.et", prefix);
+    save(p1, f1);
+    g_free(p0);
+    g_free(p1);
+}
+
+static void test_chakra_plain(void)
+{
+    char *dir = g_dir_make_tmp("icsim-chakra-XXXXXX", NULL);
+    char *prefix = g_build_filename(dir, "plain", NULL);
+    char *groups = g_strdup_printf("%s.comm_groups.json", prefix);
+    write_plain(prefix, false, CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE);
+    g_assert_true(g_file_set_contents(groups, "{\"g\": [0, 1]}", -1, NULL));
+    char *err = NULL;
+    ics_trace *t = ics_trace_read_chakra(prefix, NULL, &err);
+    g_assert_null(err);
+    g_assert_cmpint(ics_trace_nops(t, 0), ==, 3); /* the metadata node is no op */
+    const ics_trace_op *c = ics_trace_get_op(t, 0, 0), *a = ics_trace_get_op(t, 0, 1);
+    g_assert_cmpint(c->kind, ==, ICS_TOP_COMPUTE);
+    g_assert_cmpint(c->duration_ps, ==, 120 * ICS_PS_PER_US);
+    g_assert_cmpstr(ics_trace_stream_name(t, 0, c->stream), ==, "compute");
+    g_assert_cmpint(a->kind, ==, ICS_TOP_COLL);
+    g_assert_cmpint(a->coll.op, ==, ICS_COLL_ALL_REDUCE);
+    g_assert_cmpuint(a->coll.size_bytes, ==, 1 << 20);
+    g_assert_cmpstr(ics_trace_stream_name(t, 0, a->stream), ==, "comm");
+    g_assert_cmpstr(ics_trace_comm_name(t, a->comm), ==, "g");
+    int nd;
+    const int *deps = ics_trace_op_deps(t, 0, 1, &nd); /* through the metadata node */
+    g_assert_cmpint(nd, ==, 1);
+    g_assert_cmpint(deps[0], ==, 0);
+    g_assert_cmpint(ics_trace_get_op(t, 1, 1)->kind, ==, ICS_TOP_RECV);
+    ics_trace_free(t);
+
+    /* broken: a cycle; an unknown collective; a group the file lacks; a truncated file;
+     * garbage; no files at all */
+    struct {
+        bool cycle;
+        int type;
+        const char *groups;
+        int cut;
+        const char *expect;
+    } broken[] = {
+        {true, 0, "{\"g\": [0, 1]}", 0, "without a cycle"},
+        {false, CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__BARRIER, "{\"g\": [0, 1]}", 0, "comm_type"},
+        {false, 0, "{\"h\": [0, 1]}", 0, "pg_name: expected a group"},
+        {false, 0, "{\"g\": [0, 7]}", 0, "expected a distinct rank 0..1"},
+        {false, 0, "{\"g\": [0, 1]}", 5, "plain.0.et: byte"},
+        {false, 0, "{\"g\": [0, 1]}", -1, "plain.0.et"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(broken); i++) {
+        write_plain(prefix, broken[i].cycle, broken[i].type);
+        g_assert_true(g_file_set_contents(groups, broken[i].groups, -1, NULL));
+        char *p0 = g_strdup_printf("%s.0.et", prefix);
+        if (broken[i].cut) {
+            char *d;
+            gsize n;
+            g_assert_true(g_file_get_contents(p0, &d, &n, NULL));
+            if (broken[i].cut < 0)
+                memset(d, 0xff, n); /* varints that never end */
+            g_assert_true(g_file_set_contents(
+                p0, d, broken[i].cut > 0 ? (gssize)n - broken[i].cut : (gssize)n, NULL));
+            g_free(d);
+        }
+        t = ics_trace_read_chakra(prefix, NULL, &err);
+        if (t || !err || !strstr(err, broken[i].expect))
+            g_error("chakra case %zu: expected \"%s\", got %s", i, broken[i].expect,
+                    err ? err : "a trace");
+        g_free(err);
+        err = NULL;
+        g_free(p0);
+    }
+    for (int k = 0; k < 2; k++) {
+        char *f = g_strdup_printf("%s.%d.et", prefix, k);
+        g_unlink(f);
+        g_free(f);
+    }
+    g_unlink(groups);
+    t = ics_trace_read_chakra(prefix, NULL, &err);
+    g_assert_null(t);
+    g_assert_nonnull(strstr(err, "found none"));
+    g_free(err);
+    g_rmdir(dir);
+    g_free(groups);
+    g_free(prefix);
+    g_free(dir);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/trace_json/example", test_example);
     g_test_add_func("/trace_json/roundtrip", test_roundtrip);
     g_test_add_func("/trace_json/bad", test_bad);
+    g_test_add_func("/trace_chakra/roundtrip", test_chakra_roundtrip);
+    g_test_add_func("/trace_chakra/plain", test_chakra_plain);
     return g_test_run();
 }
