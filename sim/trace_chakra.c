@@ -473,16 +473,8 @@ static void meta_streams(reader *r, const ChakraProtoMsg__GlobalMetadata *m)
     }
 }
 
-static bool read_rank(reader *r, const char *path)
+static bool read_rank_data(reader *r, const char *path, const uint8_t *data, size_t len)
 {
-    char *data = NULL;
-    gsize len = 0;
-    GError *ge = NULL;
-    if (!g_file_get_contents(path, &data, &len, &ge)) {
-        fail(r, g_strdup_printf("%s: cannot read: %s", path, ge->message));
-        g_error_free(ge);
-        return false;
-    }
     GArray *fr = g_array_new(FALSE, FALSE, sizeof(size_t) * 2);
     GPtrArray *nodes = g_ptr_array_new();
     r->streams = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -516,6 +508,20 @@ static bool read_rank(reader *r, const char *path)
         chakra_proto_msg__node__free_unpacked(g_ptr_array_index(nodes, i), NULL);
     g_ptr_array_free(nodes, TRUE);
     g_array_free(fr, TRUE);
+    return ok;
+}
+
+static bool read_rank(reader *r, const char *path)
+{
+    char *data = NULL;
+    gsize len = 0;
+    GError *ge = NULL;
+    if (!g_file_get_contents(path, &data, &len, &ge)) {
+        fail(r, g_strdup_printf("%s: cannot read: %s", path, ge->message));
+        g_error_free(ge);
+        return false;
+    }
+    bool ok = read_rank_data(r, path, (const uint8_t *)data, len);
     g_free(data);
     return ok;
 }
@@ -646,5 +652,30 @@ ics_trace *ics_trace_read_chakra(const char *path, const char *comm_groups, char
     g_ptr_array_free(order, TRUE);
     g_free(gpath);
     g_free(prefix);
+    return r.t;
+}
+
+ics_trace *ics_trace_read_chakra_mem(const char *name, int nranks, const uint8_t *const *data,
+                                     const size_t *len, char **err)
+{
+    *err = NULL;
+    reader r = {.nranks = nranks,
+                .comms = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+                .file = name};
+    r.t = ics_trace_new(nranks);
+    for (int k = 0; k < nranks && !r.err; k++) {
+        r.rank = k;
+        read_rank_data(&r, name, data[k], len[k]);
+    }
+    char *why = NULL;
+    if (!r.err && !ics_trace_check(r.t, &why))
+        r.err = g_strdup_printf("%s: %s", name, why);
+    g_free(why);
+    g_hash_table_destroy(r.comms);
+    if (r.err) {
+        ics_trace_free(r.t);
+        *err = r.err;
+        return NULL;
+    }
     return r.t;
 }

@@ -10,6 +10,8 @@
 #define ICS_TRACE_CHAKRA_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "trace.h"
 
@@ -18,6 +20,11 @@
  * (without one, every collective runs on all ranks). NULL with *err (transfer full) on bad
  * input. Transfer full. */
 ics_trace *ics_trace_read_chakra(const char *path, const char *comm_groups, char **err);
+
+/* The same from memory (tests, fuzzing): rank k's file is data[k] (len[k] bytes), no
+ * communicator groups; `name` is used in messages. */
+ics_trace *ics_trace_read_chakra_mem(const char *name, int nranks, const uint8_t *const *data,
+                                     const size_t *len, char **err);
 
 /* Writes t as `<prefix>.<rank>.et` plus `<prefix>.comm_groups.json`, each atomically. The
  * standard attributes carry what ASTRA-sim needs; attributes prefixed `icsim_` carry what
