@@ -1,19 +1,15 @@
 /* The Chakra reader (trace_chakra.h). Per rank: frame the file's messages, unpack them with
- * protobuf-c, order the nodes so that dependencies come first, and turn each into an op:
- *   COMP_NODE       compute: `icsim_duration_ps`, else duration_micros, else the work
- *                   (`num_ops` FLOPs, `tensor_size` bytes) for the GPU model;
- *   COMM_COLL_NODE  a collective: `comm_type`, `comm_size` bytes, on the group `pg_name`;
- *   COMM_SEND_NODE  a send to `comm_dst`; COMM_RECV_NODE a recv from `comm_src`; `comm_size`;
- *   anything else   (metadata, memory, CPU-only ops) is no work: whoever depends on it depends
- *                   on its dependencies instead.
- * Chakra gives a DAG, not streams: compute nodes go on stream "compute", communication on
- * "comm" (a GPU runs one kernel at a time; NCCL runs a communicator's calls in order), unless
- * an `icsim_stream` attribute names one. data_deps and ctrl_deps are both dependencies, except
- * in nodes icsim wrote (with icsim_stream), whose ctrl_deps only repeat the stream order. */
+ * protobuf-c, order the nodes so that dependencies come first, and turn each node that does GPU
+ * work into an op (docs/trace-format.md, "Chakra execution traces", has the table); nodes
+ * without work (metadata, CPU-side ops) are folded: whoever depends on them depends on their
+ * dependencies. With every rank read, the communicators are resolved (pg_name through the
+ * groups file, or the ranks that use it) and the trace is built.
+ * Invariant: every error names the file, and the node's position and id where there is one. */
 #include "trace_chakra.h"
 #include "json.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include <glib.h>
@@ -23,79 +19,262 @@
 typedef ChakraProtoMsg__Node node;
 typedef ChakraProtoMsg__AttributeProto attr;
 
+#define MAX_BYTES  ((INT64_C(1) << 50) - 1) /* sizes past a PiB are corrupt data */
+#define MAX_MICROS (INT64_C(1) << 40)       /* 12.7 days: past it ps overflow looms */
+
 /* ---- attributes ----------------------------------------------------------------------------- */
 
-static const attr *find_attr(const node *n, const char *name)
+/* Writers differ in the protobuf type of an attribute (PyTorch's converter writes comm_size as
+ * int64, Chakra's generator as uint64), so every integer type reads as an integer, as
+ * ASTRA-sim's feeder accepts. Unsigned values past INT64_MAX read as INT64_MAX, which no range
+ * admits. */
+static bool int_of(const attr *a, int64_t *v)
 {
-    for (size_t i = 0; i < n->n_attr; i++)
-        if (n->attr[i]->name && strcmp(n->attr[i]->name, name) == 0)
-            return n->attr[i];
-    return NULL;
-}
-
-/* An integer attribute of any integer type (Chakra writers differ); false if absent or not an
- * integer. */
-static bool attr_int(const node *n, const char *name, int64_t *out)
-{
-    const attr *a = find_attr(n, name);
-    if (!a)
-        return false;
     switch (a->value_case) {
     case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL:
-        *out = a->int32_val;
+        *v = a->int32_val;
         return true;
     case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL:
-        *out = a->int64_val;
+        *v = a->int64_val;
         return true;
     case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT32_VAL:
-        *out = a->uint32_val;
+        *v = a->uint32_val;
         return true;
     case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL:
-        *out = a->uint64_val > INT64_MAX ? -1 : (int64_t)a->uint64_val;
+        *v = a->uint64_val > INT64_MAX ? INT64_MAX : (int64_t)a->uint64_val;
+        return true;
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_SINT32_VAL:
+        *v = a->sint32_val;
+        return true;
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_SINT64_VAL:
+        *v = a->sint64_val;
+        return true;
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_FIXED32_VAL:
+        *v = a->fixed32_val;
+        return true;
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_FIXED64_VAL:
+        *v = a->fixed64_val > INT64_MAX ? INT64_MAX : (int64_t)a->fixed64_val;
+        return true;
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_SFIXED32_VAL:
+        *v = a->sfixed32_val;
+        return true;
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_SFIXED64_VAL:
+        *v = a->sfixed64_val;
         return true;
     default:
         return false;
     }
 }
 
-static bool attr_num(const node *n, const char *name, double *out)
+/* What an attribute holds, for messages. Transfer full. */
+static char *describe(const attr *a)
 {
     int64_t v;
-    const attr *a = find_attr(n, name);
-    if (a && a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_DOUBLE_VAL) {
-        *out = a->double_val;
-        return true;
+    switch (a->value_case) {
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_DOUBLE_VAL:
+        return g_strdup_printf("a double (%g)", a->double_val);
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_FLOAT_VAL:
+        return g_strdup_printf("a float (%g)", (double)a->float_val);
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL:
+        return g_strdup_printf("a bool (%s)", a->bool_val ? "true" : "false");
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL: {
+        char *e = g_strescape(a->string_val ? a->string_val : "", NULL);
+        char *s = g_strdup_printf("a string (\"%.60s\")", e);
+        g_free(e);
+        return s;
     }
-    if (!attr_int(n, name, &v))
-        return false;
-    *out = (double)v;
-    return true;
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL:
+        return g_strdup_printf("%" PRIu64, a->uint64_val);
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_FIXED64_VAL:
+        return g_strdup_printf("%" PRIu64, a->fixed64_val);
+    default:
+        if (int_of(a, &v))
+            return g_strdup_printf("%" PRId64, v);
+        return g_strdup("no value of a type icsim reads (a list?)");
+    }
 }
 
-static const char *attr_str(const node *n, const char *name)
+/* The attribute `name` of n, NULL if absent; *why (transfer full) if it appears twice. */
+static const attr *find(const node *n, const char *name, char **why)
 {
-    const attr *a = find_attr(n, name);
-    return a && a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL ? a->string_val
-                                                                                     : NULL;
+    const attr *found = NULL;
+    for (size_t i = 0; i < n->n_attr; i++)
+        if (n->attr[i]->name && strcmp(n->attr[i]->name, name) == 0) {
+            if (found) {
+                *why =
+                    g_strdup_printf("%s: expected one attribute of that name, got several", name);
+                return NULL;
+            }
+            found = n->attr[i];
+        }
+    return found;
 }
 
-static bool attr_true(const node *n, const char *name)
+static int wrong(const attr *a, char **why, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+
+/* Sets *why to "NAME: expected <fmt>, got <what a holds>"; returns -1. */
+static int wrong(const attr *a, char **why, const char *fmt, ...)
 {
-    const attr *a = find_attr(n, name);
-    return a && a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL && a->bool_val;
+    va_list ap;
+    va_start(ap, fmt);
+    char *expected = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    char *got = describe(a);
+    *why = g_strdup_printf("%s: expected %s, got %s", a->name, expected, got);
+    g_free(got);
+    g_free(expected);
+    return -1;
 }
 
-/* ---- one file ------------------------------------------------------------------------------- */
+/* The getters return 1 when they read the attribute, 0 when it is absent (*out unchanged), -1
+ * when it is there but unusable (*why, transfer full, says why). */
+static int get_int(const node *n, const char *name, int64_t lo, int64_t hi, int64_t *out,
+                   char **why)
+{
+    int64_t v;
+    const attr *a = find(n, name, why);
+    if (!a)
+        return *why ? -1 : 0;
+    if (!int_of(a, &v) || v < lo || v > hi)
+        return wrong(a, why, "an integer %" PRId64 " .. %" PRId64, lo, hi);
+    *out = v;
+    return 1;
+}
+
+static int get_num(const node *n, const char *name, double hi, double *out, char **why)
+{
+    int64_t v;
+    double x;
+    const attr *a = find(n, name, why);
+    if (!a)
+        return *why ? -1 : 0;
+    if (a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_DOUBLE_VAL)
+        x = a->double_val;
+    else if (a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_FLOAT_VAL)
+        x = a->float_val;
+    else if (int_of(a, &v))
+        x = (double)v;
+    else
+        x = NAN;
+    if (!(x >= 0 && x <= hi))
+        return wrong(a, why, "a number 0 .. %g", hi);
+    *out = x;
+    return 1;
+}
+
+static int get_bool(const node *n, const char *name, bool *out, char **why)
+{
+    int64_t v;
+    const attr *a = find(n, name, why);
+    if (!a)
+        return *why ? -1 : 0;
+    if (a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL)
+        *out = a->bool_val;
+    else if (int_of(a, &v) && (v == 0 || v == 1))
+        *out = v == 1;
+    else
+        return wrong(a, why, "a bool");
+    return 1;
+}
+
+/* *out points into the node (transfer none). */
+static int get_str(const node *n, const char *name, const char **out, char **why)
+{
+    const attr *a = find(n, name, why);
+    if (!a)
+        return *why ? -1 : 0;
+    if (a->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL)
+        return wrong(a, why, "a string");
+    *out = a->string_val ? a->string_val : "";
+    return 1;
+}
+
+/* A required attribute that is absent: "NAME: expected an attribute (WHAT), got none". */
+static bool absent(char **why, const char *name, const char *what)
+{
+    *why = g_strdup_printf("%s: expected an attribute (%s), got none", name, what);
+    return false;
+}
+
+/* ---- the reader's state --------------------------------------------------------------------- */
+
+/* An op read from a node, waiting for the communicators to be resolved. */
+typedef struct {
+    ics_trace_op op;
+    const char *pg;   /* collectives: the group key ("" for all ranks), interned */
+    const char *desc; /* collectives: the group's pg_desc, interned, or NULL */
+    const char *file; /* where it was written, for messages */
+    size_t idx;
+    uint64_t id;
+    int dep0, ndeps; /* into rank_rec.deps */
+} pend;
 
 typedef struct {
-    const char *file;
-    int rank, nranks;
-    ics_trace *t;
-    GHashTable *groups;  /* pg_name -> GArray of ranks (from the groups file), or NULL */
-    GHashTable *comms;   /* communicator name -> index + 1 */
-    GHashTable *streams; /* this rank's stream name -> index + 1 */
+    GArray *ops;           /* pend, in dependency order: the trace's op order */
+    GArray *deps;          /* int */
+    GPtrArray *streams;    /* names (interned), in the trace's order */
+    GHashTable *stream_ix; /* name -> index + 1 */
+} rank_rec;
+
+/* A communicator group as the nodes name it. */
+typedef struct {
+    const char *desc;         /* the first pg_desc given, or NULL */
+    bool *uses;               /* per rank: issues a collective on it */
+    int first_rank, first_op; /* its first use, for messages */
+    int comm;                 /* the trace's communicator, -1 until resolved */
+} group_rec;
+
+typedef struct {
+    int nranks;
+    rank_rec *ranks;
+    GStringChunk *strs;
+    GHashTable *groups;     /* key -> group_rec *, keys interned */
+    GPtrArray *group_order; /* keys, in order of first use */
     char *err;
 } reader;
+
+static reader *reader_new(int nranks)
+{
+    reader *r = g_new0(reader, 1);
+    r->nranks = nranks;
+    r->ranks = g_new0(rank_rec, nranks);
+    for (int k = 0; k < nranks; k++) {
+        r->ranks[k].ops = g_array_new(FALSE, FALSE, sizeof(pend));
+        r->ranks[k].deps = g_array_new(FALSE, FALSE, sizeof(int));
+        r->ranks[k].streams = g_ptr_array_new();
+        r->ranks[k].stream_ix = g_hash_table_new(g_str_hash, g_str_equal);
+    }
+    r->strs = g_string_chunk_new(4096);
+    r->groups = g_hash_table_new(g_str_hash, g_str_equal);
+    r->group_order = g_ptr_array_new();
+    return r;
+}
+
+static void reader_free(reader *r)
+{
+    for (int k = 0; k < r->nranks; k++) {
+        g_array_free(r->ranks[k].ops, TRUE);
+        g_array_free(r->ranks[k].deps, TRUE);
+        g_ptr_array_free(r->ranks[k].streams, TRUE);
+        g_hash_table_destroy(r->ranks[k].stream_ix);
+    }
+    g_free(r->ranks);
+    for (guint i = 0; i < r->group_order->len; i++) {
+        group_rec *g = g_hash_table_lookup(r->groups, g_ptr_array_index(r->group_order, i));
+        g_free(g->uses);
+        g_free(g);
+    }
+    g_hash_table_destroy(r->groups);
+    g_ptr_array_free(r->group_order, TRUE);
+    g_string_chunk_free(r->strs);
+    g_free(r->err);
+    g_free(r);
+}
+
+static const char *intern(reader *r, const char *s)
+{
+    return g_string_chunk_insert_const(r->strs, s);
+}
 
 static bool fail(reader *r, char *msg)
 {
@@ -106,30 +285,321 @@ static bool fail(reader *r, char *msg)
     return false;
 }
 
-/* Splits a file into its length-delimited messages: *n of them, (offset, length) pairs. */
-static bool frames(reader *r, const uint8_t *d, size_t len, GArray *out)
+/* "FILE: node IDX (id ID, "NAME"): WHY"; takes why. */
+static bool node_fail(reader *r, const char *file, size_t idx, const node *n, char *why)
 {
-    size_t at = 0;
-    while (at < len) {
+    char *name = g_strescape(n->name ? n->name : "", NULL);
+    fail(r, g_strdup_printf("%s: node %zu (id %" PRIu64 ", \"%.60s\"): %s", file, idx, n->id, name,
+                            why));
+    g_free(name);
+    g_free(why);
+    return false;
+}
+
+static int stream_of(reader *r, int rank, const char *name)
+{
+    rank_rec *rr = &r->ranks[rank];
+    int s = GPOINTER_TO_INT(g_hash_table_lookup(rr->stream_ix, name)) - 1;
+    if (s < 0) {
+        const char *key = intern(r, name);
+        g_ptr_array_add(rr->streams, (gpointer)key);
+        s = (int)rr->streams->len - 1;
+        g_hash_table_insert(rr->stream_ix, (gpointer)key, GINT_TO_POINTER(s + 1));
+    }
+    return s;
+}
+
+/* ---- one node ------------------------------------------------------------------------------- */
+
+static const char *enum_name(const ProtobufCEnumDescriptor *d, int v, char *buf, size_t n)
+{
+    const ProtobufCEnumValue *e = protobuf_c_enum_descriptor_get_value(d, v);
+    if (e)
+        return e->name;
+    g_snprintf(buf, n, "%d", v);
+    return buf;
+}
+
+/* 1: the node does GPU work (an op), 0: it does not (folded), -1: icsim cannot replay it. */
+static int node_role(const node *n, char **why)
+{
+    bool cpu = false;
+    char buf[16];
+    switch (n->type) {
+    case CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
+        return 0;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
+        if (get_bool(n, "is_cpu_op", &cpu, why) < 0)
+            return -1;
+        return cpu ? 0 : 1;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE:
+        if (get_bool(n, "is_cpu_op", &cpu, why) < 0)
+            return -1;
+        if (cpu) {
+            *why = g_strdup("is_cpu_op: expected false on a communication node (ASTRA-sim "
+                            "rejects it too), got true");
+            return -1;
+        }
+        return 1;
+    default:
+        *why = g_strdup_printf(
+            "type: expected a node icsim replays (COMP_NODE, COMM_COLL_NODE, COMM_SEND_NODE, "
+            "COMM_RECV_NODE; METADATA_NODE and INVALID_NODE carry no work), got %s",
+            enum_name(&chakra_proto_msg__node_type__descriptor, (int)n->type, buf, sizeof buf));
+        return -1;
+    }
+}
+
+static const char *const work_names[ICS_WORK_KIND_COUNT] = {"gemm", "attention", "elementwise"};
+
+static bool comp_op(const node *n, ics_trace_op *op, char **why)
+{
+    int64_t v;
+    const char *dtype = NULL;
+    op->kind = ICS_TOP_COMPUTE;
+    op->dtype = ICS_DTYPE_BF16;
+    int rc = get_int(n, "icsim_duration_ps", 1, MAX_MICROS * ICS_PS_PER_US, &v, why);
+    if (rc < 0)
+        return false;
+    if (rc > 0) {
+        op->duration_ps = v;
+    } else if (n->duration_micros > (uint64_t)MAX_MICROS) {
+        *why = g_strdup_printf("duration_micros: expected at most 2^40, got %" PRIu64,
+                               n->duration_micros);
+        return false;
+    } else if (n->duration_micros > 0) {
+        op->duration_ps = (ics_time)n->duration_micros * ICS_PS_PER_US;
+    }
+    /* the work is read even with a duration (which wins): it is part of the op */
+    int f = get_num(n, "num_ops", 1e24, &op->flops, why);
+    int b = f < 0 ? -1 : get_num(n, "tensor_size", 1e18, &op->mem_bytes, why);
+    if (f < 0 || b < 0)
+        return false;
+    if (!op->duration_ps && !f && !b) /* no time, no work: ASTRA-sim replays such a node as 1 ns */
+        op->duration_ps = ICS_PS_PER_NS;
+    const char *work = NULL;
+    if ((rc = get_str(n, "icsim_work", &work, why)) < 0)
+        return false;
+    for (int w = 0; rc > 0 && w < ICS_WORK_KIND_COUNT; w++)
+        if (strcmp(work, work_names[w]) == 0) {
+            op->work = (ics_work_kind)w;
+            rc = 0;
+        }
+    if (rc > 0) {
+        wrong(find(n, "icsim_work", why), why, "gemm, attention or elementwise");
+        return false;
+    }
+    if ((rc = get_str(n, "icsim_dtype", &dtype, why)) < 0)
+        return false;
+    for (int d = 0; rc > 0 && d < ICS_DTYPE_COUNT; d++)
+        if (strcmp(dtype, ics_dtype_name((ics_dtype)d)) == 0) {
+            op->dtype = (ics_dtype)d;
+            rc = 0;
+        }
+    if (rc > 0) {
+        wrong(find(n, "icsim_dtype", why), why, "a data type (fp32, bf16, ...)");
+        return false;
+    }
+    int *mnk[3] = {&op->m, &op->n, &op->k};
+    const char *names[3] = {"icsim_m", "icsim_n", "icsim_k"};
+    for (int i = 0; i < 3; i++) {
+        v = 0;
+        if (get_int(n, names[i], 0, INT32_MAX, &v, why) < 0)
+            return false;
+        *mnk[i] = (int)v;
+    }
+    return true;
+}
+
+static bool coll_op(const node *n, ics_trace_op *op, char **why)
+{
+    int64_t v = 0;
+    char buf[16];
+    op->kind = ICS_TOP_COLL;
+    int rc = get_int(n, "comm_type", 0, INT32_MAX, &v, why);
+    if (rc <= 0)
+        return rc == 0 ? absent(why, "comm_type", "the collective") : false;
+    switch (v) {
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE:
+        op->coll.op = ICS_COLL_ALL_REDUCE;
+        break;
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE:
+        op->coll.op = ICS_COLL_REDUCE;
+        break;
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER:
+        op->coll.op = ICS_COLL_ALL_GATHER;
+        break;
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__BROADCAST:
+        op->coll.op = ICS_COLL_BROADCAST;
+        break;
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_TO_ALL:
+        op->coll.op = ICS_COLL_ALLTOALL;
+        break;
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER:
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER_BLOCK: /* NCCL's is the block one */
+        op->coll.op = ICS_COLL_REDUCE_SCATTER;
+        break;
+    default:
+        *why = g_strdup_printf(
+            "comm_type: expected ALL_REDUCE, REDUCE, ALL_GATHER, BROADCAST, ALL_TO_ALL, "
+            "REDUCE_SCATTER or REDUCE_SCATTER_BLOCK, got %s",
+            enum_name(&chakra_proto_msg__collective_comm_type__descriptor, (int)v, buf,
+                      sizeof buf));
+        return false;
+    }
+    if ((rc = get_int(n, "comm_size", 1, MAX_BYTES, &v, why)) <= 0)
+        return rc == 0 ? absent(why, "comm_size", "bytes") : false;
+    op->coll.size_bytes = (uint64_t)v;
+    v = 2;
+    if (get_int(n, "icsim_dtype_bytes", 1, 8, &v, why) < 0)
+        return false;
+    op->coll.dtype_bytes = (int)v;
+    v = 0;
+    if (get_int(n, "icsim_root", 0, INT32_MAX, &v, why) < 0)
+        return false;
+    op->coll.root = (int)v;
+    return true;
+}
+
+static bool p2p_op(const node *n, int rank, int nranks, ics_trace_op *op, char **why)
+{
+    bool send = n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
+    const char *peer = send ? "comm_dst" : "comm_src", *self = send ? "comm_src" : "comm_dst";
+    int64_t v = 0, me = rank;
+    op->kind = send ? ICS_TOP_SEND : ICS_TOP_RECV;
+    int rc = get_int(n, peer, 0, nranks - 1, &v, why);
+    if (rc <= 0)
+        return rc == 0 ? absent(why, peer, send ? "the receiving rank" : "the sending rank")
+                       : false;
+    if (v == rank) {
+        *why = g_strdup_printf("%s: expected another rank than this file's, got %d", peer, rank);
+        return false;
+    }
+    op->peer = (int)v;
+    if (get_int(n, self, 0, INT32_MAX, &me, why) < 0)
+        return false;
+    if (me != rank) {
+        *why = g_strdup_printf("%s: expected this file's rank %d, got %" PRId64, self, rank, me);
+        return false;
+    }
+    if ((rc = get_int(n, "comm_size", 1, MAX_BYTES, &v, why)) <= 0)
+        return rc == 0 ? absent(why, "comm_size", "bytes") : false;
+    op->bytes = (uint64_t)v;
+    return true;
+}
+
+/* A category from a group's name or description, when its words say which: "tp0",
+ * "TENSOR_MODEL_PARALLEL_GROUP" -> tp; a name that says nothing or two things -> other. */
+static ics_trace_cat cat_of_name(const char *s)
+{
+    static const struct {
+        const char *word;
+        ics_trace_cat cat;
+    } words[] = {{"tp", ICS_CAT_TP},       {"tensor", ICS_CAT_TP}, {"sp", ICS_CAT_TP},
+                 {"sequence", ICS_CAT_TP}, {"pp", ICS_CAT_PP},     {"pipeline", ICS_CAT_PP},
+                 {"dp", ICS_CAT_DP},       {"data", ICS_CAT_DP},   {"fsdp", ICS_CAT_DP}};
+    int found = -1;
+    for (const char *p = s; p && *p;) {
+        while (*p && !g_ascii_isalpha(*p))
+            p++;
+        const char *w = p;
+        while (g_ascii_isalpha(*p))
+            p++;
+        for (size_t i = 0; i < G_N_ELEMENTS(words); i++)
+            if (strlen(words[i].word) == (size_t)(p - w) &&
+                g_ascii_strncasecmp(w, words[i].word, (gsize)(p - w)) == 0) {
+                if (found >= 0 && found != (int)words[i].cat)
+                    return ICS_CAT_OTHER;
+                found = (int)words[i].cat;
+            }
+    }
+    return found < 0 ? ICS_CAT_OTHER : (ics_trace_cat)found;
+}
+
+static const char *const cat_names[ICS_CAT_COUNT] = {"compute", "tp", "pp", "dp", "other"};
+
+/* Notes that op `i` of `rank`, a collective, uses its group. */
+static void use_group(reader *r, int rank, int i)
+{
+    const pend *p = &g_array_index(r->ranks[rank].ops, pend, i);
+    const char *key = p->pg, *desc = p->desc;
+    group_rec *g = g_hash_table_lookup(r->groups, key);
+    if (!g) {
+        g = g_new0(group_rec, 1);
+        g->uses = g_new0(bool, r->nranks);
+        g->first_rank = rank;
+        g->first_op = i;
+        g->comm = -1;
+        g_hash_table_insert(r->groups, (gpointer)key, g);
+        g_ptr_array_add(r->group_order, (gpointer)key);
+    }
+    if (!g->desc && desc)
+        g->desc = desc;
+    g->uses[rank] = true;
+}
+
+/* Fills p from a node that does work; *stream: its stream's name. */
+static bool node_op(reader *r, int rank, const node *n, pend *p, const char **stream, char **why)
+{
+    const char *cat = NULL, *st = NULL, *pg = NULL, *desc = NULL;
+    ics_trace_op *op = &p->op;
+    if (get_str(n, "icsim_category", &cat, why) < 0 || get_str(n, "icsim_stream", &st, why) < 0 ||
+        get_str(n, "pg_name", &pg, why) < 0 || get_str(n, "pg_desc", &desc, why) < 0)
+        return false;
+    op->name = n->name && *n->name ? intern(r, n->name) : NULL;
+    bool ok = n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE ? comp_op(n, op, why)
+              : n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE
+                  ? coll_op(n, op, why)
+                  : p2p_op(n, rank, r->nranks, op, why);
+    if (!ok)
+        return false;
+    if (cat) {
+        int c = 0;
+        while (c < ICS_CAT_COUNT && strcmp(cat, cat_names[c]) != 0)
+            c++;
+        if (c == ICS_CAT_COUNT) {
+            wrong(find(n, "icsim_category", why), why, "compute, tp, pp, dp or other");
+            return false;
+        }
+        op->cat = (ics_trace_cat)c;
+    } else {
+        op->cat = op->kind == ICS_TOP_COMPUTE ? ICS_CAT_COMPUTE : cat_of_name(desc ? desc : pg);
+    }
+    if (op->kind == ICS_TOP_COLL) { /* no group or ASTRA-sim's default group "0": all ranks */
+        p->pg = intern(r, pg && strcmp(pg, "0") != 0 ? pg : "");
+        p->desc = desc && *desc ? intern(r, desc) : NULL;
+    }
+    *stream = st && *st ? st : op->kind == ICS_TOP_COMPUTE ? "compute" : "comm";
+    return true;
+}
+
+/* ---- one file ------------------------------------------------------------------------------- */
+
+/* Splits a file into its length-delimited messages: (offset, length) pairs. */
+static bool frames(reader *r, const char *file, const uint8_t *d, size_t len, GArray *out)
+{
+    for (size_t at = 0; at < len;) {
         uint64_t v = 0;
-        int shift = 0;
         size_t start = at;
-        for (;;) {
+        for (int shift = 0;; shift += 7) {
             if (at >= len || shift > 63)
-                return fail(r, g_strdup_printf("%s: byte %zu: expected a message length "
-                                               "(varint), got the end of the file or a "
-                                               "malformed varint",
-                                               r->file, start));
+                return fail(r, g_strdup_printf("%s: byte %zu: expected a message length (a varint "
+                                               "of at most 10 bytes), got %s",
+                                               file, start,
+                                               at >= len ? "the end of the file" : "a longer one"));
             uint8_t b = d[at++];
             v |= (uint64_t)(b & 0x7f) << shift;
-            shift += 7;
             if (!(b & 0x80))
                 break;
         }
         if (v > len - at)
             return fail(r, g_strdup_printf("%s: byte %zu: expected a message of %" PRIu64
-                                           " bytes, the file has %zu left",
-                                           r->file, start, v, len - at));
+                                           " bytes, got the end of the file after %zu "
+                                           "(truncated?)",
+                                           file, start, v, len - at));
         size_t fr[2] = {at, (size_t)v};
         g_array_append_vals(out, fr, 1);
         at += (size_t)v;
@@ -137,149 +607,19 @@ static bool frames(reader *r, const uint8_t *d, size_t len, GArray *out)
     return true;
 }
 
-static int stream_of(reader *r, const char *name)
+/* A node's dependency lists: data_deps, then ctrl_deps. In icsim's own files (icsim_stream set)
+ * ctrl_deps only repeat the stream order, which the named stream imposes again: they are left
+ * out, so that a trace reads back as it was written. Returns how many lists count. */
+static int dep_lists(const node *x, const uint64_t *lists[2], size_t counts[2])
 {
-    int s = GPOINTER_TO_INT(g_hash_table_lookup(r->streams, name)) - 1;
-    if (s < 0) {
-        s = ics_trace_add_stream(r->t, r->rank, name);
-        g_hash_table_insert(r->streams, g_strdup(name), GINT_TO_POINTER(s + 1));
-    }
-    return s;
-}
-
-static int comm_of(reader *r, const char *pg, size_t idx, uint64_t id)
-{
-    const char *name = pg && r->groups ? pg : "world";
-    int c = GPOINTER_TO_INT(g_hash_table_lookup(r->comms, name)) - 1;
-    if (c >= 0)
-        return c;
-    GArray *ranks = r->groups && pg ? g_hash_table_lookup(r->groups, pg) : NULL;
-    if (r->groups && pg && !ranks) {
-        fail(r, g_strdup_printf("%s: node %zu (id %" PRIu64 "): pg_name: expected a group of "
-                                "the communicator-groups file, got \"%s\"",
-                                r->file, idx, id, pg));
-        return -1;
-    }
-    int *all = NULL, n = 0;
-    if (ranks) {
-        all = g_memdup2(ranks->data, sizeof(int) * ranks->len);
-        n = (int)ranks->len;
-    } else {
-        all = g_new(int, r->nranks);
-        for (n = 0; n < r->nranks; n++)
-            all[n] = n;
-    }
-    c = ics_trace_add_comm(r->t, all, n, name);
-    g_free(all);
-    g_hash_table_insert(r->comms, g_strdup(name), GINT_TO_POINTER(c + 1));
-    return c;
-}
-
-static const struct {
-    int chakra;
-    ics_coll_op op;
-} coll_map[] = {
-    {CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE, ICS_COLL_ALL_REDUCE},
-    {CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE, ICS_COLL_REDUCE},
-    {CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER, ICS_COLL_ALL_GATHER},
-    {CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__BROADCAST, ICS_COLL_BROADCAST},
-    {CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_TO_ALL, ICS_COLL_ALLTOALL},
-    {CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER, ICS_COLL_REDUCE_SCATTER},
-};
-
-static const char *const cat_names[] = {"compute", "tp", "pp", "dp", "other"};
-
-/* Fills op from a node that does work; returns false (with an error) if it is malformed. */
-static bool node_op(reader *r, const node *n, size_t idx, ics_trace_op *op)
-{
-    int64_t v;
-    const char *what = NULL;
-    op->name = n->name && *n->name ? n->name : NULL;
-    const char *cat = attr_str(n, "icsim_category");
-    for (int c = 0; cat && c < ICS_CAT_COUNT; c++)
-        if (strcmp(cat, cat_names[c]) == 0)
-            op->cat = (ics_trace_cat)c;
-    if (n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE) {
-        op->kind = ICS_TOP_COMPUTE;
-        if (attr_int(n, "icsim_duration_ps", &v) && v >= 0)
-            op->duration_ps = v > 0 ? v : 1;
-        else if (n->duration_micros > 0 && n->duration_micros < (UINT64_C(1) << 40))
-            op->duration_ps = (ics_time)n->duration_micros * ICS_PS_PER_US;
-        else {
-            bool flops = attr_num(n, "num_ops", &op->flops);
-            bool bytes = attr_num(n, "tensor_size", &op->mem_bytes);
-            if (!flops && !bytes)
-                op->duration_ps = 1; /* no time and no work: an empty kernel */
-        }
-        op->dtype = ICS_DTYPE_BF16;
-        if (attr_int(n, "icsim_work", &v) && v >= 0 && v < ICS_WORK_KIND_COUNT)
-            op->work = (ics_work_kind)v;
-        if (op->flops < 0 || op->mem_bytes < 0)
-            what = "num_ops and tensor_size >= 0";
-    } else if (n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE) {
-        op->kind = ICS_TOP_COLL;
-        op->cat = cat ? op->cat : ICS_CAT_OTHER;
-        bool known = false;
-        if (attr_int(n, "comm_type", &v))
-            for (size_t i = 0; i < G_N_ELEMENTS(coll_map); i++)
-                if (coll_map[i].chakra == v) {
-                    op->coll.op = coll_map[i].op;
-                    known = true;
-                }
-        if (!known)
-            what = "comm_type: ALL_REDUCE, REDUCE, ALL_GATHER, BROADCAST, ALL_TO_ALL or "
-                   "REDUCE_SCATTER";
-        else if (!attr_int(n, "comm_size", &v) || v < 1 || v >= (INT64_C(1) << 50))
-            what = "comm_size: a byte count 1 .. 2^50 - 1";
-        op->coll.size_bytes = (uint64_t)MAX(v, 0);
-        op->coll.dtype_bytes = 2;
-        if (attr_int(n, "icsim_dtype_bytes", &v) && v >= 1 && v <= 8)
-            op->coll.dtype_bytes = (int)v;
-        if (!what && (op->comm = comm_of(r, attr_str(n, "pg_name"), idx, n->id)) < 0)
-            return false;
-        if (!what && attr_int(n, "root", &v)) {
-            int members;
-            ics_trace_comm_ranks(r->t, op->comm, &members);
-            if (v < 0 || v >= members)
-                what = "root: an index into the communicator";
-            op->coll.root = (int)MAX(v, 0);
-        }
-    } else {
-        bool send = n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
-        op->kind = send ? ICS_TOP_SEND : ICS_TOP_RECV;
-        op->cat = cat ? op->cat : ICS_CAT_OTHER;
-        if (!attr_int(n, send ? "comm_dst" : "comm_src", &v) || v < 0 || v >= r->nranks ||
-            v == r->rank)
-            what = send ? "comm_dst: another rank of the trace"
-                        : "comm_src: another rank of the "
-                          "trace";
-        op->peer = (int)MAX(v, 0);
-        if (!what && (!attr_int(n, "comm_size", &v) || v < 1 || v >= (INT64_C(1) << 50)))
-            what = "comm_size: a byte count 1 .. 2^50 - 1";
-        op->bytes = (uint64_t)MAX(v, 0);
-    }
-    if (what)
-        return fail(r, g_strdup_printf("%s: node %zu (id %" PRIu64 ", \"%s\"): expected %s",
-                                       r->file, idx, n->id, n->name ? n->name : "", what));
-    const char *stream = attr_str(n, "icsim_stream");
-    op->stream = stream_of(r, stream && *stream             ? stream
-                              : op->kind == ICS_TOP_COMPUTE ? "compute"
-                                                            : "comm");
-    return true;
-}
-
-static bool does_work(const node *n)
-{
-    switch (n->type) {
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
-        return !attr_true(n, "is_cpu_op");
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE:
-        return true;
-    default:
-        return false;
-    }
+    bool own = false;
+    for (size_t i = 0; i < x->n_attr && !own; i++)
+        own = x->attr[i]->name && strcmp(x->attr[i]->name, "icsim_stream") == 0;
+    lists[0] = x->data_deps;
+    counts[0] = x->n_data_deps;
+    lists[1] = x->ctrl_deps;
+    counts[1] = x->n_ctrl_deps;
+    return own ? 1 : 2;
 }
 
 static void heap_push(GArray *h, size_t v)
@@ -314,44 +654,85 @@ static size_t heap_pop(GArray *h)
     return top;
 }
 
-/* Dependencies first (Kahn's algorithm, ties in file order); false on a cycle or a dangling
- * dependency. order: node indices. */
-static bool topo_order(reader *r, node **nodes, size_t n, GHashTable *by_id, size_t *order)
+/* Some node left out of the order lies on or behind a cycle; walking from it to an unordered
+ * dependency, again and again, must come back to a node already seen: the cycle. Reports it as
+ * "id a -> b -> ... -> a" (data flows against the arrows: a depends on b). */
+static bool report_cycle(reader *r, const char *file, node **nodes, size_t n, GHashTable *by_id,
+                         const bool *placed)
 {
-    int *indeg = g_new0(int, n + 1);
+    size_t i = 0;
+    while (placed[i])
+        i++;
+    size_t *step = g_new(size_t, n + 1), *seen_at = g_new(size_t, n + 1), len = 0;
+    for (size_t k = 0; k < n; k++)
+        seen_at[k] = SIZE_MAX;
+    while (seen_at[i] == SIZE_MAX) {
+        seen_at[i] = len;
+        step[len++] = i;
+        const uint64_t *lists[2];
+        size_t counts[2], next = SIZE_MAX;
+        int kinds = dep_lists(nodes[i], lists, counts);
+        for (int k = 0; k < kinds && next == SIZE_MAX; k++)
+            for (size_t e = 0; e < counts[k] && next == SIZE_MAX; e++) {
+                size_t j = GPOINTER_TO_SIZE(g_hash_table_lookup(by_id, &lists[k][e])) - 1;
+                if (!placed[j])
+                    next = j;
+            }
+        g_assert(next != SIZE_MAX); /* an unplaced node has an unplaced dependency */
+        i = next;
+    }
+    GString *ids = g_string_new(NULL);
+    size_t from = seen_at[i], shown = 0;
+    for (size_t k = from; k < len && shown < 8; k++, shown++)
+        g_string_append_printf(ids, "%" PRIu64 " -> ", nodes[step[k]]->id);
+    g_string_append_printf(ids, "%s%" PRIu64, len - from > shown ? "... -> " : "", nodes[i]->id);
+    node_fail(
+        r, file, i, nodes[i],
+        g_strdup_printf("expected dependencies without a cycle, got the cycle id %s", ids->str));
+    g_string_free(ids, TRUE);
+    g_free(step);
+    g_free(seen_at);
+    return false;
+}
+
+/* Dependencies first (Kahn's algorithm, ties in file order, so that a file already in
+ * dependency order keeps it); false on a dangling dependency or a cycle. order: positions. */
+static bool topo_order(reader *r, const char *file, node **nodes, size_t n, GHashTable *by_id,
+                       size_t *order)
+{
+    size_t *indeg = g_new0(size_t, n + 1);
     GArray **succ = g_new0(GArray *, n + 1);
     bool ok = true;
     for (size_t i = 0; i < n && ok; i++) {
-        const node *x = nodes[i];
-        for (int kind = 0; kind < 2 && ok; kind++) {
-            size_t nd = kind ? x->n_ctrl_deps : x->n_data_deps;
-            const uint64_t *deps = kind ? x->ctrl_deps : x->data_deps;
-            for (size_t d = 0; d < nd && ok; d++) {
-                gpointer p = g_hash_table_lookup(by_id, &deps[d]);
+        const uint64_t *lists[2];
+        size_t counts[2];
+        int kinds = dep_lists(nodes[i], lists, counts);
+        for (int k = 0; k < kinds && ok; k++)
+            for (size_t e = 0; e < counts[k] && ok; e++) {
+                gpointer p = g_hash_table_lookup(by_id, &lists[k][e]);
                 if (!p) {
-                    ok = fail(r, g_strdup_printf("%s: node %zu (id %" PRIu64 "): expected "
-                                                 "dependencies on nodes of the file, got id "
-                                                 "%" PRIu64,
-                                                 r->file, i, x->id, deps[d]));
+                    ok = node_fail(r, file, i, nodes[i],
+                                   g_strdup_printf("%s: expected ids of nodes of the file, got "
+                                                   "%" PRIu64,
+                                                   k ? "ctrl_deps" : "data_deps", lists[k][e]));
                     break;
                 }
-                size_t from = (size_t)GPOINTER_TO_SIZE(p) - 1;
+                size_t from = GPOINTER_TO_SIZE(p) - 1;
                 if (!succ[from])
                     succ[from] = g_array_new(FALSE, FALSE, sizeof(size_t));
                 g_array_append_val(succ[from], i);
                 indeg[i]++;
             }
-        }
     }
-    /* ready nodes in a min-heap by file position: a file already in dependency order reads
-     * back in its own order */
     GArray *heap = g_array_new(FALSE, FALSE, sizeof(size_t));
+    bool *placed = g_new0(bool, n + 1);
     size_t done = 0;
     for (size_t i = 0; i < n && ok; i++)
         if (indeg[i] == 0)
             heap_push(heap, i);
     while (ok && heap->len > 0) {
         size_t i = heap_pop(heap);
+        placed[i] = true;
         order[done++] = i;
         for (guint k = 0; succ[i] && k < succ[i]->len; k++) {
             size_t s = g_array_index(succ[i], size_t, k);
@@ -360,9 +741,8 @@ static bool topo_order(reader *r, node **nodes, size_t n, GHashTable *by_id, siz
         }
     }
     if (ok && done < n)
-        ok = fail(r, g_strdup_printf("%s: expected dependencies without a cycle, got %zu nodes "
-                                     "on or behind a cycle",
-                                     r->file, n - done));
+        ok = report_cycle(r, file, nodes, n, by_id, placed);
+    g_free(placed);
     g_array_free(heap, TRUE);
     for (size_t i = 0; i < n; i++)
         if (succ[i])
@@ -372,36 +752,29 @@ static bool topo_order(reader *r, node **nodes, size_t n, GHashTable *by_id, siz
     return ok;
 }
 
-/* The ops' dependencies: a node's deps that do work, and through the ones that do not, their
- * deps, transitively (memoized per node as a sorted, duplicate-free op list). */
-static void collect_deps(node **nodes, size_t i, GHashTable *by_id, const int *op_of, GArray **memo,
-                         GArray *out)
+/* What a folded node stands for: per stream, the latest op it (transitively) depends on. The
+ * latest suffices because a stream runs in order, so it holds at most one point per stream
+ * however long the chain of folded nodes (PyTorch traces have chains of 10^5 CPU ops). */
+typedef struct {
+    int stream, op;
+} reach_pt;
+
+static void reach_add(GArray *a, reach_pt p)
 {
-    const node *x = nodes[i];
-    /* in icsim's own files control dependencies are the stream order, which the stream named
-     * by icsim_stream imposes again: reading them as deps too would only add redundant ones */
-    int kinds = attr_str(x, "icsim_stream") ? 1 : 2;
-    for (int kind = 0; kind < kinds; kind++) {
-        size_t nd = kind ? x->n_ctrl_deps : x->n_data_deps;
-        const uint64_t *deps = kind ? x->ctrl_deps : x->data_deps;
-        for (size_t d = 0; d < nd; d++) {
-            size_t j = (size_t)GPOINTER_TO_SIZE(g_hash_table_lookup(by_id, &deps[d])) - 1;
-            if (op_of[j] >= 0) {
-                g_array_append_val(out, op_of[j]);
-            } else {
-                if (!memo[j]) {
-                    memo[j] = g_array_new(FALSE, FALSE, sizeof(int));
-                    collect_deps(nodes, j, by_id, op_of, memo, memo[j]);
-                }
-                g_array_append_vals(out, memo[j]->data, memo[j]->len);
-            }
+    for (guint i = 0; i < a->len; i++) {
+        reach_pt *q = &g_array_index(a, reach_pt, i);
+        if (q->stream == p.stream) {
+            q->op = MAX(q->op, p.op);
+            return;
         }
     }
+    g_array_append_val(a, p);
 }
 
 static int cmp_int(gconstpointer a, gconstpointer b)
 {
-    return *(const int *)a - *(const int *)b;
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
 }
 
 static void unique_sorted(GArray *a)
@@ -414,96 +787,141 @@ static void unique_sorted(GArray *a)
     g_array_set_size(a, w);
 }
 
-static bool add_ops(reader *r, node **nodes, size_t n)
+/* The nodes of one rank, in dependency order, into pending ops. O(nodes x streams). */
+static bool add_ops(reader *r, int rank, const char *file, node **nodes, size_t n)
 {
+    rank_rec *rr = &r->ranks[rank];
     GHashTable *by_id = g_hash_table_new(g_int64_hash, g_int64_equal);
-    for (size_t i = 0; i < n; i++) {
-        if (g_hash_table_contains(by_id, &nodes[i]->id)) {
-            g_hash_table_destroy(by_id);
-            return fail(r,
-                        g_strdup_printf("%s: node %zu: expected a unique id, got %" PRIu64 " again",
-                                        r->file, i, nodes[i]->id));
-        }
+    bool ok = true;
+    for (size_t i = 0; i < n && ok; i++) {
+        size_t other = GPOINTER_TO_SIZE(g_hash_table_lookup(by_id, &nodes[i]->id));
+        if (other)
+            ok = node_fail(
+                r, file, i, nodes[i],
+                g_strdup_printf("id: expected a unique id, got the one of node %zu", other - 1));
         g_hash_table_insert(by_id, &nodes[i]->id, GSIZE_TO_POINTER(i + 1));
     }
     size_t *order = g_new(size_t, n + 1);
     int *op_of = g_new(int, n + 1);
-    GArray **memo = g_new0(GArray *, n + 1);
-    bool ok = topo_order(r, nodes, n, by_id, order);
-    for (size_t i = 0; i < n; i++)
-        op_of[i] = -1;
+    GArray **reach = g_new0(GArray *, n + 1);
     GArray *deps = g_array_new(FALSE, FALSE, sizeof(int));
+    ok = ok && topo_order(r, file, nodes, n, by_id, order);
     for (size_t k = 0; k < n && ok; k++) {
         size_t i = order[k];
-        if (!does_work(nodes[i]))
-            continue;
-        ics_trace_op op = {0};
-        if (!(ok = node_op(r, nodes[i], i, &op)))
+        const node *x = nodes[i];
+        char *why = NULL;
+        int role = node_role(x, &why);
+        pend p = {.file = file, .idx = i, .id = x->id};
+        const char *stream = NULL;
+        if (role < 0 || (role > 0 && !node_op(r, rank, x, &p, &stream, &why))) {
+            ok = node_fail(r, file, i, x, why);
             break;
+        }
+        const uint64_t *lists[2];
+        size_t counts[2];
+        int kinds = dep_lists(x, lists, counts);
+        if (role == 0)
+            reach[i] = g_array_new(FALSE, FALSE, sizeof(reach_pt));
         g_array_set_size(deps, 0);
-        collect_deps(nodes, i, by_id, op_of, memo, deps);
+        for (int l = 0; l < kinds; l++)
+            for (size_t e = 0; e < counts[l]; e++) {
+                size_t j = GPOINTER_TO_SIZE(g_hash_table_lookup(by_id, &lists[l][e])) - 1;
+                if (op_of[j] >= 0 && role == 0) {
+                    int s = g_array_index(rr->ops, pend, op_of[j]).op.stream;
+                    reach_add(reach[i], (reach_pt){s, op_of[j]});
+                } else if (op_of[j] >= 0) {
+                    g_array_append_val(deps, op_of[j]);
+                }
+                for (guint q = 0; op_of[j] < 0 && q < reach[j]->len; q++) {
+                    reach_pt pt = g_array_index(reach[j], reach_pt, q);
+                    if (role == 0)
+                        reach_add(reach[i], pt);
+                    else
+                        g_array_append_val(deps, pt.op);
+                }
+            }
+        op_of[i] = -1;
+        if (role == 0)
+            continue;
         unique_sorted(deps);
-        op_of[i] =
-            ics_trace_add_op(r->t, r->rank, &op, (const int *)(void *)deps->data, (int)deps->len);
+        p.op.stream = stream_of(r, rank, stream);
+        p.dep0 = (int)rr->deps->len;
+        p.ndeps = (int)deps->len;
+        g_array_append_vals(rr->deps, deps->data, deps->len);
+        g_array_append_val(rr->ops, p);
+        op_of[i] = (int)rr->ops->len - 1;
+        if (p.op.kind == ICS_TOP_COLL)
+            use_group(r, rank, op_of[i]);
     }
     for (size_t i = 0; i < n; i++)
-        if (memo[i])
-            g_array_free(memo[i], TRUE);
+        if (reach[i])
+            g_array_free(reach[i], TRUE);
+    g_free(reach);
     g_array_free(deps, TRUE);
-    g_free(memo);
     g_free(op_of);
     g_free(order);
     g_hash_table_destroy(by_id);
     return ok;
 }
 
-/* Streams icsim wrote in the metadata ("icsim_streams", newline-separated), created in order. */
-static void meta_streams(reader *r, const ChakraProtoMsg__GlobalMetadata *m)
+/* Streams icsim wrote in the metadata ("icsim_streams", newline-separated), created in order;
+ * without them stream 0 is "compute", the one the step-time breakdown follows. */
+static bool meta_streams(reader *r, int rank, const char *file,
+                         const ChakraProtoMsg__GlobalMetadata *m)
 {
     for (size_t i = 0; i < m->n_attr; i++) {
         const attr *a = m->attr[i];
-        if (!a->name || strcmp(a->name, "icsim_streams") != 0 ||
-            a->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL)
+        if (!a->name || strcmp(a->name, "icsim_streams") != 0)
             continue;
-        char **names = g_strsplit(a->string_val, "\n", -1);
+        if (a->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL) {
+            char *why = NULL;
+            wrong(a, &why, "a string");
+            fail(r, g_strdup_printf("%s: metadata: %s", file, why));
+            g_free(why);
+            return false;
+        }
+        char **names = g_strsplit(a->string_val ? a->string_val : "", "\n", -1);
         for (char **s = names; *s; s++)
             if (**s)
-                stream_of(r, *s);
+                stream_of(r, rank, *s);
         g_strfreev(names);
     }
+    if (r->ranks[rank].streams->len == 0)
+        stream_of(r, rank, "compute");
+    return true;
 }
 
-static bool read_rank_data(reader *r, const char *path, const uint8_t *data, size_t len)
+static bool read_rank_data(reader *r, int rank, const char *file, const uint8_t *data, size_t len)
 {
     GArray *fr = g_array_new(FALSE, FALSE, sizeof(size_t) * 2);
     GPtrArray *nodes = g_ptr_array_new();
-    r->streams = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    bool ok = frames(r, (const uint8_t *)data, len, fr);
+    bool ok = frames(r, file, data, len, fr);
     if (ok && fr->len == 0)
         ok = fail(
-            r, g_strdup_printf("%s: expected a GlobalMetadata message, got an empty file", path));
+            r, g_strdup_printf("%s: expected a GlobalMetadata message, got an empty file", file));
     for (guint i = 0; ok && i < fr->len; i++) {
         const size_t *f = &g_array_index(fr, size_t, 2 * i);
-        const uint8_t *p = (const uint8_t *)data + f[0];
         if (i == 0) {
             ChakraProtoMsg__GlobalMetadata *m =
-                chakra_proto_msg__global_metadata__unpack(NULL, f[1], p);
-            if (!m)
-                ok = fail(r, g_strdup_printf("%s: message 0: expected a GlobalMetadata", path));
-            else
-                meta_streams(r, m);
-            chakra_proto_msg__global_metadata__free_unpacked(m, NULL);
+                chakra_proto_msg__global_metadata__unpack(NULL, f[1], data + f[0]);
+            ok = m ? meta_streams(r, rank, file, m)
+                   : fail(r, g_strdup_printf("%s: message 0: expected a GlobalMetadata, got "
+                                             "bytes protobuf cannot decode as one",
+                                             file));
+            if (m)
+                chakra_proto_msg__global_metadata__free_unpacked(m, NULL);
             continue;
         }
-        node *x = chakra_proto_msg__node__unpack(NULL, f[1], p);
+        node *x = chakra_proto_msg__node__unpack(NULL, f[1], data + f[0]);
         if (!x)
-            ok = fail(r, g_strdup_printf("%s: message %u: expected a Node", path, i));
+            ok = fail(r, g_strdup_printf("%s: message %u (byte %zu): expected a Node, got bytes "
+                                         "protobuf cannot decode as one",
+                                         file, i, f[0]));
         else
             g_ptr_array_add(nodes, x);
     }
     if (ok)
-        ok = add_ops(r, (node **)nodes->pdata, nodes->len);
-    g_hash_table_destroy(r->streams);
+        ok = add_ops(r, rank, file, (node **)nodes->pdata, nodes->len);
     for (guint i = 0; i < nodes->len; i++)
         chakra_proto_msg__node__free_unpacked(g_ptr_array_index(nodes, i), NULL);
     g_ptr_array_free(nodes, TRUE);
@@ -511,29 +929,15 @@ static bool read_rank_data(reader *r, const char *path, const uint8_t *data, siz
     return ok;
 }
 
-static bool read_rank(reader *r, const char *path)
-{
-    char *data = NULL;
-    gsize len = 0;
-    GError *ge = NULL;
-    if (!g_file_get_contents(path, &data, &len, &ge)) {
-        fail(r, g_strdup_printf("%s: cannot read: %s", path, ge->message));
-        g_error_free(ge);
-        return false;
-    }
-    bool ok = read_rank_data(r, path, (const uint8_t *)data, len);
-    g_free(data);
-    return ok;
-}
-
-/* ---- the groups file and the prefix --------------------------------------------------------- */
+/* ---- communicators and the trace ------------------------------------------------------------ */
 
 static void free_ranks(gpointer a)
 {
     g_array_free(a, TRUE);
 }
 
-/* {"name": [ranks...], ...}, with located errors. */
+/* ASTRA-sim's communicator-group file, {"name": [ranks...], ...}, with located errors. order:
+ * the names in file order. */
 static GHashTable *read_groups(const char *path, int nranks, GPtrArray *order, char **err)
 {
     ics_jr *jr = ics_jr_new();
@@ -554,7 +958,7 @@ static GHashTable *read_groups(const char *path, int nranks, GPtrArray *order, c
             cJSON_ArrayForEach(x, c)
             {
                 double v = cJSON_IsNumber(x) ? x->valuedouble : -1;
-                if (v < 0 || v >= nranks || v != (int)v || seen[(int)v]) {
+                if (!(v >= 0 && v < nranks) || v != (int)v || seen[(int)v]) {
                     size_t m = ics_jr_push_key(jr, c->string);
                     ics_jr_push_index(jr, i);
                     ics_jr_fail(jr, x, NULL, "expected a distinct rank 0..%d", nranks - 1);
@@ -582,6 +986,133 @@ static GHashTable *read_groups(const char *path, int nranks, GPtrArray *order, c
         return NULL;
     }
     return g;
+}
+
+/* "FILE: node IDX (id ID): WHY" for a pending op; takes why. */
+static bool pend_fail(reader *r, const pend *p, char *why)
+{
+    fail(r, g_strdup_printf("%s: node %zu (id %" PRIu64 "): %s", p->file, p->idx, p->id, why));
+    g_free(why);
+    return false;
+}
+
+static int add_comm(ics_trace *t, GPtrArray *members, const int *ranks, int n, const char *name)
+{
+    bool *m = g_new0(bool, ics_trace_nranks(t));
+    for (int i = 0; i < n; i++)
+        m[ranks[i]] = true;
+    g_ptr_array_add(members, m);
+    return ics_trace_add_comm(t, ranks, n, name);
+}
+
+/* The communicators: the groups file's, in its order (so that a written trace reads back the
+ * same), then the groups nodes name that it lacks, in order of first use: all ranks for "" (no
+ * pg_name, or "0": ASTRA-sim's default group), else an error with a groups file, else the ranks
+ * that use the group. A group's name is its first pg_desc, or its key. members: per
+ * communicator, a bool per rank (transfer: caller frees). */
+static bool make_comms(reader *r, ics_trace *t, GHashTable *file_groups, GPtrArray *file_order,
+                       const char *groups_path, GPtrArray *members)
+{
+    for (guint i = 0; file_groups && i < file_order->len; i++) {
+        const char *key = g_ptr_array_index(file_order, i);
+        GArray *ranks = g_hash_table_lookup(file_groups, key);
+        group_rec *g = *key && strcmp(key, "0") != 0 ? g_hash_table_lookup(r->groups, key) : NULL;
+        int c = add_comm(t, members, (const int *)(void *)ranks->data, (int)ranks->len,
+                         g && g->desc ? g->desc : key);
+        if (g)
+            g->comm = c;
+    }
+    int *all = g_new(int, r->nranks), n;
+    for (guint i = 0; i < r->group_order->len; i++) {
+        const char *key = g_ptr_array_index(r->group_order, i);
+        group_rec *g = g_hash_table_lookup(r->groups, key);
+        if (g->comm >= 0)
+            continue;
+        const pend *p = &g_array_index(r->ranks[g->first_rank].ops, pend, g->first_op);
+        if (*key && file_groups) {
+            char *e = g_strescape(key, NULL);
+            pend_fail(r, p,
+                      g_strdup_printf("pg_name: expected a group of the communicator-groups file "
+                                      "%s, got \"%s\"",
+                                      groups_path, e));
+            g_free(e);
+            break;
+        }
+        n = 0;
+        for (int k = 0; k < r->nranks; k++)
+            if (!*key || g->uses[k])
+                all[n++] = k;
+        g->comm = add_comm(t, members, all, n, g->desc ? g->desc : *key ? key : "world");
+    }
+    g_free(all);
+    return !r->err;
+}
+
+/* The trace from every rank's pending ops. Transfer full; NULL with r->err. */
+static ics_trace *assemble(reader *r, GHashTable *file_groups, GPtrArray *file_order,
+                           const char *groups_path)
+{
+    ics_trace *t = ics_trace_new(r->nranks);
+    GPtrArray *members = g_ptr_array_new_with_free_func(g_free);
+    bool ok = make_comms(r, t, file_groups, file_order, groups_path, members);
+    for (int k = 0; k < r->nranks && ok; k++) {
+        rank_rec *rr = &r->ranks[k];
+        for (guint s = 0; s < rr->streams->len; s++)
+            ics_trace_add_stream(t, k, g_ptr_array_index(rr->streams, s));
+        for (guint i = 0; i < rr->ops->len && ok; i++) {
+            pend *p = &g_array_index(rr->ops, pend, i);
+            if (p->op.kind == ICS_TOP_COLL) {
+                int c = ((group_rec *)g_hash_table_lookup(r->groups, p->pg))->comm, size;
+                const int *ranks = ics_trace_comm_ranks(t, c, &size);
+                p->op.comm = c;
+                if (!((bool *)g_ptr_array_index(members, c))[k]) {
+                    GString *list = g_string_new(NULL);
+                    for (int m = 0; m < size && m < 16; m++)
+                        g_string_append_printf(list, "%s%d", m ? ", " : "", ranks[m]);
+                    char *e = g_strescape(p->pg, NULL);
+                    ok = pend_fail(r, p,
+                                   g_strdup_printf("pg_name \"%s\": expected a group that has "
+                                                   "rank %d, got one of ranks %s%s",
+                                                   e, k, list->str, size > 16 ? ", ..." : ""));
+                    g_free(e);
+                    g_string_free(list, TRUE);
+                    break;
+                }
+                if (p->op.coll.root >= size) {
+                    ok = pend_fail(r, p,
+                                   g_strdup_printf("icsim_root: expected an index into the "
+                                                   "communicator's %d ranks, got %d",
+                                                   size, p->op.coll.root));
+                    break;
+                }
+            }
+            ics_trace_add_op(t, k, &p->op, &g_array_index(rr->deps, int, p->dep0), p->ndeps);
+        }
+    }
+    g_ptr_array_free(members, TRUE);
+    if (!ok) {
+        ics_trace_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* Checks what replay relies on; the trace, or NULL with *err (transfer full). Takes r. */
+static ics_trace *finish(reader *r, ics_trace *t, const char *name, char **err)
+{
+    char *why = NULL;
+    if (t && !ics_trace_check(t, &why)) {
+        fail(r, g_strdup_printf("%s: %s", name, why));
+        ics_trace_free(t);
+        t = NULL;
+    }
+    g_free(why);
+    if (!t) {
+        *err = r->err;
+        r->err = NULL;
+    }
+    reader_free(r);
+    return t;
 }
 
 /* "x/job.3.et" -> "x/job"; anything else is the prefix itself. */
@@ -617,65 +1148,43 @@ ics_trace *ics_trace_read_chakra(const char *path, const char *comm_groups, char
         g_free(prefix);
         return NULL;
     }
-    reader r = {.nranks = nranks,
-                .comms = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL)};
+    reader *r = reader_new(nranks);
     char *gpath =
         comm_groups ? g_strdup(comm_groups) : g_strdup_printf("%s.comm_groups.json", prefix);
     GPtrArray *order = g_ptr_array_new_with_free_func(g_free);
+    GHashTable *groups = NULL;
     if (comm_groups || g_file_test(gpath, G_FILE_TEST_IS_REGULAR))
-        r.groups = read_groups(gpath, nranks, order, &r.err);
-    if (!r.err) {
-        r.t = ics_trace_new(nranks);
-        /* communicators in the groups file's order, so a written trace reads back the same */
-        for (guint i = 0; i < order->len; i++)
-            comm_of(&r, g_ptr_array_index(order, i), 0, 0);
-        for (int k = 0; k < nranks && !r.err; k++) {
-            char *f = g_strdup_printf("%s.%d.et", prefix, k);
-            r.file = f;
-            r.rank = k;
-            read_rank(&r, f);
-            g_free(f);
+        groups = read_groups(gpath, nranks, order, &r->err);
+    for (int k = 0; k < nranks && !r->err; k++) {
+        char *f = g_strdup_printf("%s.%d.et", prefix, k), *data = NULL;
+        gsize len = 0;
+        GError *ge = NULL;
+        if (!g_file_get_contents(f, &data, &len, &ge)) {
+            fail(r, g_strdup_printf("%s: cannot read: %s", f, ge->message));
+            g_error_free(ge);
+        } else {
+            read_rank_data(r, k, intern(r, f), (const uint8_t *)data, len);
         }
+        g_free(data);
+        g_free(f);
     }
-    char *why = NULL;
-    if (!r.err && !ics_trace_check(r.t, &why))
-        r.err = g_strdup_printf("%s: %s", prefix, why);
-    g_free(why);
-    if (r.err) {
-        ics_trace_free(r.t);
-        r.t = NULL;
-        *err = r.err;
-    }
-    if (r.groups)
-        g_hash_table_destroy(r.groups);
-    g_hash_table_destroy(r.comms);
+    ics_trace *t = r->err ? NULL : assemble(r, groups, order, gpath);
+    t = finish(r, t, prefix, err);
+    if (groups)
+        g_hash_table_destroy(groups);
     g_ptr_array_free(order, TRUE);
     g_free(gpath);
     g_free(prefix);
-    return r.t;
+    return t;
 }
 
 ics_trace *ics_trace_read_chakra_mem(const char *name, int nranks, const uint8_t *const *data,
                                      const size_t *len, char **err)
 {
     *err = NULL;
-    reader r = {.nranks = nranks,
-                .comms = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
-                .file = name};
-    r.t = ics_trace_new(nranks);
-    for (int k = 0; k < nranks && !r.err; k++) {
-        r.rank = k;
-        read_rank_data(&r, name, data[k], len[k]);
-    }
-    char *why = NULL;
-    if (!r.err && !ics_trace_check(r.t, &why))
-        r.err = g_strdup_printf("%s: %s", name, why);
-    g_free(why);
-    g_hash_table_destroy(r.comms);
-    if (r.err) {
-        ics_trace_free(r.t);
-        *err = r.err;
-        return NULL;
-    }
-    return r.t;
+    reader *r = reader_new(nranks);
+    for (int k = 0; k < nranks && !r->err; k++)
+        read_rank_data(r, k, name, data[k], len[k]);
+    ics_trace *t = r->err ? NULL : assemble(r, NULL, NULL, NULL);
+    return finish(r, t, name, err);
 }
