@@ -3,6 +3,7 @@
  * variables; the bandwidths at large sizes are what the links and NCCL's documented
  * efficiencies allow; runs repeat exactly. */
 #include "sim/collectives/coll.h"
+#include "sim/collectives/ring_order.h"
 #include "sim/hw.h"
 
 #include <glib.h>
@@ -102,6 +103,51 @@ static void test_every_op_clusters(void)
             }
             rig_close(&g);
         }
+}
+
+/* DGX-1's hybrid cube-mesh: every channel's ring crosses NVLinks only (as NCCL's search finds
+ * them), and the 12 channels load each bonded link evenly; on NVSwitch the rings stay rotations
+ * of rank order. */
+static void test_nvlink_rings(void)
+{
+    rig g;
+    rig_open(&g, "dgx1-v100.json", 0, "analytic");
+    int ranks[8];
+    for (int i = 0; i < 8; i++)
+        ranks[i] = ics_topo_gpu(g.t, 0, i);
+    g_assert_true(ics_ring_orders_differ(g.t, ranks, 8));
+    int load[8][8] = {{0}};
+    for (int ch = 0; ch < 12; ch++) {
+        int order[8];
+        ics_ring_order(g.t, ranks, 8, ch, order);
+        bool seen[8] = {false};
+        for (int i = 0; i < 8; i++) {
+            int a = order[i], b = order[(i + 1) % 8];
+            g_assert_false(seen[a]);
+            seen[a] = true;
+            int c = ics_topo_chan_between(g.t, ranks[a], ranks[b]);
+            g_assert_cmpint(c, >=, 0);
+            g_assert_cmpint(ics_topo_chan_get(g.t, c)->kind, ==, ICS_CHAN_NVLINK);
+            load[a][b]++;
+        }
+    }
+    /* 12 channels x 8 hops over 24 bonded links (48 NVLinks one way): 2 channels per NVLink */
+    for (int a = 0; a < 8; a++)
+        for (int b = 0; b < 8; b++) {
+            int c = a == b ? -1 : ics_topo_chan_between(g.t, ranks[a], ranks[b]);
+            if (c >= 0)
+                g_assert_cmpint(load[a][b], ==, 2 * ics_topo_chan_get(g.t, c)->width);
+        }
+    rig_close(&g);
+    rig_open(&g, "dgx-h100.json", 0, "analytic");
+    for (int i = 0; i < 8; i++)
+        ranks[i] = ics_topo_gpu(g.t, 0, i);
+    g_assert_false(ics_ring_orders_differ(g.t, ranks, 8));
+    int order[8];
+    ics_ring_order(g.t, ranks, 8, 3, order);
+    for (int i = 0; i < 8; i++)
+        g_assert_cmpint(order[i], ==, (3 + i) % 8);
+    rig_close(&g);
 }
 
 static void test_cluster(void)
@@ -225,6 +271,7 @@ int main(int argc, char **argv)
     g_test_add_func("/coll/every-op-everywhere", test_every_op_everywhere);
     g_test_add_func("/coll/cluster", test_cluster);
     g_test_add_func("/coll/every-op-clusters", test_every_op_clusters);
+    g_test_add_func("/coll/nvlink-rings", test_nvlink_rings);
     g_test_add_func("/coll/backends-agree", test_backends_agree);
     g_test_add_func("/coll/tuner-obeys", test_tuner_obeys);
     g_test_add_func("/coll/large-bandwidth", test_large_bandwidth);

@@ -11,6 +11,7 @@
  * per-step latency of the protocol. Across nodes each channel's ring enters a node at local GPU
  * c and leaves it from the GPU before it, so channels spread over the nodes' NICs. */
 #include "algo.h"
+#include "ring_order.h"
 
 #define MAX_SLICES      4
 #define MIN_SLICE_BYTES (64 * 1024)
@@ -24,19 +25,11 @@ static bool ring_supports(const ics_algo_ctx *c)
     return c->req.op != ICS_COLL_ALLTOALL && c->req.op != ICS_COLL_SENDRECV && c->n >= 2;
 }
 
-/* The ring order of channel ch: ranks grouped by node in rank order, each node's group
- * rotated to start at its (ch mod size)-th GPU. */
+/* The order of channel ch's ring (ring_order.h: NVLink-only rings where GPUs are wired to each
+ * other, rank order by node otherwise). */
 static void ring_order(const ics_algo_ctx *c, int ch, int *order)
 {
-    int i = 0;
-    while (i < c->n) {
-        int node = ics_topo_dev_get(c->t, c->ranks[i])->node, m = 0;
-        while (i + m < c->n && ics_topo_dev_get(c->t, c->ranks[i + m])->node == node)
-            m++;
-        for (int k = 0; k < m; k++)
-            order[i + k] = i + (ch + k) % m;
-        i += m;
-    }
+    ics_ring_order(c->t, c->ranks, c->n, ch, order);
 }
 
 /* Bytes of piece `i` of `total` split in `parts` (the last takes the remainder). */
@@ -135,8 +128,9 @@ static int position_of(const ics_algo_ctx *c, int ch, int r)
     return pos;
 }
 
-/* True if all ranks share a node: then every channel's ring has the same edges (a rotation of
- * one order), and the channels are simulated as one carrying all the data. The links see the
+/* True if all ranks share a node and every channel's ring has the same edges (a rotation of
+ * one order; not NVLink-only rings, which differ per channel): then the channels are simulated
+ * as one carrying all the data. The links see the
  * same bytes; what is lost is only the channels' interleaving, which the backend would
  * otherwise have to arbitrate packet by packet. */
 static bool one_node(const ics_algo_ctx *c)
@@ -145,7 +139,7 @@ static bool one_node(const ics_algo_ctx *c)
     for (int i = 1; i < c->n; i++)
         if (ics_topo_dev_get(c->t, c->ranks[i])->node != node)
             return false;
-    return true;
+    return !ics_ring_orders_differ(c->t, c->ranks, c->n);
 }
 
 static void ring_plan(const ics_algo_ctx *c, ics_sched *s)

@@ -5,6 +5,7 @@
  * topology. It also supplies the efficiencies the simulation applies to a chosen combination:
  * what a protocol carries per wire byte, and what NCCL's kernels achieve per NVLink. */
 #include "tuner.h"
+#include "ring_order.h"
 #include "sim/links/link.h"
 
 #include <math.h>
@@ -86,11 +87,18 @@ void ics_tuner_init(ics_tuner *tu, const ics_topo *t, const int *ranks, int n)
     const ics_hw_gpu_type *g = ics_hw_node_of(ics_topo_hw(t))->gpu_type;
     *tu = (ics_tuner){.t = t, .ranks = ranks, .n = n};
     tu->arch = g->arch;
-    tu->ring_gbps = ring_gbps(t, ranks, n);
+    /* the ring channel 0 runs (ring_order.h), as the ring algorithm builds it */
+    int *order = g_new(int, n), *ring = g_new(int, n);
+    ics_ring_order(t, ranks, n, 0, order);
+    for (int i = 0; i < n; i++)
+        ring[i] = ranks[order[i]];
+    tu->ring_gbps = ring_gbps(t, ring, n);
     int worst = 0;
     for (int i = 0; i < n; i++)
-        worst = MAX(worst, link_class(t, ranks[i], ranks[(i + 1) % n]));
+        worst = MAX(worst, link_class(t, ring[i], ring[(i + 1) % n]));
     tu->ring_class = worst;
+    g_free(order);
+    g_free(ring);
     int links;
     uint64_t nv = ics_topo_dev_bw(t, ranks[0], ICS_CHAN_NVLINK, &links);
     /* what NCCL's kernels achieve on NVLink, against what our links carry after packet
@@ -213,6 +221,13 @@ int ics_tuner_channels(const ics_tuner *tu, const ics_coll_req *req, const ics_c
      * still gets a useful chunk. 8 channels is what it settles on for 8 ranks in one node on
      * DGX-class machines at large sizes; small sizes drop to 1-2. */
     int nch = algo == ICS_ALGO_DIRECT ? 1 : 8;
+    /* GPUs wired to each other (DGX-1): NCCL finds one NVLink-only ring per link of a GPU and
+     * runs each twice (two channels per ring), so every link carries the same share */
+    int links = 0;
+    if (algo == ICS_ALGO_RING && ics_ring_orders_differ(tu->t, tu->ranks, tu->n))
+        ics_topo_dev_bw(tu->t, tu->ranks[0], ICS_CHAN_NVLINK, &links);
+    if (links > 0)
+        nch = 2 * links;
     uint64_t per = req->size_bytes / (uint64_t)nch;
     while (nch > 1 && per < (uint64_t)tu->n * 64 * 1024) {
         nch /= 2;
