@@ -1086,7 +1086,8 @@ static ics_trace *assemble(reader *r, GHashTable *file_groups, GPtrArray *file_o
                     break;
                 }
             }
-            ics_trace_add_op(t, k, &p->op, &g_array_index(rr->deps, int, p->dep0), p->ndeps);
+            const int *deps = p->ndeps ? &g_array_index(rr->deps, int, p->dep0) : NULL;
+            ics_trace_add_op(t, k, &p->op, deps, p->ndeps);
         }
     }
     g_ptr_array_free(members, TRUE);
