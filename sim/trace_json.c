@@ -1,6 +1,7 @@
-/* The JSON trace reader (trace_json.h): the located reader (json.h) parses and remembers where
- * each value sat; every value is checked as it is read, then what ranks issue to each other is
- * matched (trace_json_match.c). Invariant: a returned trace passes ics_trace_check. */
+/* The JSON trace reader (trace_json.h): cJSON parses, every value is checked as it is read,
+ * then what ranks issue to each other is matched (trace_json_match.c); a read that fails is
+ * done again through the located reader (json.h) for the message. Invariant: a returned trace
+ * passes ics_trace_check. */
 #include "trace_json.h"
 #include "trace_json_internal.h"
 

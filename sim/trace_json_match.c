@@ -32,6 +32,14 @@ static int cmp_call(const void *a, const void *b)
     return (x->op > y->op) - (x->op < y->op);
 }
 
+/* The array sorted (an empty GArray has no data, and qsort takes no NULL). */
+static call *sorted(GArray *a)
+{
+    if (a->len > 0)
+        qsort(a->data, a->len, sizeof(call), cmp_call);
+    return (call *)(void *)a->data;
+}
+
 /* Sets the error at op i of rank k (i < 0: at its "ops" array), at its member `key` if not
  * NULL. */
 static void fail_at(matcher *m, int k, int i, const char *key, const char *fmt, ...)
@@ -135,8 +143,7 @@ static bool match_colls(matcher *m)
             if (op->kind == ICS_TOP_COLL)
                 g_array_append_val(calls, ((call){.key = op->comm, .rank = k, .op = i}));
         }
-    call *c = (call *)(void *)calls->data;
-    qsort(c, calls->len, sizeof *c, cmp_call);
+    const call *c = sorted(calls);
     bool ok = true;
     int lo = 0, ncalls = (int)calls->len;
     for (int comm = 0; comm < ics_trace_ncomms(t) && ok; comm++) {
@@ -178,10 +185,8 @@ static bool match_p2p(matcher *m)
             else if (op->kind == ICS_TOP_RECV)
                 g_array_append_val(recvs, ((call){.key = op->peer * nr + k, .rank = k, .op = i}));
         }
-    call *s = (call *)(void *)sends->data, *r = (call *)(void *)recvs->data;
+    const call *s = sorted(sends), *r = sorted(recvs);
     int ns = (int)sends->len, nrv = (int)recvs->len, a = 0, b = 0;
-    qsort(s, ns, sizeof *s, cmp_call);
-    qsort(r, nrv, sizeof *r, cmp_call);
     int64_t key = -1;
     int nth = 0; /* how many of the pair `key` matched so far */
     while ((a < ns || b < nrv) && ics_jr_ok(m->jr)) {
