@@ -96,7 +96,7 @@ static void reader_free(reader *r)
 
 static const char *intern(reader *r, const char *s)
 {
-    return g_string_chunk_insert_const(r->strs, s);
+    return ics_chakra__intern(r->strs, s);
 }
 
 static bool fail(reader *r, char *msg)
@@ -589,8 +589,8 @@ static bool make_comms(reader *r, ics_trace *t, GHashTable *file_groups, GPtrArr
                        const char *groups_path, GPtrArray *members)
 {
     for (guint i = 0; file_groups && i < file_order->len; i++) {
-        const char *key = g_ptr_array_index(file_order, i);
-        GArray *ranks = g_hash_table_lookup(file_groups, key);
+        GArray *ranks = g_hash_table_lookup(file_groups, g_ptr_array_index(file_order, i));
+        const char *key = intern(r, g_ptr_array_index(file_order, i));
         group_rec *g = *key && strcmp(key, "0") != 0 ? g_hash_table_lookup(r->groups, key) : NULL;
         int c = add_comm(t, members, (const int *)(void *)ranks->data, (int)ranks->len,
                          g && g->desc ? g->desc : key);

@@ -583,6 +583,25 @@ static void test_long_chain(void)
     rm_scratch(dir);
 }
 
+/* Names come from the file; control characters in them are escaped, so that a message that
+ * quotes a group's name stays one line (found by fuzz_chakra). */
+static void test_control_chars(void)
+{
+    char *dir = scratch(), *prefix = g_build_filename(dir, "cc", NULL), *err = NULL;
+    efile f0 = ef_new(), f1 = ef_new();
+    ef_node(&f0, 1, COLL, 0, NULL, NULL, "comm_type=i:0 comm_size=i:8 pg_desc=tp\n0");
+    ef_node(&f1, 1, COMP, 1, NULL, NULL, NULL);
+    ef_save(&f0, prefix, 0);
+    ef_save(&f1, prefix, 1);
+    ics_trace *t = ics_trace_read_chakra(prefix, NULL, &err);
+    g_assert_null(t);
+    g_assert_null(strchr(err, '\n'));
+    g_assert_nonnull(strstr(err, "communicator 'tp\\x0a0'"));
+    g_free(err);
+    g_free(prefix);
+    rm_scratch(dir);
+}
+
 /* ---- broken files --------------------------------------------------------------------------- */
 
 typedef struct {
@@ -790,6 +809,7 @@ int main(int argc, char **argv)
     g_test_add_func("/trace_chakra/write-errors", test_write_errors);
     g_test_add_func("/trace_chakra/foreign", test_foreign);
     g_test_add_func("/trace_chakra/long-chain", test_long_chain);
+    g_test_add_func("/trace_chakra/control-chars", test_control_chars);
     g_test_add_func("/trace_chakra/bad", test_bad);
     return g_test_run();
 }

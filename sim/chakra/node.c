@@ -406,7 +406,7 @@ bool ics_chakra__node_op(const node *n, int rank, int nranks, GStringChunk *strs
     if (get_str(n, "icsim_category", &cat, why) < 0 || get_str(n, "icsim_stream", &st, why) < 0 ||
         get_str(n, "pg_name", &pg, why) < 0 || get_str(n, "pg_desc", &desc, why) < 0)
         return false;
-    op->name = n->name && *n->name ? g_string_chunk_insert_const(strs, n->name) : NULL;
+    op->name = n->name && *n->name ? ics_chakra__intern(strs, n->name) : NULL;
     bool ok = n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE ? comp_op(n, op, why)
               : n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE
                   ? coll_op(n, op, why)
@@ -426,13 +426,31 @@ bool ics_chakra__node_op(const node *n, int rank, int nranks, GStringChunk *strs
         op->cat = op->kind == ICS_TOP_COMPUTE ? ICS_CAT_COMPUTE : cat_of_name(desc ? desc : pg);
     }
     if (op->kind == ICS_TOP_COLL) { /* no group or ASTRA-sim's default group "0": all ranks */
-        out->pg = g_string_chunk_insert_const(strs, pg && strcmp(pg, "0") != 0 ? pg : "");
-        out->desc = desc && *desc ? g_string_chunk_insert_const(strs, desc) : NULL;
+        out->pg = ics_chakra__intern(strs, pg && strcmp(pg, "0") != 0 ? pg : "");
+        out->desc = desc && *desc ? ics_chakra__intern(strs, desc) : NULL;
     }
     out->stream = g_string_chunk_insert_const(strs, st && *st                     ? st
                                                     : op->kind == ICS_TOP_COMPUTE ? "compute"
                                                                                   : "comm");
     return true;
+}
+
+const char *ics_chakra__intern(GStringChunk *strs, const char *s)
+{
+    const char *c = s;
+    while (*c && (unsigned char)*c >= 0x20 && *c != 0x7f)
+        c++;
+    if (!*c)
+        return g_string_chunk_insert_const(strs, s);
+    GString *e = g_string_new(NULL);
+    for (c = s; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            g_string_append_printf(e, "\\x%02x", (unsigned char)*c);
+        else
+            g_string_append_c(e, *c);
+    const char *out = g_string_chunk_insert_const(strs, e->str);
+    g_string_free(e, TRUE);
+    return out;
 }
 
 bool ics_chakra__has_attr(const node *n, const char *name)

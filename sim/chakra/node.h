@@ -28,6 +28,10 @@ int ics_chakra__node_role(const ChakraProtoMsg__Node *n, char **why);
 bool ics_chakra__node_op(const ChakraProtoMsg__Node *n, int rank, int nranks, GStringChunk *strs,
                          ics_chakra_op *out, char **why);
 
+/* s interned in strs, control characters written as \xNN: names from a file end up in one-line
+ * messages and timelines. */
+const char *ics_chakra__intern(GStringChunk *strs, const char *s);
+
 bool ics_chakra__has_attr(const ChakraProtoMsg__Node *n, const char *name);
 
 /* "NAME: expected WHAT, got <what a holds>". Transfer full. */
