@@ -113,11 +113,15 @@ static bool check_op(const ics_trace_op *op, int rank, int i, char **err)
     if (op->kind == ICS_TOP_COLL &&
         ((unsigned)op->coll.op >= ICS_COLL_OP_COUNT || coll_type[op->coll.op] < 0))
         why = "a collective Chakra has no comm_type for";
-    else if (op->kind == ICS_TOP_COMPUTE && !(op->flops >= 0 && op->flops < 0x1p63 &&
-                                              op->mem_bytes >= 0 && op->mem_bytes < 0x1p64))
+    else if (op->kind == ICS_TOP_COMPUTE &&
+             !(op->flops >= 0 && op->flops < 0x1p62 && op->mem_bytes >= 0 && op->mem_bytes <= 1e18))
         why = "FLOPs or bytes that do not fit Chakra's integer num_ops and tensor_size";
-    else if ((op->kind == ICS_TOP_COLL ? op->coll.size_bytes : op->bytes) > INT64_MAX)
-        why = "a size past Chakra's int64 comm_size";
+    else if (op->kind == ICS_TOP_COMPUTE && op->duration_ps > (INT64_C(1) << 40) * ICS_PS_PER_US)
+        why = "a duration past 2^40 us, more than the reader takes back";
+    else if (op->kind != ICS_TOP_COMPUTE &&
+             (op->kind == ICS_TOP_COLL ? op->coll.size_bytes : op->bytes) - 1 >=
+                 (UINT64_C(1) << 50) - 1)
+        why = "a size of 0 or of 1 PiB or more, which the reader does not take back";
     if (why)
         *err = g_strdup_printf("rank %d op %d: cannot write to Chakra: %s", rank, i, why);
     return !why;

@@ -322,6 +322,19 @@ static void test_write_errors(void)
     g_assert_cmpint(count_files(dir), ==, 0);
     g_free(err);
     err = NULL;
+    /* an empty message: the reader takes sizes from 1 byte */
+    ics_trace *empty = ics_trace_new(2);
+    ics_trace_op snd = {.kind = ICS_TOP_SEND, .peer = 1}, rcv = {.kind = ICS_TOP_RECV, .peer = 0};
+    ics_trace_add_stream(empty, 0, "compute");
+    ics_trace_add_stream(empty, 1, "compute");
+    ics_trace_add_op(empty, 0, &snd, NULL, 0);
+    ics_trace_add_op(empty, 1, &rcv, NULL, 0);
+    g_assert_false(ics_trace_write_chakra(empty, prefix, &err));
+    g_assert_nonnull(strstr(err, "rank 0 op 0: cannot write to Chakra: a size of 0"));
+    g_assert_cmpint(count_files(dir), ==, 0);
+    g_free(err);
+    err = NULL;
+    ics_trace_free(empty);
     char *nowhere = g_build_filename(dir, "no-such-dir", "x", NULL);
     ics_trace *ok = small_trace();
     g_assert_false(ics_trace_write_chakra(ok, nowhere, &err));
