@@ -78,7 +78,7 @@ bool ics_cli_parse_size(const char *s, uint64_t *out)
 
 typedef struct {
     ics_coll_op op;
-    char *system, *min_s, *max_s, *dtype, *redop, *engine, *json, *format;
+    char *system, *min_s, *max_s, *dtype, *redop, *engine, *json, *format, *plan;
     int gpus, nodes, gpus_per_node, factor, root;
 } coll_args;
 
@@ -126,6 +126,7 @@ static cJSON *json_row(const ics_coll_row *row, const ics_coll_result *res)
     cJSON_AddStringToObject(o, "algo", ics_coll_algo_name(res->algo));
     cJSON_AddStringToObject(o, "proto", ics_coll_proto_name(res->proto));
     cJSON_AddNumberToObject(o, "channels", res->nchannels);
+    cJSON_AddStringToObject(o, "plan", res->streams ? "streams" : "chunks");
     return o;
 }
 
@@ -158,6 +159,13 @@ static int run(const coll_args *a)
     const ics_net_ops *backend = ics_net_backend(a->engine);
     if (!backend)
         return usage_error("--engine: expected packet or analytic, got \"%s\"", a->engine);
+    ics_coll_plan plan = ICS_PLAN_AUTO;
+    if (strcmp(a->plan, "chunks") == 0)
+        plan = ICS_PLAN_CHUNKS;
+    else if (strcmp(a->plan, "streams") == 0)
+        plan = ICS_PLAN_STREAMS;
+    else if (strcmp(a->plan, "auto") != 0)
+        return usage_error("--plan: expected auto, chunks or streams, got \"%s\"", a->plan);
     ics_nccltests_style style;
     if (strcmp(a->format, "classic") == 0)
         style = ICS_NCCLTESTS_CLASSIC;
@@ -203,6 +211,7 @@ static int run(const coll_args *a)
     }
     ics_coll_tuning tuning;
     ics_coll_tuning_from_env(&tuning, &tuning_err);
+    tuning.plan = plan;
     ics_net_params params = {0};
     comm = ics_comm_new(t, backend, gpus, nranks, &params);
     header(a, t, gpus, nranks, min_b, max_b, tuning_err, out);
@@ -292,6 +301,8 @@ int ics_cli_collective(int argc, char **argv)
         {"root", 'r', 0, G_OPTION_ARG_INT, &a.root, "broadcast and reduce root (default 0)",
          "ROOT"},
         {"engine", 0, 0, G_OPTION_ARG_STRING, &a.engine, "analytic (default) or packet", "ENGINE"},
+        {"plan", 0, 0, G_OPTION_ARG_STRING, &a.plan,
+         "auto (default: streams from 256 ranks), chunks or streams", "PLAN"},
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &a.json, "also write the rows as JSON", "FILE"},
         {"format", 0, 0, G_OPTION_ARG_STRING, &a.format,
          "nccl-tests layout: classic (default, up to 2.16) or 2.17", "STYLE"},
@@ -320,6 +331,8 @@ int ics_cli_collective(int argc, char **argv)
         a.engine = g_strdup("analytic");
     if (!a.format)
         a.format = g_strdup("classic");
+    if (!a.plan)
+        a.plan = g_strdup("auto");
     if (!a.min_s)
         a.min_s = g_strdup("32M"); /* nccl-tests' defaults */
     if (!a.max_s)
@@ -334,5 +347,6 @@ done:
     g_free(a.engine);
     g_free(a.json);
     g_free(a.format);
+    g_free(a.plan);
     return rc;
 }

@@ -60,6 +60,46 @@ void ics_net_reduce(ics_net *n, const int *srcs, int nsrc, int sw, const int *ds
     ops_of(n)->reduce(n, srcs, nsrc, sw, dsts, ndst, bytes, done, ctx, tag);
 }
 
+/* A stream on a backend without its own model: every leg a send; done after the last. */
+typedef struct {
+    ics_net_done_fn done;
+    void *ctx;
+    uint64_t tag;
+    int left;
+} legs_join;
+
+static void leg_done(ics_engine *e, void *ctx, uint64_t tag)
+{
+    (void)tag;
+    legs_join *j = ctx;
+    if (--j->left > 0)
+        return;
+    legs_join copy = *j;
+    g_free(j);
+    copy.done(e, copy.ctx, copy.tag);
+}
+
+void ics_net_stream(ics_net *n, const ics_net_leg *legs, int nlegs, ics_net_done_fn done, void *ctx,
+                    uint64_t tag)
+{
+    g_assert(nlegs >= 1);
+    if (ops_of(n)->stream) {
+        ops_of(n)->stream(n, legs, nlegs, done, ctx, tag);
+        return;
+    }
+    legs_join *j = g_new(legs_join, 1);
+    *j = (legs_join){.done = done, .ctx = ctx, .tag = tag, .left = nlegs};
+    for (int i = 0; i < nlegs; i++) {
+        ics_net_xfer x = {.src = legs[i].src,
+                          .dst = legs[i].dst,
+                          .bytes = legs[i].bytes,
+                          .flow_hash = legs[i].flow_hash,
+                          .done = leg_done,
+                          .ctx = j};
+        ics_net_send(n, &x);
+    }
+}
+
 void ics_net_get_stats(const ics_net *n, ics_net_stats *out)
 {
     ops_of(n)->stats(n, out);

@@ -6,7 +6,11 @@
  *   - multicast: src -> a switch once, then the switch copies to every destination
  *                (NVLS multicast on NVSwitch gen3+, SHARP/IB multicast);
  *   - reduce:    every source sends its bytes to a switch, which reduces them at its reduction
- *                throughput and multicasts the result to every destination (NVLS / SHARP).
+ *                throughput and multicasts the result to every destination (NVLS / SHARP);
+ *   - stream:    sends (legs) that move together at one rate, as the stages of a pipeline in
+ *                steady state do: one channel of a ring or tree collective at scale, where
+ *                playing every chunk would cost millions of events. A backend without its
+ *                own model runs the legs as independent sends.
  * Each calls done(engine, ctx, tag) once, at the simulated time its last byte is delivered.
  *
  * Accounting shared by every backend, so that they agree where nothing contends:
@@ -55,6 +59,13 @@ typedef struct {
     uint64_t tag;
 } ics_net_xfer;
 
+/* One leg of a stream: src -> dst, `bytes` of it per stream. */
+typedef struct {
+    int src, dst;
+    uint64_t bytes;
+    uint64_t flow_hash;
+} ics_net_leg;
+
 typedef struct {
     uint64_t transfers;       /* completed */
     uint64_t bytes_delivered; /* payload */
@@ -73,6 +84,9 @@ typedef struct ics_net_ops {
                       ics_net_done_fn done, void *ctx, uint64_t tag);
     void (*reduce)(ics_net *n, const int *srcs, int nsrc, int sw, const int *dsts, int ndst,
                    uint64_t bytes, ics_net_done_fn done, void *ctx, uint64_t tag);
+    /* NULL: the wrapper plays the legs as sends, done when the last is delivered. */
+    void (*stream)(ics_net *n, const ics_net_leg *legs, int nlegs, ics_net_done_fn done, void *ctx,
+                   uint64_t tag);
     void (*stats)(const ics_net *n, ics_net_stats *out);
     /* Payload bytes a channel has carried so far. */
     uint64_t (*chan_bytes)(const ics_net *n, int chan);
@@ -92,6 +106,8 @@ void ics_net_multicast(ics_net *n, int src, int sw, const int *dsts, int ndst, u
                        ics_net_done_fn done, void *ctx, uint64_t tag);
 void ics_net_reduce(ics_net *n, const int *srcs, int nsrc, int sw, const int *dsts, int ndst,
                     uint64_t bytes, ics_net_done_fn done, void *ctx, uint64_t tag);
+void ics_net_stream(ics_net *n, const ics_net_leg *legs, int nlegs, ics_net_done_fn done, void *ctx,
+                    uint64_t tag);
 void ics_net_get_stats(const ics_net *n, ics_net_stats *out);
 uint64_t ics_net_chan_bytes(const ics_net *n, int chan);
 

@@ -40,7 +40,8 @@ typedef struct an_net an_net;
 
 typedef struct {
     int res;          /* a channel id, or nchans + device id for a switch's reduction unit */
-    long double coef; /* resource bytes consumed per payload byte */
+    uint64_t bytes;   /* payload it carries over the flow's life (channel accounting) */
+    long double coef; /* resource bytes consumed per payload byte of the flow */
 } an_use;
 
 typedef struct {
@@ -399,7 +400,7 @@ static void ev_deliver(ics_engine *e, void *ctx, uint64_t arg)
     f->ev = ICS_EVENT_NONE;
     for (int u = 0; u < f->n_use; u++)
         if (f->use[u].res < n->nchans)
-            n->chan_bytes[f->use[u].res] += f->bytes;
+            n->chan_bytes[f->use[u].res] += f->use[u].bytes;
     if (--f->x->left == 0)
         xfer_finish(n, f->x);
 }
@@ -453,7 +454,9 @@ static ics_time flow_add_path(an_net *n, an_flow *f, const ics_route_path *p, ui
         ics_time ser = ics_net_ser(n->t, c, payload);
         max_ser = MAX(max_ser, ser);
         f->use[f->n_use++] =
-            (an_use){.res = c, .coef = (long double)ics_net_wire_bytes(n->t, c, payload) / payload};
+            (an_use){.res = c,
+                     .bytes = f->bytes,
+                     .coef = (long double)ics_net_wire_bytes(n->t, c, payload) / payload};
     }
     return max_ser;
 }
@@ -461,6 +464,7 @@ static ics_time flow_add_path(an_net *n, an_flow *f, const ics_route_path *p, ui
 static void flow_init_path(an_net *n, an_flow *f, const ics_route_path *p, uint64_t bytes)
 {
     uint32_t payload = ics_net_packet_payload(n->t, p, n->params.packet_bytes);
+    f->bytes = bytes;
     f->use = g_new(an_use, p->n_hops);
     ics_time max_ser = flow_add_path(n, f, p, payload);
     flow_set_time(f, bytes, payload, max_ser, ics_net_idle_path_time(n->t, p, bytes, payload));
@@ -650,6 +654,7 @@ static void op_init_flow(an_net *n, const an_op *op, an_flow *f)
         for (int i = 0; i < op->nlegs[s]; i++)
             hops += op->legs[s][i].n_hops;
     f->use = g_new(an_use, hops);
+    f->bytes = op->bytes;
     ics_time max_ser = 0;
     for (int s = 0; s < 2; s++)
         for (int i = 0; i < op->nlegs[s]; i++) {
@@ -710,6 +715,86 @@ static void an_reduce(ics_net *net, const int *srcs, int nsrc, int sw, const int
     if (op.reduce_bw == 0)
         g_error("analytic: reduce on %s, which cannot reduce", ics_topo_dev_label(n->t, sw));
     op_start(n, &op, srcs, dsts, done, ctx, tag);
+}
+
+/* ---- streams ------------------------------------------------------------------------------- */
+
+/* One path of a stream's leg and its bytes. */
+typedef struct {
+    ics_route_path path;
+    uint64_t bytes;
+    uint32_t payload;
+} an_part;
+
+/* A stream is one coupled flow: its unit of progress is the largest part's bytes B, and a part
+ * of b bytes moves b / B of it, so every leg finishes together. The uncontended rate is the
+ * slowest part's packet rate scaled to B; the idle time, that of the slowest part alone. */
+static void stream_init_flow(an_net *n, const an_part *parts, int np, an_flow *f)
+{
+    int hops = 0;
+    uint64_t big = 0;
+    for (int i = 0; i < np; i++) {
+        hops += parts[i].path.n_hops;
+        big = MAX(big, parts[i].bytes);
+    }
+    f->use = g_new(an_use, hops);
+    f->bytes = big;
+    long double r0 = INFINITY;
+    ics_time total = 0;
+    for (int i = 0; i < np; i++) {
+        const an_part *q = &parts[i];
+        long double share = (long double)q->bytes / (long double)big;
+        int first = f->n_use;
+        ics_time max_ser = flow_add_path(n, f, &q->path, q->payload);
+        for (int u = first; u < f->n_use; u++) {
+            f->use[u].bytes = q->bytes;
+            f->use[u].coef *= share;
+        }
+        r0 = MIN(r0, (long double)q->payload / (long double)max_ser / share);
+        total = MAX(total, ics_net_idle_path_time(n->t, &q->path, q->bytes, q->payload));
+    }
+    long double w = MIN(ceill((long double)big / r0), (long double)total);
+    f->r0 = r0;
+    f->work = w;
+    f->offset_ps = total - (ics_time)w;
+}
+
+static void an_stream(ics_net *net, const ics_net_leg *legs, int nlegs, ics_net_done_fn done,
+                      void *ctx, uint64_t tag)
+{
+    an_net *n = (an_net *)net;
+    GArray *parts = g_array_new(FALSE, FALSE, sizeof(an_part));
+    uint64_t delivered = 0;
+    for (int i = 0; i < nlegs; i++) {
+        const ics_net_leg *l = &legs[i];
+        if (l->src == l->dst || l->bytes == 0)
+            continue;
+        ics_route r;
+        if (!ics_route_find(n->t, l->src, l->dst, l->flow_hash, &r))
+            g_error("analytic: no route from %s to %s", ics_topo_dev_label(n->t, l->src),
+                    ics_topo_dev_label(n->t, l->dst));
+        uint64_t *share = g_new(uint64_t, r.n_paths);
+        split_bytes(n, &r, l->bytes, share);
+        for (int p = 0; p < r.n_paths; p++)
+            if (share[p] > 0) {
+                an_part q = {.path = r.paths[p], .bytes = share[p]};
+                q.payload = ics_net_packet_payload(n->t, &q.path, n->params.packet_bytes);
+                g_array_append_val(parts, q);
+            }
+        delivered += l->bytes;
+        g_free(share);
+        ics_route_clear(&r);
+    }
+    if (parts->len == 0) {
+        done_now(n, 0, done, ctx, tag);
+    } else {
+        an_xfer *x = xfer_new(n, 1, done, ctx, tag);
+        x->delivered = delivered;
+        x->flows[0].x = x;
+        stream_init_flow(n, (const an_part *)(void *)parts->data, (int)parts->len, &x->flows[0]);
+        flow_start(n, &x->flows[0]);
+    }
+    g_array_free(parts, TRUE);
 }
 
 /* ---- the backend --------------------------------------------------------------------------- */
@@ -781,6 +866,7 @@ const ics_net_ops ics_net_analytic_ops = {
     .send = an_send,
     .multicast = an_multicast,
     .reduce = an_reduce,
+    .stream = an_stream,
     .stats = an_stats,
     .chan_bytes = an_chan_bytes,
 };

@@ -34,6 +34,10 @@ typedef struct {
     bool (*supports)(const ics_algo_ctx *c);
     /* Appends the call's steps; the caller measures when the last ends. */
     void (*plan)(const ics_algo_ctx *c, ics_sched *s);
+    /* The same call with each channel as one stream (ics_sched_stream) and its pipeline's fill
+     * as delays: O(ranks) steps instead of O(ranks x chunks), for communicators of thousands
+     * of ranks. NULL: the algorithm has only the chunk-level plan. */
+    void (*plan_streams)(const ics_algo_ctx *c, ics_sched *s);
 } ics_algo_ops;
 
 extern const ics_algo_ops ics_algo_ring;
@@ -51,6 +55,11 @@ uint64_t ics_algo_wire(const ics_algo_ctx *c, uint64_t payload);
 ics_time ics_algo_reduce_time(const ics_algo_ctx *c, uint64_t bytes);
 /* Wire bytes for `payload` on a leg of a mixed algorithm (factors above). */
 uint64_t ics_algo_wire_by(double factor, uint64_t payload);
+/* Time for `wire_bytes` to cross from rank a's device to rank b's on an idle network: their
+ * serialization at the route's bandwidth (its paths added) plus, in *lat_ps, the first path's
+ * latency. Stream plans price their pipeline fill with it. */
+ics_time ics_algo_hop_time(const ics_algo_ctx *c, int a, int b, uint64_t wire_bytes,
+                           ics_time *lat_ps);
 /* Bytes of piece i of `total` split in `parts` (the last takes the remainder). */
 uint64_t ics_algo_piece(uint64_t total, int parts, int i);
 

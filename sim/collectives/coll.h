@@ -45,6 +45,13 @@ typedef struct {
     int root;            /* broadcast, reduce */
 } ics_coll_req;
 
+/* How a call is planned: chunk by chunk as NCCL moves it, or each channel as one stream whose
+ * pipeline fill is computed (algo.h); auto: streams from ICS_STREAMS_AUTO_RANKS ranks up,
+ * where the chunk-level plan has millions of steps. Algorithms without a stream plan always
+ * go chunk by chunk. */
+typedef enum { ICS_PLAN_AUTO, ICS_PLAN_CHUNKS, ICS_PLAN_STREAMS } ics_coll_plan;
+#define ICS_STREAMS_AUTO_RANKS 256
+
 /* What the tuner may use: -1 / ICS_*_COUNT mean "choose" (NCCL_ALGO, NCCL_PROTO,
  * NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE). */
 typedef struct {
@@ -53,6 +60,7 @@ typedef struct {
     int min_channels, max_channels; /* 0: NCCL's defaults */
     bool nvls_enable;
     bool collnet_enable; /* CollNet (SHARP) as NCCL: off unless asked for, even when forced */
+    ics_coll_plan plan;  /* not NCCL's: how icsim plans the call */
 } ics_coll_tuning;
 
 typedef struct {
@@ -60,6 +68,7 @@ typedef struct {
     ics_coll_algo algo;
     ics_coll_proto proto;
     int nchannels;
+    bool streams; /* planned as streams (ics_coll_plan) */
 } ics_coll_result;
 
 typedef struct ics_comm ics_comm;

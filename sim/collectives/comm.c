@@ -121,6 +121,21 @@ uint64_t ics_algo_piece(uint64_t total, int parts, int i)
     return i + 1 < parts ? each : total - each * (uint64_t)(parts - 1);
 }
 
+ics_time ics_algo_hop_time(const ics_algo_ctx *c, int a, int b, uint64_t wire_bytes,
+                           ics_time *lat_ps)
+{
+    ics_route r;
+    *lat_ps = 0;
+    if (a == b || !ics_route_find(c->t, c->ranks[a], c->ranks[b], 0, &r))
+        return 0;
+    uint64_t bw = 0;
+    for (int p = 0; p < r.n_paths; p++)
+        bw += ics_route_path_bw(c->t, &r.paths[p]);
+    *lat_ps = ics_route_path_latency(c->t, &r.paths[0]);
+    ics_route_clear(&r);
+    return bw ? ics_time_serialize(wire_bytes, bw) : 0;
+}
+
 void ics_algo_nodes_init(const ics_topo *t, const int *ranks, int n, ics_algo_nodes *g)
 {
     int *node = g_new(int, n), *seen = g_new(int, n), nnodes = 0;
@@ -214,8 +229,12 @@ ics_sched *ics_comm_plan(ics_comm *c, const ics_coll_req *req, const ics_coll_tu
     ics_algo_ctx ctx;
     fill_ctx(c, req, algo, proto, nch, &ctx);
     ics_sched *s = ics_sched_new();
-    algorithms[algo]->plan(&ctx, s);
-    *out = (ics_coll_result){.algo = algo, .proto = proto, .nchannels = nch};
+    const ics_algo_ops *ops = algorithms[algo];
+    bool streams =
+        ops->plan_streams && (tuning->plan == ICS_PLAN_STREAMS ||
+                              (tuning->plan == ICS_PLAN_AUTO && c->n >= ICS_STREAMS_AUTO_RANKS));
+    (streams ? ops->plan_streams : ops->plan)(&ctx, s);
+    *out = (ics_coll_result){.algo = algo, .proto = proto, .nchannels = nch, .streams = streams};
     return s;
 }
 

@@ -199,8 +199,101 @@ static void nvls_tree_plan(const ics_algo_ctx *c, ics_sched *s)
     ics_algo_nodes_clear(&g);
 }
 
+/* ---- as streams --------------------------------------------------------------------------- */
+
+/* One head's half on one tree as concurrent parts at their own rates: every node's in-switch
+ * reduction of the whole half, then one stream of the tree's edges (up and down between the
+ * heads) and the heads' sends to their local GPUs. The delay after them is the pipeline's fill
+ * that the steady state leaves out: a slice climbing L levels and coming back down, each hop a
+ * transfer, its latency and NCCL's per-hop cost, a reduction per level. */
+static void nvls_tree_lane(const ics_algo_ctx *c, ics_sched *s, const ics_algo_nodes *g,
+                           const int *heads, int h, int tree, uint64_t b, int S, int start,
+                           GArray *ends)
+{
+    int m = g->nnodes, levels = 0;
+    GArray *legs = g_array_new(FALSE, FALSE, sizeof(ics_net_leg));
+    GArray *local = g_array_new(FALSE, FALSE, sizeof(ics_net_leg));
+    for (int k = 0; k < m; k++) {
+        int red = node_reduce(c, s, g, k, b, start);
+        g_array_append_val(ends, red);
+        int up, child[2], head = heads[k * c->n + h];
+        ics_algo_dtree(m, tree, k, &up, child);
+        int depth = 0;
+        for (int x = k, px, cx[2]; ics_algo_dtree(m, tree, x, &px, cx), px >= 0; x = px)
+            depth++;
+        levels = MAX(levels, depth);
+        uint64_t wire = ics_algo_wire_by(c->net_wire_factor, b);
+        if (up >= 0) {
+            int ph = c->ranks[heads[up * c->n + h]];
+            ics_net_leg l[2] = {
+                {c->ranks[head], ph, wire, (uint64_t)h * 4 + (uint64_t)tree * 2},
+                {ph, c->ranks[head], wire, (uint64_t)h * 4 + (uint64_t)tree * 2 + 1}};
+            g_array_append_vals(legs, l, 2);
+        }
+        for (int i = g->start[k]; i < g->start[k + 1]; i++)
+            if (g->rank[i] != head) {
+                ics_net_leg l = {c->ranks[head], c->ranks[g->rank[i]],
+                                 ics_algo_wire_by(c->intra_wire_factor, b),
+                                 (uint64_t)head * 64 + (uint64_t)g->rank[i]};
+                g_array_append_val(local, l);
+            }
+    }
+    /* the tree and each node's hand-out are separate streams: coupled, the slowest of them
+     * would hold the other back where the pipeline overlaps them */
+    int id =
+        ics_sched_stream(s, (const ics_net_leg *)(void *)legs->data, (int)legs->len, &start, 1);
+    g_array_append_val(ends, id);
+    if (local->len > 0) {
+        int lid = ics_sched_stream(s, (const ics_net_leg *)(void *)local->data, (int)local->len,
+                                   &start, 1);
+        g_array_append_val(ends, lid);
+    }
+    g_array_free(legs, TRUE);
+    g_array_free(local, TRUE);
+    /* the fill, priced on the first edge of the tree (the heads sit on one rail) */
+    uint64_t slice = b / (uint64_t)S;
+    int k0 = 0, up0 = -1, ch0[2];
+    for (; k0 < m; k0++) {
+        ics_algo_dtree(m, tree, k0, &up0, ch0);
+        if (up0 >= 0)
+            break;
+    }
+    ics_time lat = 0, t = 0;
+    if (up0 >= 0)
+        t = ics_algo_hop_time(c, heads[k0 * c->n + h], heads[up0 * c->n + h],
+                              ics_algo_wire_by(c->net_wire_factor, slice), &lat);
+    ics_time fill = (ics_time)(2 * levels) * (t + lat + c->net_step_lat_ps) +
+                    (ics_time)levels * 2 * ics_algo_reduce_time(c, slice);
+    int d = ics_sched_delay(s, fill > t + lat ? fill - t - lat : 0, &id, 1);
+    g_array_append_val(ends, d);
+}
+
+static void nvls_tree_plan_streams(const ics_algo_ctx *c, ics_sched *s)
+{
+    ics_algo_nodes g;
+    ics_algo_nodes_init(c->t, c->ranks, c->n, &g);
+    int m = g.nnodes, *heads = g_new(int, m * c->n);
+    int H = check(c, &g, heads), depth = 1;
+    g_assert(H > 0);
+    for (int x = m; x > 1; x >>= 1)
+        depth++;
+    int start = ics_sched_delay(s, c->base_lat_ps + c->step_lat_ps, NULL, 0);
+    GArray *ends = g_array_new(FALSE, FALSE, sizeof(int));
+    for (int h = 0; h < H; h++)
+        for (int tree = 0; tree < 2; tree++) {
+            uint64_t bytes = ics_algo_piece(ics_algo_piece(c->req.size_bytes, H, h), 2, tree);
+            int S = (int)MAX(1, MIN((uint64_t)(MAX_SLICES_PER_LEVEL * depth), bytes / CHUNK_BYTES));
+            nvls_tree_lane(c, s, &g, heads, h, tree, bytes, S, start, ends);
+        }
+    ics_sched_delay(s, 0, (const int *)(void *)ends->data, (int)ends->len);
+    g_array_free(ends, TRUE);
+    g_free(heads);
+    ics_algo_nodes_clear(&g);
+}
+
 const ics_algo_ops ics_algo_nvls_tree = {
     .algo = ICS_ALGO_NVLS_TREE,
     .supports = nvls_tree_supports,
     .plan = nvls_tree_plan,
+    .plan_streams = nvls_tree_plan_streams,
 };

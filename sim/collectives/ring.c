@@ -173,8 +173,101 @@ static void ring_plan(const ics_algo_ctx *c, ics_sched *s)
     }
 }
 
+/* ---- the channels as streams ---------------------------------------------------------------- */
+
+/* Channel ch's ring edges for `wire` bytes each: the slowest edge's transfer time and
+ * latency, and the sum over the edges of transfer + latency + per-step cost `per_edge`. */
+static ics_time ring_edges(const ics_algo_ctx *c, const int *order, int edges, uint64_t wire,
+                           ics_time per_edge, ics_time *lat, ics_time *sum)
+{
+    ics_time worst = 0;
+    *lat = *sum = 0;
+    for (int p = 0; p < edges; p++) {
+        ics_time l, t = ics_algo_hop_time(c, order[p], order[(p + 1) % c->n], wire, &l);
+        *sum += t + l + per_edge;
+        if (t + l > worst + *lat) {
+            worst = t;
+            *lat = l;
+        }
+    }
+    return worst;
+}
+
+/* Channel ch as one stream over its ring's edges (a chain's n-1 for broadcast and reduce),
+ * each edge carrying what the chunk-level plan sends over it, then the delay that the stream's
+ * steady state leaves out. A slice's critical path follows the ring: in the all-reduce family
+ * step s at position p waits for step s-1 at p-1, so `steps` steps walk steps/n times round
+ * the ring, each edge costing a slice's transfer, its latency, NCCL's per-step latency and the
+ * reduction; the links meanwhile need S slices per step on the slowest edge. A chain
+ * pipelines its S slices over n-1 hops. */
+static void ring_stream(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t chan_bytes, int steps,
+                        bool reduce, bool chain, int first, int start)
+{
+    int n = c->n, edges = chain ? n - 1 : n;
+    int *order = g_new(int, n);
+    ring_order(c, ch, order);
+    if (chain) { /* rotate so that the chain starts at position 0 */
+        int *rot = g_new(int, n);
+        for (int p = 0; p < n; p++)
+            rot[p] = order[(first + p) % n];
+        g_free(order);
+        order = rot;
+    }
+    uint64_t edge_bytes =
+        chain ? chan_bytes : (uint64_t)((double)chan_bytes * steps / n + 0.5); /* parts moved */
+    int S = chain ? (int)MIN(MAX_CHAIN_SLICES, MAX(1, chan_bytes / MIN_CHAIN_SLICE_BYTES))
+                  : slices_for(chan_bytes / (uint64_t)n);
+    uint64_t slice = (chain ? chan_bytes : chan_bytes / (uint64_t)n) / (uint64_t)S;
+    ics_time per_edge = c->step_lat_ps + (reduce ? ics_algo_reduce_time(c, slice) : 0);
+    ics_time lat, path,
+        t = ring_edges(c, order, edges, ics_algo_wire(c, slice), per_edge, &lat, &path);
+    /* own: what the stream takes alone, every slice of every step at the slowest edge's rate */
+    ics_time total, own = (ics_time)(chain ? 1 : steps) * (ics_time)S * t + lat;
+    if (chain)
+        total = path + (ics_time)(S - 1) * t;
+    else
+        total = MAX(own, (ics_time)((double)path * steps / n) + (ics_time)(S - 1) * t);
+    ics_net_leg *legs = g_new(ics_net_leg, edges);
+    for (int p = 0; p < edges; p++)
+        legs[p] = (ics_net_leg){c->ranks[order[p]], c->ranks[order[(p + 1) % n]],
+                                ics_algo_wire(c, edge_bytes), (uint64_t)ch * 131071 + (uint64_t)p};
+    int id = ics_sched_stream(s, legs, edges, &start, 1);
+    ics_sched_delay(s, total > own ? total - own : 0, &id, 1);
+    g_free(legs);
+    g_free(order);
+}
+
+static void ring_plan_streams(const ics_algo_ctx *c, ics_sched *s)
+{
+    int n = c->n, start = ics_sched_delay(s, c->base_lat_ps, NULL, 0);
+    for (int ch = 0; ch < c->nch; ch++) {
+        uint64_t b = piece(c->req.size_bytes, c->nch, ch);
+        switch (c->req.op) {
+        case ICS_COLL_ALL_REDUCE:
+            ring_stream(c, s, ch, b, 2 * (n - 1), true, false, 0, start);
+            break;
+        case ICS_COLL_REDUCE_SCATTER:
+            ring_stream(c, s, ch, b, n - 1, true, false, 0, start);
+            break;
+        case ICS_COLL_ALL_GATHER:
+            ring_stream(c, s, ch, b, n - 1, false, false, 0, start);
+            break;
+        case ICS_COLL_BROADCAST:
+            ring_stream(c, s, ch, b, 0, false, true, position_of(c, ch, c->req.root), start);
+            break;
+        case ICS_COLL_REDUCE:
+            ring_stream(c, s, ch, b, 0, true, true, (position_of(c, ch, c->req.root) + 1) % n,
+                        start);
+            break;
+        default:
+            g_assert_not_reached();
+        }
+    }
+}
+
 const ics_algo_ops ics_algo_ring = {
     .algo = ICS_ALGO_RING,
     .supports = ring_supports,
     .plan = ring_plan,
+    .plan_streams = ring_plan_streams,
 };

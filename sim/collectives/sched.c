@@ -5,7 +5,7 @@
 typedef struct {
     ics_step_kind kind;
     int src, dst, sw; /* send: src, dst; reduce: sw */
-    int dev0, ndevs;  /* reduce: devices devs[dev0 .. dev0 + ndevs) */
+    int dev0, ndevs;  /* reduce: devices devs[dev0 .. dev0 + ndevs); stream: legs */
     uint64_t bytes, hash;
     ics_time delay_ps;
     int waiting;      /* dependencies not yet ended, while playing */
@@ -15,6 +15,7 @@ typedef struct {
 struct ics_sched {
     GArray *steps; /* step */
     GArray *devs;  /* int: devices of reduce steps */
+    GArray *legs;  /* ics_net_leg: legs of stream steps */
     GArray *edges; /* (from, to) pairs */
 };
 
@@ -23,6 +24,7 @@ ics_sched *ics_sched_new(void)
     ics_sched *s = g_new0(ics_sched, 1);
     s->steps = g_array_new(FALSE, TRUE, sizeof(step));
     s->devs = g_array_new(FALSE, FALSE, sizeof(int));
+    s->legs = g_array_new(FALSE, FALSE, sizeof(ics_net_leg));
     s->edges = g_array_new(FALSE, FALSE, sizeof(int) * 2);
     return s;
 }
@@ -33,6 +35,7 @@ void ics_sched_free(ics_sched *s)
         return;
     g_array_free(s->steps, TRUE);
     g_array_free(s->devs, TRUE);
+    g_array_free(s->legs, TRUE);
     g_array_free(s->edges, TRUE);
     g_free(s);
 }
@@ -79,6 +82,14 @@ int ics_sched_reduce(ics_sched *s, const int *devs, int ndevs, int sw, uint64_t 
     return add(s, &st, deps, ndeps);
 }
 
+int ics_sched_stream(ics_sched *s, const ics_net_leg *legs, int nlegs, const int *deps, int ndeps)
+{
+    g_assert(nlegs >= 1);
+    step st = {.kind = ICS_STEP_STREAM, .dev0 = (int)s->legs->len, .ndevs = nlegs};
+    g_array_append_vals(s->legs, legs, (guint)nlegs);
+    return add(s, &st, deps, ndeps);
+}
+
 /* ---- playing -------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -86,6 +97,7 @@ typedef struct {
     step *steps;  /* a working copy */
     int *succ;
     int *devs;
+    const ics_net_leg *legs;
     ics_engine *e;
     ics_net *net;
     int remaining; /* steps not yet ended */
@@ -153,6 +165,9 @@ static void step_start(player *p, int id)
                        (uint64_t)id);
         break;
     }
+    case ICS_STEP_STREAM:
+        ics_net_stream(p->net, p->legs + st->dev0, st->ndevs, step_end, p, (uint64_t)id);
+        break;
     case ICS_STEP_DELAY:
         ics_engine_after(p->e, st->delay_ps, step_end, p, (uint64_t)id);
         break;
@@ -191,6 +206,7 @@ static player *player_new(ics_sched *s, ics_engine *e, ics_net *net)
     p->s = s;
     p->steps = g_memdup2(s->steps->data, sizeof(step) * (size_t)(n + 1));
     p->devs = (int *)(void *)s->devs->data;
+    p->legs = (const ics_net_leg *)(void *)s->legs->data;
     p->e = e;
     p->net = net;
     p->remaining = n;
@@ -237,6 +253,7 @@ ics_time ics_sched_run(const ics_sched *s, const ics_topo *t, const ics_net_ops 
     ics_sched *copy = ics_sched_new();
     g_array_append_vals(copy->steps, s->steps->data, s->steps->len);
     g_array_append_vals(copy->devs, s->devs->data, s->devs->len);
+    g_array_append_vals(copy->legs, s->legs->data, s->legs->len);
     g_array_append_vals(copy->edges, s->edges->data, s->edges->len);
     ics_time end = 0;
     ics_sched_start(copy, e, net, record_end, &end, 0);

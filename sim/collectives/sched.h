@@ -12,6 +12,7 @@ typedef enum {
     ICS_STEP_SEND,   /* net send src -> dst */
     ICS_STEP_REDUCE, /* in-switch reduction (NVLS): srcs -> sw -> dsts */
     ICS_STEP_DELAY,  /* a fixed time: protocol and launch latency, GPU reduction work */
+    ICS_STEP_STREAM, /* legs moving together at one rate (a pipeline in steady state) */
 } ics_step_kind;
 
 typedef struct ics_sched ics_sched;
@@ -25,6 +26,8 @@ int ics_sched_send(ics_sched *s, int src, int dst, uint64_t bytes, uint64_t flow
 int ics_sched_delay(ics_sched *s, ics_time delay_ps, const int *deps, int ndeps);
 int ics_sched_reduce(ics_sched *s, const int *devs, int ndevs, int sw, uint64_t bytes,
                      const int *deps, int ndeps);
+/* legs are copied. */
+int ics_sched_stream(ics_sched *s, const ics_net_leg *legs, int nlegs, const int *deps, int ndeps);
 int ics_sched_len(const ics_sched *s);
 
 /* Starts playing s (transfer full: freed once played) on engine e over net, its steps with no

@@ -8,6 +8,8 @@
  * every edge once, so a node's network bytes are half the data per tree edge it has. */
 #include "algo.h"
 
+#include <limits.h>
+
 /* NCCL's tree chunk: 512 KiB, halved down to 128 / 64 / 32 KiB until a channel has 8 / 4 / 1
  * chunks per level of the tree (src/enqueue.cc); more than 16 per level only adds events. */
 #define TREE_CHUNK_BYTES     (512 * 1024)
@@ -151,8 +153,9 @@ static ics_time hop_lat(const ics_algo_ctx *c, int a, int b)
     return same_node(c, a, b) ? c->step_lat_ps : c->net_step_lat_ps;
 }
 
-/* NCCL's chunking for a channel of `bytes` on a tree `depth` levels deep. */
-static int tree_slices(uint64_t bytes, int depth)
+/* NCCL's chunking for a channel of `bytes` on a tree `depth` levels deep; capped: at most
+ * MAX_SLICES_PER_LEVEL per level, MAX_TREE_SLICES in all (the chunk-level plan's events). */
+static int tree_slices(uint64_t bytes, int depth, bool capped)
 {
     static const struct {
         int per_level;
@@ -163,6 +166,8 @@ static int tree_slices(uint64_t bytes, int depth)
         while (bytes / chunk < (uint64_t)(rule[i].per_level * depth) && chunk > rule[i].floor)
             chunk /= 2;
     uint64_t sl = (bytes + chunk - 1) / chunk;
+    if (!capped)
+        return (int)MAX(1, MIN(sl, (uint64_t)INT_MAX));
     uint64_t cap = MIN(MAX_TREE_SLICES, MAX_SLICES_PER_LEVEL * MAX(depth, 1));
     return (int)MAX(1, MIN(sl, cap));
 }
@@ -222,7 +227,64 @@ static bool tree_supports(const ics_algo_ctx *c)
     return c->req.op == ICS_COLL_ALL_REDUCE && c->n >= 2;
 }
 
-static void tree_plan(const ics_algo_ctx *c, ics_sched *s)
+/* ---- the channels as streams ---------------------------------------------------------------- */
+
+/* A channel's tree as one stream: every edge carries the channel's bytes up and the same bytes
+ * down, all at one rate (the pipeline's steady state). What the stream leaves out is the fill
+ * and drain: the last chunk still has to climb from the deepest leaf and come back down, each
+ * hop costing its transfer, NCCL's per-hop latency and the reductions of the chunk-level plan
+ * (tree_channel). That critical path, less the one chunk the stream itself accounts for, is
+ * the delay after it. */
+static void tree_stream(const ics_algo_ctx *c, ics_sched *s, const rank_tree *rt, int ch,
+                        uint64_t bytes, int S, int start)
+{
+    int n = c->n;
+    uint64_t sb = (bytes + (uint64_t)S - 1) / (uint64_t)S;
+    ics_time *up = g_new0(ics_time, n), *down = g_new0(ics_time, n), slowest = 0;
+    GArray *legs = g_array_new(FALSE, FALSE, sizeof(ics_net_leg));
+    for (int o = n - 1; o >= 0; o--) { /* children before parents: up[r] = slice reduced at r */
+        int r = rt->order[o], nk = 0;
+        while (nk < MAX_KIDS && rt->kids[r * MAX_KIDS + nk] >= 0)
+            nk++;
+        up[r] += (ics_time)nk * ics_algo_reduce_time(c, sb);
+        int p = rt->parent[r];
+        if (p < 0)
+            continue;
+        double f = same_node(c, r, p) ? c->intra_wire_factor : c->net_wire_factor;
+        uint64_t wire = ics_algo_wire_by(f, bytes);
+        ics_time lat, t = ics_algo_hop_time(c, r, p, ics_algo_wire_by(f, sb), &lat);
+        slowest = MAX(slowest, t + lat);
+        ics_time at = up[r] + (nk > 0 ? hop_lat(c, r, p) : 0) + t + lat;
+        up[p] = MAX(up[p], at);
+        ics_net_leg l[2] = {
+            {c->ranks[r], c->ranks[p], wire, (uint64_t)ch * 131071 + 2 * (uint64_t)r},
+            {c->ranks[p], c->ranks[r], wire, (uint64_t)ch * 131071 + 2 * (uint64_t)r + 1}};
+        g_array_append_vals(legs, l, 2);
+    }
+    ics_time fill = up[rt->root];
+    for (int o = 1; o < n; o++) { /* parents before children */
+        int r = rt->order[o], p = rt->parent[r];
+        double f = same_node(c, r, p) ? c->intra_wire_factor : c->net_wire_factor;
+        ics_time lat, t = ics_algo_hop_time(c, p, r, ics_algo_wire_by(f, sb), &lat);
+        down[r] = down[p] + hop_lat(c, p, r) + t + lat;
+        fill = MAX(fill, up[rt->root] + down[r]);
+    }
+    if (legs->len > 0) {
+        int id =
+            ics_sched_stream(s, (const ics_net_leg *)(void *)legs->data, (int)legs->len, &start, 1);
+        ics_sched_delay(s, fill > slowest ? fill - slowest : 0, &id, 1);
+    }
+    g_array_free(legs, TRUE);
+    g_free(up);
+    g_free(down);
+}
+
+/* ---- the plans ---------------------------------------------------------------------------- */
+
+typedef void (*channel_fn)(const ics_algo_ctx *c, ics_sched *s, const rank_tree *rt, int ch,
+                           uint64_t bytes, int S, int start);
+
+static void plan_with(const ics_algo_ctx *c, ics_sched *s, channel_fn channel, bool capped)
 {
     ics_algo_nodes g;
     ics_algo_nodes_init(c->t, c->ranks, c->n, &g);
@@ -238,14 +300,26 @@ static void tree_plan(const ics_algo_ctx *c, ics_sched *s)
         rank_tree rt;
         rank_tree_build(c, &g, ch / 2, ch % 2, &rt);
         uint64_t bytes = ics_algo_piece(c->req.size_bytes, nch, ch);
-        tree_channel(c, s, &rt, ch, bytes, tree_slices(bytes, depth), start);
+        channel(c, s, &rt, ch, bytes, tree_slices(bytes, depth, capped), start);
         rank_tree_clear(&rt);
     }
     ics_algo_nodes_clear(&g);
+}
+
+static void tree_plan(const ics_algo_ctx *c, ics_sched *s)
+{
+    plan_with(c, s, tree_channel, true);
+}
+
+/* Streams need no cap on the chunk count: the fill is priced with NCCL's own chunk. */
+static void tree_plan_streams(const ics_algo_ctx *c, ics_sched *s)
+{
+    plan_with(c, s, tree_stream, false);
 }
 
 const ics_algo_ops ics_algo_tree = {
     .algo = ICS_ALGO_TREE,
     .supports = tree_supports,
     .plan = tree_plan,
+    .plan_streams = tree_plan_streams,
 };
