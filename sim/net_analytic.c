@@ -13,7 +13,8 @@
  * starts or ends; flows whose speed changed get their completion event moved. A multicast or
  * reduce is one coupled flow over all its legs (and the reduction unit) at one rate; its fixed
  * part comes from the tandem closed form of its slowest branch, which is what the packet
- * backend's join does packet by packet.
+ * backend's join does packet by packet. A stream is one coupled flow over its legs' paths, a
+ * leg of b bytes weighted b / B (B: the largest leg), its idle time its slowest leg's.
  *
  * Costs. A recomputation is O(F * H * log R + F log F) for F active flows of H resources each
  * and R resources in use (a heap of resources by saturation level, flows sorted by r0), and

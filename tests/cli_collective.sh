@@ -32,7 +32,14 @@ assert len(d["rows"]) == 18 and d["rows"][-1]["size"] == 1048576
 r = d["rows"][-1]
 assert r["count"] == 262144 and r["channels"] >= 1 and r["algo"] and r["proto"]
 assert abs(r["busbw"] - r["algbw"] * 2 * 7 / 8) < 1e-9
+assert r["plan"] == "chunks"  # 8 ranks: auto plans chunk by chunk
 PY
+
+# --plan streams: each channel one stream, said in the JSON rows
+"$icsim" collective all_reduce -s "$h100" -b 1M -e 1M --plan streams --json "$tmp/s.json" \
+    >"$tmp/out" 2>"$tmp/err" || fail "--plan streams exited $?"
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["rows"][0]["plan"] == "streams"' \
+    "$tmp/s.json" || fail "--plan streams: JSON plan"
 
 # all-gather counts per rank; broadcast prints its root; 4 ranks; bfloat16
 "$icsim" collective all_gather -s "$h100" --gpus 4 -b 1M -e 1M -d bfloat16 >"$tmp/out" ||
@@ -58,6 +65,7 @@ bad all_reduce -s "$h100" --gpus -1
 bad all_reduce -s "$h100" -d float33
 bad all_reduce -s "$h100" -o mean
 bad all_reduce -s "$h100" --engine flow
+bad all_reduce -s "$h100" --plan slices
 bad broadcast -s "$h100" -r 8
 bad all_reduce -b 8 -e 8
 bad all_reduce -s "$tmp/missing.json"
