@@ -8,5 +8,6 @@ ics_build build
 set -x
 build/icsim topo -s hwmodels/dgx-h100.json --matrix
 build/icsim collective all_reduce -s hwmodels/dgx-h100.json -b 8 -e 8G -f 4
+build/icsim collective all_reduce -s hwmodels/superpod-h100-ndr.json -b 8 -e 8G -f 4
 build/icsim train scenarios/gpt3-175b-h100-1024.json
 build/icsim bench engine

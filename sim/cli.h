@@ -21,6 +21,7 @@ int ics_cli_train(int argc, char **argv);
 /* Benchmarks run by `icsim bench NAME` (argv[0] is NAME). */
 int ics_bench_engine(int argc, char **argv);
 int ics_bench_net(int argc, char **argv);
+int ics_bench_collective(int argc, char **argv);
 int ics_bench_accuracy(int argc, char **argv);
 int ics_bench_training(int argc, char **argv);
 

@@ -15,6 +15,9 @@ typedef struct {
 static const ics_bench_case ics_bench_cases[] = {
     {.name = "engine", .run = ics_bench_engine, .summary = "event queue hold model: events/s"},
     {.name = "net", .run = ics_bench_net, .summary = "packet backend on three standard loads"},
+    {.name = "collective",
+     .run = ics_bench_collective,
+     .summary = "whole all-reduce sweeps: 8 and 1024 GPUs, both backends"},
     {.name = "training",
      .run = ics_bench_training,
      .summary = "predicted vs published training throughput (validate/data/training)"},
