@@ -217,6 +217,55 @@ static void test_nvls_tree_bytes(void)
     rig_close(&g);
 }
 
+/* Bytes node 0's GPUs send into the NVSwitches and receive from them, per GPU on average. */
+static void nvlink_bytes(rig *g, uint64_t size, ics_coll_tuning tu, double *tx, double *rx)
+{
+    ics_coll_req req = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = size, .dtype_bytes = 4};
+    ics_coll_result res;
+    ics_sched *s = ics_comm_plan(g->c, &req, &tu, &res);
+    g_assert_nonnull(s);
+    ics_engine *e = ics_engine_new(0);
+    ics_net *net = ics_net_new(ics_net_backend("analytic"), g->t, e, NULL);
+    ics_sched_start(s, e, net, ignore_done, NULL, 0);
+    ics_engine_run(e, ICS_TIME_MAX);
+    uint64_t up = 0, down = 0;
+    int gpus = ics_topo_gpus_per_node(g->t);
+    for (int ch = 0; ch < ics_topo_nchans(g->t); ch++) {
+        const ics_topo_chan *c = ics_topo_chan_get(g->t, ch);
+        const ics_topo_dev *a = ics_topo_dev_get(g->t, c->src), *b = ics_topo_dev_get(g->t, c->dst);
+        if (a->node != 0 || b->node != 0)
+            continue;
+        if (a->kind == ICS_DEV_GPU && b->kind == ICS_DEV_NVSWITCH)
+            up += ics_net_chan_bytes(net, ch);
+        if (a->kind == ICS_DEV_NVSWITCH && b->kind == ICS_DEV_GPU)
+            down += ics_net_chan_bytes(net, ch);
+    }
+    *tx = (double)up / gpus;
+    *rx = (double)down / gpus;
+    ics_net_free(net);
+    ics_engine_free(e);
+}
+
+/* Inside a node NVLS-Tree moves each byte about once each way per GPU: every GPU pushes its
+ * data into the switches (D) and multicasts its part's result (D/8 with 8 heads): D (1 + 1/8)
+ * out; it reads its part's sum (D/8) and receives the 7 other parts (7D/8): D in. Both times
+ * the NVLS wire factor (protocol, NCCL's kernel rate, NVLS efficiency). The stand-ins this
+ * replaced (a reduction returning the sum to every GPU, the hand-out as 7 sends) moved about
+ * 2D each way. */
+static void test_nvls_tree_nvlink_bytes(void)
+{
+    const uint64_t D = 48ull << 20;
+    rig g;
+    rig_open(&g, "superpod-h100-ndr.json", 4, 0, "analytic");
+    double tx, rx;
+    nvlink_bytes(&g, D, force(ICS_ALGO_NVLS_TREE, ICS_PROTO_SIMPLE), &tx, &rx);
+    g_assert_cmpfloat(fabs(tx / rx - 1.125), <, 0.001);
+    /* the wire factor is 1 / (0.85 NVLS x NCCL's 20.6 GB/s of what a link carries): 1.2-1.4 */
+    g_assert_cmpfloat(rx / (double)D, >, 1.2);
+    g_assert_cmpfloat(rx / (double)D, <, 1.4);
+    rig_close(&g);
+}
+
 /* SHARP: each node's sum enters the network once; both variants, 8 GPUs per node. */
 static void test_collnet_bytes(void)
 {
@@ -491,6 +540,7 @@ int main(int argc, char **argv)
     g_test_add_func("/coll-tree/dtree-shape", test_dtree_shape);
     g_test_add_func("/coll-tree/tree-bytes", test_tree_bytes);
     g_test_add_func("/coll-tree/nvls-tree-bytes", test_nvls_tree_bytes);
+    g_test_add_func("/coll-tree/nvls-tree-nvlink-bytes", test_nvls_tree_nvlink_bytes);
     g_test_add_func("/coll-tree/collnet-bytes", test_collnet_bytes);
     g_test_add_func("/coll-tree/pat-bytes", test_pat_bytes);
     g_test_add_func("/coll-tree/tree-closed-form", test_tree_closed_form);

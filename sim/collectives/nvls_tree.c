@@ -2,10 +2,9 @@
  * reduce (NVLS); across nodes NCCL's double binary tree among the heads moves the node sums up
  * and the result down; each head hands the result to its node. The data is split over the
  * heads (the GPUs with a NIC of their own, NCCL's NVLS heads) and each head's part in halves,
- * one per tree. Two stand-ins until schedules have the steps (see docs/collectives.md): the
- * in-switch reduction is a REDUCE step, which returns the sum to every local GPU where NVLS
- * returns it to the head only, and the multicast of the result is a send from the head to each
- * local GPU. */
+ * one per tree. Inside a node, as NCCL's NVLS: every GPU pushes its part into the switches,
+ * which reduce it into the head (a reduce-to step), and the head's result goes back out as one
+ * in-switch multicast to the others, so a GPU moves about D (1 + 1/heads) each way. */
 #include "algo.h"
 
 #define CHUNK_BYTES          (512 * 1024)
@@ -60,25 +59,56 @@ static bool nvls_tree_supports(const ics_algo_ctx *c)
     return ok;
 }
 
-/* Node k's in-switch reduction of b bytes: one REDUCE per switch by its share of the links;
- * returns a step that ends with the last. */
-static int node_reduce(const ics_algo_ctx *c, ics_sched *s, const ics_algo_nodes *g, int k,
-                       uint64_t b, int dep)
+/* Node k's share of b bytes per NVLS switch, by link count: the switches, their count, and
+ * each one's share in bytes[]. */
+static int switch_shares(const ics_algo_ctx *c, const ics_algo_nodes *g, int k, uint64_t b, int *sw,
+                         uint64_t *bytes)
 {
-    int sw[MAX_SW], links[MAX_SW], nsw = node_switches(c, g, k, sw, links), total = 0;
-    int m = ics_algo_nodes_size(g, k), *devs = g_new(int, m), ids[MAX_SW];
-    for (int i = 0; i < m; i++)
-        devs[i] = c->ranks[g->rank[g->start[k] + i]];
+    int links[MAX_SW], nsw = node_switches(c, g, k, sw, links), total = 0;
     for (int j = 0; j < nsw; j++)
         total += links[j];
     uint64_t left = b;
     for (int j = 0; j < nsw; j++) {
-        uint64_t share = j + 1 < nsw ? b * (uint64_t)links[j] / (uint64_t)total : left;
-        left -= share;
-        ids[j] = ics_sched_reduce(s, devs, m, sw[j], ics_algo_wire_by(c->nvls_wire_factor, share),
-                                  &dep, 1);
+        bytes[j] = j + 1 < nsw ? b * (uint64_t)links[j] / (uint64_t)total : left;
+        left -= bytes[j];
     }
+    return nsw;
+}
+
+/* Node k's in-switch reduction of b bytes into its head (NCCL's multimem.ld_reduce: every GPU
+ * pushes its part into the switches, the head reads the sum once), one REDUCE per switch by
+ * its share of the links; returns a step that ends with the last. */
+static int node_reduce(const ics_algo_ctx *c, ics_sched *s, const ics_algo_nodes *g, int k,
+                       int head, uint64_t b, const int *deps, int ndeps)
+{
+    int sw[MAX_SW], ids[MAX_SW], m = ics_algo_nodes_size(g, k), *devs = g_new(int, m);
+    uint64_t share[MAX_SW];
+    int nsw = switch_shares(c, g, k, b, sw, share);
+    for (int i = 0; i < m; i++)
+        devs[i] = c->ranks[g->rank[g->start[k] + i]];
+    int to = c->ranks[head];
+    for (int j = 0; j < nsw; j++)
+        ids[j] = ics_sched_reduce_to(s, devs, m, sw[j], &to, 1,
+                                     ics_algo_wire_by(c->nvls_wire_factor, share[j]), deps, ndeps);
     g_free(devs);
+    return ics_sched_delay(s, 0, ids, nsw);
+}
+
+/* The head hands node k the result: one in-switch multicast (multimem.st) per switch by its
+ * share, to every other GPU of the node; returns a step that ends with the last. */
+static int node_multicast(const ics_algo_ctx *c, ics_sched *s, const ics_algo_nodes *g, int k,
+                          int head, uint64_t b, const int *deps, int ndeps)
+{
+    int sw[MAX_SW], ids[MAX_SW], m = ics_algo_nodes_size(g, k), *dsts = g_new(int, m), nd = 0;
+    uint64_t share[MAX_SW];
+    int nsw = switch_shares(c, g, k, b, sw, share);
+    for (int i = g->start[k]; i < g->start[k + 1]; i++)
+        if (g->rank[i] != head)
+            dsts[nd++] = c->ranks[g->rank[i]];
+    for (int j = 0; j < nsw; j++)
+        ids[j] = ics_sched_multicast(s, c->ranks[head], sw[j], dsts, nd,
+                                     ics_algo_wire_by(c->nvls_wire_factor, share[j]), deps, ndeps);
+    g_free(dsts);
     return ics_sched_delay(s, 0, ids, nsw);
 }
 
@@ -106,7 +136,7 @@ typedef struct {
     int *red;   /* per node: its last in-switch reduction (in order) */
     int *up;    /* per node: its last send to its parent */
     int *down;  /* per node: its parent's last send to it */
-    int *local; /* per rank: its head's last send to it */
+    int *local; /* per node: its head's last multicast */
 } lane_fifo;
 
 /* One slice of one head's half on one tree. */
@@ -117,7 +147,7 @@ static void nvls_tree_slice(const ics_algo_ctx *c, ics_sched *s, const ics_algo_
     int m = g->nnodes, *have = g_new(int, m), *sent = g_new(int, m);
     for (int k = 0; k < m; k++) {
         int deps[2] = {start, f->red[k]};
-        f->red[k] = node_reduce(c, s, g, k, b, ics_sched_delay(s, 0, deps, f->red[k] >= 0 ? 2 : 1));
+        f->red[k] = node_reduce(c, s, g, k, heads[k * c->n + h], b, deps, f->red[k] >= 0 ? 2 : 1);
     }
     for (int o = m - 1; o >= 0; o--) { /* up: children first */
         int k = order[o], up, child[2], deps[3] = {f->red[k]}, nd = 1;
@@ -150,16 +180,9 @@ static void nvls_tree_slice(const ics_algo_ctx *c, ics_sched *s, const ics_algo_
                 ics_algo_wire_by(c->net_wire_factor, b), (uint64_t)h * 4 + (uint64_t)tree * 2 + 1,
                 sd, f->down[kid] >= 0 ? 2 : 1);
         }
-        int head = heads[k * c->n + h];
-        for (int i = g->start[k]; i < g->start[k + 1]; i++) { /* the head's multicast */
-            int r = g->rank[i];
-            if (r == head)
-                continue;
-            int sd[2] = {have[k], f->local[r]};
-            f->local[r] = ics_sched_send(
-                s, c->ranks[head], c->ranks[r], ics_algo_wire_by(c->intra_wire_factor, b),
-                (uint64_t)head * 64 + (uint64_t)r, sd, f->local[r] >= 0 ? 2 : 1);
-        }
+        int sd[2] = {have[k], f->local[k]}; /* the head's multicast, in order */
+        f->local[k] =
+            node_multicast(c, s, g, k, heads[k * c->n + h], b, sd, f->local[k] >= 0 ? 2 : 1);
     }
     g_free(have);
     g_free(sent);
@@ -202,8 +225,8 @@ static void nvls_tree_plan(const ics_algo_ctx *c, ics_sched *s)
 /* ---- as streams --------------------------------------------------------------------------- */
 
 /* One head's half on one tree as concurrent parts at their own rates: every node's in-switch
- * reduction of the whole half, then one stream of the tree's edges (up and down between the
- * heads) and the heads' sends to their local GPUs. The delay after them is the pipeline's fill
+ * reduction of the whole half into its head and its head's multicast of it, and one stream of
+ * the tree's edges (up and down between the heads). The delay after them is the pipeline's fill
  * that the steady state leaves out: a slice climbing L levels and coming back down, each hop a
  * transfer, its latency and NCCL's per-hop cost, a reduction per level. */
 static void nvls_tree_lane(const ics_algo_ctx *c, ics_sched *s, const ics_algo_nodes *g,
@@ -212,11 +235,12 @@ static void nvls_tree_lane(const ics_algo_ctx *c, ics_sched *s, const ics_algo_n
 {
     int m = g->nnodes, levels = 0;
     GArray *legs = g_array_new(FALSE, FALSE, sizeof(ics_net_leg));
-    GArray *local = g_array_new(FALSE, FALSE, sizeof(ics_net_leg));
     for (int k = 0; k < m; k++) {
-        int red = node_reduce(c, s, g, k, b, start);
-        g_array_append_val(ends, red);
         int up, child[2], head = heads[k * c->n + h];
+        int red = node_reduce(c, s, g, k, head, b, &start, 1);
+        int out = node_multicast(c, s, g, k, head, b, &start, 1);
+        g_array_append_val(ends, red);
+        g_array_append_val(ends, out);
         ics_algo_dtree(m, tree, k, &up, child);
         int depth = 0;
         for (int x = k, px, cx[2]; ics_algo_dtree(m, tree, x, &px, cx), px >= 0; x = px)
@@ -230,26 +254,11 @@ static void nvls_tree_lane(const ics_algo_ctx *c, ics_sched *s, const ics_algo_n
                 {ph, c->ranks[head], wire, (uint64_t)h * 4 + (uint64_t)tree * 2 + 1}};
             g_array_append_vals(legs, l, 2);
         }
-        for (int i = g->start[k]; i < g->start[k + 1]; i++)
-            if (g->rank[i] != head) {
-                ics_net_leg l = {c->ranks[head], c->ranks[g->rank[i]],
-                                 ics_algo_wire_by(c->intra_wire_factor, b),
-                                 (uint64_t)head * 64 + (uint64_t)g->rank[i]};
-                g_array_append_val(local, l);
-            }
     }
-    /* the tree and each node's hand-out are separate streams: coupled, the slowest of them
-     * would hold the other back where the pipeline overlaps them */
     int id =
         ics_sched_stream(s, (const ics_net_leg *)(void *)legs->data, (int)legs->len, &start, 1);
     g_array_append_val(ends, id);
-    if (local->len > 0) {
-        int lid = ics_sched_stream(s, (const ics_net_leg *)(void *)local->data, (int)local->len,
-                                   &start, 1);
-        g_array_append_val(ends, lid);
-    }
     g_array_free(legs, TRUE);
-    g_array_free(local, TRUE);
     /* the fill, priced on the first edge of the tree (the heads sit on one rail) */
     uint64_t slice = b / (uint64_t)S;
     int k0 = 0, up0 = -1, ch0[2];

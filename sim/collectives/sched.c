@@ -6,6 +6,7 @@ typedef struct {
     ics_step_kind kind;
     int src, dst, sw; /* send: src, dst; reduce: sw */
     int dev0, ndevs;  /* reduce: devices devs[dev0 .. dev0 + ndevs); stream: legs */
+    int dst0, ndst;   /* reduce, multicast: destinations devs[dst0 ..); ndst 0: the sources */
     uint64_t bytes, hash;
     ics_time delay_ps;
     int waiting;      /* dependencies not yet ended, while playing */
@@ -79,6 +80,34 @@ int ics_sched_reduce(ics_sched *s, const int *devs, int ndevs, int sw, uint64_t 
                .ndevs = ndevs,
                .bytes = bytes};
     g_array_append_vals(s->devs, devs, (guint)ndevs);
+    return add(s, &st, deps, ndeps);
+}
+
+int ics_sched_reduce_to(ics_sched *s, const int *srcs, int nsrc, int sw, const int *dsts, int ndst,
+                        uint64_t bytes, const int *deps, int ndeps)
+{
+    step st = {.kind = ICS_STEP_REDUCE,
+               .sw = sw,
+               .dev0 = (int)s->devs->len,
+               .ndevs = nsrc,
+               .dst0 = (int)s->devs->len + nsrc,
+               .ndst = ndst,
+               .bytes = bytes};
+    g_array_append_vals(s->devs, srcs, (guint)nsrc);
+    g_array_append_vals(s->devs, dsts, (guint)ndst);
+    return add(s, &st, deps, ndeps);
+}
+
+int ics_sched_multicast(ics_sched *s, int src, int sw, const int *dsts, int ndst, uint64_t bytes,
+                        const int *deps, int ndeps)
+{
+    step st = {.kind = ICS_STEP_MULTICAST,
+               .src = src,
+               .sw = sw,
+               .dst0 = (int)s->devs->len,
+               .ndst = ndst,
+               .bytes = bytes};
+    g_array_append_vals(s->devs, dsts, (guint)ndst);
     return add(s, &st, deps, ndeps);
 }
 
@@ -161,10 +190,15 @@ static void step_start(player *p, int id)
     }
     case ICS_STEP_REDUCE: {
         const int *devs = p->devs + st->dev0;
-        ics_net_reduce(p->net, devs, st->ndevs, st->sw, devs, st->ndevs, st->bytes, step_end, p,
-                       (uint64_t)id);
+        const int *dsts = st->ndst ? p->devs + st->dst0 : devs;
+        ics_net_reduce(p->net, devs, st->ndevs, st->sw, dsts, st->ndst ? st->ndst : st->ndevs,
+                       st->bytes, step_end, p, (uint64_t)id);
         break;
     }
+    case ICS_STEP_MULTICAST:
+        ics_net_multicast(p->net, st->src, st->sw, p->devs + st->dst0, st->ndst, st->bytes,
+                          step_end, p, (uint64_t)id);
+        break;
     case ICS_STEP_STREAM:
         ics_net_stream(p->net, p->legs + st->dev0, st->ndevs, step_end, p, (uint64_t)id);
         break;

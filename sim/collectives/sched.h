@@ -9,10 +9,11 @@
 #include "sim/net.h"
 
 typedef enum {
-    ICS_STEP_SEND,   /* net send src -> dst */
-    ICS_STEP_REDUCE, /* in-switch reduction (NVLS): srcs -> sw -> dsts */
-    ICS_STEP_DELAY,  /* a fixed time: protocol and launch latency, GPU reduction work */
-    ICS_STEP_STREAM, /* legs moving together at one rate (a pipeline in steady state) */
+    ICS_STEP_SEND,      /* net send src -> dst */
+    ICS_STEP_REDUCE,    /* in-switch reduction (NVLS): srcs -> sw -> dsts */
+    ICS_STEP_MULTICAST, /* in-switch copy (NVLS multimem.st): src -> sw -> dsts */
+    ICS_STEP_DELAY,     /* a fixed time: protocol and launch latency, GPU reduction work */
+    ICS_STEP_STREAM,    /* legs moving together at one rate (a pipeline in steady state) */
 } ics_step_kind;
 
 typedef struct ics_sched ics_sched;
@@ -28,6 +29,11 @@ int ics_sched_reduce(ics_sched *s, const int *devs, int ndevs, int sw, uint64_t 
                      const int *deps, int ndeps);
 /* legs are copied. */
 int ics_sched_stream(ics_sched *s, const ics_net_leg *legs, int nlegs, const int *deps, int ndeps);
+/* A reduction whose result goes to dsts only (NVLS-Tree: the node's sum to its head). */
+int ics_sched_reduce_to(ics_sched *s, const int *srcs, int nsrc, int sw, const int *dsts, int ndst,
+                        uint64_t bytes, const int *deps, int ndeps);
+int ics_sched_multicast(ics_sched *s, int src, int sw, const int *dsts, int ndst, uint64_t bytes,
+                        const int *deps, int ndeps);
 int ics_sched_len(const ics_sched *s);
 
 /* Starts playing s (transfer full: freed once played) on engine e over net, its steps with no
