@@ -2,6 +2,8 @@
  * ends (or at 0 with none), and every step ends exactly once. */
 #include "sched.h"
 
+#include <string.h>
+
 typedef struct {
     ics_step_kind kind;
     int src, dst, sw; /* send: src, dst; reduce: sw */
@@ -238,7 +240,9 @@ static player *player_new(ics_sched *s, ics_engine *e, ics_net *net)
     player *p = g_new0(player, 1);
     int n = (int)s->steps->len;
     p->s = s;
-    p->steps = g_memdup2(s->steps->data, sizeof(step) * (size_t)(n + 1));
+    p->steps = g_new0(step, n + 1); /* + 1: never a zero-size allocation */
+    if (n > 0)
+        memcpy(p->steps, s->steps->data, sizeof(step) * (size_t)n);
     p->devs = (int *)(void *)s->devs->data;
     p->legs = (const ics_net_leg *)(void *)s->legs->data;
     p->e = e;
