@@ -228,8 +228,13 @@ int ics_tuner_channels(const ics_tuner *tu, const ics_coll_req *req, const ics_c
         ics_topo_dev_bw(tu->t, tu->ranks[0], ICS_CHAN_NVLINK, &links);
     if (links > 0)
         nch = 2 * links;
+    /* The floor is 64 KiB of a channel's unit of work: a ring channel splits its bytes over
+     * the n ranks (each step moves one part), a tree channel moves them whole, so a tree's
+     * floor does not grow with the rank count (at 1024 ranks it would leave a tree 1-2
+     * channels up to 128 MiB). */
     uint64_t per = req->size_bytes / (uint64_t)nch;
-    while (nch > 1 && per < (uint64_t)tu->n * 64 * 1024) {
+    uint64_t floor = (uint64_t)(algo == ICS_ALGO_TREE ? 1 : tu->n) * 64 * 1024;
+    while (nch > 1 && per < floor) {
         nch /= 2;
         per = req->size_bytes / (uint64_t)nch;
     }
