@@ -483,7 +483,7 @@ static void done_now(an_net *n, uint64_t delivered, ics_net_done_fn done, void *
 
 /* Bytes of path i: its weight's share in whole packets (rounded down, in double, exactly as
  * the packet backend splits), the remainder on the last path. */
-static void split_bytes(an_net *n, const ics_route *r, uint64_t bytes, uint64_t *out)
+static void split_bytes(const an_net *n, const ics_route *r, uint64_t bytes, uint64_t *out)
 {
     uint64_t left = bytes;
     for (int i = 0; i < r->n_paths; i++) {
@@ -496,6 +496,33 @@ static void split_bytes(an_net *n, const ics_route *r, uint64_t bytes, uint64_t 
     }
 }
 
+/* One path of a transfer's route and the bytes it carries. */
+typedef struct {
+    ics_route_path path;
+    uint64_t bytes;
+    uint32_t payload;
+} an_part;
+
+/* Appends to parts (an_part) the paths of src -> dst's route that carry some of `bytes`. */
+static void route_parts(const an_net *n, int src, int dst, uint64_t hash, uint64_t bytes,
+                        GArray *parts)
+{
+    ics_route r;
+    if (!ics_route_find(n->t, src, dst, hash, &r))
+        g_error("analytic: no route from %s to %s", ics_topo_dev_label(n->t, src),
+                ics_topo_dev_label(n->t, dst));
+    uint64_t *share = g_new(uint64_t, r.n_paths);
+    split_bytes(n, &r, bytes, share);
+    for (int p = 0; p < r.n_paths; p++)
+        if (share[p] > 0) {
+            an_part q = {.path = r.paths[p], .bytes = share[p]};
+            q.payload = ics_net_packet_payload(n->t, &q.path, n->params.packet_bytes);
+            g_array_append_val(parts, q);
+        }
+    g_free(share);
+    ics_route_clear(&r);
+}
+
 static void an_send(ics_net *net, const ics_net_xfer *xf)
 {
     an_net *n = (an_net *)net;
@@ -503,26 +530,17 @@ static void an_send(ics_net *net, const ics_net_xfer *xf)
         done_now(n, 0, xf->done, xf->ctx, xf->tag);
         return;
     }
-    ics_route r;
-    if (!ics_route_find(n->t, xf->src, xf->dst, xf->flow_hash, &r))
-        g_error("analytic: no route from %s to %s", ics_topo_dev_label(n->t, xf->src),
-                ics_topo_dev_label(n->t, xf->dst));
-    uint64_t *share = g_new(uint64_t, r.n_paths);
-    split_bytes(n, &r, xf->bytes, share);
-    int k = 0;
-    for (int i = 0; i < r.n_paths; i++)
-        k += share[i] > 0;
-    an_xfer *x = xfer_new(n, k, xf->done, xf->ctx, xf->tag);
+    GArray *parts = g_array_new(FALSE, FALSE, sizeof(an_part));
+    route_parts(n, xf->src, xf->dst, xf->flow_hash, xf->bytes, parts);
+    an_xfer *x = xfer_new(n, (int)parts->len, xf->done, xf->ctx, xf->tag);
     x->delivered = xf->bytes;
-    for (int i = 0, j = 0; i < r.n_paths; i++) {
-        if (share[i] == 0)
-            continue;
-        x->flows[j].x = x;
-        flow_init_path(n, &x->flows[j], &r.paths[i], share[i]);
-        flow_start(n, &x->flows[j++]);
+    for (guint i = 0; i < parts->len; i++) {
+        const an_part *q = &g_array_index(parts, an_part, i);
+        x->flows[i].x = x;
+        flow_init_path(n, &x->flows[i], &q->path, q->bytes);
+        flow_start(n, &x->flows[i]);
     }
-    g_free(share);
-    ics_route_clear(&r);
+    g_array_free(parts, TRUE);
 }
 
 /* ---- multicast and reduce ------------------------------------------------------------------ */
@@ -720,13 +738,6 @@ static void an_reduce(ics_net *net, const int *srcs, int nsrc, int sw, const int
 
 /* ---- streams ------------------------------------------------------------------------------- */
 
-/* One path of a stream's leg and its bytes. */
-typedef struct {
-    ics_route_path path;
-    uint64_t bytes;
-    uint32_t payload;
-} an_part;
-
 /* A stream is one coupled flow: its unit of progress is the largest part's bytes B, and a part
  * of b bytes moves b / B of it, so every leg finishes together. The uncontended rate is the
  * slowest part's packet rate scaled to B; the idle time, that of the slowest part alone. */
@@ -770,21 +781,8 @@ static void an_stream(ics_net *net, const ics_net_leg *legs, int nlegs, ics_net_
         const ics_net_leg *l = &legs[i];
         if (l->src == l->dst || l->bytes == 0)
             continue;
-        ics_route r;
-        if (!ics_route_find(n->t, l->src, l->dst, l->flow_hash, &r))
-            g_error("analytic: no route from %s to %s", ics_topo_dev_label(n->t, l->src),
-                    ics_topo_dev_label(n->t, l->dst));
-        uint64_t *share = g_new(uint64_t, r.n_paths);
-        split_bytes(n, &r, l->bytes, share);
-        for (int p = 0; p < r.n_paths; p++)
-            if (share[p] > 0) {
-                an_part q = {.path = r.paths[p], .bytes = share[p]};
-                q.payload = ics_net_packet_payload(n->t, &q.path, n->params.packet_bytes);
-                g_array_append_val(parts, q);
-            }
+        route_parts(n, l->src, l->dst, l->flow_hash, l->bytes, parts);
         delivered += l->bytes;
-        g_free(share);
-        ics_route_clear(&r);
     }
     if (parts->len == 0) {
         done_now(n, 0, done, ctx, tag);
