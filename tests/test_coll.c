@@ -5,38 +5,10 @@
 #include "sim/collectives/coll.h"
 #include "sim/collectives/ring_order.h"
 #include "sim/hw.h"
+#include "coll_rig.h"
 
 #include <glib.h>
 #include <math.h>
-
-typedef struct {
-    ics_hw *hw;
-    ics_topo *t;
-    ics_comm *c;
-} rig;
-
-static void rig_open(rig *g, const char *model, int nodes, const char *backend)
-{
-    char *path = g_build_filename(ICS_SOURCE_DIR, "hwmodels", model, NULL);
-    GError *err = NULL;
-    g->hw = ics_hw_load(path, nodes, &err);
-    g_assert_no_error(err);
-    g->t = ics_topo_new(g->hw);
-    int gpn = ics_topo_gpus_per_node(g->t), n = gpn * ics_topo_nodes(g->t);
-    int *ranks = g_new(int, n);
-    for (int i = 0; i < n; i++)
-        ranks[i] = ics_topo_gpu(g->t, i / gpn, i % gpn);
-    g->c = ics_comm_new(g->t, ics_net_backend(backend), ranks, n, NULL);
-    g_free(ranks);
-    g_free(path);
-}
-
-static void rig_close(rig *g)
-{
-    ics_comm_free(g->c);
-    ics_topo_free(g->t);
-    ics_hw_free(g->hw);
-}
 
 static const ics_coll_tuning auto_tuning = {.algo = -1, .proto = -1, .nvls_enable = true};
 
@@ -70,7 +42,7 @@ static void test_every_op_everywhere(void)
     for (size_t m = 0; m < G_N_ELEMENTS(models); m++)
         for (int be = 0; be < 2; be++) {
             rig g;
-            rig_open(&g, models[m], 0, be ? "packet" : "analytic");
+            rig_open(&g, models[m], 0, 0, be ? "packet" : "analytic");
             for (int op = 0; op < ICS_COLL_OP_COUNT; op++) {
                 ics_time prev = 0;
                 for (uint64_t size = 1024; size <= (64u << 20); size *= 64) {
@@ -92,7 +64,7 @@ static void test_every_op_clusters(void)
     for (size_t m = 0; m < G_N_ELEMENTS(models); m++)
         for (int be = 0; be < 2; be++) {
             rig g;
-            rig_open(&g, models[m], 2, be ? "packet" : "analytic");
+            rig_open(&g, models[m], 2, 0, be ? "packet" : "analytic");
             for (int op = 0; op < ICS_COLL_OP_COUNT; op++) {
                 ics_time prev = 0;
                 for (uint64_t size = 4096; size <= (16u << 20); size *= 64) {
@@ -111,7 +83,7 @@ static void test_every_op_clusters(void)
 static void test_nvlink_rings(void)
 {
     rig g;
-    rig_open(&g, "dgx1-v100.json", 0, "analytic");
+    rig_open(&g, "dgx1-v100.json", 0, 0, "analytic");
     int ranks[8];
     for (int i = 0; i < 8; i++)
         ranks[i] = ics_topo_gpu(g.t, 0, i);
@@ -139,7 +111,7 @@ static void test_nvlink_rings(void)
                 g_assert_cmpint(load[a][b], ==, 2 * ics_topo_chan_get(g.t, c)->width);
         }
     rig_close(&g);
-    rig_open(&g, "dgx-h100.json", 0, "analytic");
+    rig_open(&g, "dgx-h100.json", 0, 0, "analytic");
     for (int i = 0; i < 8; i++)
         ranks[i] = ics_topo_gpu(g.t, 0, i);
     g_assert_false(ics_ring_orders_differ(g.t, ranks, 8));
@@ -153,7 +125,7 @@ static void test_nvlink_rings(void)
 static void test_cluster(void)
 {
     rig g;
-    rig_open(&g, "superpod-h100-ndr.json", 2, "packet");
+    rig_open(&g, "superpod-h100-ndr.json", 2, 0, "packet");
     /* the ring: NCCL's tuner takes NVLS-Tree here (test_coll_tree.c), whose busbw the ring's
      * normalization does not bound */
     ics_coll_tuning ring = auto_tuning;
@@ -175,7 +147,7 @@ static void test_backends_agree(void)
     ics_time t[2][ICS_COLL_OP_COUNT];
     for (int be = 0; be < 2; be++) {
         rig g;
-        rig_open(&g, "dgx-h100.json", 0, be ? "packet" : "analytic");
+        rig_open(&g, "dgx-h100.json", 0, 0, be ? "packet" : "analytic");
         for (int op = 0; op < ICS_COLL_OP_COUNT; op++)
             t[be][op] = run(&g, (ics_coll_op)op, 256u << 20, &auto_tuning).time_ps;
         rig_close(&g);
@@ -192,7 +164,7 @@ static void test_backends_agree(void)
 static void test_tuner_obeys(void)
 {
     rig g;
-    rig_open(&g, "dgx-h100.json", 0, "analytic");
+    rig_open(&g, "dgx-h100.json", 0, 0, "analytic");
     ics_coll_result r = run(&g, ICS_COLL_ALL_REDUCE, 1u << 30, &auto_tuning);
     g_assert_cmpint(r.algo, ==, ICS_ALGO_NVLS); /* large all-reduce on NVSwitch gen3 */
     ics_coll_tuning no_nvls = auto_tuning;
@@ -210,7 +182,7 @@ static void test_tuner_obeys(void)
     g_assert_cmpint(r.proto, ==, ICS_PROTO_LL); /* tiny messages: lowest latency */
     rig_close(&g);
 
-    rig_open(&g, "dgx-a100.json", 0, "analytic");
+    rig_open(&g, "dgx-a100.json", 0, 0, "analytic");
     ics_coll_req req = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = 1 << 20, .dtype_bytes = 4};
     ics_coll_tuning nvls = auto_tuning;
     nvls.algo = ICS_ALGO_NVLS;
@@ -237,7 +209,7 @@ static void test_tuner_obeys(void)
 static void test_large_bandwidth(void)
 {
     rig g;
-    rig_open(&g, "dgx-h100.json", 0, "packet");
+    rig_open(&g, "dgx-h100.json", 0, 0, "packet");
     ics_coll_tuning ring = auto_tuning;
     ring.nvls_enable = false;
     uint64_t size = 8ull << 30;
@@ -257,7 +229,7 @@ static void test_deterministic(void)
     ics_time t[2];
     for (int i = 0; i < 2; i++) {
         rig g;
-        rig_open(&g, "superpod-a100-hdr.json", 4, "packet");
+        rig_open(&g, "superpod-a100-hdr.json", 4, 0, "packet");
         t[i] = run(&g, ICS_COLL_ALL_GATHER, 96u << 20, &auto_tuning).time_ps;
         rig_close(&g);
     }

@@ -4,41 +4,10 @@
  * chunk-level plans, and the automatic choice by communicator size. */
 #include "sim/collectives/algo.h"
 #include "sim/hw.h"
+#include "coll_rig.h"
 
 #include <glib.h>
 #include <math.h>
-
-typedef struct {
-    ics_hw *hw;
-    ics_topo *t;
-    ics_comm *c;
-    int *ranks, n;
-} rig;
-
-/* Every GPU of `nodes` nodes of `model`, on `backend`. */
-static void rig_open(rig *g, const char *model, int nodes, const char *backend)
-{
-    char *path = g_build_filename(ICS_SOURCE_DIR, "hwmodels", model, NULL);
-    GError *err = NULL;
-    g->hw = ics_hw_load(path, nodes, &err);
-    g_assert_no_error(err);
-    g->t = ics_topo_new(g->hw);
-    int per = ics_topo_gpus_per_node(g->t);
-    g->n = per * ics_topo_nodes(g->t);
-    g->ranks = g_new(int, g->n);
-    for (int i = 0; i < g->n; i++)
-        g->ranks[i] = ics_topo_gpu(g->t, i / per, i % per);
-    g->c = ics_comm_new(g->t, ics_net_backend(backend), g->ranks, g->n, NULL);
-    g_free(path);
-}
-
-static void rig_close(rig *g)
-{
-    ics_comm_free(g->c);
-    g_free(g->ranks);
-    ics_topo_free(g->t);
-    ics_hw_free(g->hw);
-}
 
 /* ---- the network primitive ------------------------------------------------------------------ */
 
@@ -83,7 +52,7 @@ static ics_time play(const ics_topo *t, const char *backend, const ics_net_leg *
 static void test_net_exact(void)
 {
     rig g;
-    rig_open(&g, "superpod-h100-ndr.json", 2, "analytic");
+    rig_open(&g, "superpod-h100-ndr.json", 2, 0, "analytic");
     const char *backends[] = {"analytic", "packet"};
     ics_net_leg one = {g.ranks[0], g.ranks[8], 3u << 20, 7};
     ics_net_leg two[2] = {{g.ranks[1], g.ranks[9], 5u << 20, 1},
@@ -102,7 +71,7 @@ static void test_net_exact(void)
 static void test_net_shared(void)
 {
     rig g;
-    rig_open(&g, "superpod-h100-ndr.json", 2, "analytic");
+    rig_open(&g, "superpod-h100-ndr.json", 2, 0, "analytic");
     ics_net_leg legs[2] = {{g.ranks[0], g.ranks[8], 4u << 20, 3},
                            {g.ranks[0], g.ranks[8], 4u << 20, 3}};
     ics_net_leg both = {g.ranks[0], g.ranks[8], 8u << 20, 3};
@@ -151,7 +120,7 @@ static double worst_gap(rig *g, int algo)
 static void test_plans_agree(void)
 {
     rig g;
-    rig_open(&g, "dgx-h100.json", 0, "analytic");
+    rig_open(&g, "dgx-h100.json", 0, 0, "analytic");
     g_assert_cmpfloat(worst_gap(&g, ICS_ALGO_RING), <, 0.07);
     rig_close(&g);
 }
@@ -164,7 +133,7 @@ static void test_plans_agree(void)
 static void test_plans_multinode(void)
 {
     rig g;
-    rig_open(&g, "superpod-h100-ndr.json", 4, "analytic");
+    rig_open(&g, "superpod-h100-ndr.json", 4, 0, "analytic");
     const int algos[] = {ICS_ALGO_RING, ICS_ALGO_TREE, ICS_ALGO_NVLS_TREE};
     for (int a = 0; a < 3; a++)
         for (uint64_t size = 64 << 10; size <= (256u << 20); size *= 8) {
@@ -182,8 +151,8 @@ static void test_plans_multinode(void)
 static void test_backends_agree(void)
 {
     rig a, p;
-    rig_open(&a, "superpod-h100-ndr.json", 4, "analytic");
-    rig_open(&p, "superpod-h100-ndr.json", 4, "packet");
+    rig_open(&a, "superpod-h100-ndr.json", 4, 0, "analytic");
+    rig_open(&p, "superpod-h100-ndr.json", 4, 0, "packet");
     const int algos[] = {ICS_ALGO_RING, ICS_ALGO_TREE, ICS_ALGO_NVLS_TREE};
     for (int i = 0; i < 3; i++)
         for (uint64_t size = 64 << 10; size <= (16u << 20); size *= 16) {
@@ -202,7 +171,7 @@ static void test_auto(void)
     const int nodes[] = {16, 32};
     for (int i = 0; i < 2; i++) {
         rig g;
-        rig_open(&g, "superpod-h100-ndr.json", nodes[i], "analytic");
+        rig_open(&g, "superpod-h100-ndr.json", nodes[i], 0, "analytic");
         ics_coll_tuning tu = {.algo = -1, .proto = -1, .nvls_enable = true};
         ics_coll_req req = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = 1 << 20, .dtype_bytes = 4};
         ics_coll_result r;
@@ -224,7 +193,7 @@ static void test_auto(void)
 static void test_scale(void)
 {
     rig g;
-    rig_open(&g, "superpod-h100-ndr.json", 128, "analytic");
+    rig_open(&g, "superpod-h100-ndr.json", 128, 0, "analytic");
     const int algos[] = {-1, ICS_ALGO_TREE, ICS_ALGO_NVLS_TREE, ICS_ALGO_RING};
     for (int a = 0; a < 4; a++) {
         double prev = 0, busbw = 0;

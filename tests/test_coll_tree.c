@@ -6,41 +6,10 @@
 #include "sim/collectives/algo.h"
 #include "sim/collectives/tuner.h"
 #include "sim/hw.h"
+#include "coll_rig.h"
 
 #include <glib.h>
 #include <math.h>
-
-typedef struct {
-    ics_hw *hw;
-    ics_topo *t;
-    ics_comm *c;
-    int *ranks, n;
-} rig;
-
-/* gpn 0: every GPU of every node. */
-static void rig_open(rig *g, const char *model, int nodes, int gpn, const char *backend)
-{
-    char *path = g_build_filename(ICS_SOURCE_DIR, "hwmodels", model, NULL);
-    GError *err = NULL;
-    g->hw = ics_hw_load(path, nodes, &err);
-    g_assert_no_error(err);
-    g->t = ics_topo_new(g->hw);
-    int per = gpn > 0 ? gpn : ics_topo_gpus_per_node(g->t);
-    g->n = per * ics_topo_nodes(g->t);
-    g->ranks = g_new(int, g->n);
-    for (int i = 0; i < g->n; i++)
-        g->ranks[i] = ics_topo_gpu(g->t, i / per, i % per);
-    g->c = ics_comm_new(g->t, ics_net_backend(backend), g->ranks, g->n, NULL);
-    g_free(path);
-}
-
-static void rig_close(rig *g)
-{
-    ics_comm_free(g->c);
-    g_free(g->ranks);
-    ics_topo_free(g->t);
-    ics_hw_free(g->hw);
-}
 
 static ics_coll_tuning force(int algo, int proto)
 {

@@ -73,18 +73,6 @@ int ics_sched_delay(ics_sched *s, ics_time delay_ps, const int *deps, int ndeps)
     return add(s, &st, deps, ndeps);
 }
 
-int ics_sched_reduce(ics_sched *s, const int *devs, int ndevs, int sw, uint64_t bytes,
-                     const int *deps, int ndeps)
-{
-    step st = {.kind = ICS_STEP_REDUCE,
-               .sw = sw,
-               .dev0 = (int)s->devs->len,
-               .ndevs = ndevs,
-               .bytes = bytes};
-    g_array_append_vals(s->devs, devs, (guint)ndevs);
-    return add(s, &st, deps, ndeps);
-}
-
 int ics_sched_reduce_to(ics_sched *s, const int *srcs, int nsrc, int sw, const int *dsts, int ndst,
                         uint64_t bytes, const int *deps, int ndeps)
 {
@@ -96,8 +84,15 @@ int ics_sched_reduce_to(ics_sched *s, const int *srcs, int nsrc, int sw, const i
                .ndst = ndst,
                .bytes = bytes};
     g_array_append_vals(s->devs, srcs, (guint)nsrc);
-    g_array_append_vals(s->devs, dsts, (guint)ndst);
+    if (ndst > 0)
+        g_array_append_vals(s->devs, dsts, (guint)ndst);
     return add(s, &st, deps, ndeps);
+}
+
+int ics_sched_reduce(ics_sched *s, const int *devs, int ndevs, int sw, uint64_t bytes,
+                     const int *deps, int ndeps)
+{
+    return ics_sched_reduce_to(s, devs, ndevs, sw, NULL, 0, bytes, deps, ndeps); /* dsts = devs */
 }
 
 int ics_sched_multicast(ics_sched *s, int src, int sw, const int *dsts, int ndst, uint64_t bytes,

@@ -29,7 +29,8 @@ int ics_sched_reduce(ics_sched *s, const int *devs, int ndevs, int sw, uint64_t 
                      const int *deps, int ndeps);
 /* legs are copied. */
 int ics_sched_stream(ics_sched *s, const ics_net_leg *legs, int nlegs, const int *deps, int ndeps);
-/* A reduction whose result goes to dsts only (NVLS-Tree: the node's sum to its head). */
+/* A reduction whose result goes to dsts only (NVLS-Tree: the node's sum to its head); ndst 0:
+ * back to the sources, as ics_sched_reduce. */
 int ics_sched_reduce_to(ics_sched *s, const int *srcs, int nsrc, int sw, const int *dsts, int ndst,
                         uint64_t bytes, const int *deps, int ndeps);
 int ics_sched_multicast(ics_sched *s, int src, int sw, const int *dsts, int ndst, uint64_t bytes,

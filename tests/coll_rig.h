@@ -1,0 +1,43 @@
+/* A communicator over the GPUs of a shipped hardware model, for the collective tests: every
+ * GPU of every node (gpn 0) or the first gpn of each, on a named backend. */
+#ifndef ICS_TEST_COLL_RIG_H
+#define ICS_TEST_COLL_RIG_H
+
+#include "sim/collectives/coll.h"
+#include "sim/hw.h"
+
+#include <glib.h>
+
+typedef struct {
+    ics_hw *hw;
+    ics_topo *t;
+    ics_comm *c;
+    int *ranks, n;
+} rig;
+
+/* nodes 0: a node file as it is; gpn 0: every GPU of every node. */
+static inline void rig_open(rig *g, const char *model, int nodes, int gpn, const char *backend)
+{
+    char *path = g_build_filename(ICS_SOURCE_DIR, "hwmodels", model, NULL);
+    GError *err = NULL;
+    g->hw = ics_hw_load(path, nodes, &err);
+    g_assert_no_error(err);
+    g->t = ics_topo_new(g->hw);
+    int per = gpn > 0 ? gpn : ics_topo_gpus_per_node(g->t);
+    g->n = per * ics_topo_nodes(g->t);
+    g->ranks = g_new(int, g->n);
+    for (int i = 0; i < g->n; i++)
+        g->ranks[i] = ics_topo_gpu(g->t, i / per, i % per);
+    g->c = ics_comm_new(g->t, ics_net_backend(backend), g->ranks, g->n, NULL);
+    g_free(path);
+}
+
+static inline void rig_close(rig *g)
+{
+    ics_comm_free(g->c);
+    g_free(g->ranks);
+    ics_topo_free(g->t);
+    ics_hw_free(g->hw);
+}
+
+#endif
