@@ -91,8 +91,8 @@ static void pct(GString *out, double x)
 
 /* Simulates one log; appends its line to out and its errors from 1 MiB to dgx_large if it
  * counts. Returns an exit status. */
-static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning, GArray *dgx_large,
-               GString *out)
+static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning, bool rows_too,
+               GArray *dgx_large, GString *out)
 {
     char *path = g_strdup_printf("%s/%s.json", ICS_NCCL_DATA_DIR, datasets[i].id);
     char *model = g_strdup_printf("%s/%s", ICS_HWMODELS_DIR, datasets[i].model);
@@ -106,6 +106,7 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
     int *gpus = NULL;
     GArray *small = g_array_new(FALSE, FALSE, sizeof(double));
     GArray *large = g_array_new(FALSE, FALSE, sizeof(double));
+    GString *detail = g_string_new(NULL); /* --rows: one line per size */
     GError *err = NULL;
     if (!g_file_get_contents(path, &text, &len, &err)) {
         fprintf(stderr, "icsim bench accuracy: %s\n", err->message);
@@ -163,6 +164,13 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
         }
         ics_report_coll_time(op, nranks, (double)res.time_ps / 1e6, &r);
         double e = fabs(r.busbw_gbps - busbw->valuedouble) / busbw->valuedouble;
+        if (rows_too)
+            g_string_append_printf(
+                detail, "#   %12" G_GUINT64_FORMAT " %9.2f %9.2f %8.2f %8.2f %+7.1f%% %s/%s/%d\n",
+                r.size_bytes, cJSON_GetNumberValue(cJSON_GetObjectItem(row, "oop_time_us")),
+                r.time_us, busbw->valuedouble, r.busbw_gbps,
+                100.0 * (r.busbw_gbps - busbw->valuedouble) / busbw->valuedouble,
+                ics_coll_algo_name(res.algo), ics_coll_proto_name(res.proto), res.nchannels);
         g_array_append_val(r.size_bytes < MIB ? small : large, e);
         if (datasets[i].single_dgx && r.size_bytes >= MIB)
             g_array_append_val(dgx_large, e);
@@ -176,8 +184,14 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
     pct(out, median(large));
     pct(out, mx_l);
     g_string_append_c(out, '\n');
+    if (rows_too && detail->len) {
+        g_string_append_printf(out, "#   %12s %9s %9s %8s %8s %8s %s\n", "size", "real us",
+                               "sim us", "real bus", "sim bus", "error", "algo/proto/channels");
+        g_string_append(out, detail->str);
+    }
     rc = ICS_EXIT_OK;
 done:
+    g_string_free(detail, TRUE);
     g_array_free(small, TRUE);
     g_array_free(large, TRUE);
     ics_comm_free(comm);
@@ -194,11 +208,15 @@ done:
 int ics_bench_accuracy(int argc, char **argv)
 {
     char *engine = NULL, *only = NULL;
-    gboolean all = FALSE;
+    gboolean all = FALSE, rows = FALSE;
     const GOptionEntry entries[] = {
         {"engine", 0, 0, G_OPTION_ARG_STRING, &engine, "analytic (default) or packet", "ENGINE"},
         {"dataset", 0, 0, G_OPTION_ARG_STRING, &only, "run one dataset (its id)", "ID"},
         {"all", 0, 0, G_OPTION_ARG_NONE, &all, "also the slow (80-rank) datasets", NULL},
+        {"rows", 0, 0, G_OPTION_ARG_NONE, &rows,
+         "under each dataset, every size: real and simulated time and busbw, the error, and the "
+         "algorithm, protocol and channels the tuner took",
+         NULL},
         G_OPTION_ENTRY_NULL};
     int rc = ICS_EXIT_USAGE;
     GString *out = g_string_new(NULL);
@@ -233,7 +251,7 @@ int ics_bench_accuracy(int argc, char **argv)
     for (size_t i = 0; i < G_N_ELEMENTS(datasets); i++) {
         if (only ? strcmp(only, datasets[i].id) != 0 : datasets[i].slow && !all)
             continue;
-        rc = one((int)i, backend, &tuning, dgx_large, out);
+        rc = one((int)i, backend, &tuning, rows, dgx_large, out);
         if (rc != ICS_EXIT_OK)
             goto done;
         ran++;

@@ -19,6 +19,12 @@ typedef struct {
     ics_time base_lat_ps;        /* launch + protocol start-up, once */
     ics_time step_lat_ps;        /* per step on the path (NCCL's per-hop latency) */
     uint64_t reduce_bytes_per_s; /* GPU reduction rate (HBM-bound) */
+    /* A channel is one CTA (thread block): it copies at most cta_bytes_per_s, and after every
+     * slice it sends it spends sync_ps making the data visible and posting a flag (channels.c);
+     * the schedule charges both to the channel (ics_sched_set_floor, ics_sched_set_tail). */
+    ics_time sync_ps;
+    uint64_t cta_bytes_per_s;
+    int ctas_per_channel; /* of NCCL's channels per simulated one (ics_tuner_ctas_per_channel) */
     /* Algorithms that mix link classes (tree, NVLS-Tree, CollNet, PAT) price each leg apart:
      * wire bytes per payload byte of a transfer inside a node (protocol, and NCCL's kernel
      * rate on NVLink), of one across the network (protocol), of an NVLS switch op (per byte

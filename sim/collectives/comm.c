@@ -191,8 +191,8 @@ int ics_algo_node_heads(const ics_topo *t, const int *ranks, const ics_algo_node
     return count;
 }
 
-static void fill_ctx(const ics_comm *c, const ics_coll_req *req, ics_coll_algo algo,
-                     ics_coll_proto proto, int nch, ics_algo_ctx *ctx)
+static void fill_ctx(const ics_comm *c, const ics_coll_req *req, const ics_coll_tuning *tuning,
+                     ics_coll_algo algo, ics_coll_proto proto, int nch, ics_algo_ctx *ctx)
 {
     *ctx = (ics_algo_ctx){.t = c->t,
                           .ranks = c->ranks,
@@ -204,6 +204,10 @@ static void fill_ctx(const ics_comm *c, const ics_coll_req *req, ics_coll_algo a
                           .base_lat_ps = ics_tuner_base_lat(&c->tuner, algo, proto),
                           .step_lat_ps = ics_tuner_step_lat(&c->tuner, algo, proto),
                           .reduce_bytes_per_s = c->tuner.reduce_bytes_per_s,
+                          .sync_ps = ics_tuner_sync_lat(&c->tuner, proto),
+                          .cta_bytes_per_s = ics_tuner_cta_bytes_per_s(&c->tuner),
+                          .ctas_per_channel =
+                              ics_tuner_ctas_per_channel(&c->tuner, req, tuning, algo, proto, nch),
                           .net_step_lat_ps = ics_tuner_net_step_lat(&c->tuner, algo, proto)};
     ics_tuner_leg_factors(&c->tuner, algo, proto, &ctx->intra_wire_factor, &ctx->net_wire_factor,
                           &ctx->nvls_wire_factor);
@@ -225,9 +229,9 @@ ics_sched *ics_comm_plan(ics_comm *c, const ics_coll_req *req, const ics_coll_tu
     ics_coll_proto proto;
     if (!ics_tuner_pick(&c->tuner, req, tuning, supports, &algo, &proto))
         return NULL;
-    int nch = ics_tuner_channels(&c->tuner, req, tuning, algo);
+    int nch = ics_tuner_channels(&c->tuner, req, tuning, algo, proto);
     ics_algo_ctx ctx;
-    fill_ctx(c, req, algo, proto, nch, &ctx);
+    fill_ctx(c, req, tuning, algo, proto, nch, &ctx);
     ics_sched *s = ics_sched_new();
     const ics_algo_ops *ops = algorithms[algo];
     bool streams =

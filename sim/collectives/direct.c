@@ -8,21 +8,55 @@ static bool direct_supports(const ics_algo_ctx *c)
     return (c->req.op == ICS_COLL_ALLTOALL || c->req.op == ICS_COLL_SENDRECV) && c->n >= 2;
 }
 
+/* NCCL's point-to-point step: 512 KiB where every GPU of the communicator is on NVLink, 128 KiB
+ * otherwise (p2pChunkSize). */
+#define P2P_STEP_NVLINK (512 * 1024)
+#define P2P_STEP_OTHER  (128 * 1024)
+/* True if every rank reaches rank 0 over NVLink only. */
+static bool all_nvlink(const ics_algo_ctx *c)
+{
+    bool nv = true;
+    for (int r = 1; r < c->n && nv; r++) {
+        ics_route route;
+        if (!ics_route_find(c->t, c->ranks[0], c->ranks[r], 0, &route))
+            return false;
+        for (int p = 0; p < route.n_paths; p++)
+            for (int h = 0; h < route.paths[p].n_hops; h++)
+                nv &= ics_topo_chan_get(c->t, route.paths[p].chans[h])->kind == ICS_CHAN_NVLINK;
+        ics_route_clear(&route);
+    }
+    return nv;
+}
+
+/* One send of `bytes` from rank a to rank b over the context's channels, played as one transfer:
+ * the channels' CTAs copy it no faster than their ceiling (its floor) and synchronize once per
+ * p2p step of each channel (its tail). A transfer per step would only add events: nothing else
+ * waits on a send's steps. */
+static void p2p_send(const ics_algo_ctx *c, ics_sched *s, int a, int b, uint64_t bytes,
+                     uint64_t step, uint64_t hash, int start)
+{
+    uint64_t per_step = step * (uint64_t)c->nch, cta = c->cta_bytes_per_s * (uint64_t)c->nch;
+    uint64_t steps = MAX(1, (bytes + per_step - 1) / per_step);
+    int id = ics_sched_send(s, c->ranks[a], c->ranks[b], ics_algo_wire(c, bytes), hash, &start, 1);
+    if (cta > 0)
+        ics_sched_set_floor(s, id, ics_time_serialize(bytes, cta));
+    ics_sched_set_tail(s, id, c->sync_ps * (ics_time)steps);
+}
+
 static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
 {
     int n = c->n, start = ics_sched_delay(s, c->base_lat_ps + c->step_lat_ps, NULL, 0);
+    uint64_t step = all_nvlink(c) ? P2P_STEP_NVLINK : P2P_STEP_OTHER;
     if (c->req.op == ICS_COLL_SENDRECV) {
         for (int r = 0; r < n; r++)
-            ics_sched_send(s, c->ranks[r], c->ranks[(r + 1) % n],
-                           ics_algo_wire(c, c->req.size_bytes), (uint64_t)r, &start, 1);
+            p2p_send(c, s, r, (r + 1) % n, c->req.size_bytes, step, (uint64_t)r, start);
         return;
     }
     uint64_t each = c->req.size_bytes / (uint64_t)n;
     for (int r = 0; r < n; r++)
         for (int k = 1; k < n; k++) {
             int peer = (r + k) % n; /* NCCL walks the peers in this order */
-            ics_sched_send(s, c->ranks[r], c->ranks[peer], ics_algo_wire(c, each),
-                           (uint64_t)r * (uint64_t)n + (uint64_t)peer, &start, 1);
+            p2p_send(c, s, r, peer, each, step, (uint64_t)r * (uint64_t)n + (uint64_t)peer, start);
         }
 }
 

@@ -4,10 +4,6 @@
  * in proportion to each GPU's links to them (5/5/4/4 on DGX H100). */
 #include "algo.h"
 
-/* One op per switch: the switch pipelines packet by packet anyway (net.h), and ops that share a
- * GPU's bond would only compete with each other. */
-#define NVLS_SLICES 1
-
 /* The NVLS switches rank 0 is wired to, and its link count to each; 0 if a rank lacks one. */
 static int nvls_switches(const ics_algo_ctx *c, int *sw, int *links, int max)
 {
@@ -33,25 +29,70 @@ static bool nvls_supports(const ics_algo_ctx *c)
     return c->req.op == ICS_COLL_ALL_REDUCE && c->n >= 2 && nvls_switches(c, sw, links, 64) > 0;
 }
 
+/* NCCL's NVLS chunk (enqueue.cc): 128 KiB per head, smaller for calls that would otherwise give
+ * each of the channel x head pairs few chunks: 64 KiB below 64, 32 KiB below 8, 16 KiB below 2
+ * chunks each. */
+static uint64_t nvls_chunk(uint64_t bytes, uint64_t ops)
+{
+    uint64_t chunk = 128 * 1024;
+    if (bytes < 64 * ops * chunk)
+        chunk = 64 * 1024;
+    if (bytes < 8 * ops * chunk)
+        chunk = 32 * 1024;
+    if (bytes < 2 * ops * chunk)
+        chunk = 16 * 1024;
+    return chunk;
+}
+
+/* NCCL's NVLS kernel runs three groups of warps in each channel's CTA, one iteration after
+ * another: scatter (copy a chunk per head of the user's buffer into the NVLS buffer), reduce
+ * (multimem load-reduce of this GPU's head chunk through the switches, multimem store of the sum
+ * to every GPU), gather (copy the results out). The groups pipeline over iterations; the channels
+ * run alike, so they are played together: an iteration is every channel's chunk per head. Copies
+ * move at the CTAs' ceiling; the reduction step pays the switch traffic and, after it, the
+ * synchronization of its two hand-offs (scatter to reduce, reduce to gather). */
 static void nvls_plan(const ics_algo_ctx *c, ics_sched *s)
 {
     int sw[64], links[64];
     int nsw = nvls_switches(c, sw, links, 64), total = 0;
     for (int j = 0; j < nsw; j++)
         total += links[j];
+    uint64_t size = c->req.size_bytes, heads = (uint64_t)c->n, nch = (uint64_t)c->nch;
+    uint64_t per_iter = nch * heads * nvls_chunk(size, nch * heads);
+    uint64_t iters = MAX(1, (size + per_iter - 1) / per_iter);
+    uint64_t cta = c->cta_bytes_per_s * nch;
     int start = ics_sched_delay(s, c->base_lat_ps + c->step_lat_ps, NULL, 0);
-    uint64_t left = c->req.size_bytes;
-    for (int j = 0; j < nsw; j++) {
-        uint64_t share =
-            j + 1 < nsw ? c->req.size_bytes * (uint64_t)links[j] / (uint64_t)total : left;
-        left -= share;
-        for (int k = 0; k < NVLS_SLICES; k++) {
-            uint64_t each = share / NVLS_SLICES;
-            uint64_t bytes = k + 1 < NVLS_SLICES ? each : share - each * (NVLS_SLICES - 1);
-            if (bytes > 0)
-                ics_sched_reduce(s, c->ranks, c->n, sw[j], ics_algo_wire(c, bytes), &start, 1);
+    int scatter = -1, gather = -1, *reduce = g_new(int, nsw), nred = 0;
+    for (uint64_t i = 0; i < iters; i++) {
+        uint64_t bytes = MIN(per_iter, size - i * per_iter);
+        ics_time copy = cta ? ics_time_serialize(bytes, cta) : 0;
+        int deps[66] = {start, scatter}, nd = scatter >= 0 ? 2 : 1;
+        scatter = ics_sched_delay(s, copy, deps, nd);
+        /* the reduction of this iteration after its scatter and the previous reduction */
+        deps[0] = scatter;
+        nd = 1;
+        for (int j = 0; j < nred; j++)
+            deps[nd++] = reduce[j];
+        uint64_t left = bytes;
+        nred = 0;
+        for (int j = 0; j < nsw; j++) {
+            uint64_t share = j + 1 < nsw ? bytes * (uint64_t)links[j] / (uint64_t)total : left;
+            left -= share;
+            if (share == 0)
+                continue;
+            int id = ics_sched_reduce(s, c->ranks, c->n, sw[j], ics_algo_wire(c, share), deps, nd);
+            ics_sched_set_tail(s, id, 2 * c->sync_ps);
+            reduce[nred++] = id;
         }
+        /* the gather of this iteration after its reduction and the previous gather */
+        nd = 0;
+        for (int j = 0; j < nred; j++)
+            deps[nd++] = reduce[j];
+        if (gather >= 0)
+            deps[nd++] = gather;
+        gather = ics_sched_delay(s, copy, deps, nd);
     }
+    g_free(reduce);
 }
 
 const ics_algo_ops ics_algo_nvls = {

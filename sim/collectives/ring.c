@@ -13,12 +13,21 @@
 #include "algo.h"
 #include "ring_order.h"
 
-#define MAX_SLICES      4
-#define MIN_SLICE_BYTES (64 * 1024)
+#define MAX_SLICES 4 /* simulated slices per step of a simulated loop, at most */
 /* A chain (broadcast, reduce) only overlaps its hops through slicing: it needs many slices to
  * approach the link rate, as NCCL's chunked pipeline does. */
-#define MAX_CHAIN_SLICES      64
-#define MIN_CHAIN_SLICE_BYTES (256 * 1024)
+#define MAX_CHAIN_SLICES  64
+#define CHAIN_SIMPLE_STEP (512 * 1024)
+
+/* NCCL's unit of work on a ring (enqueue.cc, prims_*.h): per channel and loop each rank's part
+ * is a chunk of at most 4 FIFO steps of 512 KiB with Simple (2 MiB), one step of LL (64 KiB,
+ * half of it data) or LL128 (614,400 B, 120/128 of it data); Simple moves a chunk in two
+ * slices of at least 32 KiB, LL and LL128 in one. */
+static const uint64_t max_chunk_bytes[ICS_PROTO_COUNT] = {32 * 1024, 576000, 2 * 1024 * 1024};
+#define SIMPLE_SLICES    2
+#define SIMPLE_MIN_SLICE (32 * 1024)
+/* Sends a chunk-level ring plan may hold: past it, simulated loops stand for several of NCCL's. */
+#define RING_SEND_BUDGET (1 << 19)
 
 static bool ring_supports(const ics_algo_ctx *c)
 {
@@ -39,47 +48,103 @@ static uint64_t piece(uint64_t total, int parts, int i)
     return i + 1 < parts ? each : total - each * (uint64_t)(parts - 1);
 }
 
-static int slices_for(uint64_t bytes)
+/* How one channel's share moves, as NCCL cuts it: loops of steps, each step one part of a chunk
+ * per rank, in slices. A simulated loop may stand for `group` of NCCL's loops (the schedule's
+ * size is bounded); its slices then carry and pay for all of theirs. */
+typedef struct {
+    uint64_t share;   /* one NCCL channel's bytes */
+    uint64_t chunk;   /* NCCL's chunk: a rank's part per loop */
+    int nccl_loops;   /* ceil(share / (n x chunk)) */
+    int loops, group; /* simulated loops, NCCL loops per simulated loop */
+    int slices;       /* simulated slices per step */
+} ring_cut;
+
+/* NCCL's slices in a chunk of `bytes` under the context's protocol. */
+static int nccl_slices(const ics_algo_ctx *c, uint64_t bytes)
 {
-    int s = (int)(bytes / MIN_SLICE_BYTES);
-    return s < 1 ? 1 : (s > MAX_SLICES ? MAX_SLICES : s);
+    if (c->proto != ICS_PROTO_SIMPLE)
+        return 1;
+    uint64_t slice = MAX((bytes + SIMPLE_SLICES - 1) / SIMPLE_SLICES, SIMPLE_MIN_SLICE);
+    return (int)MAX(1, (bytes + slice - 1) / slice);
 }
 
-/* One channel of the all-reduce family: steps [s0, s1) of the 2(n-1); steps below n-1 reduce. */
-static void ring_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t chan_bytes, int s0,
-                       int s1, int start)
+static ring_cut ring_cut_of(const ics_algo_ctx *c, uint64_t share, int steps, int sim_channels)
+{
+    ring_cut k = {.share = share};
+    uint64_t n = (uint64_t)c->n;
+    k.chunk = MIN(max_chunk_bytes[c->proto], MAX(1, (share + n - 1) / n));
+    k.nccl_loops = (int)MAX(1, (share + n * k.chunk - 1) / (n * k.chunk));
+    int per_loop_slices = nccl_slices(c, k.chunk);
+    int64_t per_loop = (int64_t)steps * c->n * sim_channels * MAX_SLICES;
+    int loops = (int)MAX(1, MIN((int64_t)k.nccl_loops, RING_SEND_BUDGET / MAX(1, per_loop)));
+    k.group = (k.nccl_loops + loops - 1) / loops;
+    k.loops = (k.nccl_loops + k.group - 1) / k.group;
+    k.slices = MIN(MAX_SLICES, k.group * per_loop_slices);
+    return k;
+}
+
+/* Per-channel bytes of a rank's part in simulated loop l (the last NCCL loop is short). */
+static uint64_t loop_part(const ics_algo_ctx *c, const ring_cut *k, int l)
+{
+    uint64_t n = (uint64_t)c->n, before = (uint64_t)l * k->group * n * k->chunk;
+    if (before >= k->share)
+        return 0;
+    uint64_t bytes = MIN((uint64_t)k->group * n * k->chunk, k->share - before);
+    return (bytes + n - 1) / n;
+}
+
+/* One channel of the all-reduce family: steps [s0, s1) of the 2(n-1) per loop; steps below
+ * n-1 reduce. `merged` of NCCL's channels travel together (one node: the links see the same
+ * bytes), `chan_bytes` being all of theirs. A send is one slice of every merged channel: its
+ * CTAs copy it no faster than their ceiling (the send's floor) and then synchronize (its
+ * tail); the slice it forwards must have arrived, been reduced, and NCCL's per-step latency
+ * beyond that synchronization must have passed. */
+static void ring_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t chan_bytes, int merged,
+                       int s0, int s1, int start)
 {
     int n = c->n;
     int *order = g_new(int, n);
     ring_order(c, ch, order);
-    int S = slices_for(chan_bytes / (uint64_t)n);
+    int sim_channels = merged > 1 ? 1 : c->nch;
+    merged *= c->ctas_per_channel; /* NCCL's channels in this one */
+    ring_cut k = ring_cut_of(c, chan_bytes / (uint64_t)merged, s1 - s0, sim_channels);
+    int S = k.slices;
     int *prev = g_new(int, n *S), *cur = g_new(int, n *S), *last = g_new(int, n);
     for (int p = 0; p < n; p++)
         last[p] = -1;
-    for (int step = s0; step < s1; step++) {
-        for (int p = 0; p < n; p++) {
-            int part = ((p - step) % n + n) % n;
-            uint64_t part_bytes = piece(chan_bytes, n, part);
-            for (int k = 0; k < S; k++) {
-                uint64_t bytes = piece(part_bytes, S, k);
-                int deps[2] = {start, -1}, nd = 1;
-                if (step > s0) {
-                    int got = prev[((p - 1 + n) % n) * S + k];
-                    bool reduced = step - 1 < n - 1;
-                    ics_time d = c->step_lat_ps + (reduced ? ics_algo_reduce_time(c, bytes) : 0);
-                    deps[0] = ics_sched_delay(s, d, &got, 1);
+    ics_time after = c->step_lat_ps > c->sync_ps ? c->step_lat_ps - c->sync_ps : 0;
+    uint64_t cta = c->cta_bytes_per_s * (uint64_t)merged;
+    for (int l = 0; l < k.loops; l++) {
+        uint64_t part = loop_part(c, &k, l) * (uint64_t)merged;
+        int nccl = MIN(k.group, k.nccl_loops - l * k.group) * nccl_slices(c, k.chunk);
+        ics_time tail = c->sync_ps * (ics_time)((nccl + S - 1) / S);
+        for (int step = s0; step < s1; step++) {
+            for (int p = 0; p < n; p++) {
+                for (int j = 0; j < S; j++) {
+                    uint64_t bytes = piece(part, S, j);
+                    int deps[2] = {start, -1}, nd = 1;
+                    if (step > s0) {
+                        int got = prev[((p - 1 + n) % n) * S + j];
+                        bool reduced = step - 1 < n - 1;
+                        ics_time d = after + (reduced ? ics_algo_reduce_time(c, bytes) : 0);
+                        deps[0] = ics_sched_delay(s, d, &got, 1);
+                    }
+                    /* a channel sends its slices in order through one FIFO, step after step */
+                    if (last[p] >= 0)
+                        deps[nd++] = last[p];
+                    int id = ics_sched_send(s, c->ranks[order[p]], c->ranks[order[(p + 1) % n]],
+                                            ics_algo_wire(c, bytes),
+                                            (uint64_t)ch * 131071 + (uint64_t)p, deps, nd);
+                    if (cta > 0)
+                        ics_sched_set_floor(s, id, ics_time_serialize(bytes, cta));
+                    ics_sched_set_tail(s, id, tail);
+                    last[p] = cur[p * S + j] = id;
                 }
-                /* a channel sends its slices in order through one FIFO, step after step */
-                if (last[p] >= 0)
-                    deps[nd++] = last[p];
-                last[p] = cur[p * S + k] = ics_sched_send(
-                    s, c->ranks[order[p]], c->ranks[order[(p + 1) % n]], ics_algo_wire(c, bytes),
-                    (uint64_t)ch * 131071 + (uint64_t)p, deps, nd);
             }
+            int *tmp = prev;
+            prev = cur;
+            cur = tmp;
         }
-        int *tmp = prev;
-        prev = cur;
-        cur = tmp;
     }
     g_free(order);
     g_free(prev);
@@ -87,14 +152,27 @@ static void ring_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t cha
     g_free(last);
 }
 
+/* A chain's slices for one NCCL channel's `share`: NCCL moves a broadcast or reduce one FIFO step
+ * at a time (BROADCAST_CHUNKSTEPS 1: 512 KiB with Simple, the step's data with LL and LL128);
+ * at most MAX_CHAIN_SLICES simulated, each standing for *group of NCCL's. */
+static int chain_slices(const ics_algo_ctx *c, uint64_t share, int *group)
+{
+    uint64_t step = c->proto == ICS_PROTO_SIMPLE ? CHAIN_SIMPLE_STEP : max_chunk_bytes[c->proto];
+    uint64_t nccl = MAX(1, (share + step - 1) / step);
+    *group = (int)((nccl + MAX_CHAIN_SLICES - 1) / MAX_CHAIN_SLICES);
+    return (int)((nccl + (uint64_t)*group - 1) / (uint64_t)*group);
+}
+
 /* A chain over the ring from position `first`, n-1 hops; reduce: every hop reduces. */
-static void chain_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t chan_bytes, int first,
-                        bool reduce, int start)
+static void chain_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t chan_bytes,
+                        int merged, int first, bool reduce, int start)
 {
     int n = c->n;
+    uint64_t cta = c->cta_bytes_per_s * (uint64_t)merged * (uint64_t)c->ctas_per_channel;
+    ics_time after = c->step_lat_ps > c->sync_ps ? c->step_lat_ps - c->sync_ps : 0;
     int *order = g_new(int, n);
     ring_order(c, ch, order);
-    int S = (int)MIN(MAX_CHAIN_SLICES, MAX(1, chan_bytes / MIN_CHAIN_SLICE_BYTES));
+    int group, S = chain_slices(c, chan_bytes / ((uint64_t)merged * c->ctas_per_channel), &group);
     int *prev = g_new(int, S), cur_prev = -1;
     for (int h = 0; h < n - 1; h++) {
         int a = order[(first + h) % n], b = order[(first + h + 1) % n];
@@ -102,7 +180,7 @@ static void chain_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t ch
             uint64_t bytes = piece(chan_bytes, S, k);
             int deps[2] = {start, -1}, nd = 1;
             if (h > 0) {
-                ics_time d = c->step_lat_ps + (reduce ? ics_algo_reduce_time(c, bytes) : 0);
+                ics_time d = after + (reduce ? ics_algo_reduce_time(c, bytes) : 0);
                 deps[0] = ics_sched_delay(s, d, &prev[k], 1);
             }
             if (k > 0) /* in order through the channel's FIFO */
@@ -110,6 +188,9 @@ static void chain_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t ch
             cur_prev = prev[k] =
                 ics_sched_send(s, c->ranks[a], c->ranks[b], ics_algo_wire(c, bytes),
                                (uint64_t)ch * 131071 + (uint64_t)h, deps, nd);
+            if (cta > 0)
+                ics_sched_set_floor(s, cur_prev, ics_time_serialize(bytes, cta));
+            ics_sched_set_tail(s, cur_prev, c->sync_ps * group);
         }
     }
     g_free(order);
@@ -146,25 +227,26 @@ static void ring_plan(const ics_algo_ctx *c, ics_sched *s)
 {
     int n = c->n, start = ics_sched_delay(s, c->base_lat_ps, NULL, 0);
     uint64_t size = c->req.size_bytes;
-    int nch = one_node(c) ? 1 : c->nch;
+    bool merge = one_node(c);
+    int nch = merge ? 1 : c->nch, m = merge ? c->nch : 1;
     for (int ch = 0; ch < nch; ch++) {
         uint64_t chan_bytes = piece(size, nch, ch);
         switch (c->req.op) {
         case ICS_COLL_ALL_REDUCE:
-            ring_steps(c, s, ch, chan_bytes, 0, 2 * (n - 1), start);
+            ring_steps(c, s, ch, chan_bytes, m, 0, 2 * (n - 1), start);
             break;
         case ICS_COLL_REDUCE_SCATTER:
-            ring_steps(c, s, ch, chan_bytes, 0, n - 1, start);
+            ring_steps(c, s, ch, chan_bytes, m, 0, n - 1, start);
             break;
         case ICS_COLL_ALL_GATHER:
             /* steps n-1 .. 2n-3: forward without reducing */
-            ring_steps(c, s, ch, chan_bytes, n - 1, 2 * (n - 1), start);
+            ring_steps(c, s, ch, chan_bytes, m, n - 1, 2 * (n - 1), start);
             break;
         case ICS_COLL_BROADCAST:
-            chain_steps(c, s, ch, chan_bytes, position_of(c, ch, c->req.root), false, start);
+            chain_steps(c, s, ch, chan_bytes, m, position_of(c, ch, c->req.root), false, start);
             break;
         case ICS_COLL_REDUCE:
-            chain_steps(c, s, ch, chan_bytes, (position_of(c, ch, c->req.root) + 1) % n, true,
+            chain_steps(c, s, ch, chan_bytes, m, (position_of(c, ch, c->req.root) + 1) % n, true,
                         start);
             break;
         default:
@@ -200,8 +282,8 @@ static ics_time ring_edges(const ics_algo_ctx *c, const int *order, int edges, u
  * the ring, each edge costing a slice's transfer, its latency, NCCL's per-step latency and the
  * reduction; the links meanwhile need S slices per step on the slowest edge. A chain
  * pipelines its S slices over n-1 hops. */
-static void ring_stream(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t chan_bytes, int steps,
-                        bool reduce, bool chain, int first, int start)
+static void ring_stream(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t chan_bytes,
+                        int merged, int steps, bool reduce, bool chain, int first, int start)
 {
     int n = c->n, edges = chain ? n - 1 : n;
     int *order = g_new(int, n);
@@ -215,23 +297,49 @@ static void ring_stream(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t ch
     }
     uint64_t edge_bytes =
         chain ? chan_bytes : (uint64_t)((double)chan_bytes * steps / n + 0.5); /* parts moved */
-    int S = chain ? (int)MIN(MAX_CHAIN_SLICES, MAX(1, chan_bytes / MIN_CHAIN_SLICE_BYTES))
-                  : slices_for(chan_bytes / (uint64_t)n);
-    uint64_t slice = (chain ? chan_bytes : chan_bytes / (uint64_t)n) / (uint64_t)S;
-    ics_time per_edge = c->step_lat_ps + (reduce ? ics_algo_reduce_time(c, slice) : 0);
+    /* slices per step and their size: NCCL's cut for a ring (every loop's, in a row), ours for a
+     * chain; each costs its transfer or the CTAs' copy, whichever is slower, then their sync */
+    int m = merged * c->ctas_per_channel, S, group = 1; /* m: NCCL's channels in this stream */
+    uint64_t slice;
+    if (chain) {
+        S = chain_slices(c, chan_bytes / (uint64_t)m, &group);
+        slice = chan_bytes / (uint64_t)S;
+    } else {
+        ring_cut k = ring_cut_of(c, chan_bytes / (uint64_t)m, steps, c->nch);
+        int per_chunk = nccl_slices(c, k.chunk);
+        S = k.nccl_loops * per_chunk;
+        slice = MAX(1, chan_bytes / (uint64_t)n / (uint64_t)S);
+    }
+    uint64_t cta = c->cta_bytes_per_s * (uint64_t)m;
+    ics_time t_cta = cta ? ics_time_serialize(slice, cta) : 0;
+    ics_time after = c->step_lat_ps > c->sync_ps ? c->step_lat_ps - c->sync_ps : 0;
+    /* an all-reduce reduces in its first n-1 steps only: on average per edge half the time */
+    ics_time red = reduce ? ics_algo_reduce_time(c, slice) : 0;
+    if (reduce && !chain && steps > n - 1)
+        red = red * (n - 1) / steps;
+    ics_time per_edge = after + red;
     ics_time lat, path,
         t = ring_edges(c, order, edges, ics_algo_wire(c, slice), per_edge, &lat, &path);
-    /* own: what the stream takes alone, every slice of every step at the slowest edge's rate */
-    ics_time total, own = (ics_time)(chain ? 1 : steps) * (ics_time)S * t + lat;
+    /* a slice takes its transfer and latency or the CTAs' copy, whichever is longer, then the
+     * sync: on each edge of the path too */
+    ics_time extra = MAX(0, t_cta - t - lat) + c->sync_ps * group;
+    path += (ics_time)edges * extra;
+    ics_time t_slice = t + extra, nslices = (ics_time)(chain ? 1 : steps) * (ics_time)S;
+    /* alone, the stream moves at the links' rate, no faster than its CTAs copy (the stream's
+     * floor), and its CTAs synchronize after every slice (its tail) */
+    ics_time floor_ps = nslices * t_cta, tail_ps = nslices * c->sync_ps * group;
+    ics_time own = MAX(nslices * t + lat, floor_ps) + tail_ps, total;
     if (chain)
-        total = path + (ics_time)(S - 1) * t;
+        total = path + (ics_time)(S - 1) * t_slice;
     else
-        total = MAX(own, (ics_time)((double)path * steps / n) + (ics_time)(S - 1) * t);
+        total = MAX(own, (ics_time)((double)path * steps / n) + (ics_time)(S - 1) * t_slice);
     ics_net_leg *legs = g_new(ics_net_leg, edges);
     for (int p = 0; p < edges; p++)
         legs[p] = (ics_net_leg){c->ranks[order[p]], c->ranks[order[(p + 1) % n]],
                                 ics_algo_wire(c, edge_bytes), (uint64_t)ch * 131071 + (uint64_t)p};
     int id = ics_sched_stream(s, legs, edges, &start, 1);
+    ics_sched_set_floor(s, id, floor_ps);
+    ics_sched_set_tail(s, id, tail_ps);
     ics_sched_delay(s, total > own ? total - own : 0, &id, 1);
     g_free(legs);
     g_free(order);
@@ -240,23 +348,26 @@ static void ring_stream(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t ch
 static void ring_plan_streams(const ics_algo_ctx *c, ics_sched *s)
 {
     int n = c->n, start = ics_sched_delay(s, c->base_lat_ps, NULL, 0);
-    for (int ch = 0; ch < c->nch; ch++) {
-        uint64_t b = piece(c->req.size_bytes, c->nch, ch);
+    /* one node: the channels as one, as in ring_plan */
+    bool merge = one_node(c);
+    int nch = merge ? 1 : c->nch, m = merge ? c->nch : 1;
+    for (int ch = 0; ch < nch; ch++) {
+        uint64_t b = piece(c->req.size_bytes, nch, ch);
         switch (c->req.op) {
         case ICS_COLL_ALL_REDUCE:
-            ring_stream(c, s, ch, b, 2 * (n - 1), true, false, 0, start);
+            ring_stream(c, s, ch, b, m, 2 * (n - 1), true, false, 0, start);
             break;
         case ICS_COLL_REDUCE_SCATTER:
-            ring_stream(c, s, ch, b, n - 1, true, false, 0, start);
+            ring_stream(c, s, ch, b, m, n - 1, true, false, 0, start);
             break;
         case ICS_COLL_ALL_GATHER:
-            ring_stream(c, s, ch, b, n - 1, false, false, 0, start);
+            ring_stream(c, s, ch, b, m, n - 1, false, false, 0, start);
             break;
         case ICS_COLL_BROADCAST:
-            ring_stream(c, s, ch, b, 0, false, true, position_of(c, ch, c->req.root), start);
+            ring_stream(c, s, ch, b, m, 0, false, true, position_of(c, ch, c->req.root), start);
             break;
         case ICS_COLL_REDUCE:
-            ring_stream(c, s, ch, b, 0, true, true, (position_of(c, ch, c->req.root) + 1) % n,
+            ring_stream(c, s, ch, b, m, 0, true, true, (position_of(c, ch, c->req.root) + 1) % n,
                         start);
             break;
         default:

@@ -11,8 +11,12 @@ typedef struct {
     int dst0, ndst;   /* reduce, multicast: destinations devs[dst0 ..); ndst 0: the sources */
     uint64_t bytes, hash;
     ics_time delay_ps;
-    int waiting;      /* dependencies not yet ended, while playing */
-    int succ0, nsucc; /* successors: succ[succ0 .. succ0 + nsucc), built before playing */
+    ics_time floor_ps; /* the step ends no earlier than this long after it starts */
+    ics_time tail_ps;  /* ... and this long after its work is done */
+    ics_time start_ps; /* while playing: when it started */
+    bool finishing;    /* while playing: floor and tail scheduled */
+    int waiting;       /* dependencies not yet ended, while playing */
+    int succ0, nsucc;  /* successors: succ[succ0 .. succ0 + nsucc), built before playing */
 } step;
 
 struct ics_sched {
@@ -41,6 +45,18 @@ void ics_sched_free(ics_sched *s)
     g_array_free(s->legs, TRUE);
     g_array_free(s->edges, TRUE);
     g_free(s);
+}
+
+void ics_sched_set_floor(ics_sched *s, int id, ics_time floor_ps)
+{
+    g_assert(id >= 0 && id < (int)s->steps->len && floor_ps >= 0);
+    g_array_index(s->steps, step, id).floor_ps = floor_ps;
+}
+
+void ics_sched_set_tail(ics_sched *s, int id, ics_time tail_ps)
+{
+    g_assert(id >= 0 && id < (int)s->steps->len && tail_ps >= 0);
+    g_array_index(s->steps, step, id).tail_ps = tail_ps;
 }
 
 int ics_sched_len(const ics_sched *s)
@@ -159,7 +175,14 @@ static void record_end(ics_engine *e, void *ctx, uint64_t tag)
 static void step_end(ics_engine *e, void *ctx, uint64_t id)
 {
     player *p = ctx;
-    const step *st = &p->steps[id];
+    step *st = &p->steps[id];
+    /* the work is done: the step ends at its floor, if later, plus its tail */
+    if (!st->finishing && (st->floor_ps > 0 || st->tail_ps > 0)) {
+        st->finishing = true;
+        ics_time at = MAX(ics_engine_now(e), st->start_ps + st->floor_ps) + st->tail_ps;
+        ics_engine_at(e, at, step_end, p, id);
+        return;
+    }
     for (int i = 0; i < st->nsucc; i++) {
         int n = p->succ[st->succ0 + i];
         if (--p->steps[n].waiting == 0)
@@ -173,6 +196,7 @@ static void step_end(ics_engine *e, void *ctx, uint64_t id)
 static void step_start(player *p, int id)
 {
     step *st = &p->steps[id];
+    st->start_ps = ics_engine_now(p->e);
     switch (st->kind) {
     case ICS_STEP_SEND: {
         ics_net_xfer x = {.src = st->src,

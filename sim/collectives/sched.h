@@ -35,6 +35,13 @@ int ics_sched_reduce_to(ics_sched *s, const int *srcs, int nsrc, int sw, const i
                         uint64_t bytes, const int *deps, int ndeps);
 int ics_sched_multicast(ics_sched *s, int src, int sw, const int *dsts, int ndst, uint64_t bytes,
                         const int *deps, int ndeps);
+/* Step id ends no earlier than floor_ps after it starts, however fast the network moves it:
+ * what a GPU's thread block copies per second bounds a channel's transfer even where the links
+ * would be faster. */
+void ics_sched_set_floor(ics_sched *s, int id, ics_time floor_ps);
+/* Step id ends tail_ps after its work (and floor): the synchronization after a slice (a fence,
+ * a flag) that keeps its channel busy and its receiver waiting. */
+void ics_sched_set_tail(ics_sched *s, int id, ics_time tail_ps);
 int ics_sched_len(const ics_sched *s);
 
 /* Starts playing s (transfer full: freed once played) on engine e over net, its steps with no

@@ -101,6 +101,8 @@ void ics_tuner_init(ics_tuner *tu, const ics_topo *t, const int *ranks, int n)
     g_free(ring);
     int links;
     uint64_t nv = ics_topo_dev_bw(t, ranks[0], ICS_CHAN_NVLINK, &links);
+    tu->nvlinks = links;
+    tu->nvlink_gbps = nccl_link_gbps(g->arch);
     /* what NCCL's kernels achieve on NVLink, against what our links carry after packet
      * headers: applied as extra wire bytes on NVLink routes */
     tu->kernel_eff = 1.0;
@@ -211,36 +213,4 @@ bool ics_tuner_pick(const ics_tuner *tu, const ics_coll_req *req, const ics_coll
         }
     }
     return isfinite(best);
-}
-
-int ics_tuner_channels(const ics_tuner *tu, const ics_coll_req *req, const ics_coll_tuning *want,
-                       ics_coll_algo algo)
-{
-    /* NCCL opens as many channels as the topology search finds rings (one per NIC across
-     * nodes, up to 16-32 on NVSwitch), but uses fewer for small messages so that each channel
-     * still gets a useful chunk. 8 channels is what it settles on for 8 ranks in one node on
-     * DGX-class machines at large sizes; small sizes drop to 1-2. */
-    int nch = algo == ICS_ALGO_DIRECT ? 1 : 8;
-    /* GPUs wired to each other (DGX-1): NCCL finds one NVLink-only ring per link of a GPU and
-     * runs each twice (two channels per ring), so every link carries the same share */
-    int links = 0;
-    if (algo == ICS_ALGO_RING && ics_ring_orders_differ(tu->t, tu->ranks, tu->n))
-        ics_topo_dev_bw(tu->t, tu->ranks[0], ICS_CHAN_NVLINK, &links);
-    if (links > 0)
-        nch = 2 * links;
-    /* The floor is 64 KiB of a channel's unit of work: a ring channel splits its bytes over
-     * the n ranks (each step moves one part), a tree channel moves them whole, so a tree's
-     * floor does not grow with the rank count (at 1024 ranks it would leave a tree 1-2
-     * channels up to 128 MiB). */
-    uint64_t per = req->size_bytes / (uint64_t)nch;
-    uint64_t floor = (uint64_t)(algo == ICS_ALGO_TREE ? 1 : tu->n) * 64 * 1024;
-    while (nch > 1 && per < floor) {
-        nch /= 2;
-        per = req->size_bytes / (uint64_t)nch;
-    }
-    if (want->min_channels > 0)
-        nch = MAX(nch, want->min_channels);
-    if (want->max_channels > 0)
-        nch = MIN(nch, want->max_channels);
-    return MAX(nch, 1);
 }

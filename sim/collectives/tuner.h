@@ -15,15 +15,20 @@ typedef struct {
     double kernel_eff;           /* NCCL kernels' NVLink rate over our links' payload rate */
     uint64_t reduce_bytes_per_s; /* GPU memory bandwidth */
     /* What NCCL's model of the algorithms that span nodes reads (tuner_nccl.c): */
-    int nnodes, ppn;   /* nodes, ranks per node (nRanks / nNodes, as NCCL) */
-    int intra_class;   /* slowest link class between a node's ranks: 0 NVLink, 1 PCI */
-    double intra_gbps; /* one node's rank-order ring at NCCL's kernel rate, GB/s (NCCL's
-                          nChannels x bwIntra); INFINITY with one rank per node */
-    double net_gbps;   /* the smallest node's compute NICs in use, summed, GB/s (nChannels x
-                          bwInter); 0 on a single node */
-    int heads;         /* the fewest distinct NICs a node's ranks use (CollNet heads) */
-    bool amd_cpu;      /* NCCL's LL ceilings and network overhead differ on AMD hosts */
+    int nnodes, ppn;    /* nodes, ranks per node (nRanks / nNodes, as NCCL) */
+    int intra_class;    /* slowest link class between a node's ranks: 0 NVLink, 1 PCI */
+    double intra_gbps;  /* one node's rank-order ring at NCCL's kernel rate, GB/s (NCCL's
+                           nChannels x bwIntra); INFINITY with one rank per node */
+    double net_gbps;    /* the smallest node's compute NICs in use, summed, GB/s (nChannels x
+                           bwInter); 0 on a single node */
+    int heads;          /* the fewest distinct NICs a node's ranks use (CollNet heads) */
+    bool amd_cpu;       /* NCCL's LL ceilings and network overhead differ on AMD hosts */
+    int nvlinks;        /* NVLinks of a GPU (rank 0's) */
+    double nvlink_gbps; /* NCCL's figure for one NVLink of this GPU (20.6 GB/s on SM90) */
 } ics_tuner;
+
+/* NCCL's NVLS channels: "NVLS multicast support is available (NVLS_NCHANNELS 16)" */
+#define ICS_NVLS_CHANNELS 16
 
 void ics_tuner_init(ics_tuner *tu, const ics_topo *t, const int *ranks, int n);
 /* Wire bytes per payload byte for a combination (protocol, kernel, NVLS traffic). */
@@ -40,8 +45,30 @@ void ics_tuner_leg_factors(const ics_tuner *tu, ics_coll_algo algo, ics_coll_pro
 bool ics_tuner_pick(const ics_tuner *tu, const ics_coll_req *req, const ics_coll_tuning *want,
                     bool (*supports)(const ics_tuner *, ics_coll_algo, const ics_coll_req *),
                     ics_coll_algo *algo, ics_coll_proto *proto);
+
+/* ---- channels.c: NCCL's channels (thread blocks), what each copies, what a slice costs it ---- */
+
+/* NCCL's channel count for the communicator (comm->nChannels): on one node what its ring search
+ * finds, doubled twice (24 on DGX H100 and DGX A100); 2 per NVLink of a GPU where GPUs are
+ * wired to each other; 16 across nodes. */
+int ics_tuner_nccl_channels(const ics_tuner *tu);
+/* The channels a call is simulated on: NVLS 16; send/recv and all-to-all NCCL's per-peer rule;
+ * rings and trees on one node NCCL's count, fewer for small calls (threads' thresholds); across
+ * nodes 8 (one per NIC on DGX), halved while each would get less than 64 KiB of its unit of
+ * work; NCCL_MIN/MAX_NCHANNELS clamp it. */
 int ics_tuner_channels(const ics_tuner *tu, const ics_coll_req *req, const ics_coll_tuning *want,
-                       ics_coll_algo algo);
+                       ics_coll_algo algo, ics_coll_proto proto);
+/* How many of NCCL's channels (CTAs) each of the nch simulated ones stands for: across nodes the
+ * simulation runs a ring or tree channel per NIC, NCCL twice as many or more. At least 1. */
+int ics_tuner_ctas_per_channel(const ics_tuner *tu, const ics_coll_req *req,
+                               const ics_coll_tuning *want, ics_coll_algo algo,
+                               ics_coll_proto proto, int nch);
+/* What one channel's CTA copies per second at most, bytes/s (half NCCL's per-channel tree
+ * ceiling on one node: 19.35 GB/s on Hopper). */
+uint64_t ics_tuner_cta_bytes_per_s(const ics_tuner *tu);
+/* What a CTA spends synchronizing per slice it sends (Simple: half NCCL's per-step latency
+ * inside a node, 1.7 us on NVLink; LL and LL128: 0, their flags travel with the data). */
+ics_time ics_tuner_sync_lat(const ics_tuner *tu, ics_coll_proto proto);
 
 /* NCCL's NVLS efficiency for the tuner's GPU (0.85 Hopper, 0.74 Blackwell). */
 double ics_tuner_nvls_eff(const ics_tuner *tu);
@@ -56,6 +83,8 @@ bool ics_tuner_nccl_prices(const ics_tuner *tu, const ics_coll_req *req, ics_col
 /* NCCL's time estimate, microseconds; INFINITY where NCCL would not run the combination. */
 double ics_tuner_nccl_estimate_us(const ics_tuner *tu, const ics_coll_req *req, ics_coll_algo algo,
                                   ics_coll_proto proto);
+/* NCCL's per-channel ceiling of a tree on one node (perChMaxTreeBws), GB/s. */
+double ics_tuner_nccl_tree_channel_gbps(const ics_tuner *tu);
 /* NCCL's per-hop latency of algo inside a node (net false) or across the network, ps. */
 ics_time ics_tuner_nccl_hop_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto,
                                 bool net);

@@ -65,7 +65,6 @@ static const double tree_correction[ICS_PROTO_COUNT][23] = {
 #define COLLNET_SM90_FACTOR   0.85
 #define COLLNET_ARITY_US      0.4 /* CollNet Direct: serialization per local rank */
 #define COLLNET_MAX_LOCAL     8   /* NCCL_MAX_DIRECT_ARITY + 1 */
-#define NVLS_CHANNELS         16  /* "NVLS multicast support is available (NVLS_NCHANNELS 16)" */
 #define NET_OVERHEAD_INTEL_US 1.0 /* per ring step across nodes, x3 with Simple */
 #define NET_OVERHEAD_AMD_US   2.0
 #define RING_PLATEAU          1.4 /* SM80+; 1.9 before: ring Simple latency once pipelined */
@@ -200,13 +199,15 @@ static double base_us(const ics_tuner *tu, ics_coll_algo a, ics_coll_proto p)
     return ics_time_to_us(ics_tuner_base_lat(tu, a, p));
 }
 
-/* NCCL's channel count: every ring or tree of the topology search twice (src/graph/connect.cc
- * duplicates the channels), which our channel rule gives for large calls. */
+/* NCCL's channel count (channels.c). */
 static int model_channels(const ics_tuner *tu)
 {
-    ics_coll_req big = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = UINT64_C(1) << 40};
-    ics_coll_tuning none = {.algo = -1, .proto = -1};
-    return 2 * ics_tuner_channels(tu, &big, &none, ICS_ALGO_RING);
+    return ics_tuner_nccl_channels(tu);
+}
+
+double ics_tuner_nccl_tree_channel_gbps(const ics_tuner *tu)
+{
+    return per_ch_tree_gbps[arch_index(tu)][0];
 }
 
 /* NCCL's index by node count: 1, 2, more. */
@@ -272,10 +273,10 @@ static double nvls_tree_us(const ics_tuner *tu, const ics_coll_req *req)
     int n = tu->n, arch = arch_index(tu);
     /* all-reduce pipelines the reduce and the multicast: twice the NVLS rate */
     double intra =
-        tu->intra_gbps * ics_tuner_nvls_eff(tu) * (NVLS_CHANNELS - 1) / NVLS_CHANNELS * 2;
+        tu->intra_gbps * ics_tuner_nvls_eff(tu) * (ICS_NVLS_CHANNELS - 1) / ICS_NVLS_CHANNELS * 2;
     double inter = tu->net_gbps * (tu->nnodes <= 2 ? 2 : 1);
     double bus =
-        MIN(MIN(intra, inter), NVLS_CHANNELS * per_ch_nvls_tree_gbps[arch][nodes_index(tu)]);
+        MIN(MIN(intra, inter), ICS_NVLS_CHANNELS * per_ch_nvls_tree_gbps[arch][nodes_index(tu)]);
     if (bus <= 0)
         return INFINITY;
     double lat =

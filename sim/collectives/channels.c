@@ -1,0 +1,178 @@
+/* Channels as NCCL runs them: how many thread blocks (CTAs) a call gets, what one of them can
+ * copy per second, and what each slice it sends costs it in synchronization. These three make
+ * the mid-size ramp of every real nccl-tests curve: at 8 MiB a DGX H100 all-reduce runs at a
+ * third of its peak, not because the links are slow but because each channel moves small
+ * slices, pays a fence and a flag per slice, and (for send/recv) few channels run at all.
+ *
+ * Sources (NCCL 2.18-2.23, src/graph/search.cc, connect.cc, tuning.cc, enqueue.cc,
+ * src/device/prims_simple.h); see docs/collectives.md, "Channels". */
+#include "algo.h"
+#include "ring_order.h"
+#include "tuner.h"
+
+#include <math.h>
+#include <string.h>
+
+/* NCCL's ring search tries these per-channel speeds (GB/s), fastest first (search.cc). */
+static const double speeds_sm90[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
+static const double speeds_older[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
+#define SEARCH_MAX_CHANNELS 16 /* MAXCHANNELS / 2 */
+#define MAX_CHANNELS        32 /* MAXCHANNELS */
+
+/* Per-channel thread counts and the bytes per thread below which a channel is dropped
+ * (NCCL_{LL,LL128,SIMPLE}_THREAD_THRESHOLD; LL's is per rank on a ring). */
+static const int max_threads[ICS_PROTO_COUNT] = {512, 640, 512};
+static const int thread_threshold[ICS_PROTO_COUNT] = {8, 8, 64};
+
+/* Point-to-point: channels per peer, the part below which fewer channels are used and above
+ * which more (enqueue.cc, 2.22+: 64 KiB and 16 MiB on NVLink). */
+#define P2P_MIN_PART (64u * 1024)
+#define P2P_MAX_PART (16u * 1024 * 1024)
+
+static bool sm90_or_later(const ics_tuner *tu)
+{
+    return strcmp(tu->arch, "sm90") == 0 || strcmp(tu->arch, "sm100") == 0;
+}
+
+/* NCCL's ring search on one node of NVLink through switches: the fastest speed that carries the
+ * most in total (ties to the faster: it tries them in order), at most 16 channels; then
+ * ncclTopoDupChannels doubles the channels unless a Hopper+ graph is slow and wide, and
+ * ncclTopoPostset doubles them again (bounded by MAXCHANNELS). DGX H100: 18 x 20.6 GB/s = 6
+ * channels at 60 -> 12 -> 24; DGX A100: 12 x 20 = 6 at 40 -> 12 -> 24; H800 (8 links): 4 at 40
+ * -> 8 -> 16, as its logs print. */
+static int search_channels(const ics_tuner *tu, double total_gbps)
+{
+    bool new_gpu = sm90_or_later(tu);
+    const double *sp = new_gpu ? speeds_sm90 : speeds_older;
+    int ns = new_gpu ? (int)G_N_ELEMENTS(speeds_sm90) : (int)G_N_ELEMENTS(speeds_older);
+    int nc = 1;
+    double speed = sp[ns - 1], best = 0;
+    for (int i = 0; i < ns; i++) {
+        int k = (int)MIN(SEARCH_MAX_CHANNELS, floor(total_gbps / sp[i] + 1e-9));
+        if (k >= 1 && k * sp[i] > best + 1e-9) {
+            best = k * sp[i];
+            nc = k;
+            speed = sp[i];
+        }
+    }
+    if (speed >= 25 && !(new_gpu && speed < 50 && nc > 4))
+        nc *= 2;
+    return MIN(MAX_CHANNELS, 2 * nc);
+}
+
+int ics_tuner_nccl_channels(const ics_tuner *tu)
+{
+    if (tu->nnodes > 1)
+        return 16; /* one ring per NIC (8 on DGX), duplicated: what the model of tuner_nccl.c reads
+                    */
+    /* GPUs wired to each other (DGX-1): one NVLink-only ring per link of a GPU, each run twice,
+     * so that every link carries the same share (ring_order.h) */
+    if (ics_ring_orders_differ(tu->t, tu->ranks, tu->n))
+        return 2 * tu->nvlinks;
+    bool nvlink = tu->intra_class == 0 && tu->nvlinks > 0;
+    return search_channels(tu, nvlink ? tu->nvlinks * tu->nvlink_gbps : tu->ring_gbps);
+}
+
+/* Point-to-point channels for one peer's `bytes` (enqueue.cc 2.22+): as many channels as 64 KiB
+ * parts, up to the per-peer minimum (the per-peer count halved until every rank's peers fit in
+ * the p2p channels), then doubled while a part is over 16 MiB, up to the per-peer count. Over
+ * NVLink NCCL allows 2 channels per link (32 after rounding); elsewhere 2. */
+static int p2p_channels(const ics_tuner *tu, uint64_t bytes)
+{
+    bool nvlink = tu->nnodes == 1 && tu->intra_class == 0 && tu->nvlinks > 0;
+    int p2p_total = MAX_CHANNELS, per_peer = nvlink ? MAX_CHANNELS : 2;
+    int lo = per_peer;
+    while (lo > 1 && (int64_t)lo * tu->n > p2p_total)
+        lo /= 2;
+    int nch = (int)MIN((uint64_t)lo, MAX(1, (bytes + P2P_MIN_PART - 1) / P2P_MIN_PART));
+    while (nch < per_peer && bytes / (uint64_t)nch > P2P_MAX_PART)
+        nch *= 2;
+    return nch;
+}
+
+/* NCCL's nBytes: one rank's buffer (for all-gather and reduce-scatter nccl-tests' size column
+ * is every rank's together). */
+static uint64_t nccl_bytes(const ics_tuner *tu, const ics_coll_req *req)
+{
+    bool per_rank = req->op == ICS_COLL_ALL_GATHER || req->op == ICS_COLL_REDUCE_SCATTER;
+    return per_rank ? req->size_bytes / (uint64_t)tu->n : req->size_bytes;
+}
+
+/* Ring and tree on one node: NCCL drops channels while each would get fewer bytes than its
+ * threads' threshold (LL's is per rank on a ring), so that small calls use few CTAs. */
+static int small_call_channels(const ics_tuner *tu, uint64_t bytes, ics_coll_algo algo,
+                               ics_coll_proto proto, int nch)
+{
+    uint64_t per = (uint64_t)max_threads[proto] * (uint64_t)thread_threshold[proto];
+    if (algo == ICS_ALGO_RING && proto == ICS_PROTO_LL)
+        per *= (uint64_t)tu->n;
+    return (int)MAX(1, MIN((uint64_t)nch, bytes / per));
+}
+
+/* Across nodes the simulation runs one ring or tree channel per NIC (8 on DGX), never more than
+ * NCCL runs; each stands for several of NCCL's (ics_tuner_ctas_per_channel). A tree channel
+ * also keeps at least 64 KiB: the tree plan charges no per-slice synchronization or CTA ceiling
+ * yet, so thinner channels would only make small trees faster than measured (2 x 8 A100 below
+ * 1 MiB: 9.0% with the floor, 14.3% without). */
+#define MULTI_NODE_CHANNELS 8
+#define TREE_MIN_CHANNEL    (64 * 1024)
+
+/* The channels NCCL itself runs the call on. */
+static int nccl_call_channels(const ics_tuner *tu, const ics_coll_req *req, ics_coll_algo algo,
+                              ics_coll_proto proto)
+{
+    if (algo == ICS_ALGO_NVLS)
+        return ICS_NVLS_CHANNELS; /* whatever the size (enqueue.cc) */
+    if (algo == ICS_ALGO_DIRECT)
+        return p2p_channels(tu, req->op == ICS_COLL_ALLTOALL ? req->size_bytes / (uint64_t)tu->n
+                                                             : req->size_bytes);
+    return small_call_channels(tu, nccl_bytes(tu, req), algo, proto, ics_tuner_nccl_channels(tu));
+}
+
+int ics_tuner_channels(const ics_tuner *tu, const ics_coll_req *req, const ics_coll_tuning *want,
+                       ics_coll_algo algo, ics_coll_proto proto)
+{
+    int nch = nccl_call_channels(tu, req, algo, proto);
+    if (tu->nnodes > 1 && algo != ICS_ALGO_NVLS && algo != ICS_ALGO_DIRECT)
+        nch = MIN(nch, MULTI_NODE_CHANNELS);
+    while (tu->nnodes > 1 && algo == ICS_ALGO_TREE && nch > 1 &&
+           req->size_bytes / (uint64_t)nch < TREE_MIN_CHANNEL)
+        nch /= 2;
+    if (want->min_channels > 0)
+        nch = MAX(nch, want->min_channels);
+    if (want->max_channels > 0)
+        nch = MIN(nch, want->max_channels);
+    return MAX(nch, 1);
+}
+
+int ics_tuner_ctas_per_channel(const ics_tuner *tu, const ics_coll_req *req,
+                               const ics_coll_tuning *want, ics_coll_algo algo,
+                               ics_coll_proto proto, int nch)
+{
+    int nccl = nccl_call_channels(tu, req, algo, proto);
+    if (want->min_channels > 0)
+        nccl = MAX(nccl, want->min_channels);
+    if (want->max_channels > 0)
+        nccl = MIN(nccl, want->max_channels);
+    return MAX(1, nccl / MAX(1, nch));
+}
+
+uint64_t ics_tuner_cta_bytes_per_s(const ics_tuner *tu)
+{
+    /* NCCL's per-channel ceiling of a tree on one node counts what its CTA moves up and down
+     * the tree at once (tuning.cc perChMaxTreeBws: 38.7 GB/s on Hopper); one direction is half.
+     * On DGX H100 that is 19.35 GB/s, and 4 channels of send/recv give 77 GB/s against the
+     * 79-82 measured up to 64 MiB (xxrjun_h100_1node_8gpu_sendrecv). */
+    return (uint64_t)llround(ics_tuner_nccl_tree_channel_gbps(tu) / 2 * 1e9);
+}
+
+ics_time ics_tuner_sync_lat(const ics_tuner *tu, ics_coll_proto proto)
+{
+    /* Simple: after each slice the CTA waits for its stores to land (a system-scope fence) and
+     * posts a flag; NCCL's per-step latency inside a node covers a step's two slices
+     * (prims_simple.h: SlicePerChunk 2), so half of it per slice. LL and LL128 carry their
+     * flags inside the data: no separate synchronization. */
+    if (proto != ICS_PROTO_SIMPLE)
+        return 0;
+    return ics_tuner_nccl_hop_lat(tu, ICS_ALGO_RING, ICS_PROTO_SIMPLE, false) / 2;
+}
