@@ -176,3 +176,35 @@ ics_time ics_tuner_sync_lat(const ics_tuner *tu, ics_coll_proto proto)
         return 0;
     return ics_tuner_nccl_hop_lat(tu, ICS_ALGO_RING, ICS_PROTO_SIMPLE, false) / 2;
 }
+
+double ics_tuner_sync_share(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto)
+{
+    /* only where a figure of NCCL's sets the rate (its NVLink kernel rate, its NVLS efficiency):
+     * across the network the links' own rate applies and the synchronization comes on top */
+    double sync_s = ics_time_to_s(ics_tuner_sync_lat(tu, proto));
+    bool nvlink = tu->nnodes == 1 && tu->intra_class == 0 && tu->nvlinks > 0;
+    if (sync_s <= 0 || !nvlink)
+        return 0;
+    double total = tu->nvlinks * tu->nvlink_gbps * 1e9, full;
+    int nch;
+    switch (algo) {
+    case ICS_ALGO_RING: /* a 2 MiB chunk in two slices */
+        nch = ics_tuner_nccl_channels(tu);
+        full = 1024.0 * 1024;
+        break;
+    case ICS_ALGO_NVLS: /* 128 KiB per head, two hand-offs, 1 + 1/n of the data on the links */
+        nch = ICS_NVLS_CHANNELS;
+        full = 128.0 * 1024 * tu->n;
+        total *= ics_tuner_nvls_eff(tu) / (1 + 1.0 / tu->n);
+        sync_s *= 2;
+        break;
+    case ICS_ALGO_DIRECT: /* a 512 KiB step, every p2p channel busy */
+        nch = MAX_CHANNELS;
+        full = 512.0 * 1024;
+        break;
+    default:
+        return 0;
+    }
+    double slice_s = full / (total / nch);
+    return MIN(0.5, sync_s / slice_s);
+}

@@ -200,7 +200,8 @@ static void fill_ctx(const ics_comm *c, const ics_coll_req *req, const ics_coll_
                           .req = *req,
                           .proto = proto,
                           .nch = nch,
-                          .wire_factor = ics_tuner_wire_factor(&c->tuner, algo, proto),
+                          .wire_factor = ics_tuner_wire_factor(&c->tuner, algo, proto) *
+                                         (1 - ics_tuner_sync_share(&c->tuner, algo, proto)),
                           .base_lat_ps = ics_tuner_base_lat(&c->tuner, algo, proto),
                           .step_lat_ps = ics_tuner_step_lat(&c->tuner, algo, proto),
                           .reduce_bytes_per_s = c->tuner.reduce_bytes_per_s,

@@ -69,6 +69,12 @@ uint64_t ics_tuner_cta_bytes_per_s(const ics_tuner *tu);
 /* What a CTA spends synchronizing per slice it sends (Simple: half NCCL's per-step latency
  * inside a node, 1.7 us on NVLink; LL and LL128: 0, their flags travel with the data). */
 ics_time ics_tuner_sync_lat(const ics_tuner *tu, ics_coll_proto proto);
+/* NCCL's bandwidth figures (20.6 GB/s per NVLink on SM90, NVLS efficiency 0.85) are what its
+ * kernels achieve on large messages, synchronization included; the simulation charges the
+ * synchronization apart, so the links move data faster by the share of a full-size slice's time
+ * it takes (on DGX H100: ring 2.5%, NVLS 5.7%, send/recv 3.8%). 0 where no such figure applies
+ * (across nodes, PCIe) or nothing synchronizes per slice (LL, LL128). */
+double ics_tuner_sync_share(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto);
 
 /* NCCL's NVLS efficiency for the tuner's GPU (0.85 Hopper, 0.74 Blackwell). */
 double ics_tuner_nvls_eff(const ics_tuner *tu);
