@@ -4,6 +4,7 @@
  * ics_tuner fields filled here); every other figure is NCCL's own constant, named where used. */
 #include "algo.h"
 #include "tuner.h"
+#include "sim/links/link.h"
 
 #include <math.h>
 #include <string.h>
@@ -140,6 +141,13 @@ static double node_nics(const ics_tuner *tu, const ics_algo_nodes *g, int k, int
     return sum;
 }
 
+/* Payload per wire byte of the GPU's NVLink (packet headers: 256 of 272 B on NVLink 4). */
+static double nvlink_payload(const ics_tuner *tu)
+{
+    const ics_hw_gpu_type *g = ics_hw_node_of(ics_topo_hw(tu->t))->gpu_type;
+    return g->nvlink ? ics_link_packet_efficiency(g->nvlink) : 1.0;
+}
+
 void ics_tuner_nccl_init(ics_tuner *tu)
 {
     ics_algo_nodes g;
@@ -155,8 +163,10 @@ void ics_tuner_nccl_init(ics_tuner *tu)
         double ring = node_ring(tu, &g, k, &nvlink);
         if (!nvlink)
             tu->intra_class = HW_PCI;
-        /* NCCL's kernels reach its own per-NVLink figure, not the links' payload rate */
-        tu->intra_gbps = MIN(tu->intra_gbps, ring * (nvlink ? tu->kernel_eff : 1.0));
+        /* NCCL's kernels reach its own per-NVLink figure (kernel_eff is relative to the
+         * links' payload, after packet headers), not the links' signalling rate */
+        tu->intra_gbps =
+            MIN(tu->intra_gbps, ring * (nvlink ? tu->kernel_eff * nvlink_payload(tu) : 1.0));
         int heads;
         double nics = node_nics(tu, &g, k, &heads);
         tu->heads = MIN(tu->heads, heads);
