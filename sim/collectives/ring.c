@@ -1,15 +1,16 @@
 /* Ring algorithms as NCCL runs them. Every channel is its own ring over all ranks; the data is
- * split over the channels, each channel's share into n parts, each part into up to 4 slices
- * that pipeline through the ring.
- *   all-reduce:     2(n-1) steps; in step s, ring position p sends part (p - s) mod n to
- *                   p + 1; the first n-1 steps reduce what they receive (reduce-scatter), the
- *                   last n-1 forward the reduced parts (all-gather).
+ * split over the channels and each channel's share cut as NCCL cuts it: loops of n chunks, one
+ * per rank part, each chunk sent in slices (Simple: two per chunk).
+ *   all-reduce:     2(n-1) steps per loop; in step s, ring position p sends part (p - s) mod n
+ *                   to p + 1; the first n-1 steps reduce what they receive (reduce-scatter),
+ *                   the last n-1 forward the reduced parts (all-gather).
  *   reduce-scatter: the first n-1 steps; all-gather: the last n-1 (no reduction).
  *   broadcast:      a chain from the root, n-1 hops, slices pipelined;
  *   reduce:         a chain ending at the root, reducing at every hop.
- * Every forward waits for the slice it forwards to have arrived (and been reduced), plus NCCL's
- * per-step latency of the protocol. Across nodes each channel's ring enters a node at local GPU
- * c and leaves it from the GPU before it, so channels spread over the nodes' NICs. */
+ * A channel is a CTA (channels.c): each slice it sends takes at least its copy time and is
+ * followed by its synchronization; the slice a rank forwards must have arrived, been reduced,
+ * and the rest of NCCL's per-step latency passed. Across nodes each channel's ring enters a node
+ * at local GPU c and leaves it from the GPU before it, so channels spread over the NICs. */
 #include "algo.h"
 #include "ring_order.h"
 
