@@ -276,72 +276,94 @@ static ics_time ring_edges(const ics_algo_ctx *c, const int *order, int edges, u
     return worst;
 }
 
-/* Channel ch as one stream over its ring's edges (a chain's n-1 for broadcast and reduce),
- * each edge carrying what the chunk-level plan sends over it, then the delay that the stream's
- * steady state leaves out. A slice's critical path follows the ring: in the all-reduce family
- * step s at position p waits for step s-1 at p-1, so `steps` steps walk steps/n times round
- * the ring, each edge costing a slice's transfer, its latency, NCCL's per-step latency and the
- * reduction; the links meanwhile need S slices per step on the slowest edge. A chain
- * pipelines its S slices over n-1 hops. */
-static void ring_stream(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t chan_bytes,
-                        int merged, int steps, bool reduce, bool chain, int first, int start)
+/* Channel ch's ring order, rotated for a chain to start at position 0 (transfer full). */
+static int *stream_order(const ics_algo_ctx *c, int ch, bool chain, int first)
 {
-    int n = c->n, edges = chain ? n - 1 : n;
-    int *order = g_new(int, n);
+    int n = c->n, *order = g_new(int, n), *rot = g_new(int, n);
     ring_order(c, ch, order);
-    if (chain) { /* rotate so that the chain starts at position 0 */
-        int *rot = g_new(int, n);
-        for (int p = 0; p < n; p++)
-            rot[p] = order[(first + p) % n];
-        g_free(order);
-        order = rot;
-    }
-    uint64_t edge_bytes =
-        chain ? chan_bytes : (uint64_t)((double)chan_bytes * steps / n + 0.5); /* parts moved */
-    /* slices per step and their size: NCCL's cut for a ring (every loop's, in a row), ours for a
-     * chain; each costs its transfer or the CTAs' copy, whichever is slower, then their sync */
-    int m = merged * c->ctas_per_channel, S, group = 1; /* m: NCCL's channels in this stream */
-    uint64_t slice;
+    for (int p = 0; p < n; p++)
+        rot[p] = order[((chain ? first : 0) + p) % n];
+    g_free(order);
+    return rot;
+}
+
+/* A stream's slices: per step S of `*slice` bytes, each standing for `*group` of NCCL's (a
+ * ring: every loop's slices in a row, NCCL's cut; a chain: chain_slices). m: NCCL channels. */
+static int stream_slices(const ics_algo_ctx *c, uint64_t chan_bytes, int m, int steps, bool chain,
+                         uint64_t *slice, int *group)
+{
+    int S;
+    *group = 1;
     if (chain) {
-        S = chain_slices(c, chan_bytes / (uint64_t)m, &group);
-        slice = chan_bytes / (uint64_t)S;
-    } else {
-        ring_cut k = ring_cut_of(c, chan_bytes / (uint64_t)m, steps, c->nch);
-        int per_chunk = nccl_slices(c, k.chunk);
-        S = k.nccl_loops * per_chunk;
-        slice = MAX(1, chan_bytes / (uint64_t)n / (uint64_t)S);
+        S = chain_slices(c, chan_bytes / (uint64_t)m, group);
+        *slice = chan_bytes / (uint64_t)S;
+        return S;
     }
+    ring_cut k = ring_cut_of(c, chan_bytes / (uint64_t)m, steps, c->nch);
+    S = k.nccl_loops * nccl_slices(c, k.chunk);
+    *slice = MAX(1, chan_bytes / (uint64_t)c->n / (uint64_t)S);
+    return S;
+}
+
+/* What a stream costs beyond moving its legs at the links' rate: its floor (the CTAs' copy),
+ * its tail (their syncs), and the fill after it (what the steady state leaves out). */
+typedef struct {
+    ics_time floor_ps, tail_ps, fill_ps;
+} stream_cost;
+
+/* A slice's critical path follows the ring: in the all-reduce family step s at position p waits
+ * for step s-1 at p-1, so `steps` steps walk steps/n times round the ring, each edge costing a
+ * slice's transfer and latency (or the CTAs' copy, if longer), the sync, the rest of NCCL's
+ * per-step latency and the reduction; meanwhile the links need S slices per step on the slowest
+ * edge. A chain pipelines its S slices over its n-1 hops. */
+static stream_cost stream_cost_of(const ics_algo_ctx *c, const int *order, int edges, int m,
+                                  int steps, bool reduce, bool chain, uint64_t slice, int S,
+                                  int group)
+{
+    int n = c->n;
     uint64_t cta = c->cta_bytes_per_s * (uint64_t)m;
     ics_time t_cta = cta ? ics_time_serialize(slice, cta) : 0;
     ics_time after = c->step_lat_ps > c->sync_ps ? c->step_lat_ps - c->sync_ps : 0;
-    /* an all-reduce reduces in its first n-1 steps only: on average per edge half the time */
+    /* an all-reduce reduces in its first n-1 steps only */
     ics_time red = reduce ? ics_algo_reduce_time(c, slice) : 0;
     if (reduce && !chain && steps > n - 1)
         red = red * (n - 1) / steps;
-    ics_time per_edge = after + red;
     ics_time lat, path,
-        t = ring_edges(c, order, edges, ics_algo_wire(c, slice), per_edge, &lat, &path);
-    /* a slice takes its transfer and latency or the CTAs' copy, whichever is longer, then the
-     * sync: on each edge of the path too */
+        t = ring_edges(c, order, edges, ics_algo_wire(c, slice), after + red, &lat, &path);
     ics_time extra = MAX(0, t_cta - t - lat) + c->sync_ps * group;
     path += (ics_time)edges * extra;
     ics_time t_slice = t + extra, nslices = (ics_time)(chain ? 1 : steps) * (ics_time)S;
-    /* alone, the stream moves at the links' rate, no faster than its CTAs copy (the stream's
-     * floor), and its CTAs synchronize after every slice (its tail) */
-    ics_time floor_ps = nslices * t_cta, tail_ps = nslices * c->sync_ps * group;
-    ics_time own = MAX(nslices * t + lat, floor_ps) + tail_ps, total;
+    stream_cost k = {.floor_ps = nslices * t_cta, .tail_ps = nslices * c->sync_ps * group};
+    /* what the stream takes alone, every slice at the slowest edge's rate */
+    ics_time own = MAX(nslices * t + lat, k.floor_ps) + k.tail_ps, total;
     if (chain)
         total = path + (ics_time)(S - 1) * t_slice;
     else
         total = MAX(own, (ics_time)((double)path * steps / n) + (ics_time)(S - 1) * t_slice);
+    k.fill_ps = total > own ? total - own : 0;
+    return k;
+}
+
+/* Channel ch (or, merged, all of them) as one stream over its ring's edges (a chain's n-1 for
+ * broadcast and reduce), each edge carrying what the chunk-level plan sends over it; the
+ * stream's floor and tail, then a delay for its pipeline's fill (stream_cost_of). */
+static void ring_stream(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t chan_bytes,
+                        int merged, int steps, bool reduce, bool chain, int first, int start)
+{
+    int n = c->n, edges = chain ? n - 1 : n, m = merged * c->ctas_per_channel, group;
+    int *order = stream_order(c, ch, chain, first);
+    uint64_t slice, edge_bytes = chain ? chan_bytes /* parts moved per edge */
+                                       : (uint64_t)((double)chan_bytes * steps / n + 0.5);
+    int S = stream_slices(c, chan_bytes, m, steps, chain, &slice, &group);
+    stream_cost k = stream_cost_of(c, order, edges, m, steps, reduce, chain, slice, S, group);
     ics_net_leg *legs = g_new(ics_net_leg, edges);
     for (int p = 0; p < edges; p++)
         legs[p] = (ics_net_leg){c->ranks[order[p]], c->ranks[order[(p + 1) % n]],
                                 ics_algo_wire(c, edge_bytes), (uint64_t)ch * 131071 + (uint64_t)p};
     int id = ics_sched_stream(s, legs, edges, &start, 1);
-    ics_sched_set_floor(s, id, floor_ps);
-    ics_sched_set_tail(s, id, tail_ps);
-    ics_sched_delay(s, total > own ? total - own : 0, &id, 1);
+    ics_sched_set_floor(s, id, k.floor_ps);
+    ics_sched_set_tail(s, id, k.tail_ps);
+    ics_sched_delay(s, k.fill_ps, &id, 1);
     g_free(legs);
     g_free(order);
 }
