@@ -132,6 +132,21 @@ static void tree_order(int m, int tree, int *order)
     g_assert(tail == m);
 }
 
+/* A lane (one head's half on one tree) is one of NCCL's NVLS channels, one CTA: its sends across
+ * the network are copied no faster than the CTA copies and followed by its sync (channels.c),
+ * which is part of NCCL's network hop; the rest of the hop comes after. */
+static void lane_send_costs(const ics_algo_ctx *c, ics_sched *s, int id, uint64_t bytes)
+{
+    if (c->cta_bytes_per_s)
+        ics_sched_set_floor(s, id, ics_time_serialize(bytes, c->cta_bytes_per_s));
+    ics_sched_set_tail(s, id, c->sync_ps);
+}
+
+static ics_time net_hop_after(const ics_algo_ctx *c)
+{
+    return c->net_step_lat_ps > c->sync_ps ? c->net_step_lat_ps - c->sync_ps : 0;
+}
+
 typedef struct {
     int *red;   /* per node: its last in-switch reduction (in order) */
     int *up;    /* per node: its last send to its parent */
@@ -155,7 +170,7 @@ static void nvls_tree_slice(const ics_algo_ctx *c, ics_sched *s, const ics_algo_
         for (int i = 0; i < 2; i++)
             if (child[i] >= 0)
                 deps[nd++] = sent[child[i]];
-        ics_time d = (nd - 1) * ics_algo_reduce_time(c, b) + (up >= 0 ? c->net_step_lat_ps : 0);
+        ics_time d = (nd - 1) * ics_algo_reduce_time(c, b) + (up >= 0 ? net_hop_after(c) : 0);
         int ready = ics_sched_delay(s, d, deps, nd);
         if (up < 0) {
             have[k] = ready;
@@ -166,6 +181,7 @@ static void nvls_tree_slice(const ics_algo_ctx *c, ics_sched *s, const ics_algo_
             ics_sched_send(s, c->ranks[heads[k * c->n + h]], c->ranks[heads[up * c->n + h]],
                            ics_algo_wire_by(c->net_wire_factor, b),
                            (uint64_t)h * 4 + (uint64_t)tree * 2, sd, f->up[k] >= 0 ? 2 : 1);
+        lane_send_costs(c, s, sent[k], b);
     }
     for (int o = 0; o < m; o++) { /* down: parents first */
         int k = order[o], up, child[2];
@@ -174,11 +190,12 @@ static void nvls_tree_slice(const ics_algo_ctx *c, ics_sched *s, const ics_algo_
             int kid = child[i];
             if (kid < 0)
                 continue;
-            int sd[2] = {ics_sched_delay(s, c->net_step_lat_ps, &have[k], 1), f->down[kid]};
+            int sd[2] = {ics_sched_delay(s, net_hop_after(c), &have[k], 1), f->down[kid]};
             have[kid] = f->down[kid] = ics_sched_send(
                 s, c->ranks[heads[k * c->n + h]], c->ranks[heads[kid * c->n + h]],
                 ics_algo_wire_by(c->net_wire_factor, b), (uint64_t)h * 4 + (uint64_t)tree * 2 + 1,
                 sd, f->down[kid] >= 0 ? 2 : 1);
+            lane_send_costs(c, s, have[kid], b);
         }
         int sd[2] = {have[k], f->local[k]}; /* the head's multicast, in order */
         f->local[k] =
@@ -257,6 +274,9 @@ static void nvls_tree_lane(const ics_algo_ctx *c, ics_sched *s, const ics_algo_n
     }
     int id =
         ics_sched_stream(s, (const ics_net_leg *)(void *)legs->data, (int)legs->len, &start, 1);
+    ics_time copy = c->cta_bytes_per_s ? ics_time_serialize(b, c->cta_bytes_per_s) : 0;
+    ics_sched_set_floor(s, id, copy);
+    ics_sched_set_tail(s, id, (ics_time)S * c->sync_ps);
     g_array_append_val(ends, id);
     g_array_free(legs, TRUE);
     /* the fill, priced on the first edge of the tree (the heads sit on one rail) */
@@ -271,9 +291,10 @@ static void nvls_tree_lane(const ics_algo_ctx *c, ics_sched *s, const ics_algo_n
     if (up0 >= 0)
         t = ics_algo_hop_time(c, heads[k0 * c->n + h], heads[up0 * c->n + h],
                               ics_algo_wire_by(c->net_wire_factor, slice), &lat);
-    ics_time fill = (ics_time)(2 * levels) * (t + lat + c->net_step_lat_ps) +
+    ics_time hop = MAX(t + lat, copy / S) + c->sync_ps;
+    ics_time fill = (ics_time)(2 * levels) * (hop + net_hop_after(c)) +
                     (ics_time)levels * 2 * ics_algo_reduce_time(c, slice);
-    int d = ics_sched_delay(s, fill > t + lat ? fill - t - lat : 0, &id, 1);
+    int d = ics_sched_delay(s, fill > hop ? fill - hop : 0, &id, 1);
     g_array_append_val(ends, d);
 }
 

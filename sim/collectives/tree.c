@@ -141,16 +141,32 @@ static bool same_node(const ics_algo_ctx *c, int a, int b)
     return ics_topo_dev_get(c->t, c->ranks[a])->node == ics_topo_dev_get(c->t, c->ranks[b])->node;
 }
 
+/* What the CTAs of one tree channel copy per second: the plan runs twice the context's channels
+ * (one per tree), each standing for half as many of NCCL's as a ring's would (channels.c). */
+static uint64_t tree_cta(const ics_algo_ctx *c)
+{
+    return c->cta_bytes_per_s * (uint64_t)MAX(1, c->ctas_per_channel / 2);
+}
+
+/* A send of one channel's chunk: copied no faster than the channel's CTAs copy, then their
+ * sync (channels.c). */
 static int tree_send(const ics_algo_ctx *c, ics_sched *s, int a, int b, uint64_t bytes,
                      uint64_t hash, const int *deps, int nd)
 {
     double f = same_node(c, a, b) ? c->intra_wire_factor : c->net_wire_factor;
-    return ics_sched_send(s, c->ranks[a], c->ranks[b], ics_algo_wire_by(f, bytes), hash, deps, nd);
+    int id =
+        ics_sched_send(s, c->ranks[a], c->ranks[b], ics_algo_wire_by(f, bytes), hash, deps, nd);
+    if (tree_cta(c) > 0)
+        ics_sched_set_floor(s, id, ics_time_serialize(bytes, tree_cta(c)));
+    ics_sched_set_tail(s, id, c->sync_ps);
+    return id;
 }
 
+/* NCCL's per-hop latency beyond the sender's sync (the send's tail). */
 static ics_time hop_lat(const ics_algo_ctx *c, int a, int b)
 {
-    return same_node(c, a, b) ? c->step_lat_ps : c->net_step_lat_ps;
+    ics_time lat = same_node(c, a, b) ? c->step_lat_ps : c->net_step_lat_ps;
+    return lat > c->sync_ps ? lat - c->sync_ps : 0;
 }
 
 /* NCCL's chunking for a channel of `bytes` on a tree `depth` levels deep; capped: at most
@@ -229,6 +245,14 @@ static bool tree_supports(const ics_algo_ctx *c)
 
 /* ---- the channels as streams ---------------------------------------------------------------- */
 
+/* A chunk's hop in a stream's fill: its transfer and latency, or its CTAs' copy if longer, and
+ * their sync. */
+static ics_time hop_cost(const ics_algo_ctx *c, uint64_t chunk, ics_time transfer)
+{
+    ics_time copy = tree_cta(c) ? ics_time_serialize(chunk, tree_cta(c)) : 0;
+    return MAX(transfer, copy) + c->sync_ps;
+}
+
 /* A channel's tree as one stream: every edge carries the channel's bytes up and the same bytes
  * down, all at one rate (the pipeline's steady state). What the stream leaves out is the fill
  * and drain: the last chunk still has to climb from the deepest leaf and come back down, each
@@ -254,7 +278,7 @@ static void tree_stream(const ics_algo_ctx *c, ics_sched *s, const rank_tree *rt
         uint64_t wire = ics_algo_wire_by(f, bytes);
         ics_time lat, t = ics_algo_hop_time(c, r, p, ics_algo_wire_by(f, sb), &lat);
         slowest = MAX(slowest, t + lat);
-        ics_time at = up[r] + (nk > 0 ? hop_lat(c, r, p) : 0) + t + lat;
+        ics_time at = up[r] + (nk > 0 ? hop_lat(c, r, p) : 0) + hop_cost(c, sb, t + lat);
         up[p] = MAX(up[p], at);
         ics_net_leg l[2] = {
             {c->ranks[r], c->ranks[p], wire, (uint64_t)ch * 131071 + 2 * (uint64_t)r},
@@ -266,12 +290,19 @@ static void tree_stream(const ics_algo_ctx *c, ics_sched *s, const rank_tree *rt
         int r = rt->order[o], p = rt->parent[r];
         double f = same_node(c, r, p) ? c->intra_wire_factor : c->net_wire_factor;
         ics_time lat, t = ics_algo_hop_time(c, p, r, ics_algo_wire_by(f, sb), &lat);
-        down[r] = down[p] + hop_lat(c, p, r) + t + lat;
+        down[r] = down[p] + hop_lat(c, p, r) + hop_cost(c, sb, t + lat);
         fill = MAX(fill, up[rt->root] + down[r]);
     }
     if (legs->len > 0) {
+        /* the CTAs copy the channel's bytes each way no faster than their ceiling, and sync
+         * after every chunk */
+        ics_time floor_ps = tree_cta(c) ? ics_time_serialize(bytes, tree_cta(c)) : 0;
+        ics_time tail_ps = (ics_time)S * c->sync_ps;
         int id =
             ics_sched_stream(s, (const ics_net_leg *)(void *)legs->data, (int)legs->len, &start, 1);
+        ics_sched_set_floor(s, id, floor_ps);
+        ics_sched_set_tail(s, id, tail_ps);
+        slowest = MAX(slowest, floor_ps / S) + c->sync_ps;
         ics_sched_delay(s, fill > slowest ? fill - slowest : 0, &id, 1);
     }
     g_array_free(legs, TRUE);
