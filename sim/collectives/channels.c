@@ -62,9 +62,9 @@ static int search_channels(const ics_tuner *tu, double total_gbps)
 
 int ics_tuner_nccl_channels(const ics_tuner *tu)
 {
+    /* across nodes one ring per NIC (8 on DGX), duplicated: what tuner_nccl.c's model reads */
     if (tu->nnodes > 1)
-        return 16; /* one ring per NIC (8 on DGX), duplicated: what the model of tuner_nccl.c reads
-                    */
+        return 16;
     /* GPUs wired to each other (DGX-1): one NVLink-only ring per link of a GPU, each run twice,
      * so that every link carries the same share (ring_order.h) */
     if (ics_ring_orders_differ(tu->t, tu->ranks, tu->n))
