@@ -1,8 +1,8 @@
 /* `icsim bench collective`: how fast whole nccl-tests sweeps simulate — the default all-reduce
  * sweep (-b 8 -e 8G -f 2) on one DGX H100 and one DGX A100 with the packet backend, and on
- * 128 DGX H100 (1024 GPUs) with the analytic backend, where each channel plays as one stream
- * (docs/collectives.md), and with the packet backend up to 1 MiB. Prints per case the wall
- * time, the sizes run, and the last size's time and bus bandwidth. */
+ * 128 DGX H100 (1024 GPUs), where each channel plays as one stream (docs/collectives.md), with
+ * the analytic and with the packet backend (whose flows that meet take turns: docs/network.md).
+ * Prints per case the wall time, the sizes run, and the last size's time and bus bandwidth. */
 #include "cli.h"
 #include "cli_common.h"
 #include "collectives/coll.h"
@@ -26,7 +26,7 @@ static const bench_case cases[] = {
     {"dgx-a100 all_reduce 8B..8G packet", "dgx-a100.json", 0, "packet", 8ULL << 30},
     {"1024 x H100 all_reduce 8B..8G analytic", "superpod-h100-ndr.json", 128, "analytic",
      8ULL << 30},
-    {"1024 x H100 all_reduce 8B..1M packet", "superpod-h100-ndr.json", 128, "packet", 1ULL << 20},
+    {"1024 x H100 all_reduce 8B..8G packet", "superpod-h100-ndr.json", 128, "packet", 8ULL << 30},
 };
 
 static int run_case(const bench_case *c, const char *dir)

@@ -42,12 +42,17 @@ typedef struct ics_net ics_net;
 typedef void (*ics_net_done_fn)(ics_engine *e, void *ctx, uint64_t tag);
 
 typedef struct {
-    uint32_t packet_bytes; /* payload per packet; 0: the path's largest link payload */
-    uint64_t train_bytes;  /* packet backend: an uncontended transfer advances in trains of
-                              up to this many bytes (0: 4 MiB) */
-    bool per_packet;       /* packet backend: never form trains (every packet is an event) */
-    uint32_t buffer_bytes; /* per channel, at its receiving end; 0: the device kind's default */
-    bool adaptive_routing; /* fabric: pick the least-loaded spine instead of the flow hash */
+    uint32_t packet_bytes;  /* payload per packet; 0: the path's largest link payload */
+    uint64_t train_bytes;   /* packet backend: an uncontended transfer advances in trains of
+                               up to this many bytes (0: 4 MiB) */
+    uint32_t train_share;   /* packet backend, a flow whose path another flow shares: it takes
+                               turns on its channels of 1/train_share of its packets (the last
+                               turns halving; at least 4 packets, at most train_bytes) (0: 32) */
+    bool per_packet;        /* packet backend: never form trains (every packet is an event) */
+    bool per_packet_shared; /* packet backend: trains only where a path is free; a flow sharing
+                               a channel goes packet by packet (credits, arbitration) */
+    uint32_t buffer_bytes;  /* per channel, at its receiving end; 0: the device kind's default */
+    bool adaptive_routing;  /* fabric: pick the least-loaded spine instead of the flow hash */
 } ics_net_params;
 
 typedef struct {

@@ -2,22 +2,32 @@
  * A channel serializes one packet at a time, choosing round-robin among the flows queued at it
  * (output arbitration); a packet may start only if the receiving end has buffer credits for
  * it; the credits come back when the packet leaves that buffer, one link latency later. No
- * packet is ever dropped: a full buffer stalls the sender (back-pressure).
+ * packet is ever dropped: a full buffer stalls the sender (back-pressure). That is per_packet
+ * mode, every packet-hop an event. By default packets move in trains, each computed in closed
+ * form through the max-plus tandem of net.h:
  *
- * Trains: a flow whose whole path carries no other flow advances up to train_bytes at a time
- * in closed form (the tandem pipeline of net.h), reserving each channel for as long as its
- * packets occupy it; at the end of each train it checks again and falls back to packets as
- * soon as another flow shares a channel. Where nothing contends this gives exactly the
- * per-packet result; where something does, the difference is bounded by one train.
+ *   - a flow whose whole path carries no other flow advances up to train_bytes at a time,
+ *     holding each channel while its packets occupy it: exactly the per-packet result;
+ *   - a flow whose path another flow shares takes turns (bounded trains) of 1/train_share of
+ *     its packets (the last turns halving, at least TRAIN_MIN_PACKETS, at most train_bytes,
+ *     and no longer than the shortest turn of the flows it meets). Each channel serves turns
+ *     in its free time in the order they reach it, so contention is resolved at turn
+ *     granularity: a flow is off its packet-by-packet share by about one turn of each flow it
+ *     meets (docs/network.md states the contract and the measured error). Per flow that is
+ *     about train_share + log2(turn) events, however many bytes it moves.
+ *   - per_packet_shared keeps the older rule: trains where a path is free, packets elsewhere.
  *
  * Invariants: per hop, packets start in order; credits never go negative; every packet
- * started is delivered; every flow's done fires once. */
+ * started is delivered; a channel's bytes are its flows' bytes; a channel's calendar never
+ * holds the same time twice; every flow's done fires once. */
 #include "net.h"
 #include "switch/switch.h"
 
 #include <string.h>
 
 #define DEFAULT_TRAIN_BYTES (4u << 20)
+#define DEFAULT_TRAIN_SHARE 32
+#define TRAIN_MIN_PACKETS   4
 
 extern const ics_net_ops ics_net_packet_ops;
 
@@ -35,7 +45,9 @@ typedef struct pk_join {
     uint32_t payload, last_payload;
     uint64_t npk;
     uint64_t reduced;   /* packets processed by the switch (reduced or copied) */
+    uint64_t committed; /* packets moved as trains so far */
     ics_time unit_free; /* the reduction unit is busy until then */
+    ics_time bt_end;    /* the last bounded train's delivery */
     uint64_t reduce_bw; /* 0: copy only (multicast) */
     ics_time sw_latency_ps;
 } pk_join;
@@ -81,10 +93,22 @@ struct pk_flow {
     ics_time train_t0;  /* start of the current train pipeline */
     uint64_t train_k0;  /* packets committed before the current pipeline began */
     ics_event_id train_ev;
-    bool fed; /* hop 0 is fed by a join, not ready at start */
+    uint64_t bt_undelivered; /* packets of bounded trains whose delivery is not yet scheduled */
+    ics_time bt_deliver_at;  /* the latest delivery among them */
+    bool bounded;            /* the last train was bounded: a closed-form pipeline restarts */
+    bool fed;                /* hop 0 is fed by a join, not ready at start */
     int n_hops;
     pk_hop hops[]; /* n_hops of them: flows are many, so only what the path needs */
 };
+
+typedef struct {
+    ics_time lo, hi;
+} bt_iv;
+
+typedef struct {
+    bt_iv *iv; /* held intervals iv[head .. n), sorted, neither overlapping nor touching */
+    uint32_t head, n, cap;
+} bt_cal;
 
 typedef struct pk_chan {
     pk_net *net;
@@ -97,11 +121,15 @@ typedef struct pk_chan {
     ics_time lambda_ps;  /* the link plus the receiving device's forwarding latency */
     int64_t credits;     /* free bytes in the receiving buffer: 0..capacity */
     int64_t capacity;
+    ics_time buffer_ps; /* the receiving buffer's worth of this channel's time (unlimited: huge) */
     pk_hop *head, *tail;
     uint64_t bytes;
     int active; /* flows routed over this channel and not complete */
     ics_event_id kick_ev;
     bool kick_pending;
+    bt_cal cal;          /* what bounded and closed-form trains hold of it */
+    uint64_t turn_bytes; /* the smallest turn a flow of this channel takes, ... */
+    ics_time turn_until; /* ... valid until that flow's train is delivered */
 } pk_chan;
 
 struct pk_net {
@@ -287,6 +315,93 @@ static void chan_kick(pk_chan *c)
     ics_engine_after(n->e, ser, ev_tx_end, hop, 0);
 }
 
+/* ---- calendars: the time trains hold a channel -------------------------------------------- */
+
+/* A channel's calendar: the intervals its trains hold, from now on, sorted and apart. A train
+ * reserves the free time after its arrival, so a train that arrives first is served first even
+ * if another reserved earlier: what the packets would do at an arbitrated output. */
+static void cal_prune(bt_cal *c, ics_time now)
+{
+    while (c->head < c->n && c->iv[c->head].hi <= now)
+        c->head++;
+    if (c->head == c->n)
+        c->head = c->n = 0;
+}
+
+/* The first interval from head on that ends at or after t (binary search). */
+static uint32_t cal_find(const bt_cal *c, ics_time t)
+{
+    uint32_t lo = c->head, hi = c->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (c->iv[mid].hi < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Marks [lo, hi) held, merging it with the intervals it touches. O(log intervals + intervals
+ * merged), plus a move of the ones after it. */
+static void cal_mark(bt_cal *c, ics_time now, ics_time lo, ics_time hi)
+{
+    cal_prune(c, now);
+    if (hi <= lo)
+        return;
+    uint32_t i0 = cal_find(c, lo);
+    uint32_t i1 = i0;
+    while (i1 < c->n && c->iv[i1].lo <= hi)
+        i1++;
+    if (i1 > i0) { /* replace iv[i0 .. i1) by their union with [lo, hi) */
+        c->iv[i0] = (bt_iv){MIN(lo, c->iv[i0].lo), MAX(hi, c->iv[i1 - 1].hi)};
+        memmove(&c->iv[i0 + 1], &c->iv[i1], sizeof(bt_iv) * (c->n - i1));
+        c->n -= i1 - i0 - 1;
+        return;
+    }
+    if (c->n == c->cap) {
+        if (c->head > 0) {
+            memmove(c->iv, &c->iv[c->head], sizeof(bt_iv) * (c->n - c->head));
+            c->n -= c->head;
+            i0 -= c->head;
+            c->head = 0;
+        } else {
+            c->cap = c->cap ? 2 * c->cap : 4;
+            c->iv = g_renew(bt_iv, c->iv, c->cap);
+        }
+    }
+    memmove(&c->iv[i0 + 1], &c->iv[i0], sizeof(bt_iv) * (c->n - i0));
+    c->iv[i0] = (bt_iv){lo, hi};
+    c->n++;
+}
+
+/* Serves `work` in the calendar's free time from `arrive` on: returns when it starts, sets
+ * *finish to when it is done, and holds everything between. */
+static ics_time cal_serve(bt_cal *c, ics_time now, ics_time arrive, ics_time work, ics_time *finish)
+{
+    cal_prune(c, now);
+    uint32_t i = cal_find(c, arrive);
+    ics_time t = arrive, start = -1;
+    for (;;) {
+        if (i < c->n && c->iv[i].lo <= t) {
+            t = MAX(t, c->iv[i].hi);
+            i++;
+            continue;
+        }
+        if (start < 0)
+            start = t;
+        ics_time room = i < c->n ? c->iv[i].lo - t : work;
+        ics_time take = MIN(work, room);
+        t += take;
+        work -= take;
+        if (work == 0)
+            break;
+    }
+    *finish = t;
+    cal_mark(c, now, start, t);
+    return start;
+}
+
 /* ---- trains ------------------------------------------------------------------------------- */
 
 /* True if no other flow uses any channel of f's path and nothing is queued there. */
@@ -338,6 +453,9 @@ static void train_commit(pk_flow *f)
         ics_time end = f->train_t0 + off + (ics_time)(k_end - 1 - f->train_k0) * max_s;
         pk_chan *c = chan_of(f, h);
         c->busy_until = MAX(c->busy_until, end);
+        /* held from this train's first packet on, for trains that come to share it */
+        cal_mark(&c->cal, ics_engine_now(n->e),
+                 f->train_t0 + off - s[h] + (ics_time)(f->committed - f->train_k0) * max_s, end);
         off += lambda[h];
         /* the packets of this train count as carried by the channel */
         c->bytes += train_bytes;
@@ -377,38 +495,189 @@ static void to_packets(pk_flow *f)
     chan_kick(hop->ch);
 }
 
-static void ev_train(ics_engine *e, void *ctx, uint64_t unused)
+/* Begins a closed-form pipeline of f's remaining packets late enough that every hop is past
+ * any earlier reservation. */
+static void pipeline_begin(pk_flow *f)
 {
-    pk_flow *f = ctx;
-    if (path_is_free(f))
-        train_commit(f);
-    else
-        to_packets(f);
-}
-
-/* Starts a flow: as a train if its path is free, else as packets. Runs as an event at the
- * send's time, so that every transfer started at the same instant is counted on its channels
- * before any of them decides. */
-static void ev_start(ics_engine *e, void *ctx, uint64_t unused)
-{
-    pk_flow *f = ctx;
-    pk_net *n = f->net;
-    ics_time now = ics_engine_now(n->e);
-    /* into a switch's join, packets must reach it one by one to be pipelined through it */
-    if (n->p.per_packet || f->sink || !path_is_free(f)) {
-        to_packets(f);
-        return;
-    }
-    /* begin the pipeline late enough that every hop is past any earlier reservation */
     ics_time s[ICS_ROUTE_MAX_HOPS], lambda[ICS_ROUTE_MAX_HOPS], off = 0;
     pipeline_times(f, s, lambda);
-    ics_time t0 = now;
+    ics_time t0 = ics_engine_now(f->net->e);
     for (int h = 0; h < f->n_hops; h++) {
         t0 = MAX(t0, chan_of(f, h)->busy_until - off);
         off += s[h] + lambda[h];
     }
     f->train_t0 = t0;
-    f->train_k0 = 0;
+    f->train_k0 = f->committed;
+}
+
+/* ---- turns (bounded trains): flows that share a channel ----------------------------------- */
+
+/* A train's departures from one stage (a channel, a reduction unit): its first packet's, its
+ * last full packet's, its last packet's. In the max-plus tandem a train's departure times are
+ * convex in the packet index, so these three carry it through the next stage exactly. */
+typedef struct {
+    ics_time first, full, last;
+} bt_span;
+
+/* A train: n_full full packets, then the flow's last (possibly shorter) packet if has_last. */
+typedef struct {
+    uint64_t n_full;
+    bool has_last;
+} bt_shape;
+
+/* Carries a train through a stage that serves its packets from `start` on, the last at
+ * `finish`: packets arriving `lambda` after `in`'s departures, taking s_full (s_last for the
+ * flow's last) each. */
+static bt_span bt_stage(ics_time start, ics_time finish, bt_span in, ics_time lambda,
+                        ics_time s_full, ics_time s_last, bt_shape sh)
+{
+    bt_span out;
+    out.first = start + (sh.n_full ? s_full : s_last);
+    out.full =
+        sh.n_full ? MAX(in.full + lambda + s_full, finish - (sh.has_last ? s_last : 0)) : start;
+    out.last = sh.has_last ? MAX(in.last + lambda + s_last, out.full + s_last) : out.full;
+    return out;
+}
+
+static ics_time bt_work(bt_shape sh, ics_time s_full, ics_time s_last)
+{
+    return (ics_time)sh.n_full * s_full + (sh.has_last ? s_last : 0);
+}
+
+/* A channel serving a turn: in its calendar's free time from the turn's first arrival on, for
+ * as long as its packets take (cal_serve), which sets its last departures and *held (when the
+ * channel starts on it). Its first packet, as round-robin arbitration would have it, leaves
+ * after at most one packet of each flow on the channel, the rest spread until the finish;
+ * where the turn arrives slower than the channel serves (a slower hop or a turn upstream), the
+ * calendar's later free time goes to the turns behind it, as interleaved packets would. */
+static bt_span bt_chan(pk_chan *c, ics_time now, bt_span in, ics_time lambda, ics_time s_full,
+                       ics_time s_last, bt_shape sh, ics_time *held)
+{
+    ics_time finish, arrive = in.first + lambda;
+    *held = cal_serve(&c->cal, now, arrive, bt_work(sh, s_full, s_last), &finish);
+    c->busy_until = MAX(c->busy_until, finish);
+    ics_time m_s = (ics_time)c->active * s_full, k = (ics_time)(sh.n_full + sh.has_last);
+    ics_time first = MIN(*held, MAX(arrive + m_s, finish - (k - 1) * m_s));
+    return bt_stage(first, finish, in, lambda, s_full, s_last, sh);
+}
+
+/* The packets of a flow's next turn, `left` of npk to go: 1/train_share of npk, half of
+ * what is left near the end, at least TRAIN_MIN_PACKETS, at most train_bytes. */
+static uint64_t bt_natural(const pk_net *n, uint64_t left, uint64_t npk, uint32_t payload)
+{
+    uint64_t k = (npk + n->p.train_share - 1) / n->p.train_share;
+    k = MIN(k, (left + 1) / 2); /* the last turns halve, so that a flow ends precisely */
+    k = MIN(MAX(k, TRAIN_MIN_PACKETS), MAX(1, n->p.train_bytes / payload));
+    return MIN(k, left);
+}
+
+/* Turns on a channel are as long as the shortest any of its flows takes (bytes), so that flows
+ * of different sizes share it round-robin rather than in proportion to their sizes. */
+static uint64_t bt_limit(const pk_chan *c, ics_time now, uint64_t bytes)
+{
+    return c->turn_until > now ? MIN(bytes, c->turn_bytes) : bytes;
+}
+
+static void bt_claim(pk_chan *c, ics_time now, uint64_t bytes, ics_time until)
+{
+    if (c->turn_until <= now || bytes < c->turn_bytes) {
+        c->turn_bytes = bytes;
+        c->turn_until = until;
+    } else if (bytes == c->turn_bytes) {
+        c->turn_until = MAX(c->turn_until, until);
+    }
+}
+
+static bt_shape bt_shape_of(uint64_t committed, uint64_t k, uint64_t npk)
+{
+    bool has_last = committed + k == npk;
+    return (bt_shape){.n_full = k - has_last, .has_last = has_last};
+}
+
+/* Commits f's next turn over its whole path (bt_chan at each hop). The turn after it is
+ * decided when this one starts at f's most delayed hop, less the time the buffer in front of
+ * that hop holds: a flow keeps about one turn queued at its bottleneck, and runs ahead into
+ * buffers as its packets would. Its deliveries are batched into one event, at its last. */
+static void bt_send(pk_flow *f)
+{
+    pk_net *n = f->net;
+    ics_time now = ics_engine_now(n->e);
+    uint64_t k = bt_natural(n, f->npk - f->committed, f->npk, f->payload);
+    uint64_t natural = k * f->payload, turn = natural;
+    for (int h = 0; h < f->n_hops; h++)
+        turn = bt_limit(chan_of(f, h), now, turn);
+    k = MIN(k, MAX(1, turn / f->payload));
+    bt_shape sh = bt_shape_of(f->committed, k, f->npk);
+    uint64_t bytes = k * (uint64_t)f->payload - (sh.has_last ? f->payload - f->last_payload : 0);
+    bt_span sp = {now, now, now};
+    ics_time lambda = 0, off = 0, next = now;
+    for (int h = 0; h < f->n_hops; h++) {
+        pk_hop *hop = &f->hops[h];
+        pk_chan *c = hop->ch;
+        ics_time s_last = sh.has_last ? hop_ser(hop, f->npk - 1) : hop->ser_full;
+        ics_time held;
+        sp = bt_chan(c, now, sp, lambda, hop->ser_full, s_last, sh, &held);
+        c->bytes += bytes;
+        /* off: when the first packet would start here on an idle path */
+        next = MAX(next, held - off - (h > 0 ? f->hops[h - 1].ch->buffer_ps : 0));
+        lambda = hop->last ? c->latency_ps : c->lambda_ps;
+        off += (sh.n_full ? hop->ser_full : s_last) + lambda;
+    }
+    ics_time at = sp.last + lambda;
+    for (int h = 0; h < f->n_hops; h++)
+        bt_claim(chan_of(f, h), now, natural, at);
+    f->committed += k;
+    f->bt_undelivered += k;
+    f->bt_deliver_at = MAX(f->bt_deliver_at, at);
+    f->bounded = true;
+    n->stats.trains++;
+    if (f->committed == f->npk) {
+        ics_engine_at(n->e, f->bt_deliver_at, ev_deliver, f, f->bt_undelivered);
+        f->bt_undelivered = 0;
+        return;
+    }
+    f->train_ev = ics_engine_at(n->e, next, ev_train, f, 0);
+}
+
+/* The next train of a flow: bounded while its path is shared, else the rest in closed form
+ * (a new pipeline if the last train was bounded). */
+static void ev_train(ics_engine *e, void *ctx, uint64_t unused)
+{
+    pk_flow *f = ctx;
+    if (!path_is_free(f)) {
+        if (f->net->p.per_packet_shared)
+            to_packets(f);
+        else
+            bt_send(f);
+        return;
+    }
+    if (f->bounded) {
+        if (f->bt_undelivered > 0)
+            ics_engine_at(e, f->bt_deliver_at, ev_deliver, f, f->bt_undelivered);
+        f->bt_undelivered = 0;
+        f->bounded = false;
+        pipeline_begin(f);
+    }
+    train_commit(f);
+}
+
+/* Starts a flow: as a train if its path is free, else in turns (or as packets: per_packet,
+ * per_packet_shared). Runs as an event at the send's time, so that every transfer started at
+ * the same instant is counted on its channels before any of them decides. */
+static void ev_start(ics_engine *e, void *ctx, uint64_t unused)
+{
+    pk_flow *f = ctx;
+    pk_net *n = f->net;
+    /* into a switch's join, packets must reach it one by one to be pipelined through it */
+    if (n->p.per_packet || f->sink || (n->p.per_packet_shared && !path_is_free(f))) {
+        to_packets(f);
+        return;
+    }
+    if (!path_is_free(f)) {
+        bt_send(f);
+        return;
+    }
+    pipeline_begin(f);
     train_commit(f);
 }
 
@@ -431,6 +700,8 @@ static pk_flow *flow_new(pk_net *n, pk_xfer *x, const int *chans, int n_hops, ui
     f->npk = (bytes + payload - 1) / payload;
     f->last_payload = (uint32_t)(bytes - (f->npk - 1) * payload);
     g_assert(f->npk < UINT32_MAX); /* see pk_hop */
+    ics_time now = ics_engine_now(n->e);
+    uint64_t turn = bt_natural(n, f->npk, f->npk, payload) * payload;
     for (int h = 0; h < n_hops; h++) {
         pk_hop *hop = &f->hops[h];
         hop->flow = f;
@@ -443,6 +714,8 @@ static pk_flow *flow_new(pk_net *n, pk_xfer *x, const int *chans, int n_hops, ui
         hop->wire_full = (uint32_t)ics_net_wire_bytes(n->t, chans[h], payload);
         hop->ser_full = ics_net_ser(n->t, chans[h], payload);
         chan_of(f, h)->active++;
+        /* its turn counts before any flow started at this instant takes one (bt_limit) */
+        bt_claim(hop->ch, now, turn, now + 1);
     }
     x->pending++;
     return f;
@@ -612,7 +885,8 @@ static void ev_join_done(ics_engine *e, void *ctx, uint64_t unused)
 }
 
 /* An uncontended multicast / reduction moves as one train: a three-stage tandem (into the
- * switch, its reduction unit, out of it) in closed form, exactly what the packets would do. */
+ * switch, its reduction unit, out of it) in closed form, exactly what the packets would do.
+ * After bounded turns (bt_join), the rest the same way, behind every reservation. */
 static void join_train(pk_xfer *x)
 {
     pk_join *j = x->join;
@@ -627,25 +901,122 @@ static void join_train(pk_xfer *x)
                     : 0;
     lambda[1] = j->sw_latency_ps;
     stage_of(j->out, j->nout, &s_full[2], &s_last[2], &lambda[2]);
-    ics_time end = ics_engine_now(n->e) + ics_net_tandem_time(3, s_full, s_last, lambda, j->npk);
-    uint64_t bytes = (j->npk - 1) * (uint64_t)j->payload + j->last_payload;
+    uint64_t left = j->npk - j->committed;
+    ics_time t0 = ics_engine_now(n->e);
+    if (j->committed > 0) {
+        ics_time o1 = s_full[0] + lambda[0], o2 = o1 + s_full[1] + lambda[1];
+        t0 = MAX(t0, j->unit_free - o1);
+        for (int i = 0; i < j->nin + j->nout; i++) {
+            const pk_flow *f = i < j->nin ? j->in[i] : j->out[i - j->nin];
+            t0 = MAX(t0, chan_of(f, 0)->busy_until - (i < j->nin ? 0 : o2));
+        }
+    }
+    ics_time end = t0 + ics_net_tandem_time(3, s_full, s_last, lambda, left);
+    uint64_t bytes = (left - 1) * (uint64_t)j->payload + j->last_payload;
     for (int i = 0; i < j->nin + j->nout; i++) {
         pk_flow *f = i < j->nin ? j->in[i] : j->out[i - j->nin];
         pk_chan *c = chan_of(f, 0);
         c->busy_until = MAX(c->busy_until, end); /* reserved: others wait (one train) */
+        cal_mark(&c->cal, ics_engine_now(n->e), t0, end);
         c->bytes += bytes;
         f->delivered = f->npk;
     }
+    j->committed = j->npk;
     n->stats.trains++;
-    ics_engine_at(n->e, end, ev_join_done, x, 0);
+    ics_engine_at(n->e, MAX(end, j->bt_end), ev_join_done, x, 0);
+}
+
+static void ev_join_step(ics_engine *e, void *ctx, uint64_t unused);
+
+/* One turn of a contended multicast / reduction: the same packets of every source into the
+ * switch, through its reduction unit (a stage of its own), and out to every destination, each
+ * channel serving it as bt_chan does; the next turn is paced as bt_send paces a flow's. */
+static void bt_join(pk_xfer *x)
+{
+    pk_join *j = x->join;
+    pk_net *n = j->net;
+    ics_time now = ics_engine_now(n->e);
+    int nf = j->nin + j->nout;
+    uint64_t k = bt_natural(n, j->npk - j->committed, j->npk, j->payload);
+    uint64_t natural = k * j->payload, turn = natural;
+    for (int i = 0; i < nf; i++)
+        turn = bt_limit(chan_of(i < j->nin ? j->in[i] : j->out[i - j->nin], 0), now, turn);
+    k = MIN(k, MAX(1, turn / j->payload));
+    bt_shape sh = bt_shape_of(j->committed, k, j->npk);
+    uint64_t bytes = k * (uint64_t)j->payload - (sh.has_last ? j->payload - j->last_payload : 0);
+    /* into the switch: a packet is there when every source's copy is */
+    bt_span ready = {now, now, now}, in = {0, 0, 0};
+    ics_time next = now, o_unit = 0, o_out, slack = 0;
+    for (int i = 0; i < j->nin; i++) {
+        pk_hop *hop = &j->in[i]->hops[0];
+        ics_time s_last = sh.has_last ? hop_ser(hop, j->npk - 1) : hop->ser_full;
+        ics_time held;
+        bt_span d = bt_chan(hop->ch, now, ready, 0, hop->ser_full, s_last, sh, &held);
+        hop->ch->bytes += bytes;
+        next = MAX(next, held);
+        slack = MAX(slack, hop->ch->buffer_ps); /* the switch's input buffers */
+        ics_time lat = hop->ch->latency_ps;
+        in = (bt_span){MAX(in.first, d.first + lat), MAX(in.full, d.full + lat),
+                       MAX(in.last, d.last + lat)};
+        o_unit = MAX(o_unit, (sh.n_full ? hop->ser_full : s_last) + lat);
+    }
+    /* the reduction unit reads one copy per source; a multicast copies at once */
+    bt_span sw = in;
+    o_out = o_unit;
+    if (j->reduce_bw) {
+        uint64_t nin = (uint64_t)j->nin;
+        ics_time r_full = ics_time_serialize(j->payload * nin, j->reduce_bw);
+        ics_time r_last =
+            sh.has_last ? ics_time_serialize(j->last_payload * nin, j->reduce_bw) : r_full;
+        ics_time start = MAX(in.first, j->unit_free);
+        j->unit_free = start + bt_work(sh, r_full, r_last);
+        sw = bt_stage(start, j->unit_free, in, 0, r_full, r_last, sh);
+        next = MAX(next, start - o_unit - slack);
+        o_out += sh.n_full ? r_full : r_last;
+    }
+    o_out += j->sw_latency_ps;
+    ics_time end = now;
+    for (int i = 0; i < j->nout; i++) {
+        pk_hop *hop = &j->out[i]->hops[0];
+        ics_time s_last = sh.has_last ? hop_ser(hop, j->npk - 1) : hop->ser_full;
+        ics_time held;
+        bt_span d = bt_chan(hop->ch, now, sw, j->sw_latency_ps, hop->ser_full, s_last, sh, &held);
+        hop->ch->bytes += bytes;
+        next = MAX(next, held - o_out - slack);
+        end = MAX(end, d.last + hop->ch->latency_ps);
+    }
+    for (int i = 0; i < nf; i++)
+        bt_claim(chan_of(i < j->nin ? j->in[i] : j->out[i - j->nin], 0), now, natural, end);
+    j->committed += k;
+    j->bt_end = MAX(j->bt_end, end);
+    n->stats.trains++;
+    if (j->committed < j->npk) {
+        ics_engine_at(n->e, next, ev_join_step, x, 0);
+        return;
+    }
+    for (int i = 0; i < nf; i++) {
+        pk_flow *f = i < j->nin ? j->in[i] : j->out[i - j->nin];
+        f->delivered = f->npk;
+    }
+    ics_engine_at(n->e, j->bt_end, ev_join_done, x, 0);
+}
+
+static void ev_join_step(ics_engine *e, void *ctx, uint64_t unused)
+{
+    pk_xfer *x = ctx;
+    if (join_is_free(x->join))
+        join_train(x);
+    else
+        bt_join(x);
 }
 
 static void ev_join_start(ics_engine *e, void *ctx, uint64_t unused)
 {
     pk_xfer *x = ctx;
     pk_join *j = x->join;
-    if (!j->net->p.per_packet && join_is_free(j)) {
-        join_train(x);
+    bool free = join_is_free(j);
+    if (!j->net->p.per_packet && (free || !j->net->p.per_packet_shared)) {
+        ev_join_step(e, x, 0);
         return;
     }
     for (int i = 0; i < j->nin; i++)
@@ -732,6 +1103,8 @@ static ics_net *pk_create(const ics_topo *t, ics_engine *e, const ics_net_params
     n->p = *p;
     if (n->p.train_bytes == 0)
         n->p.train_bytes = DEFAULT_TRAIN_BYTES;
+    if (n->p.train_share == 0)
+        n->p.train_share = DEFAULT_TRAIN_SHARE;
     int nc = ics_topo_nchans(t);
     n->chans = g_new0(pk_chan, nc);
     uint64_t biggest = largest_payload(t, p->packet_bytes);
@@ -747,6 +1120,7 @@ static ics_net *pk_create(const ics_topo *t, ics_engine *e, const ics_net_params
         ch->latency_ps = tc->latency_ps;
         ch->lambda_ps = tc->latency_ps + ics_topo_dev_get(t, tc->dst)->latency_ps;
         ch->credits = ch->capacity = (int64_t)buf;
+        ch->buffer_ps = buf ? ics_time_serialize(buf, ch->bw) : ICS_TIME_MAX / 4;
     }
     return (ics_net *)n;
 }
@@ -754,6 +1128,8 @@ static ics_net *pk_create(const ics_topo *t, ics_engine *e, const ics_net_params
 static void pk_destroy(ics_net *net)
 {
     pk_net *n = (pk_net *)net;
+    for (int c = 0; c < ics_topo_nchans(n->t); c++)
+        g_free(n->chans[c].cal.iv);
     g_free(n->chans);
     g_free(n);
 }
