@@ -40,12 +40,13 @@ static const struct {
     {"xxrjun_h100_10node_1gpn_all_reduce", "superpod-h100-ndr.json", 10, 1, false, false},
     {"alcf_sophia_dgxa100_2node_all_reduce", "superpod-a100-hdr.json", 2, 8, false, false},
     /* hardware no log calibrated anything on: Blackwell, a multi-node NVLink rack, PCIe cards
-     * bridged by NVLink (the first GPUs of the model: 2 of an HGX B200, 8 of the NVL72 rack,
-     * one bridged pair) */
+     * bridged by NVLink, four H100 wired to each other (the first GPUs of the model: 2 of an HGX
+     * B200, 8 of the NVL72 rack, one bridged pair) */
     {"gke_a4_b200_1node_2gpu_allgather", "hgx-b200.json", 1, 2, false, false},
     {"oci_gb200_mnnvl_2tray_8gpu_allreduce", "gb200-nvl72.json", 1, 8, false, false},
     {"nccl_issue1161_h100pcie_2gpu_nvlinkbridge_allreduce", "pcie-nvlink-bridge.json", 1, 2, false,
      false},
+    {"snellius_h100x4_1node_all_reduce", "hgx-h100-4gpu.json", 1, 4, false, false},
 };
 
 #define MIB (1ULL << 20)
