@@ -68,7 +68,7 @@ int ics_tuner_nccl_channels(const ics_tuner *tu)
     /* GPUs wired to each other (DGX-1): one NVLink-only ring per link of a GPU, each run twice,
      * so that every link carries the same share (ring_order.h) */
     if (ics_ring_orders_differ(tu->t, tu->ranks, tu->n))
-        return 2 * tu->nvlinks;
+        return MIN(MAX_CHANNELS, 2 * tu->nvlinks);
     bool nvlink = tu->intra_class == 0 && tu->nvlinks > 0;
     return search_channels(tu, nvlink ? tu->nvlinks * tu->nvlink_gbps : tu->ring_gbps);
 }
