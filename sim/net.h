@@ -48,9 +48,11 @@ typedef struct {
     uint32_t train_share;   /* packet backend, a flow whose path another flow shares: it takes
                                turns on its channels of 1/train_share of its packets (the last
                                turns halving; at least 4 packets, at most train_bytes) (0: 32) */
-    bool per_packet;        /* packet backend: never form trains (every packet is an event) */
+    bool per_packet;        /* packet backend: never form trains (every packet is an event);
+                               for tests: a flow must be fewer than 2^32 packets */
     bool per_packet_shared; /* packet backend: trains only where a path is free; a flow sharing
-                               a channel goes packet by packet (credits, arbitration) */
+                               a channel goes packet by packet (credits, arbitration; the same
+                               2^32 bound) */
     uint32_t buffer_bytes;  /* per channel, at its receiving end; 0: the device kind's default */
     bool adaptive_routing;  /* fabric: pick the least-loaded spine instead of the flow hash */
 } ics_net_params;

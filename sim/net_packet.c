@@ -63,8 +63,9 @@ typedef struct {
 
 /* A flow's state at hop h: the device before channel h. One cache line: the per-packet
  * handlers touch only this, not the flow (with hundreds of thousands of flows in flight the
- * simulation is bound by memory, not arithmetic). Packet counts are 32-bit: a flow is at most
- * 2^32 packets (1 TiB at 256 B). */
+ * simulation is bound by memory, not arithmetic). Its packet counts are 32-bit and serve the
+ * per-packet machinery only, which takes flows of fewer than 2^32 packets (to_packets); trains
+ * and turns count in the flow's 64-bit fields, so a user's 8 TiB send (2^35 packets) runs. */
 typedef struct pk_hop {
     pk_flow *flow;
     struct pk_hop *next; /* round-robin queue of the channel */
@@ -168,6 +169,13 @@ static ics_time hop_ser(const pk_hop *hop, uint64_t k)
     if (k + 1 < hop->npk)
         return hop->ser_full;
     return ics_time_serialize(hop_wire(hop, k), hop->ch->bw);
+}
+
+/* Serialization time of the flow's last packet on a hop (not through hop->npk: see pk_hop). */
+static ics_time hop_ser_last(const pk_hop *hop)
+{
+    uint64_t wire = ics_net_wire_bytes(hop->ch->net->t, hop->ch->id, hop->last_payload);
+    return ics_time_serialize(wire, hop->ch->bw);
 }
 
 /* ---- flow completion ---------------------------------------------------------------------- */
@@ -486,6 +494,7 @@ static void train_commit(pk_flow *f)
 static void to_packets(pk_flow *f)
 {
     pk_hop *hop = &f->hops[0];
+    g_assert(f->npk < UINT32_MAX); /* per_packet modes are chosen by code, never by users */
     hop->ready = (uint32_t)(f->npk - f->committed);
     if (hop->ready == 0)
         return;
@@ -614,7 +623,7 @@ static void bt_send(pk_flow *f)
     for (int h = 0; h < f->n_hops; h++) {
         pk_hop *hop = &f->hops[h];
         pk_chan *c = hop->ch;
-        ics_time s_last = sh.has_last ? hop_ser(hop, f->npk - 1) : hop->ser_full;
+        ics_time s_last = sh.has_last ? hop_ser_last(hop) : hop->ser_full;
         ics_time held;
         sp = bt_chan(c, now, sp, lambda, hop->ser_full, s_last, sh, &held);
         c->bytes += bytes;
@@ -699,7 +708,6 @@ static pk_flow *flow_new(pk_net *n, pk_xfer *x, const int *chans, int n_hops, ui
     f->payload = payload;
     f->npk = (bytes + payload - 1) / payload;
     f->last_payload = (uint32_t)(bytes - (f->npk - 1) * payload);
-    g_assert(f->npk < UINT32_MAX); /* see pk_hop */
     ics_time now = ics_engine_now(n->e);
     uint64_t turn = bt_natural(n, f->npk, f->npk, payload) * payload;
     for (int h = 0; h < n_hops; h++) {
@@ -708,7 +716,7 @@ static pk_flow *flow_new(pk_net *n, pk_xfer *x, const int *chans, int n_hops, ui
         hop->h = (uint16_t)h;
         hop->last = h + 1 == n_hops;
         hop->ch = &n->chans[chans[h]];
-        hop->npk = (uint32_t)f->npk;
+        hop->npk = (uint32_t)f->npk; /* per packet only: see pk_hop */
         hop->payload = payload;
         hop->last_payload = f->last_payload;
         hop->wire_full = (uint32_t)ics_net_wire_bytes(n->t, chans[h], payload);
@@ -866,7 +874,7 @@ static void stage_of(pk_flow *const *flows, int nf, ics_time *s_full, ics_time *
     for (int i = 0; i < nf; i++) {
         pk_hop *hop = &flows[i]->hops[0];
         *s_full = MAX(*s_full, hop->ser_full);
-        *s_last = MAX(*s_last, hop_ser(hop, hop->npk - 1));
+        *s_last = MAX(*s_last, hop_ser_last(hop));
         *lat = MAX(*lat, hop->ch->latency_ps);
     }
 }
@@ -949,7 +957,7 @@ static void bt_join(pk_xfer *x)
     ics_time next = now, o_unit = 0, o_out, slack = 0;
     for (int i = 0; i < j->nin; i++) {
         pk_hop *hop = &j->in[i]->hops[0];
-        ics_time s_last = sh.has_last ? hop_ser(hop, j->npk - 1) : hop->ser_full;
+        ics_time s_last = sh.has_last ? hop_ser_last(hop) : hop->ser_full;
         ics_time held;
         bt_span d = bt_chan(hop->ch, now, ready, 0, hop->ser_full, s_last, sh, &held);
         hop->ch->bytes += bytes;
@@ -978,7 +986,7 @@ static void bt_join(pk_xfer *x)
     ics_time end = now;
     for (int i = 0; i < j->nout; i++) {
         pk_hop *hop = &j->out[i]->hops[0];
-        ics_time s_last = sh.has_last ? hop_ser(hop, j->npk - 1) : hop->ser_full;
+        ics_time s_last = sh.has_last ? hop_ser_last(hop) : hop->ser_full;
         ics_time held;
         bt_span d = bt_chan(hop->ch, now, sw, j->sw_latency_ps, hop->ser_full, s_last, sh, &held);
         hop->ch->bytes += bytes;
