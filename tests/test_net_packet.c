@@ -421,7 +421,7 @@ static void test_turns_bounded(void)
     g_assert_cmpuint(turns[1], <=, 2 * (32 + 8));
 }
 
-/* ---- flows of 2^32 packets and more --------------------------------------------------------- */
+/* ---- flows of 2^32 packets and more ------------------------------------------------------- */
 
 /* When an NVLS reduce of `bytes` over gpu0..gpu(n-1) of a DGX H100, alone, ends. */
 static ics_time reduce_alone(const ics_net_params *p, int n, uint64_t bytes)
