@@ -130,6 +130,10 @@ static cJSON *json_row(const ics_coll_row *row, const ics_coll_result *res)
     return o;
 }
 
+/* The largest call size: a TiB is several times any GPU's memory (nccl-tests allocates the
+ * buffers), and beyond it the packet engine's trains and the schedules grow without use. */
+#define MAX_COLL_BYTES (1ULL << 40)
+
 static int run(const coll_args *a)
 {
     uint64_t min_b, max_b;
@@ -139,6 +143,8 @@ static int run(const coll_args *a)
     if (!ics_cli_parse_size(a->max_s, &max_b))
         return usage_error("-e: expected a size (N, NK, NM or NG), got \"%s\"",
                            a->max_s ? a->max_s : "");
+    if (max_b > MAX_COLL_BYTES)
+        return usage_error("-e: expected a size <= 1024G (1 TiB), got \"%s\"", a->max_s);
     if (min_b > max_b)
         return usage_error("expected -b <= -e, got -b %s", a->min_s);
     if (a->factor < 2)

@@ -60,6 +60,8 @@ bad all_reduse -s "$h100" -b 8 -e 1M
 bad all_reduce -s "$h100" -b 8X -e 1M
 bad all_reduce -s "$h100" -b 2M -e 1M
 bad all_reduce -s "$h100" -b 0 -e 1M
+bad all_reduce -s "$h100" -b 8 -e 1025G
+bad all_reduce -s "$h100" -b 18446744073709551615 -e 18446744073709551615
 bad all_reduce -s "$h100" --gpus 9
 bad all_reduce -s "$h100" --gpus -1
 bad all_reduce -s "$h100" -d float33
@@ -70,6 +72,14 @@ bad broadcast -s "$h100" -r 8
 bad all_reduce -b 8 -e 8
 bad all_reduce -s "$tmp/missing.json"
 [ -e "$tmp/bad.json" ] && fail "a --json file after a failure"
+# the largest size: every operation on both engines, quickly (1 TiB on one node)
+for op in all_reduce all_gather alltoall broadcast sendrecv; do
+    for engine in analytic packet; do
+        "$icsim" collective $op -s "$h100" -b 1024G -e 1024G --engine $engine >"$tmp/out" \
+            2>"$tmp/err" || fail "$op 1 TiB on $engine exited $?"
+        grep -q '^ *1099511627776 ' "$tmp/out" || fail "$op 1 TiB on $engine: no row"
+    done
+done
 
 [ $fails -eq 0 ] && echo "cli_collective: all checks passed"
 exit $((fails > 0))

@@ -29,6 +29,8 @@ static bool nvls_supports(const ics_algo_ctx *c)
     return c->req.op == ICS_COLL_ALL_REDUCE && c->n >= 2 && nvls_switches(c, sw, links, 64) > 0;
 }
 
+#define NVLS_MAX_ITERS 4096
+
 /* NCCL's NVLS chunk (enqueue.cc): 128 KiB per head, smaller for calls that would otherwise give
  * each of the channel x head pairs few chunks: 64 KiB below 64, 32 KiB below 8, 16 KiB below 2
  * chunks each. */
@@ -59,7 +61,12 @@ static void nvls_plan(const ics_algo_ctx *c, ics_sched *s)
         total += links[j];
     uint64_t size = c->req.size_bytes, heads = (uint64_t)c->n, nch = (uint64_t)c->nch;
     uint64_t per_iter = nch * heads * nvls_chunk(size, nch * heads);
-    uint64_t iters = MAX(1, (size + per_iter - 1) / per_iter);
+    uint64_t nccl_iters = MAX(1, (size + per_iter - 1) / per_iter);
+    /* past NVLS_MAX_ITERS a simulated iteration stands for several of NCCL's: it carries their
+     * bytes and pays their syncs */
+    uint64_t group = (nccl_iters + NVLS_MAX_ITERS - 1) / NVLS_MAX_ITERS;
+    per_iter *= group;
+    uint64_t iters = (size + per_iter - 1) / per_iter;
     uint64_t cta = c->cta_bytes_per_s * nch;
     int start = ics_sched_delay(s, c->base_lat_ps + c->step_lat_ps, NULL, 0);
     int scatter = -1, gather = -1, *reduce = g_new(int, nsw), nred = 0;
@@ -81,7 +88,7 @@ static void nvls_plan(const ics_algo_ctx *c, ics_sched *s)
             if (share == 0)
                 continue;
             int id = ics_sched_reduce(s, c->ranks, c->n, sw[j], ics_algo_wire(c, share), deps, nd);
-            ics_sched_set_tail(s, id, 2 * c->sync_ps);
+            ics_sched_set_tail(s, id, 2 * c->sync_ps * (ics_time)group);
             reduce[nred++] = id;
         }
         /* the gather of this iteration after its reduction and the previous gather */
