@@ -32,6 +32,16 @@ static inline void rig_open(rig *g, const char *model, int nodes, int gpn, const
     g_free(path);
 }
 
+/* One call of `size` bytes (float) with the given tuning; it must be runnable. */
+static inline ics_coll_result rig_run(rig *g, ics_coll_op op, uint64_t size,
+                                      const ics_coll_tuning *tu)
+{
+    ics_coll_req req = {.op = op, .size_bytes = size, .dtype_bytes = 4};
+    ics_coll_result r;
+    g_assert_true(ics_comm_run(g->c, &req, tu, &r));
+    return r;
+}
+
 static inline void rig_close(rig *g)
 {
     ics_comm_free(g->c);

@@ -12,14 +12,6 @@
 
 static const ics_coll_tuning auto_tuning = {.algo = -1, .proto = -1, .nvls_enable = true};
 
-static ics_coll_result run(rig *g, ics_coll_op op, uint64_t size, const ics_coll_tuning *tu)
-{
-    ics_coll_req req = {.op = op, .size_bytes = size, .dtype_bytes = 4};
-    ics_coll_result r;
-    g_assert_true(ics_comm_run(g->c, &req, tu, &r));
-    return r;
-}
-
 static double busbw(const rig *g, ics_coll_op op, uint64_t size, ics_time t)
 {
     return (double)size / ics_time_to_s(t) / 1e9 * ics_coll_busbw_factor(op, ics_comm_nranks(g->c));
@@ -46,7 +38,7 @@ static void test_every_op_everywhere(void)
             for (int op = 0; op < ICS_COLL_OP_COUNT; op++) {
                 ics_time prev = 0;
                 for (uint64_t size = 1024; size <= (64u << 20); size *= 64) {
-                    ics_coll_result r = run(&g, (ics_coll_op)op, size, &auto_tuning);
+                    ics_coll_result r = rig_run(&g, (ics_coll_op)op, size, &auto_tuning);
                     g_assert_cmpint(r.time_ps, >, prev);
                     prev = r.time_ps;
                 }
@@ -68,7 +60,7 @@ static void test_every_op_clusters(void)
             for (int op = 0; op < ICS_COLL_OP_COUNT; op++) {
                 ics_time prev = 0;
                 for (uint64_t size = 4096; size <= (16u << 20); size *= 64) {
-                    ics_coll_result r = run(&g, (ics_coll_op)op, size, &auto_tuning);
+                    ics_coll_result r = rig_run(&g, (ics_coll_op)op, size, &auto_tuning);
                     g_assert_cmpint(r.time_ps, >, prev);
                     prev = r.time_ps;
                 }
@@ -130,7 +122,7 @@ static void test_cluster(void)
      * normalization does not bound */
     ics_coll_tuning ring = auto_tuning;
     ring.algo = ICS_ALGO_RING;
-    ics_coll_result r = run(&g, ICS_COLL_ALL_REDUCE, 256u << 20, &ring);
+    ics_coll_result r = rig_run(&g, ICS_COLL_ALL_REDUCE, 256u << 20, &ring);
     double bw = busbw(&g, ICS_COLL_ALL_REDUCE, 256u << 20, r.time_ps);
     g_test_message("2 x DGX H100 all-reduce 256 MiB: %s %s, busbw %.1f GB/s",
                    ics_coll_algo_name(r.algo), ics_coll_proto_name(r.proto), bw);
@@ -149,7 +141,7 @@ static void test_backends_agree(void)
         rig g;
         rig_open(&g, "dgx-h100.json", 0, 0, be ? "packet" : "analytic");
         for (int op = 0; op < ICS_COLL_OP_COUNT; op++)
-            t[be][op] = run(&g, (ics_coll_op)op, 256u << 20, &auto_tuning).time_ps;
+            t[be][op] = rig_run(&g, (ics_coll_op)op, 256u << 20, &auto_tuning).time_ps;
         rig_close(&g);
     }
     for (int op = 0; op < ICS_COLL_OP_COUNT; op++) {
@@ -165,20 +157,20 @@ static void test_tuner_obeys(void)
 {
     rig g;
     rig_open(&g, "dgx-h100.json", 0, 0, "analytic");
-    ics_coll_result r = run(&g, ICS_COLL_ALL_REDUCE, 1u << 30, &auto_tuning);
+    ics_coll_result r = rig_run(&g, ICS_COLL_ALL_REDUCE, 1u << 30, &auto_tuning);
     g_assert_cmpint(r.algo, ==, ICS_ALGO_NVLS); /* large all-reduce on NVSwitch gen3 */
     ics_coll_tuning no_nvls = auto_tuning;
     no_nvls.nvls_enable = false;
-    r = run(&g, ICS_COLL_ALL_REDUCE, 1u << 30, &no_nvls);
+    r = rig_run(&g, ICS_COLL_ALL_REDUCE, 1u << 30, &no_nvls);
     g_assert_cmpint(r.algo, ==, ICS_ALGO_RING);
     ics_coll_tuning ll = auto_tuning;
     ll.proto = ICS_PROTO_LL;
     ll.algo = ICS_ALGO_RING;
     ll.max_channels = 2;
-    r = run(&g, ICS_COLL_ALL_REDUCE, 1u << 30, &ll);
+    r = rig_run(&g, ICS_COLL_ALL_REDUCE, 1u << 30, &ll);
     g_assert_cmpint(r.proto, ==, ICS_PROTO_LL);
     g_assert_cmpint(r.nchannels, <=, 2);
-    r = run(&g, ICS_COLL_ALL_REDUCE, 8, &auto_tuning);
+    r = rig_run(&g, ICS_COLL_ALL_REDUCE, 8, &auto_tuning);
     g_assert_cmpint(r.proto, ==, ICS_PROTO_LL); /* tiny messages: lowest latency */
     rig_close(&g);
 
@@ -217,9 +209,9 @@ static void test_large_bandwidth(void)
     ring.nvls_enable = false;
     uint64_t size = 8ull << 30;
     double ring_bw =
-        busbw(&g, ICS_COLL_ALL_REDUCE, size, run(&g, ICS_COLL_ALL_REDUCE, size, &ring).time_ps);
+        busbw(&g, ICS_COLL_ALL_REDUCE, size, rig_run(&g, ICS_COLL_ALL_REDUCE, size, &ring).time_ps);
     double nvls_bw = busbw(&g, ICS_COLL_ALL_REDUCE, size,
-                           run(&g, ICS_COLL_ALL_REDUCE, size, &auto_tuning).time_ps);
+                           rig_run(&g, ICS_COLL_ALL_REDUCE, size, &auto_tuning).time_ps);
     double want_nvls = 370.8 * 0.85 / (1 + 1.0 / 8) * 14 / 8;
     g_test_message("DGX H100 8 GiB all-reduce busbw: ring %.1f GB/s (370.8; measured 362), "
                    "NVLS %.1f GB/s (%.1f; measured 480)",
@@ -236,7 +228,7 @@ static void test_deterministic(void)
     for (int i = 0; i < 2; i++) {
         rig g;
         rig_open(&g, "superpod-a100-hdr.json", 4, 0, "packet");
-        t[i] = run(&g, ICS_COLL_ALL_GATHER, 96u << 20, &auto_tuning).time_ps;
+        t[i] = rig_run(&g, ICS_COLL_ALL_GATHER, 96u << 20, &auto_tuning).time_ps;
         rig_close(&g);
     }
     g_assert_cmpint(t[0], ==, t[1]);

@@ -10,14 +10,6 @@
 
 static const ics_coll_tuning auto_tuning = {.algo = -1, .proto = -1, .nvls_enable = true};
 
-static ics_coll_result run(rig *g, ics_coll_op op, uint64_t size, const ics_coll_tuning *tu)
-{
-    ics_coll_req req = {.op = op, .size_bytes = size, .dtype_bytes = 4};
-    ics_coll_result r;
-    g_assert_true(ics_comm_run(g->c, &req, tu, &r));
-    return r;
-}
-
 static int nccl_channels(const char *model, int nodes)
 {
     rig g;
@@ -48,22 +40,23 @@ static void test_call_counts(void)
     rig g;
     rig_open(&g, "dgx-h100.json", 0, 0, "analytic");
     ics_coll_tuning ring = {.algo = ICS_ALGO_RING, .proto = ICS_PROTO_SIMPLE, .nvls_enable = true};
-    g_assert_cmpint(run(&g, ICS_COLL_ALL_REDUCE, 256 << 10, &ring).nchannels, ==, 8);
-    g_assert_cmpint(run(&g, ICS_COLL_ALL_REDUCE, 64 << 20, &ring).nchannels, ==, 24);
-    g_assert_cmpint(run(&g, ICS_COLL_ALL_REDUCE, 64 << 20, &auto_tuning).nchannels, ==, 16);
-    g_assert_cmpint(run(&g, ICS_COLL_ALL_REDUCE, 2 << 20, &auto_tuning).algo, ==, ICS_ALGO_NVLS);
-    g_assert_cmpint(run(&g, ICS_COLL_ALL_REDUCE, 2 << 20, &auto_tuning).nchannels, ==, 16);
+    g_assert_cmpint(rig_run(&g, ICS_COLL_ALL_REDUCE, 256 << 10, &ring).nchannels, ==, 8);
+    g_assert_cmpint(rig_run(&g, ICS_COLL_ALL_REDUCE, 64 << 20, &ring).nchannels, ==, 24);
+    g_assert_cmpint(rig_run(&g, ICS_COLL_ALL_REDUCE, 64 << 20, &auto_tuning).nchannels, ==, 16);
+    g_assert_cmpint(rig_run(&g, ICS_COLL_ALL_REDUCE, 2 << 20, &auto_tuning).algo, ==,
+                    ICS_ALGO_NVLS);
+    g_assert_cmpint(rig_run(&g, ICS_COLL_ALL_REDUCE, 2 << 20, &auto_tuning).nchannels, ==, 16);
     const struct {
         uint64_t size;
         int nch;
     } p2p[] = {{64 << 10, 1},  {128 << 10, 2},  {1 << 20, 4},    {64 << 20, 4},
                {128 << 20, 8}, {256 << 20, 16}, {512 << 20, 32}, {4ull << 30, 32}};
     for (size_t i = 0; i < G_N_ELEMENTS(p2p); i++)
-        g_assert_cmpint(run(&g, ICS_COLL_SENDRECV, p2p[i].size, &auto_tuning).nchannels, ==,
+        g_assert_cmpint(rig_run(&g, ICS_COLL_SENDRECV, p2p[i].size, &auto_tuning).nchannels, ==,
                         p2p[i].nch);
     ics_coll_tuning few = ring;
     few.max_channels = 2;
-    g_assert_cmpint(run(&g, ICS_COLL_ALL_REDUCE, 64 << 20, &few).nchannels, ==, 2);
+    g_assert_cmpint(rig_run(&g, ICS_COLL_ALL_REDUCE, 64 << 20, &few).nchannels, ==, 2);
     rig_close(&g);
 }
 
@@ -131,7 +124,7 @@ static void test_sendrecv_closed_form(void)
         ics_tuner tu;
         ics_tuner_init(&tu, g.t, g.ranks, g.n);
         uint64_t size = 64u << 20;
-        ics_coll_result r = run(&g, ICS_COLL_SENDRECV, size, &auto_tuning);
+        ics_coll_result r = rig_run(&g, ICS_COLL_SENDRECV, size, &auto_tuning);
         g_assert_cmpint(r.nchannels, ==, 4);
         ics_time want = ics_tuner_base_lat(&tu, ICS_ALGO_DIRECT, ICS_PROTO_SIMPLE) +
                         ics_tuner_step_lat(&tu, ICS_ALGO_DIRECT, ICS_PROTO_SIMPLE) +
@@ -152,10 +145,11 @@ static void test_mid_size_ramp(void)
     rig g;
     rig_open(&g, "dgx-h100.json", 0, 0, "analytic");
     double top =
-        (double)(8ull << 30) / run(&g, ICS_COLL_ALL_REDUCE, 8ull << 30, &auto_tuning).time_ps;
-    double at8 = (double)(8u << 20) / run(&g, ICS_COLL_ALL_REDUCE, 8u << 20, &auto_tuning).time_ps;
+        (double)(8ull << 30) / rig_run(&g, ICS_COLL_ALL_REDUCE, 8ull << 30, &auto_tuning).time_ps;
+    double at8 =
+        (double)(8u << 20) / rig_run(&g, ICS_COLL_ALL_REDUCE, 8u << 20, &auto_tuning).time_ps;
     double at64 =
-        (double)(64u << 20) / run(&g, ICS_COLL_ALL_REDUCE, 64u << 20, &auto_tuning).time_ps;
+        (double)(64u << 20) / rig_run(&g, ICS_COLL_ALL_REDUCE, 64u << 20, &auto_tuning).time_ps;
     g_test_message("NVLS busbw at 8 MiB %.0f%%, at 64 MiB %.0f%% of 8 GiB's", 100 * at8 / top,
                    100 * at64 / top);
     g_assert_cmpfloat(at8 / top, >, 0.30);
