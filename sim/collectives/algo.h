@@ -59,6 +59,14 @@ extern const ics_algo_ops ics_algo_pat;
 uint64_t ics_algo_wire(const ics_algo_ctx *c, uint64_t payload);
 /* Time for a GPU to reduce `bytes` (read two inputs, write one). */
 ics_time ics_algo_reduce_time(const ics_algo_ctx *c, uint64_t bytes);
+/* Charges a step moving `bytes` on `ctas` of NCCL's channels (CTAs) what channels.c says a CTA
+ * costs: it ends no earlier than the CTAs' copy time (a floor) and `syncs` synchronizations
+ * after its transfer (a tail). */
+void ics_algo_charge(const ics_algo_ctx *c, ics_sched *s, int id, uint64_t bytes, uint64_t ctas,
+                     ics_time syncs);
+/* What is left of NCCL's per-hop latency `hop_ps` past the sender's synchronization, which the
+ * send's tail already charges. */
+ics_time ics_algo_beyond_sync(const ics_algo_ctx *c, ics_time hop_ps);
 /* Wire bytes for `payload` on a leg of a mixed algorithm (factors above). */
 uint64_t ics_algo_wire_by(double factor, uint64_t payload);
 /* Time for `wire_bytes` to cross from rank a's device to rank b's on an idle network: their

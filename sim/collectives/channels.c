@@ -60,7 +60,7 @@ static int search_channels(const ics_tuner *tu, double total_gbps)
     return MIN(MAX_CHANNELS, 2 * nc);
 }
 
-int ics_tuner_nccl_channels(const ics_tuner *tu)
+int ics_tuner_nccl_channels_find(const ics_tuner *tu)
 {
     /* across nodes one ring per NIC (8 on DGX), duplicated: what tuner_nccl.c's model reads */
     if (tu->nnodes > 1)
@@ -126,7 +126,7 @@ static int nccl_call_channels(const ics_tuner *tu, const ics_coll_req *req, ics_
     if (algo == ICS_ALGO_DIRECT)
         return p2p_channels(tu, req->op == ICS_COLL_ALLTOALL ? req->size_bytes / (uint64_t)tu->n
                                                              : req->size_bytes);
-    return small_call_channels(tu, nccl_bytes(tu, req), algo, proto, ics_tuner_nccl_channels(tu));
+    return small_call_channels(tu, nccl_bytes(tu, req), algo, proto, tu->nccl_channels);
 }
 
 int ics_tuner_channels(const ics_tuner *tu, const ics_coll_req *req, const ics_coll_tuning *want,
@@ -189,7 +189,7 @@ double ics_tuner_sync_share(const ics_tuner *tu, ics_coll_algo algo, ics_coll_pr
     int nch;
     switch (algo) {
     case ICS_ALGO_RING: /* a 2 MiB chunk in two slices */
-        nch = ics_tuner_nccl_channels(tu);
+        nch = tu->nccl_channels;
         full = 1024.0 * 1024;
         break;
     case ICS_ALGO_NVLS: /* 128 KiB per head, two hand-offs, 1 + 1/n of the data on the links */

@@ -110,6 +110,20 @@ ics_time ics_algo_reduce_time(const ics_algo_ctx *c, uint64_t bytes)
     return c->reduce_bytes_per_s ? ics_time_serialize(3 * bytes, c->reduce_bytes_per_s) : 0;
 }
 
+void ics_algo_charge(const ics_algo_ctx *c, ics_sched *s, int id, uint64_t bytes, uint64_t ctas,
+                     ics_time syncs)
+{
+    uint64_t cta = c->cta_bytes_per_s * ctas;
+    if (cta > 0)
+        ics_sched_set_floor(s, id, ics_time_serialize(bytes, cta));
+    ics_sched_set_tail(s, id, c->sync_ps * syncs);
+}
+
+ics_time ics_algo_beyond_sync(const ics_algo_ctx *c, ics_time hop_ps)
+{
+    return hop_ps > c->sync_ps ? hop_ps - c->sync_ps : 0;
+}
+
 uint64_t ics_algo_wire_by(double factor, uint64_t payload)
 {
     return (uint64_t)llround((double)payload * factor);

@@ -35,12 +35,10 @@ static bool all_nvlink(const ics_algo_ctx *c)
 static void p2p_send(const ics_algo_ctx *c, ics_sched *s, int a, int b, uint64_t bytes,
                      uint64_t step, uint64_t hash, int start)
 {
-    uint64_t per_step = step * (uint64_t)c->nch, cta = c->cta_bytes_per_s * (uint64_t)c->nch;
+    uint64_t per_step = step * (uint64_t)c->nch;
     uint64_t steps = MAX(1, (bytes + per_step - 1) / per_step);
     int id = ics_sched_send(s, c->ranks[a], c->ranks[b], ics_algo_wire(c, bytes), hash, &start, 1);
-    if (cta > 0)
-        ics_sched_set_floor(s, id, ics_time_serialize(bytes, cta));
-    ics_sched_set_tail(s, id, c->sync_ps * (ics_time)steps);
+    ics_algo_charge(c, s, id, bytes, (uint64_t)c->nch, (ics_time)steps);
 }
 
 static void direct_plan(const ics_algo_ctx *c, ics_sched *s)

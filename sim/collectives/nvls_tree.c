@@ -132,21 +132,6 @@ static void tree_order(int m, int tree, int *order)
     g_assert(tail == m);
 }
 
-/* A lane (one head's half on one tree) is one of NCCL's NVLS channels, one CTA: its sends across
- * the network are copied no faster than the CTA copies and followed by its sync (channels.c),
- * which is part of NCCL's network hop; the rest of the hop comes after. */
-static void lane_send_costs(const ics_algo_ctx *c, ics_sched *s, int id, uint64_t bytes)
-{
-    if (c->cta_bytes_per_s)
-        ics_sched_set_floor(s, id, ics_time_serialize(bytes, c->cta_bytes_per_s));
-    ics_sched_set_tail(s, id, c->sync_ps);
-}
-
-static ics_time net_hop_after(const ics_algo_ctx *c)
-{
-    return c->net_step_lat_ps > c->sync_ps ? c->net_step_lat_ps - c->sync_ps : 0;
-}
-
 typedef struct {
     int *red;   /* per node: its last in-switch reduction (in order) */
     int *up;    /* per node: its last send to its parent */
@@ -154,7 +139,9 @@ typedef struct {
     int *local; /* per node: its head's last multicast */
 } lane_fifo;
 
-/* One slice of one head's half on one tree. */
+/* One slice of one head's half on one tree. A lane (one head's half on one tree) is one of
+ * NCCL's NVLS channels, one CTA: each send across the network is charged that CTA
+ * (ics_algo_charge), its sync part of NCCL's network hop, the rest of the hop after it. */
 static void nvls_tree_slice(const ics_algo_ctx *c, ics_sched *s, const ics_algo_nodes *g,
                             const int *heads, int h, int tree, const int *order, uint64_t b,
                             int start, lane_fifo *f)
@@ -170,7 +157,8 @@ static void nvls_tree_slice(const ics_algo_ctx *c, ics_sched *s, const ics_algo_
         for (int i = 0; i < 2; i++)
             if (child[i] >= 0)
                 deps[nd++] = sent[child[i]];
-        ics_time d = (nd - 1) * ics_algo_reduce_time(c, b) + (up >= 0 ? net_hop_after(c) : 0);
+        ics_time d = (nd - 1) * ics_algo_reduce_time(c, b) +
+                     (up >= 0 ? ics_algo_beyond_sync(c, c->net_step_lat_ps) : 0);
         int ready = ics_sched_delay(s, d, deps, nd);
         if (up < 0) {
             have[k] = ready;
@@ -181,7 +169,7 @@ static void nvls_tree_slice(const ics_algo_ctx *c, ics_sched *s, const ics_algo_
             ics_sched_send(s, c->ranks[heads[k * c->n + h]], c->ranks[heads[up * c->n + h]],
                            ics_algo_wire_by(c->net_wire_factor, b),
                            (uint64_t)h * 4 + (uint64_t)tree * 2, sd, f->up[k] >= 0 ? 2 : 1);
-        lane_send_costs(c, s, sent[k], b);
+        ics_algo_charge(c, s, sent[k], b, 1, 1);
     }
     for (int o = 0; o < m; o++) { /* down: parents first */
         int k = order[o], up, child[2];
@@ -190,12 +178,14 @@ static void nvls_tree_slice(const ics_algo_ctx *c, ics_sched *s, const ics_algo_
             int kid = child[i];
             if (kid < 0)
                 continue;
-            int sd[2] = {ics_sched_delay(s, net_hop_after(c), &have[k], 1), f->down[kid]};
+            int sd[2] = {
+                ics_sched_delay(s, ics_algo_beyond_sync(c, c->net_step_lat_ps), &have[k], 1),
+                f->down[kid]};
             have[kid] = f->down[kid] = ics_sched_send(
                 s, c->ranks[heads[k * c->n + h]], c->ranks[heads[kid * c->n + h]],
                 ics_algo_wire_by(c->net_wire_factor, b), (uint64_t)h * 4 + (uint64_t)tree * 2 + 1,
                 sd, f->down[kid] >= 0 ? 2 : 1);
-            lane_send_costs(c, s, have[kid], b);
+            ics_algo_charge(c, s, have[kid], b, 1, 1);
         }
         int sd[2] = {have[k], f->local[k]}; /* the head's multicast, in order */
         f->local[k] =
@@ -292,7 +282,7 @@ static void nvls_tree_lane(const ics_algo_ctx *c, ics_sched *s, const ics_algo_n
         t = ics_algo_hop_time(c, heads[k0 * c->n + h], heads[up0 * c->n + h],
                               ics_algo_wire_by(c->net_wire_factor, slice), &lat);
     ics_time hop = MAX(t + lat, copy / S) + c->sync_ps;
-    ics_time fill = (ics_time)(2 * levels) * (hop + net_hop_after(c)) +
+    ics_time fill = (ics_time)(2 * levels) * (hop + ics_algo_beyond_sync(c, c->net_step_lat_ps)) +
                     (ics_time)levels * 2 * ics_algo_reduce_time(c, slice);
     int d = ics_sched_delay(s, fill > hop ? fill - hop : 0, &id, 1);
     g_array_append_val(ends, d);

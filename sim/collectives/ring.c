@@ -113,12 +113,11 @@ static void ring_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t cha
     int *prev = g_new(int, n *S), *cur = g_new(int, n *S), *last = g_new(int, n);
     for (int p = 0; p < n; p++)
         last[p] = -1;
-    ics_time after = c->step_lat_ps > c->sync_ps ? c->step_lat_ps - c->sync_ps : 0;
-    uint64_t cta = c->cta_bytes_per_s * (uint64_t)merged;
+    ics_time after = ics_algo_beyond_sync(c, c->step_lat_ps);
     for (int l = 0; l < k.loops; l++) {
         uint64_t part = loop_part(c, &k, l) * (uint64_t)merged;
         int nccl = MIN(k.group, k.nccl_loops - l * k.group) * nccl_slices(c, k.chunk);
-        ics_time tail = c->sync_ps * (ics_time)((nccl + S - 1) / S);
+        ics_time syncs = (nccl + S - 1) / S; /* NCCL's slices in each simulated one */
         for (int step = s0; step < s1; step++) {
             for (int p = 0; p < n; p++) {
                 for (int j = 0; j < S; j++) {
@@ -136,9 +135,7 @@ static void ring_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t cha
                     int id = ics_sched_send(s, c->ranks[order[p]], c->ranks[order[(p + 1) % n]],
                                             ics_algo_wire(c, bytes),
                                             (uint64_t)ch * 131071 + (uint64_t)p, deps, nd);
-                    if (cta > 0)
-                        ics_sched_set_floor(s, id, ics_time_serialize(bytes, cta));
-                    ics_sched_set_tail(s, id, tail);
+                    ics_algo_charge(c, s, id, bytes, (uint64_t)merged, syncs);
                     last[p] = cur[p * S + j] = id;
                 }
             }
@@ -169,8 +166,8 @@ static void chain_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t ch
                         int merged, int first, bool reduce, int start)
 {
     int n = c->n;
-    uint64_t cta = c->cta_bytes_per_s * (uint64_t)merged * (uint64_t)c->ctas_per_channel;
-    ics_time after = c->step_lat_ps > c->sync_ps ? c->step_lat_ps - c->sync_ps : 0;
+    uint64_t ctas = (uint64_t)merged * (uint64_t)c->ctas_per_channel;
+    ics_time after = ics_algo_beyond_sync(c, c->step_lat_ps);
     int *order = g_new(int, n);
     ring_order(c, ch, order);
     int group, S = chain_slices(c, chan_bytes / ((uint64_t)merged * c->ctas_per_channel), &group);
@@ -189,9 +186,7 @@ static void chain_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t ch
             cur_prev = prev[k] =
                 ics_sched_send(s, c->ranks[a], c->ranks[b], ics_algo_wire(c, bytes),
                                (uint64_t)ch * 131071 + (uint64_t)h, deps, nd);
-            if (cta > 0)
-                ics_sched_set_floor(s, cur_prev, ics_time_serialize(bytes, cta));
-            ics_sched_set_tail(s, cur_prev, c->sync_ps * group);
+            ics_algo_charge(c, s, cur_prev, bytes, ctas, group);
         }
     }
     g_free(order);
@@ -323,7 +318,7 @@ static stream_cost stream_cost_of(const ics_algo_ctx *c, const int *order, int e
     int n = c->n;
     uint64_t cta = c->cta_bytes_per_s * (uint64_t)m;
     ics_time t_cta = cta ? ics_time_serialize(slice, cta) : 0;
-    ics_time after = c->step_lat_ps > c->sync_ps ? c->step_lat_ps - c->sync_ps : 0;
+    ics_time after = ics_algo_beyond_sync(c, c->step_lat_ps);
     /* an all-reduce reduces in its first n-1 steps only */
     ics_time red = reduce ? ics_algo_reduce_time(c, slice) : 0;
     if (reduce && !chain && steps > n - 1)

@@ -176,12 +176,15 @@ static void step_end(ics_engine *e, void *ctx, uint64_t id)
 {
     player *p = ctx;
     step *st = &p->steps[id];
-    /* the work is done: the step ends at its floor, if later, plus its tail */
+    /* the work is done: the step ends at its floor, if later, plus its tail (an event only if
+     * that is later than now: most floors have passed when a send's last byte lands) */
     if (!st->finishing && (st->floor_ps > 0 || st->tail_ps > 0)) {
         st->finishing = true;
         ics_time at = MAX(ics_engine_now(e), st->start_ps + st->floor_ps) + st->tail_ps;
-        ics_engine_at(e, at, step_end, p, id);
-        return;
+        if (at > ics_engine_now(e)) {
+            ics_engine_at(e, at, step_end, p, id);
+            return;
+        }
     }
     for (int i = 0; i < st->nsucc; i++) {
         int n = p->succ[st->succ0 + i];

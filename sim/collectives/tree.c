@@ -143,9 +143,14 @@ static bool same_node(const ics_algo_ctx *c, int a, int b)
 
 /* What the CTAs of one tree channel copy per second: the plan runs twice the context's channels
  * (one per tree), each standing for half as many of NCCL's as a ring's would (channels.c). */
+static uint64_t tree_ctas(const ics_algo_ctx *c)
+{
+    return (uint64_t)MAX(1, c->ctas_per_channel / 2);
+}
+
 static uint64_t tree_cta(const ics_algo_ctx *c)
 {
-    return c->cta_bytes_per_s * (uint64_t)MAX(1, c->ctas_per_channel / 2);
+    return c->cta_bytes_per_s * tree_ctas(c);
 }
 
 /* A send of one channel's chunk: copied no faster than the channel's CTAs copy, then their
@@ -156,17 +161,14 @@ static int tree_send(const ics_algo_ctx *c, ics_sched *s, int a, int b, uint64_t
     double f = same_node(c, a, b) ? c->intra_wire_factor : c->net_wire_factor;
     int id =
         ics_sched_send(s, c->ranks[a], c->ranks[b], ics_algo_wire_by(f, bytes), hash, deps, nd);
-    if (tree_cta(c) > 0)
-        ics_sched_set_floor(s, id, ics_time_serialize(bytes, tree_cta(c)));
-    ics_sched_set_tail(s, id, c->sync_ps);
+    ics_algo_charge(c, s, id, bytes, tree_ctas(c), 1);
     return id;
 }
 
 /* NCCL's per-hop latency beyond the sender's sync (the send's tail). */
 static ics_time hop_lat(const ics_algo_ctx *c, int a, int b)
 {
-    ics_time lat = same_node(c, a, b) ? c->step_lat_ps : c->net_step_lat_ps;
-    return lat > c->sync_ps ? lat - c->sync_ps : 0;
+    return ics_algo_beyond_sync(c, same_node(c, a, b) ? c->step_lat_ps : c->net_step_lat_ps);
 }
 
 /* NCCL's chunking for a channel of `bytes` on a tree `depth` levels deep; capped: at most

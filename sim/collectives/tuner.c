@@ -112,6 +112,7 @@ void ics_tuner_init(ics_tuner *tu, const ics_topo *t, const int *ranks, int n)
     }
     tu->reduce_bytes_per_s = g->hbm_bw_bytes_per_s;
     ics_tuner_nccl_init(tu);
+    tu->nccl_channels = ics_tuner_nccl_channels_find(tu); /* reads what nccl_init filled */
 }
 
 double ics_tuner_wire_factor(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto)

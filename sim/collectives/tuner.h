@@ -25,6 +25,7 @@ typedef struct {
     bool amd_cpu;       /* NCCL's LL ceilings and network overhead differ on AMD hosts */
     int nvlinks;        /* NVLinks of a GPU (rank 0's) */
     double nvlink_gbps; /* NCCL's figure for one NVLink of this GPU (20.6 GB/s on SM90) */
+    int nccl_channels;  /* NCCL's channel count for the communicator (channels.c) */
 } ics_tuner;
 
 /* NCCL's NVLS channels: "NVLS multicast support is available (NVLS_NCHANNELS 16)" */
@@ -51,7 +52,13 @@ bool ics_tuner_pick(const ics_tuner *tu, const ics_coll_req *req, const ics_coll
 /* NCCL's channel count for the communicator (comm->nChannels): on one node what its ring search
  * finds, doubled twice (24 on DGX H100 and DGX A100); 2 per NVLink of a GPU where GPUs are
  * wired to each other; 16 across nodes. */
-int ics_tuner_nccl_channels(const ics_tuner *tu);
+int ics_tuner_nccl_channels_find(const ics_tuner *tu);
+/* The same, as ics_tuner_init found it once (the search behind it is not free: DGX-1's rings are
+ * an exhaustive search for Hamiltonian cycles). */
+static inline int ics_tuner_nccl_channels(const ics_tuner *tu)
+{
+    return tu->nccl_channels;
+}
 /* The channels a call is simulated on: NVLS 16; send/recv and all-to-all NCCL's per-peer rule;
  * rings and trees on one node NCCL's count, fewer for small calls (threads' thresholds); across
  * nodes 8 (one per NIC on DGX), halved while each would get less than 64 KiB of its unit of

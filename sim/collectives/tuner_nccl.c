@@ -209,12 +209,6 @@ static double base_us(const ics_tuner *tu, ics_coll_algo a, ics_coll_proto p)
     return ics_time_to_us(ics_tuner_base_lat(tu, a, p));
 }
 
-/* NCCL's channel count (channels.c). */
-static int model_channels(const ics_tuner *tu)
-{
-    return ics_tuner_nccl_channels(tu);
-}
-
 double ics_tuner_nccl_tree_channel_gbps(const ics_tuner *tu)
 {
     return per_ch_tree_gbps[arch_index(tu)][0];
@@ -240,7 +234,7 @@ static double graph_gbps(const ics_tuner *tu)
 
 static double ring_us(const ics_tuner *tu, const ics_coll_req *req, ics_coll_proto p)
 {
-    int n = tu->n, nch = model_channels(tu), arch = arch_index(tu);
+    int n = tu->n, nch = tu->nccl_channels, arch = arch_index(tu);
     bool ar = req->op == ICS_COLL_ALL_REDUCE;
     int nsteps = ar ? 2 * (n - 1) : n - 1;
     int ninter = ar ? 2 * (tu->nnodes - 1) : tu->nnodes - 1;
@@ -261,7 +255,7 @@ static double ring_us(const ics_tuner *tu, const ics_coll_req *req, ics_coll_pro
 
 static double tree_us(const ics_tuner *tu, const ics_coll_req *req, ics_coll_proto p)
 {
-    int nch = model_channels(tu), arch = arch_index(tu), i2 = nodes_index(tu);
+    int nch = tu->nccl_channels, arch = arch_index(tu), i2 = nodes_index(tu);
     double bus = MIN(graph_gbps(tu) * TREE_BW_FACTOR, nch * per_ch_tree_gbps[arch][i2]);
     if (p == ICS_PROTO_LL)
         bus = MIN(bus * TREE_LL_FACTOR, ll_max(tu));
