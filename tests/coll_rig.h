@@ -3,8 +3,8 @@
 #ifndef ICS_TEST_COLL_RIG_H
 #define ICS_TEST_COLL_RIG_H
 
-#include "sim/collectives/coll.h"
-#include "sim/hw.h"
+#include "collectives/coll.h"
+#include "hw/hw.h"
 
 #include <glib.h>
 

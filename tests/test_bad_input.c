@@ -9,8 +9,8 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
-#include "sim/hw.h"
-#include "sim/json.h"
+#include "hw/hw.h"
+#include "core/json.h"
 
 #define MIN_CASES 30
 

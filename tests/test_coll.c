@@ -2,9 +2,9 @@
  * backends, with times that grow with size; the backends agree; the tuner obeys NCCL's
  * variables; the bandwidths at large sizes are what the links and NCCL's documented
  * efficiencies allow; runs repeat exactly. */
-#include "sim/collectives/coll.h"
-#include "sim/collectives/ring_order.h"
-#include "sim/hw.h"
+#include "collectives/coll.h"
+#include "collectives/ring_order.h"
+#include "hw/hw.h"
 #include "coll_rig.h"
 
 #include <glib.h>

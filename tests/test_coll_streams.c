@@ -2,8 +2,8 @@
  * chunk by chunk. The network primitive against sends on an idle network (to the picosecond
  * where it must be exact), the backends against each other, the stream plans against the
  * chunk-level plans, and the automatic choice by communicator size. */
-#include "sim/collectives/algo.h"
-#include "sim/hw.h"
+#include "collectives/algo.h"
+#include "hw/hw.h"
 #include "coll_rig.h"
 
 #include <glib.h>

@@ -3,9 +3,9 @@
  * once per node, PAT n-1 blocks per rank); closed-form times on an idle network; every
  * algorithm completing on every shipped cluster; NCCL_ALGO forcing and its refusals; the
  * tuner's choices as NCCL makes them. */
-#include "sim/collectives/algo.h"
-#include "sim/collectives/tuner.h"
-#include "sim/hw.h"
+#include "collectives/algo.h"
+#include "collectives/tuner.h"
+#include "hw/hw.h"
 #include "coll_rig.h"
 
 #include <glib.h>

@@ -1,7 +1,7 @@
 /* The shipped hardware models load, cite their sources, and obey the vendor figures; overrides
  * change exactly what they name; the format document lists every key the reader accepts. */
-#include "sim/hw.h"
-#include "sim/topo.h"
+#include "hw/hw.h"
+#include "topo/topo.h"
 
 #include <cjson/cJSON.h>
 #include <glib.h>

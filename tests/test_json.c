@@ -7,7 +7,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
-#include "sim/json.h"
+#include "core/json.h"
 
 /* Loads `text` as "t.json" (sets no error if it parses). */
 static const cJSON *load(ics_jr *r, const char *text)

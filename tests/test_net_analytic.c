@@ -4,11 +4,11 @@
  * uplink get half each; NVLS reduce and multicast sharing links get half each; a 2:1 fat-tree
  * halves cross-spine throughput; bytes are conserved and no channel runs above its bandwidth;
  * runs repeat exactly. */
-#include "sim/engine.h"
-#include "sim/hw.h"
-#include "sim/net.h"
-#include "sim/route.h"
-#include "sim/topo.h"
+#include "core/engine.h"
+#include "hw/hw.h"
+#include "net/net.h"
+#include "topo/route.h"
+#include "topo/topo.h"
 
 #include <glib.h>
 #include <glib/gstdio.h>

@@ -1,7 +1,7 @@
 /* The channel calendar (net_calendar.h) against its contract and a brute-force model: a turn is
  * served in the free time from its arrival on, first come first served; marks merge; only
  * intervals that ended are forgotten; storage stays within twice the intervals live at once. */
-#include "sim/net_calendar.h"
+#include "net/net_calendar.h"
 
 #include <glib.h>
 #include <stdbool.h>

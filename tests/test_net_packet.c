@@ -5,11 +5,11 @@
  * that meet take turns (bounded trains): fair shares and max-min leftovers within stated
  * bounds of the fluid model and of packet-by-packet runs, a bounded number of turns whatever
  * the bytes, bytes conserved, runs repeated. */
-#include "sim/engine.h"
-#include "sim/hw.h"
-#include "sim/net.h"
-#include "sim/route.h"
-#include "sim/topo.h"
+#include "core/engine.h"
+#include "hw/hw.h"
+#include "net/net.h"
+#include "topo/route.h"
+#include "topo/topo.h"
 
 #include <glib.h>
 #include <glib/gstdio.h>

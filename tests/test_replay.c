@@ -2,9 +2,9 @@
  * after another, sends and recvs as a rendezvous with the network's closed-form time, shared
  * links slowing concurrent traffic, memoized and fully simulated collectives agreeing on an idle
  * network, the breakdown adding up, stuck traces reported, runs repeating exactly. */
-#include "sim/replay.h"
-#include "sim/timeline.h"
-#include "sim/hw.h"
+#include "replay/replay.h"
+#include "report/timeline.h"
+#include "hw/hw.h"
 
 #include <cjson/cJSON.h>
 #include <glib.h>

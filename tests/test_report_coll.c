@@ -1,7 +1,7 @@
 /* report_coll: rows printed from real nccl-tests logs' times reproduce those logs' rows, which
  * shows that our count, algbw and busbw definitions are nccl-tests'. The logs are copies of
  * ../shared/data/nccl files in validate/data/nccl/, unchanged. */
-#include "sim/report.h"
+#include "report/report.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Serialization arithmetic: exact, rounded up, no overflow at terabytes per second. */
-#include "sim/time.h"
+#include "core/time.h"
 
 #include <glib.h>
 

@@ -2,9 +2,9 @@
  * must equal what `nvidia-smi topo -m` printed on DGX-1, DGX-2, DGX A100 and DGX H100/H200
  * (copies of the public dumps in tests/data/topo/), every GPU pair of every shipped model must
  * be routable, and fabric routes must be up/down and loop-free. */
-#include "sim/hw.h"
-#include "sim/route.h"
-#include "sim/topo.h"
+#include "hw/hw.h"
+#include "topo/route.h"
+#include "topo/topo.h"
 
 #include <glib.h>
 #include <math.h>

@@ -4,11 +4,11 @@
  * JSON reads back to the same trace and the same step time; a trace with only Chakra's standard
  * attributes (nodes out of order, metadata nodes, communicator groups) reads as Chakra means it;
  * broken files give clear errors. */
-#include "sim/hw.h"
-#include "sim/replay.h"
-#include "sim/trace_chakra.h"
-#include "sim/trace_json.h"
-#include "sim/workload.h"
+#include "hw/hw.h"
+#include "replay/replay.h"
+#include "trace/trace_chakra.h"
+#include "trace/trace_json.h"
+#include "workload/workload.h"
 
 #include <glib.h>
 #include <glib/gstdio.h>

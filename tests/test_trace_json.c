@@ -3,10 +3,10 @@
  * key tables are the keys the reader takes; every check of the reader rejects its bad input
  * (tests/bad-input-trace) with a located message; the writer leaves nothing half-written.
  * `-m slow -p /trace_json/million` times a 10^6-op trace written and read. */
-#include "sim/hw.h"
-#include "sim/replay.h"
-#include "sim/trace_json.h"
-#include "sim/workload.h"
+#include "hw/hw.h"
+#include "replay/replay.h"
+#include "trace/trace_json.h"
+#include "workload/workload.h"
 
 #include <glib.h>
 #include <glib/gstdio.h>

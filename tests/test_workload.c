@@ -3,12 +3,12 @@
  * (op counts per pass, collective and send sizes, gradient bytes), and replays of generated
  * steps against closed forms: the 1F1B and interleaved bubbles with communication made free,
  * gradient reduction hidden behind the backward pass. */
-#include "sim/compute.h"
-#include "sim/hw.h"
-#include "sim/layout.h"
-#include "sim/model.h"
-#include "sim/replay.h"
-#include "sim/workload.h"
+#include "workload/compute.h"
+#include "hw/hw.h"
+#include "workload/layout.h"
+#include "workload/model.h"
+#include "replay/replay.h"
+#include "workload/workload.h"
 
 #include <glib.h>
 #include <math.h>

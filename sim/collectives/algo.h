@@ -4,8 +4,8 @@
 #ifndef ICS_ALGO_H
 #define ICS_ALGO_H
 
-#include "coll.h"
-#include "sched.h"
+#include "collectives/coll.h"
+#include "collectives/sched.h"
 
 /* Everything an algorithm needs for one call. */
 typedef struct {

@@ -6,9 +6,9 @@
  *
  * Sources (NCCL 2.18-2.23, src/graph/search.cc, connect.cc, tuning.cc, enqueue.cc,
  * src/device/prims_simple.h); see docs/collectives.md, "Channels". */
-#include "algo.h"
-#include "ring_order.h"
-#include "tuner.h"
+#include "collectives/algo.h"
+#include "collectives/ring_order.h"
+#include "collectives/tuner.h"
 
 #include <math.h>
 #include <string.h>

@@ -8,8 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sim/net.h"
-#include "sim/topo.h"
+#include "net/net.h"
+#include "topo/topo.h"
 
 typedef enum {
     ICS_COLL_ALL_REDUCE,

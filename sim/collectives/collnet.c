@@ -9,7 +9,7 @@
  * A SHARP op here is one reduction at one switch (net.h): every node's NIC of a rail must hang
  * off the same SHARP leaf (a rail-optimized fabric within one scalable unit). Trees of
  * aggregation switches across leaves are not modelled; such communicators are refused. */
-#include "algo.h"
+#include "collectives/algo.h"
 
 #define CHUNK_BYTES     (512 * 1024)
 #define MAX_SLICES      32

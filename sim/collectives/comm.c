@@ -1,8 +1,8 @@
 /* Communicators: a set of GPUs, the tuner's view of them, and the loop that turns one call into
  * a schedule and plays it. The algorithm registry is the table below: adding an algorithm is
  * one file and one row. */
-#include "algo.h"
-#include "tuner.h"
+#include "collectives/algo.h"
+#include "collectives/tuner.h"
 
 #include <math.h>
 #include <stdio.h>

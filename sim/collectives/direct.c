@@ -1,7 +1,7 @@
 /* Direct algorithms, as nccl-tests' alltoall_perf and sendrecv_perf drive NCCL's point-to-point
  * path: all-to-all posts a send to every peer at once (size / n bytes each); send/recv sends
  * the whole buffer to the next rank and receives from the previous one. */
-#include "algo.h"
+#include "collectives/algo.h"
 
 static bool direct_supports(const ics_algo_ctx *c)
 {

@@ -2,7 +2,7 @@
  * which reduce it and multicast the result back, so every byte crosses a GPU's NVLinks once
  * up and once down instead of 2(n-1)/n times each way. The data is split over the NVSwitches
  * in proportion to each GPU's links to them (5/5/4/4 on DGX H100). */
-#include "algo.h"
+#include "collectives/algo.h"
 
 /* The NVLS switches rank 0 is wired to, and its link count to each; 0 if a rank lacks one. */
 static int nvls_switches(const ics_algo_ctx *c, int *sw, int *links, int max)

@@ -5,7 +5,7 @@
  * one per tree. Inside a node, as NCCL's NVLS: every GPU pushes its part into the switches,
  * which reduce it into the head (a reduce-to step), and the head's result goes back out as one
  * in-switch multicast to the others, so a GPU moves about D (1 + 1/heads) each way. */
-#include "algo.h"
+#include "collectives/algo.h"
 
 #define CHUNK_BYTES          (512 * 1024)
 #define MAX_SLICES_PER_LEVEL 16

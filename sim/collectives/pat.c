@@ -6,7 +6,7 @@
  * reducing what arrives). With D = ceil(log2 n), the all-gather step at distance 2^j moves the
  * blocks of offsets d (multiples of 2^(j+1)) with d + 2^j < n: every block leaves each rank
  * exactly once over the D steps, n-1 blocks in all. */
-#include "algo.h"
+#include "collectives/algo.h"
 
 /* Slices of a block pipelined through the steps (NCCL bounds PAT's buffers, not its size). */
 #define PAT_SLICE_BYTES (1024 * 1024)

@@ -11,8 +11,8 @@
  * followed by its synchronization; the slice a rank forwards must have arrived, been reduced,
  * and the rest of NCCL's per-step latency passed. Across nodes each channel's ring enters a node
  * at local GPU c and leaves it from the GPU before it, so channels spread over the NICs. */
-#include "algo.h"
-#include "ring_order.h"
+#include "collectives/algo.h"
+#include "collectives/ring_order.h"
 
 #define MAX_SLICES 4 /* simulated slices per step of a simulated loop, at most */
 /* A chain (broadcast, reduce) only overlaps its hops through slicing: it needs many slices to

@@ -1,7 +1,7 @@
 /* Ring orders (ring_order.h). NVLink-only rings are searched by backtracking: small (a node has
  * at most 16 GPUs here, each with a handful of direct NVLink neighbours), exhaustive, and in a
  * fixed order, so that every run finds the same rings. */
-#include "ring_order.h"
+#include "collectives/ring_order.h"
 
 #include <string.h>
 

@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "sim/topo.h"
+#include "topo/topo.h"
 
 /* order[k] = index (into ranks) of the rank at position k of channel ch's ring.
  *   - GPUs of one node wired to each other by direct NVLinks (DGX-1's hybrid cube-mesh): the

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "sim/net.h"
+#include "net/net.h"
 
 typedef enum {
     ICS_STEP_SEND,      /* net send src -> dst */

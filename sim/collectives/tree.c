@@ -6,7 +6,7 @@
  * node attach to the chain's head, its second child to the next GPU (NCCL's balanced tree). On
  * one node the tree is the chain. Invariant: each chunk goes up every tree edge once and down
  * every edge once, so a node's network bytes are half the data per tree edge it has. */
-#include "algo.h"
+#include "collectives/algo.h"
 
 #include <limits.h>
 

@@ -4,9 +4,9 @@
  * are NCCL's own published constants (DOMAIN.md); the bandwidth of a ring is read off our
  * topology. It also supplies the efficiencies the simulation applies to a chosen combination:
  * what a protocol carries per wire byte, and what NCCL's kernels achieve per NVLink. */
-#include "tuner.h"
-#include "ring_order.h"
-#include "sim/links/link.h"
+#include "collectives/tuner.h"
+#include "collectives/ring_order.h"
+#include "links/link.h"
 
 #include <math.h>
 #include <stdlib.h>

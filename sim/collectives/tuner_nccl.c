@@ -2,9 +2,9 @@
  * NVLS-Tree, CollNet Direct and Chain, PAT, and rings that span nodes, whose intra- and
  * inter-node steps NCCL prices apart. NCCL's nChannels x bw is read off our topology (the
  * ics_tuner fields filled here); every other figure is NCCL's own constant, named where used. */
-#include "algo.h"
-#include "tuner.h"
-#include "sim/links/link.h"
+#include "collectives/algo.h"
+#include "collectives/tuner.h"
+#include "links/link.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Ethernet carrying RoCEv2: Ethernet, IP, UDP and IB transport headers around each packet. */
-#include "link.h"
+#include "links/link.h"
 
 static void explain(const ics_hw_standard *s, GString *out)
 {

@@ -1,5 +1,5 @@
 /* InfiniBand: 4x links; packets of an MTU of payload inside LRH/BTH/ICRC/VCRC. */
-#include "link.h"
+#include "links/link.h"
 
 static void explain(const ics_hw_standard *s, GString *out)
 {

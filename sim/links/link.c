@@ -1,5 +1,5 @@
 /* The link-family registry and the derivation every family shares. */
-#include "link.h"
+#include "links/link.h"
 
 static const ics_link_ops *const registry[ICS_LINK_FAMILY_COUNT] = {
     [ICS_LINK_NVLINK] = &ics_link_nvlink,

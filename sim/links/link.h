@@ -6,7 +6,7 @@
 
 #include <glib.h>
 
-#include "sim/hw.h"
+#include "hw/hw.h"
 
 typedef struct {
     ics_link_family family;

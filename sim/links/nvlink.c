@@ -1,5 +1,5 @@
 /* NVLink (and the chip-to-chip NVLink-C2C): point-to-point GPU links, bonded per pair. */
-#include "link.h"
+#include "links/link.h"
 
 static void explain(const ics_hw_standard *s, GString *out)
 {

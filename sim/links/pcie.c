@@ -1,5 +1,5 @@
 /* PCI Express: lanes at a transfer rate with a line code; TLPs with a Max Payload Size. */
-#include "link.h"
+#include "links/link.h"
 
 static void explain(const ics_hw_standard *s, GString *out)
 {

@@ -1,7 +1,7 @@
 /* InfiniBand / Ethernet fabric switch: output queues fed by per-port input buffers with credits
  * per virtual lane (one lane modelled), cut-through forwarding, SHARP aggregation on switches
  * that have it. Routing (ECMP by flow hash, or adaptive) is in route.c / the backend. */
-#include "switch.h"
+#include "switch/switch.h"
 
 const ics_switch_ops ics_switch_ib = {
     .kind = ICS_DEV_NET_SWITCH,

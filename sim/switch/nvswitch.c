@@ -1,7 +1,7 @@
 /* NVSwitch: a crossbar with per-port input buffers and credit-based flow control; gen3+
  * reduces and multicasts in the switch (NVLS). Forwarding is virtual cut-through at packet
  * granularity, round-robin over the inputs competing for an output. */
-#include "switch.h"
+#include "switch/switch.h"
 
 const ics_switch_ops ics_switch_nvswitch = {
     .kind = ICS_DEV_NVSWITCH,

@@ -1,6 +1,6 @@
 /* PCIe switch and root complex ports: TLP flow-control credits at each receiving port. A shared
  * upstream port is one channel, so devices behind it share its bandwidth. */
-#include "switch.h"
+#include "switch/switch.h"
 
 const ics_switch_ops ics_switch_pcie = {
     .kind = ICS_DEV_PCIE_SWITCH,

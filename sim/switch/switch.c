@@ -1,5 +1,5 @@
 /* The device-kind registry and buffer sizing for the packet model. */
-#include "switch.h"
+#include "switch/switch.h"
 
 extern const ics_switch_ops ics_switch_nvswitch;
 extern const ics_switch_ops ics_switch_pcie;

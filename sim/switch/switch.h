@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "sim/topo.h"
+#include "topo/topo.h"
 
 typedef struct {
     ics_dev_kind kind;

@@ -1,0 +1,181 @@
+/* `icsim bench training`: every row of the published training tables in
+ * validate/data/training/ that our hardware models describe, generated, replayed and compared:
+ * predicted against published TFLOP/s per GPU, per row and as a median. Nothing here is fitted
+ * to the tables: the compute model's efficiencies and the network's parameters come from specs
+ * and kernel benchmarks (docs/workload.md); the rows are predictions. */
+#include "cli/cli.h"
+#include "cli/cli_common.h"
+#include "replay/replay.h"
+#include "workload/workload.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#ifndef ICS_HWMODELS_DIR
+#define ICS_HWMODELS_DIR "hwmodels"
+#endif
+#define ICS_TRAINING_DATA ICS_HWMODELS_DIR "/../validate/data/training/megatron_sc21_table1.json"
+
+/* The SC'21 table's rows, as Megatron-LM's run_table_1.sh ran them (the JSON's "common" and
+ * per-row fields): Selene's DGX A100 80GB nodes on HDR InfiniBand, full recomputation, torch
+ * DDP (gradient reduction overlapping the backward pass) up to 18B and Megatron's local DDP
+ * (reduction after the backward pass) from 39B, fp16 with fp32 gradient reduction, attention
+ * unfused. */
+typedef struct {
+    const char *name;
+    int gpus, tp, pp, vp, gbs, mbs, layers;
+    double params_b;
+    double published;
+} row;
+
+static bool read_rows(const char *path, GArray *rows, char **err)
+{
+    char *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL)) {
+        *err = g_strdup_printf("%s: cannot read", path);
+        return false;
+    }
+    cJSON *doc = cJSON_Parse(text);
+    g_free(text);
+    cJSON *arr = cJSON_GetObjectItem(doc, "rows"), *it;
+    if (!cJSON_IsArray(arr)) {
+        *err = g_strdup_printf("%s: expected a \"rows\" array", path);
+        cJSON_Delete(doc);
+        return false;
+    }
+    cJSON_ArrayForEach(it, arr)
+    {
+        row r = {0};
+        r.name = g_intern_string(cJSON_GetStringValue(cJSON_GetObjectItem(it, "model")));
+        r.gpus = cJSON_GetObjectItem(it, "gpus")->valueint;
+        r.tp = cJSON_GetObjectItem(it, "tp")->valueint;
+        r.pp = cJSON_GetObjectItem(it, "pp")->valueint;
+        r.gbs = cJSON_GetObjectItem(it, "global_batch")->valueint;
+        r.mbs = cJSON_GetObjectItem(it, "micro_batch")->valueint;
+        r.layers = cJSON_GetObjectItem(it, "layers")->valueint;
+        r.published = cJSON_GetObjectItem(it, "tflops_per_gpu")->valuedouble;
+        r.params_b = cJSON_GetObjectItem(it, "params_billion")->valuedouble;
+        cJSON *lpv = cJSON_GetObjectItem(it, "layers_per_virtual_stage");
+        r.vp = cJSON_IsNumber(lpv) ? r.layers / r.pp / lpv->valueint : 1;
+        g_array_append_val(rows, r);
+    }
+    cJSON_Delete(doc);
+    return true;
+}
+
+/* Predicted TFLOP/s per GPU of one row (Megatron's count: with recomputation); NAN on error. */
+static double predict(const row *r, const ics_model_catalog *cat, double *step_s, uint64_t *ev)
+{
+    char *name = g_strdup_printf("gpt-%s", r->name);
+    char *lower = g_ascii_strdown(name, -1);
+    const ics_model *m = ics_model_find(cat, lower);
+    g_free(name);
+    g_free(lower);
+    if (!m)
+        return NAN;
+    ics_layout l = ics_layout_defaults();
+    l.tp = r->tp;
+    l.pp = r->pp;
+    l.vp = r->vp;
+    l.dp = r->gpus / (r->tp * r->pp);
+    l.mbs = r->mbs;
+    l.gbs = r->gbs;
+    l.recompute = ICS_RECOMPUTE_FULL;
+    l.dtype = ICS_DTYPE_FP16;
+    /* April 2021: Megatron-LM's attention wrote the s x s scores to HBM (FlashAttention came
+     * in 2022) */
+    l.attention = ICS_ATTN_UNFUSED;
+    /* "ddp": torch (overlapped) for the 1.7B-18B rows, Megatron's local DDP from 39B */
+    l.overlap_grad_reduce = r->params_b < 39;
+    l.fold = true;
+    char *err = NULL;
+    GError *gerr = NULL;
+    double tflops = NAN;
+    ics_hw *hw = ics_hw_load(ICS_HWMODELS_DIR "/superpod-a100-hdr.json", (r->gpus + 7) / 8, &gerr);
+    ics_topo *t = hw ? ics_topo_new(hw) : NULL;
+    ics_trace *tr = NULL;
+    ics_replay *rp = NULL;
+    if (!hw || !ics_layout_check(&l, m, &err))
+        goto done;
+    tr = ics_workload_build(m, &l, ics_hw_node_of(hw)->gpu_type, &err);
+    ics_replay_opts o = {.backend = ics_net_backend("analytic"),
+                         .tuning = {.algo = -1, .proto = -1, .nvls_enable = true},
+                         .colls = ICS_REPLAY_MEMO,
+                         .p2p_lat_ps = -1};
+    rp = tr ? ics_replay_new(tr, t, &o, &err) : NULL;
+    ics_replay_result res;
+    if (rp && ics_replay_run(rp, &res, &err)) {
+        ics_step_flops fl;
+        ics_workload_flops(m, &l, &fl);
+        *step_s = ics_time_to_s(res.step_ps);
+        *ev = res.events;
+        tflops = fl.hardware_flops / *step_s / r->gpus / 1e12;
+    }
+done:
+    if (err || gerr)
+        fprintf(stderr, "icsim bench training: %s: %s\n", r->name, err ? err : gerr->message);
+    g_free(err);
+    if (gerr)
+        g_error_free(gerr);
+    ics_replay_free(rp);
+    ics_trace_free(tr);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+    return tflops;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int ics_bench_training(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    GArray *rows = g_array_new(FALSE, FALSE, sizeof(row));
+    char *err = NULL;
+    GError *gerr = NULL;
+    ics_model_catalog *cat = ics_model_catalog_load_default(&gerr);
+    if (!cat || !read_rows(ICS_TRAINING_DATA, rows, &err)) {
+        fprintf(stderr, "icsim bench training: %s\n", err ? err : gerr->message);
+        g_free(err);
+        if (gerr)
+            g_error_free(gerr);
+        g_array_free(rows, TRUE);
+        ics_model_catalog_free(cat);
+        return ICS_EXIT_FAIL;
+    }
+    printf("# Megatron-LM SC'21 Table 1 (Selene, DGX A100 80GB, HDR IB) vs icsim "
+           "(superpod-a100-hdr, analytic engine, folded)\n");
+    printf("# %-6s %5s %3s %3s %3s %4s %4s %4s %10s %10s %8s %10s %9s\n", "model", "gpus", "tp",
+           "pp", "vp", "dp", "mbs", "gbs", "published", "predicted", "error", "step_s", "events");
+    double *errs = g_new(double, rows->len + 1);
+    int n = 0;
+    for (guint i = 0; i < rows->len; i++) {
+        const row *r = &g_array_index(rows, row, i);
+        double step = 0;
+        uint64_t ev = 0;
+        double p = predict(r, cat, &step, &ev);
+        double e = 100 * (p - r->published) / r->published;
+        printf(
+            "  %-6s %5d %3d %3d %3d %4d %4d %4d %10.1f %10.1f %+7.1f%% %10.3f %9" G_GUINT64_FORMAT
+            "\n",
+            r->name, r->gpus, r->tp, r->pp, r->vp, r->gpus / (r->tp * r->pp), r->mbs, r->gbs,
+            r->published, p, e, step, ev);
+        if (isfinite(e))
+            errs[n++] = fabs(e);
+    }
+    qsort(errs, (size_t)n, sizeof *errs, cmp_double);
+    double med = n == 0 ? NAN : (n % 2 ? errs[n / 2] : 0.5 * (errs[n / 2 - 1] + errs[n / 2]));
+    printf("rows predicted: %d of %u\n", n, rows->len);
+    printf("median |error| TFLOP/s per GPU: %.1f%%\n", med);
+    g_free(errs);
+    g_array_free(rows, TRUE);
+    ics_model_catalog_free(cat);
+    return n == 0 ? ICS_EXIT_FAIL : ICS_EXIT_OK;
+}

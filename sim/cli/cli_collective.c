@@ -1,0 +1,358 @@
+/* `icsim collective OP -s SYSTEM -b MIN -e MAX -f FACTOR`: one nccl-tests sweep, simulated,
+ * printed in nccl-tests' layout so that it diffs against a real log. Nothing is printed (and no
+ * --json file written) unless every size ran. */
+#include "cli/cli.h"
+#include "cli/cli_common.h"
+#include "collectives/coll.h"
+#include "report/report.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#ifndef ICS_VERSION
+#define ICS_VERSION "0.1.0"
+#endif
+
+/* nccl-tests' -d names and sizes */
+static const struct {
+    const char *name;
+    int bytes;
+} dtypes[] = {
+    {"int8", 1},     {"char", 1},     {"uint8", 1},  {"int32", 4},   {"int", 4},
+    {"uint32", 4},   {"int64", 8},    {"uint64", 8}, {"half", 2},    {"float16", 2},
+    {"float", 4},    {"float32", 4},  {"double", 8}, {"float64", 8}, {"bfloat16", 2},
+    {"fp8_e4m3", 1}, {"fp8_e5m2", 1},
+};
+
+static const char *const redops[] = {"sum", "prod", "max", "min", "avg"};
+
+bool ics_cli_coll_op(const char *name, ics_coll_op *op)
+{
+    for (int i = 0; i < ICS_COLL_OP_COUNT; i++)
+        if (strcmp(name, ics_coll_op_name(i)) == 0) {
+            *op = i;
+            return true;
+        }
+    return false;
+}
+
+bool ics_cli_parse_size(const char *s, uint64_t *out)
+{
+    /* nccl-tests' parsesize: a number, then K, M or G (powers of 2) */
+    if (!s || !*s || *s == '-')
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return false;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'K':
+    case 'k':
+        shift = 10;
+        end++;
+        break;
+    case 'M':
+    case 'm':
+        shift = 20;
+        end++;
+        break;
+    case 'G':
+    case 'g':
+        shift = 30;
+        end++;
+        break;
+    default:
+        break;
+    }
+    if (*end || (shift && v > (UINT64_MAX >> shift)))
+        return false;
+    *out = (uint64_t)v << shift;
+    return true;
+}
+
+typedef struct {
+    ics_coll_op op;
+    char *system, *min_s, *max_s, *dtype, *redop, *engine, *json, *format, *plan;
+    int gpus, nodes, gpus_per_node, factor, root;
+} coll_args;
+
+static int usage_error(const char *fmt, const char *what)
+{
+    fprintf(stderr, "icsim collective: ");
+    fprintf(stderr, fmt, what);
+    fprintf(stderr, "\nRun `icsim collective --help` for its options.\n");
+    return ICS_EXIT_USAGE;
+}
+
+static void header(const coll_args *a, const ics_topo *t, const int *gpus, int nranks,
+                   uint64_t min_b, uint64_t max_b, const char *tuning_err, GString *out)
+{
+    const ics_hw *hw = ics_topo_hw(t);
+    const char *product = ics_hw_node_of(hw)->gpu_type->product;
+    g_string_append_printf(out, "# icsim %s: %s, %d ranks, engine %s\n", ICS_VERSION,
+                           ics_hw_name(hw), nranks, a->engine);
+    g_string_append_printf(out,
+                           "# nThread 1 nGpus 1 minBytes %llu maxBytes %llu step: %d(factor) "
+                           "warmup iters: 0 iters: 1 agg iters: 1 validation: 0 graph: 0\n",
+                           (unsigned long long)min_b, (unsigned long long)max_b, a->factor);
+    if (tuning_err)
+        g_string_append_printf(out, "# warning: %s\n", tuning_err);
+    g_string_append(out, "#\n# Using devices\n");
+    for (int r = 0; r < nranks; r++) {
+        const ics_topo_dev *d = ics_topo_dev_get(t, gpus[r]);
+        char host[32];
+        snprintf(host, sizeof host, "node%d", d->node);
+        g_string_append_printf(out, "#  Rank %2d Group  0 Pid %6d on %10s device %2d [0x%02x] %s\n",
+                               r, 0, host, d->local, d->local, product);
+    }
+    g_string_append(out, "#\n# in-place figures repeat the out-of-place ones: the simulator "
+                         "does not tell them apart\n");
+}
+
+static cJSON *json_row(const ics_coll_row *row, const ics_coll_result *res)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "size", (double)row->size_bytes);
+    cJSON_AddNumberToObject(o, "count", (double)row->count);
+    cJSON_AddNumberToObject(o, "time_us", row->time_us);
+    cJSON_AddNumberToObject(o, "algbw", row->algbw_gbps);
+    cJSON_AddNumberToObject(o, "busbw", row->busbw_gbps);
+    cJSON_AddStringToObject(o, "algo", ics_coll_algo_name(res->algo));
+    cJSON_AddStringToObject(o, "proto", ics_coll_proto_name(res->proto));
+    cJSON_AddNumberToObject(o, "channels", res->nchannels);
+    cJSON_AddStringToObject(o, "plan", res->streams ? "streams" : "chunks");
+    return o;
+}
+
+/* The largest call size: a TiB is several times any GPU's memory (nccl-tests allocates the
+ * buffers), and beyond it the packet engine's trains and the schedules grow without use. */
+#define MAX_COLL_BYTES (1ULL << 40)
+
+static int run(const coll_args *a)
+{
+    uint64_t min_b, max_b;
+    if (!ics_cli_parse_size(a->min_s, &min_b) || min_b == 0)
+        return usage_error("-b: expected a size >= 1 (N, NK, NM or NG), got \"%s\"",
+                           a->min_s ? a->min_s : "");
+    if (!ics_cli_parse_size(a->max_s, &max_b))
+        return usage_error("-e: expected a size (N, NK, NM or NG), got \"%s\"",
+                           a->max_s ? a->max_s : "");
+    if (max_b > MAX_COLL_BYTES)
+        return usage_error("-e: expected a size <= 1024G (1 TiB), got \"%s\"", a->max_s);
+    if (min_b > max_b)
+        return usage_error("expected -b <= -e, got -b %s", a->min_s);
+    if (a->factor < 2)
+        return usage_error("-f: expected a factor >= 2%s", "");
+    int dtype_bytes = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(dtypes); i++)
+        if (strcmp(a->dtype, dtypes[i].name) == 0)
+            dtype_bytes = dtypes[i].bytes;
+    if (!dtype_bytes)
+        return usage_error("-d: expected float, half, bfloat16, double, int8, int32, ..., got "
+                           "\"%s\"",
+                           a->dtype);
+    bool redop_ok = false;
+    for (size_t i = 0; i < G_N_ELEMENTS(redops); i++)
+        redop_ok |= strcmp(a->redop, redops[i]) == 0;
+    if (!redop_ok)
+        return usage_error("-o: expected sum, prod, max, min or avg, got \"%s\"", a->redop);
+    const ics_net_ops *backend = ics_net_backend(a->engine);
+    if (!backend)
+        return usage_error("--engine: expected packet or analytic, got \"%s\"", a->engine);
+    ics_coll_plan plan = ICS_PLAN_AUTO;
+    if (strcmp(a->plan, "chunks") == 0)
+        plan = ICS_PLAN_CHUNKS;
+    else if (strcmp(a->plan, "streams") == 0)
+        plan = ICS_PLAN_STREAMS;
+    else if (strcmp(a->plan, "auto") != 0)
+        return usage_error("--plan: expected auto, chunks or streams, got \"%s\"", a->plan);
+    ics_nccltests_style style;
+    if (strcmp(a->format, "classic") == 0)
+        style = ICS_NCCLTESTS_CLASSIC;
+    else if (strcmp(a->format, "2.17") == 0)
+        style = ICS_NCCLTESTS_2_17;
+    else
+        return usage_error("--format: expected classic or 2.17, got \"%s\"", a->format);
+    if (a->nodes < 0 || a->gpus < 0 || a->gpus_per_node < 0)
+        return usage_error("expected --nodes, --gpus and --gpus-per-node >= 1%s", "");
+    if (a->gpus && a->gpus_per_node)
+        return usage_error("expected --gpus N or --gpus-per-node G, not both%s", "");
+
+    ics_hw *hw = ics_cli_load_hw(a->system, a->nodes);
+    if (!hw)
+        return ICS_EXIT_USAGE;
+    ics_topo *t = ics_topo_new(hw);
+    int nodes = ics_topo_nodes(t), per_node = ics_topo_gpus_per_node(t);
+    int total = nodes * per_node, nranks;
+    int rc = ICS_EXIT_USAGE;
+    int *gpus = NULL;
+    ics_comm *comm = NULL;
+    char *tuning_err = NULL;
+    GString *out = g_string_new(NULL);
+    cJSON *rows = cJSON_CreateArray();
+    if (a->gpus > total || a->gpus_per_node > per_node) {
+        fprintf(stderr, "icsim collective: %s: expected %s <= %d, got %d\n", a->system,
+                a->gpus ? "--gpus" : "--gpus-per-node", a->gpus ? total : per_node,
+                a->gpus ? a->gpus : a->gpus_per_node);
+        goto done;
+    }
+    /* ranks: nodes in order, GPU index within a node */
+    int g = a->gpus_per_node ? a->gpus_per_node : per_node;
+    nranks = a->gpus ? a->gpus : nodes * g;
+    gpus = g_new(int, nranks);
+    for (int r = 0; r < nranks; r++)
+        gpus[r] =
+            a->gpus ? ics_topo_gpu(t, r / per_node, r % per_node) : ics_topo_gpu(t, r / g, r % g);
+    if ((a->op == ICS_COLL_BROADCAST || a->op == ICS_COLL_REDUCE) &&
+        (a->root < 0 || a->root >= nranks)) {
+        fprintf(stderr, "icsim collective: -r: expected a root in [0, %d), got %d\n", nranks,
+                a->root);
+        goto done;
+    }
+    ics_coll_tuning tuning;
+    ics_coll_tuning_from_env(&tuning, &tuning_err);
+    tuning.plan = plan;
+    ics_net_params params = {0};
+    comm = ics_comm_new(t, backend, gpus, nranks, &params);
+    header(a, t, gpus, nranks, min_b, max_b, tuning_err, out);
+    ics_report_coll_columns(style, out);
+    double bw_sum = 0;
+    int bw_count = 0;
+    rc = ICS_EXIT_OK;
+    for (uint64_t size = min_b; size <= max_b;) {
+        ics_coll_row row = {.type = a->dtype,
+                            .redop = ics_report_coll_reduces(a->op) ? a->redop : "none"};
+        ics_report_coll_sizes(a->op, size, dtype_bytes, a->root, nranks, &row);
+        ics_coll_req req = {
+            .op = a->op, .size_bytes = row.size_bytes, .dtype_bytes = dtype_bytes, .root = a->root};
+        /* in place the simulated call is the same call: one run gives both columns */
+        ics_coll_result res;
+        if (!ics_comm_run(comm, &req, &tuning, &res)) {
+            fprintf(stderr,
+                    "icsim collective: %s of %llu bytes cannot run on %s with the tuning "
+                    "asked for (NCCL_ALGO, NCCL_PROTO)\n",
+                    ics_coll_op_name(a->op), (unsigned long long)row.size_bytes, a->system);
+            rc = ICS_EXIT_FAIL;
+            goto done;
+        }
+        ics_report_coll_time(a->op, nranks, (double)res.time_ps / 1e6, &row);
+        ics_report_coll_row(style, &row, out);
+        bw_sum += 2 * row.busbw_gbps; /* nccl-tests averages both columns */
+        bw_count += 2;
+        cJSON_AddItemToArray(rows, json_row(&row, &res));
+        if (size > max_b / (uint64_t)a->factor)
+            break;
+        size *= (uint64_t)a->factor;
+    }
+    ics_report_coll_trailer(bw_count ? bw_sum / bw_count : 0.0, out);
+    if (a->json) {
+        cJSON *doc = cJSON_CreateObject();
+        cJSON_AddStringToObject(doc, "system", ics_hw_name(hw));
+        cJSON_AddStringToObject(doc, "op", ics_coll_op_name(a->op));
+        cJSON_AddNumberToObject(doc, "ranks", nranks);
+        cJSON_AddStringToObject(doc, "engine", a->engine);
+        cJSON_AddItemToObject(doc, "rows", rows);
+        rows = NULL;
+        char *text = cJSON_Print(doc);
+        GError *err = NULL;
+        char *with_nl = g_strconcat(text, "\n", NULL);
+        if (!g_file_set_contents(a->json, with_nl, -1, &err)) {
+            fprintf(stderr, "icsim collective: --json: %s\n", err->message);
+            g_error_free(err);
+            rc = ICS_EXIT_FAIL;
+        }
+        g_free(with_nl);
+        cJSON_free(text);
+        cJSON_Delete(doc);
+    }
+    if (rc == ICS_EXIT_OK)
+        ics_cli_emit(out);
+done:
+    cJSON_Delete(rows);
+    g_string_free(out, TRUE);
+    g_free(tuning_err);
+    ics_comm_free(comm);
+    g_free(gpus);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+    return rc;
+}
+
+int ics_cli_collective(int argc, char **argv)
+{
+    coll_args a = {.factor = 2};
+    const GOptionEntry entries[] = {
+        {"system", 's', 0, G_OPTION_ARG_FILENAME, &a.system, "hardware model (node or cluster)",
+         "FILE"},
+        {"gpus", 0, 0, G_OPTION_ARG_INT, &a.gpus, "ranks: the first N GPUs (default: all)", "N"},
+        {"nodes", 0, 0, G_OPTION_ARG_INT, &a.nodes, "node count of a cluster", "N"},
+        {"gpus-per-node", 0, 0, G_OPTION_ARG_INT, &a.gpus_per_node,
+         "ranks: the first G GPUs of every node", "G"},
+        {"minbytes", 'b', 0, G_OPTION_ARG_STRING, &a.min_s, "smallest size (K, M, G suffixes)",
+         "MIN"},
+        {"maxbytes", 'e', 0, G_OPTION_ARG_STRING, &a.max_s, "largest size", "MAX"},
+        {"stepfactor", 'f', 0, G_OPTION_ARG_INT, &a.factor, "size multiplier (default 2)",
+         "FACTOR"},
+        {"datatype", 'd', 0, G_OPTION_ARG_STRING, &a.dtype,
+         "float (default), half, bfloat16, "
+         "double, int8, int32, ...",
+         "TYPE"},
+        {"op", 'o', 0, G_OPTION_ARG_STRING, &a.redop, "sum (default), prod, max, min, avg", "OP"},
+        {"root", 'r', 0, G_OPTION_ARG_INT, &a.root, "broadcast and reduce root (default 0)",
+         "ROOT"},
+        {"engine", 0, 0, G_OPTION_ARG_STRING, &a.engine, "analytic (default) or packet", "ENGINE"},
+        {"plan", 0, 0, G_OPTION_ARG_STRING, &a.plan,
+         "auto (default: streams from 256 ranks), chunks or streams", "PLAN"},
+        {"json", 0, 0, G_OPTION_ARG_FILENAME, &a.json, "also write the rows as JSON", "FILE"},
+        {"format", 0, 0, G_OPTION_ARG_STRING, &a.format,
+         "nccl-tests layout: classic (default, up to 2.16) or 2.17", "STYLE"},
+        G_OPTION_ENTRY_NULL};
+    int rc = ICS_EXIT_USAGE;
+    if (!ics_cli_parse("collective", "OP -s FILE -b MIN -e MAX",
+                       "Simulate one nccl-tests sweep (OP: all_reduce all_gather reduce_scatter "
+                       "alltoall broadcast reduce sendrecv).",
+                       entries, &argc, &argv))
+        goto done;
+    if (argc != 2 || !ics_cli_coll_op(argv[1], &a.op)) {
+        rc = usage_error("expected one OP (all_reduce, all_gather, reduce_scatter, alltoall, "
+                         "broadcast, reduce, sendrecv), got \"%s\"",
+                         argc >= 2 ? argv[1] : "");
+        goto done;
+    }
+    if (!a.system) {
+        rc = usage_error("expected -s FILE%s", "");
+        goto done;
+    }
+    if (!a.dtype)
+        a.dtype = g_strdup("float");
+    if (!a.redop)
+        a.redop = g_strdup("sum");
+    if (!a.engine)
+        a.engine = g_strdup("analytic");
+    if (!a.format)
+        a.format = g_strdup("classic");
+    if (!a.plan)
+        a.plan = g_strdup("auto");
+    if (!a.min_s)
+        a.min_s = g_strdup("32M"); /* nccl-tests' defaults */
+    if (!a.max_s)
+        a.max_s = g_strdup(a.min_s);
+    rc = run(&a);
+done:
+    g_free(a.system);
+    g_free(a.min_s);
+    g_free(a.max_s);
+    g_free(a.dtype);
+    g_free(a.redop);
+    g_free(a.engine);
+    g_free(a.json);
+    g_free(a.format);
+    g_free(a.plan);
+    return rc;
+}

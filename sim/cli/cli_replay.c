@@ -1,0 +1,70 @@
+/* `icsim replay TRACE -s SYSTEM`: replays a recorded trace (our JSON or Chakra) on a system and
+ * prints the step time and where it went. */
+#include "cli/cli.h"
+#include "cli/cli_common.h"
+#include "cli/cli_step.h"
+#include "trace/trace_read.h"
+
+#include <stdio.h>
+
+int ics_cli_replay(int argc, char **argv)
+{
+    char *system = NULL, *groups = NULL;
+    int nodes = 0;
+    ics_cli_step_args sa = {0};
+    const GOptionEntry base[] = {
+        {"system", 's', 0, G_OPTION_ARG_FILENAME, &system, "hardware model (node or cluster)",
+         "FILE"},
+        {"nodes", 0, 0, G_OPTION_ARG_INT, &nodes, "node count of a cluster", "N"},
+        {"comm-groups", 0, 0, G_OPTION_ARG_FILENAME, &groups,
+         "Chakra: communicator groups JSON (default: PREFIX.comm_groups.json if present)", "FILE"},
+        G_OPTION_ENTRY_NULL};
+    const GOptionEntry *step = ics_cli_step_entries(&sa);
+    GOptionEntry entries[16];
+    int n = 0;
+    for (int i = 0; base[i].long_name; i++)
+        entries[n++] = base[i];
+    for (int i = 0; step[i].long_name; i++)
+        entries[n++] = step[i];
+    entries[n] = (GOptionEntry)G_OPTION_ENTRY_NULL;
+    int rc = ICS_EXIT_USAGE;
+    ics_hw *hw = NULL;
+    ics_topo *t = NULL;
+    ics_trace *tr = NULL;
+    if (!ics_cli_parse("replay", "TRACE -s FILE",
+                       "Replay a trace (icsim JSON or Chakra execution trace, told apart by "
+                       "content) and report the step time.",
+                       entries, &argc, &argv))
+        goto done;
+    if (argc != 2 || !system) {
+        fprintf(stderr, "icsim replay: expected one TRACE and -s FILE\nRun `icsim replay "
+                        "--help` for its options.\n");
+        goto done;
+    }
+    if (nodes < 0) {
+        fprintf(stderr, "icsim replay: --nodes: expected N >= 1, got %d\n", nodes);
+        goto done;
+    }
+    if (!ics_cli_step_check("replay", &sa))
+        goto done;
+    char *err = NULL;
+    tr = ics_trace_read(argv[1], groups, &err);
+    if (!tr) {
+        fprintf(stderr, "%s\n", err);
+        g_free(err);
+        goto done;
+    }
+    hw = ics_cli_load_hw(system, nodes);
+    if (!hw)
+        goto done;
+    t = ics_topo_new(hw);
+    rc = ics_cli_step_run("replay", &sa, tr, t, NULL, NULL);
+done:
+    ics_trace_free(tr);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+    ics_cli_step_args_clear(&sa);
+    g_free(system);
+    g_free(groups);
+    return rc;
+}

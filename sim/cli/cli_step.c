@@ -1,0 +1,132 @@
+/* Shared by `icsim replay` and `icsim train`; see cli_step.h. */
+#include "cli/cli_step.h"
+#include "cli/cli.h"
+#include "cli/cli_common.h"
+#include "report/timeline.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const GOptionEntry *ics_cli_step_entries(ics_cli_step_args *a)
+{
+    static GOptionEntry e[8];
+    GOptionEntry v[] = {
+        {"engine", 0, 0, G_OPTION_ARG_STRING, &a->engine,
+         "network backend: analytic (default) or packet", "ENGINE"},
+        {"collectives", 0, 0, G_OPTION_ARG_STRING, &a->colls,
+         "auto (packet's default: memoize communicators whose links nothing else uses), "
+         "full, memo (analytic's default: every call as if alone)",
+         "MODE"},
+        {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &a->timeline,
+         "write a Chrome/Perfetto trace (open in ui.perfetto.dev)", "FILE"},
+        {"timeline-ranks", 0, 0, G_OPTION_ARG_INT, &a->timeline_ranks,
+         "only the first N ranks in the timeline (default: all)", "N"},
+        {"sample-us", 0, 0, G_OPTION_ARG_DOUBLE, &a->sample_us,
+         "timeline: link load sampling interval, microseconds (default 10; grows on long runs)",
+         "US"},
+        {"json", 0, 0, G_OPTION_ARG_NONE, &a->json, "print the report as JSON", NULL},
+        {"packet-kib", 0, 0, G_OPTION_ARG_INT, &a->packet_kib,
+         "packet engine: payload per simulated packet, KiB (default 256; 4 is a network "
+         "packet)",
+         "KIB"},
+        G_OPTION_ENTRY_NULL};
+    memcpy(e, v, sizeof v);
+    return e;
+}
+
+static bool fail(const char *cmd, const char *msg, const char *what)
+{
+    fprintf(stderr, "icsim %s: ", cmd);
+    fprintf(stderr, msg, what);
+    fprintf(stderr, "\nRun `icsim %s --help` for its options.\n", cmd);
+    return false;
+}
+
+bool ics_cli_step_check(const char *cmd, const ics_cli_step_args *a)
+{
+    if (a->engine && !ics_net_backend(a->engine))
+        return fail(cmd, "--engine: expected packet or analytic, got \"%s\"", a->engine);
+    if (a->colls && strcmp(a->colls, "auto") && strcmp(a->colls, "full") &&
+        strcmp(a->colls, "memo"))
+        return fail(cmd, "--collectives: expected auto, full or memo, got \"%s\"", a->colls);
+    if (a->packet_kib < 0 || a->packet_kib > 1 << 20)
+        return fail(cmd, "--packet-kib: expected 1 .. 1048576%s", "");
+    if (a->timeline_ranks < 0)
+        return fail(cmd, "--timeline-ranks: expected N >= 1%s", "");
+    if (a->sample_us < 0 || a->sample_us > 1e9)
+        return fail(cmd, "--sample-us: expected a positive interval%s", "");
+    return true;
+}
+
+/* Not given: the analytic engine memoizes every collective (its fidelity is the isolated
+ * call: fast enough for a 1024-GPU step in well under a second), the packet engine plays the
+ * calls that share links on the shared network (auto). */
+static ics_replay_colls colls_mode(const char *s, const char *engine)
+{
+    if (s && strcmp(s, "full") == 0)
+        return ICS_REPLAY_FULL;
+    if (s && strcmp(s, "memo") == 0)
+        return ICS_REPLAY_MEMO;
+    if (!s && strcmp(engine, "analytic") == 0)
+        return ICS_REPLAY_MEMO;
+    return ICS_REPLAY_AUTO;
+}
+
+int ics_cli_step_run(const char *cmd, const ics_cli_step_args *a, const ics_trace *tr,
+                     const ics_topo *t, const int *gpu_of_rank, const ics_step_info *info)
+{
+    char *tuning_err = NULL;
+    const char *engine = a->engine ? a->engine : "analytic";
+    ics_replay_opts o = {.backend = ics_net_backend(engine),
+                         .colls = colls_mode(a->colls, engine),
+                         .gpu_of_rank = gpu_of_rank,
+                         .p2p_lat_ps = -1};
+    /* A step lasts seconds and NCCL moves each channel's data in steps of 512 KiB (Simple:
+     * a 4 MiB buffer in 8 slots), so links shared by concurrent calls interleave at that grain,
+     * not at the 4 KiB of a network packet; simulating 256 KiB units keeps the interleaving finer
+     * than NCCL's own and a 1024-GPU step to seconds (docs/replay.md measures the difference). */
+    if (strcmp(engine, "packet") == 0)
+        o.net.packet_bytes = (uint32_t)((a->packet_kib > 0 ? a->packet_kib : 256) * 1024);
+    ics_coll_tuning_from_env(&o.tuning, &tuning_err);
+    if (tuning_err)
+        fprintf(stderr, "icsim %s: warning: %s\n", cmd, tuning_err);
+    g_free(tuning_err);
+    if (a->timeline)
+        o.sample_ps = (ics_time)((a->sample_us > 0 ? a->sample_us : 10) * ICS_PS_PER_US);
+    char *err = NULL;
+    ics_replay *r = ics_replay_new(tr, t, &o, &err);
+    if (!r) {
+        fprintf(stderr, "icsim %s: %s\n", cmd, err);
+        g_free(err);
+        return ICS_EXIT_USAGE;
+    }
+    ics_replay_result res;
+    int rc = ICS_EXIT_OK;
+    if (!ics_replay_run(r, &res, &err)) {
+        fprintf(stderr, "icsim %s: %s\n", cmd, err);
+        rc = ICS_EXIT_USAGE; /* a trace that cannot finish is bad input */
+    } else if (a->timeline && !ics_timeline_write(r, tr, t, a->timeline, a->timeline_ranks, &err)) {
+        fprintf(stderr, "icsim %s: --timeline: %s\n", cmd, err);
+        rc = ICS_EXIT_FAIL;
+    }
+    if (rc == ICS_EXIT_OK) {
+        GString *out = g_string_new(NULL);
+        int nranks = ics_trace_nranks(tr);
+        if (a->json)
+            ics_report_step_json(r, &res, nranks, info, out);
+        else
+            ics_report_step_text(r, &res, nranks, info, out);
+        ics_cli_emit(out);
+        g_string_free(out, TRUE);
+    }
+    g_free(err);
+    ics_replay_free(r);
+    return rc;
+}
+
+void ics_cli_step_args_clear(ics_cli_step_args *a)
+{
+    g_free(a->engine);
+    g_free(a->colls);
+    g_free(a->timeline);
+}

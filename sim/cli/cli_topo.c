@@ -1,0 +1,85 @@
+/* `icsim topo -s FILE`: what a hardware model builds. Text summary by default; --matrix adds
+ * the nvidia-smi matrix, --json and --dot replace the text, --route A,B shows one route. */
+#include "cli/cli.h"
+#include "cli/cli_common.h"
+#include "report/report.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int route_arg(const ics_topo *t, const char *arg, GString *out)
+{
+    char **ends = g_strsplit(arg, ",", 3);
+    int rc = ICS_EXIT_OK;
+    int a = -1, b = -1;
+    if (g_strv_length(ends) == 2) {
+        a = ics_topo_find(t, ends[0]);
+        b = ics_topo_find(t, ends[1]);
+    }
+    if (a < 0 || b < 0) {
+        fprintf(stderr,
+                "icsim topo: --route: expected SRC,DST as device names (gpu0, 1:gpu3, "
+                "mlx5_0, leaf2), got \"%s\"\n",
+                arg);
+        rc = ICS_EXIT_USAGE;
+    } else {
+        ics_report_route(t, a, b, out);
+    }
+    g_strfreev(ends);
+    return rc;
+}
+
+int ics_cli_topo(int argc, char **argv)
+{
+    char *system = NULL, *route = NULL;
+    int nodes = 0;
+    gboolean matrix = FALSE, json = FALSE, dot = FALSE;
+    const GOptionEntry entries[] = {
+        {"system", 's', 0, G_OPTION_ARG_FILENAME, &system, "hardware model (node or cluster)",
+         "FILE"},
+        {"nodes", 0, 0, G_OPTION_ARG_INT, &nodes, "node count of a cluster", "N"},
+        {"matrix", 0, 0, G_OPTION_ARG_NONE, &matrix, "add the nvidia-smi topo -m matrix", NULL},
+        {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print the facts as JSON", NULL},
+        {"dot", 0, 0, G_OPTION_ARG_NONE, &dot, "print the graph as Graphviz DOT", NULL},
+        {"route", 0, 0, G_OPTION_ARG_STRING, &route, "print the route between two devices",
+         "SRC,DST"},
+        G_OPTION_ENTRY_NULL};
+    int rc = ICS_EXIT_USAGE;
+    ics_hw *hw = NULL;
+    ics_topo *t = NULL;
+    GString *out = g_string_new(NULL);
+    if (!ics_cli_parse("topo", "-s FILE", "Summarize a hardware model and its paths.", entries,
+                       &argc, &argv))
+        goto done;
+    if (!system || argc > 1 || nodes < 0) {
+        fprintf(stderr, "icsim topo: expected -s FILE%s\n",
+                nodes < 0 ? " and --nodes >= 1" : " and no other arguments");
+        goto done;
+    }
+    hw = ics_cli_load_hw(system, nodes);
+    if (!hw)
+        goto done;
+    t = ics_topo_new(hw);
+    rc = ICS_EXIT_OK;
+    if (route)
+        rc = route_arg(t, route, out);
+    else if (json)
+        ics_report_topo_json(t, out);
+    else if (dot)
+        ics_report_topo_dot(t, out);
+    else
+        ics_report_topo_text(t, out);
+    if (matrix && !json && !dot && !route) {
+        g_string_append_c(out, '\n');
+        ics_report_topo_matrix(t, out);
+    }
+    if (rc == ICS_EXIT_OK)
+        ics_cli_emit(out);
+done:
+    g_string_free(out, TRUE);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+    g_free(system);
+    g_free(route);
+    return rc;
+}

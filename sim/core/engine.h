@@ -1,0 +1,56 @@
+/* The discrete-event engine: a clock plus an event queue, and the loop that fires events.
+ * Invariant: the clock never goes backwards, and events fire in (time, scheduling order) order;
+ * an event fires with the clock at exactly its time. No global state: engines are independent. */
+#ifndef ICS_ENGINE_H
+#define ICS_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/evq.h"
+#include "core/time.h"
+
+/* Creates an engine with the clock at 0 and nothing pending. capacity_hint: expected peak of
+ * pending events (0 if unknown). Transfer full: free with ics_engine_free. */
+ics_engine *ics_engine_new(size_t capacity_hint);
+
+/* Frees the engine and discards pending events without firing them (their ctx pointers are not
+ * touched). Callers that expect a drained simulation check ics_engine_pending() == 0 first.
+ * NULL: no-op. Must not be called from a handler. */
+void ics_engine_free(ics_engine *e);
+
+/* The current simulated time in picoseconds. Inside a handler: the handler's event time. */
+ics_time ics_engine_now(const ics_engine *e);
+
+/* Schedules fn(e, ctx, arg) at absolute time at. at < now is a programming error (asserts);
+ * at == now fires after every event already scheduled for now. ctx: transfer none. O(1). */
+ics_event_id ics_engine_at(ics_engine *e, ics_time at, ics_event_fn fn, void *ctx, uint64_t arg);
+
+/* Schedules fn(e, ctx, arg) at now + delay_ps; delay_ps >= 0 and now + delay_ps must not
+ * overflow (asserts). */
+ics_event_id ics_engine_after(ics_engine *e, ics_time delay_ps, ics_event_fn fn, void *ctx,
+                              uint64_t arg);
+
+/* Cancels a pending event; true if it was pending, false if it already fired, was already
+ * cancelled or id is ICS_EVENT_NONE. Safe from handlers. O(1) amortized. */
+bool ics_engine_cancel(ics_engine *e, ics_event_id id);
+
+/* Fires events in order while the earliest one is at or before until (>= now), or until a handler
+ * calls ics_engine_stop. Returns the number of events fired by this call.
+ * Clock on return: if stopped, the time of the event that stopped it; otherwise until, except
+ * for until == ICS_TIME_MAX, where it stays at the last event's time once the queue is empty.
+ * Not reentrant: calling it from a handler asserts. */
+uint64_t ics_engine_run(ics_engine *e, ics_time until);
+
+/* From a handler: makes ics_engine_run return once the current handler returns. Events still
+ * pending stay pending; a later ics_engine_run resumes. Outside a run: asserts. */
+void ics_engine_stop(ics_engine *e);
+
+/* Events fired since the engine was created, over all runs. */
+uint64_t ics_engine_events_processed(const ics_engine *e);
+
+/* Events scheduled and neither fired nor cancelled: the shutdown check (0 for a drained run). */
+size_t ics_engine_pending(const ics_engine *e);
+
+#endif

@@ -1,0 +1,28 @@
+/* Serialization arithmetic and unit conversions for ics_time (picoseconds). */
+#include "core/time.h"
+
+#include <math.h>
+
+ics_time ics_time_serialize(uint64_t size_bytes, uint64_t bw_bytes_per_s)
+{
+    unsigned __int128 num = (unsigned __int128)size_bytes * (uint64_t)ICS_PS_PER_S;
+    unsigned __int128 q = (num + bw_bytes_per_s - 1) / bw_bytes_per_s;
+    if (q > (unsigned __int128)ICS_TIME_MAX)
+        return ICS_TIME_MAX;
+    return (ics_time)q;
+}
+
+ics_time ics_time_from_ns(double ns)
+{
+    return (ics_time)llround(ns * (double)ICS_PS_PER_NS);
+}
+
+double ics_time_to_s(ics_time t)
+{
+    return (double)t / (double)ICS_PS_PER_S;
+}
+
+double ics_time_to_us(ics_time t)
+{
+    return (double)t / (double)ICS_PS_PER_US;
+}

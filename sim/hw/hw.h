@@ -1,0 +1,230 @@
+/* Hardware models: link standards, component types, one node's wiring and a cluster's fabric,
+ * read from the JSON files described in docs/hwmodel-format.md. Everything is validated
+ * before it is returned: downstream code (topo, route, backends) may trust every field. The
+ * structs are plain and read-only; an ics_hw owns all of them and all their strings. */
+#ifndef ICS_HW_H
+#define ICS_HW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <glib.h>
+
+#include "hw/fattree.h"
+#include "core/time.h"
+
+typedef enum {
+    ICS_LINK_NVLINK,
+    ICS_LINK_PCIE,
+    ICS_LINK_INFINIBAND,
+    ICS_LINK_ETHERNET,
+    ICS_LINK_FAMILY_COUNT
+} ics_link_family;
+
+/* One link of a standard, one direction. For PCIe one "link" is one lane: widths are given
+ * where a link is used. */
+typedef struct {
+    const char *name;
+    ics_link_family family;
+    const char *generation;
+    int lanes;
+    double lane_gbps;     /* transfer rate per lane before line encoding */
+    const char *encoding; /* "128b/130b", ... */
+    int enc_data_bits;    /* encoding efficiency = enc_data_bits / enc_total_bits */
+    int enc_total_bits;
+    const char *modulation;    /* "NRZ", "PAM4" or NULL */
+    int max_payload_bytes;     /* per packet */
+    int packet_overhead_bytes; /* headers, CRC, framing per packet */
+    ics_time latency_ps;       /* one hop: SerDes + wire + port */
+    const char *source;
+} ics_hw_standard;
+
+typedef enum {
+    ICS_DTYPE_FP64,
+    ICS_DTYPE_FP32,
+    ICS_DTYPE_TF32,
+    ICS_DTYPE_FP16,
+    ICS_DTYPE_BF16,
+    ICS_DTYPE_FP8,
+    ICS_DTYPE_FP4,
+    ICS_DTYPE_COUNT
+} ics_dtype;
+
+/* How fast this GPU runs compute ops given as work (compute.h): the catalog's optional
+ * "compute" object; every key is optional and defaults to ics_compute_defaults() (compute.c,
+ * where each default's source is given). */
+typedef struct {
+    double gemm_eff;              /* fraction of the dense peak a large GEMM sustains */
+    int gemm_tile_m, gemm_tile_n; /* output tile: a GEMM computes m and n rounded up to these */
+    ics_time gemm_ramp_ps;        /* a GEMM's fill and drain: time added to every GEMM */
+    double attn_eff;              /* fraction of the dense peak fused attention sustains */
+    double mem_eff;               /* fraction of HBM bandwidth memory-bound kernels sustain */
+    ics_time launch_ps;           /* per kernel: launch and the gap between kernels */
+    const char *source;           /* NULL: the defaults' */
+} ics_hw_compute;
+
+typedef struct {
+    const char *name; /* catalog key */
+    const char *product;
+    const char *arch;              /* "sm90" */
+    const ics_hw_standard *nvlink; /* NULL: no NVLink */
+    int nvlinks;
+    const ics_hw_standard *pcie; /* host link (PCIe or C2C) */
+    int pcie_lanes;
+    double tflops[ICS_DTYPE_COUNT]; /* dense peak; 0 = not supported */
+    uint64_t hbm_bytes;
+    uint64_t hbm_bw_bytes_per_s;
+    ics_hw_compute compute;
+    const char *source;
+} ics_hw_gpu_type;
+
+typedef enum {
+    ICS_SWITCH_NVSWITCH,
+    ICS_SWITCH_PCIE,
+    ICS_SWITCH_INFINIBAND,
+    ICS_SWITCH_ETHERNET,
+    ICS_SWITCH_KIND_COUNT
+} ics_switch_kind;
+
+typedef struct {
+    const char *name;
+    const char *product;
+    ics_switch_kind kind;
+    int ports; /* PCIe switches: lanes */
+    const ics_hw_standard *standard;
+    ics_time latency_ps;            /* port to port */
+    bool sharp;                     /* in-network reduction (NVLS / SHARP) */
+    uint64_t reduce_bw_bytes_per_s; /* sharp: reduction throughput (0: line rate of a port) */
+    const char *source;
+} ics_hw_switch_type;
+
+typedef struct {
+    const char *name;
+    const char *product;
+    const ics_hw_standard *standard; /* network side */
+    const ics_hw_standard *pcie;     /* host side */
+    int pcie_lanes;
+    ics_time latency_ps;
+    const char *source;
+} ics_hw_nic_type;
+
+typedef struct {
+    const char *name;
+    const char *product;
+    uint64_t socket_link_bw_bytes_per_s;
+    ics_time socket_link_latency_ps;
+    uint64_t p2p_bw_bytes_per_s; /* PCIe P2P through the root complex */
+    const char *source;
+} ics_hw_cpu_type;
+
+/* ---- a node ---- */
+
+typedef struct {
+    const char *name;
+    const ics_hw_cpu_type *type;
+    int n_numa;
+    const int *numa; /* NUMA ids */
+} ics_hw_cpu;
+
+typedef enum { ICS_PCIE_HOST_BRIDGE, ICS_PCIE_SWITCH, ICS_PCIE_GPU, ICS_PCIE_NIC } ics_pcie_kind;
+
+typedef enum { ICS_NIC_COMPUTE, ICS_NIC_STORAGE } ics_nic_role;
+
+typedef struct {
+    ics_pcie_kind kind;
+    const char *name;
+    int parent;                            /* index in pcie[], -1 for host bridges */
+    int numa;                              /* host bridges: NUMA id; others: inherited */
+    const ics_hw_switch_type *switch_type; /* switches */
+    const ics_hw_nic_type *nic_type;       /* NICs */
+    int gpu;                               /* GPUs: index */
+    ics_nic_role role;                     /* NICs */
+    int rail;                              /* compute NICs: fabric rail */
+    const ics_hw_standard *standard;       /* upstream link (not host bridges) */
+    int lanes;                             /* upstream link width */
+} ics_hw_pcie;
+
+typedef struct {
+    const char *name;
+    const ics_hw_switch_type *type;
+} ics_hw_nvswitch;
+
+/* A bond of `count` NVLinks. Endpoints: 0..gpus-1 are GPUs, gpus + j is nvswitches[j]. */
+typedef struct {
+    int a, b;
+    int count;
+    const ics_hw_standard *standard;
+} ics_hw_nvbond;
+
+typedef struct {
+    const char *name;
+    const char *source;
+    const ics_hw_gpu_type *gpu_type;
+    int gpus;
+    int n_cpus;
+    const ics_hw_cpu *cpus;
+    int n_pcie;
+    const ics_hw_pcie *pcie; /* parents precede children */
+    int n_nvswitches;
+    const ics_hw_nvswitch *nvswitches;
+    int n_nvbonds;
+    const ics_hw_nvbond *nvbonds;
+    int compute_nics; /* NICs with role compute */
+} ics_hw_node;
+
+/* ---- a cluster's fabric ---- */
+
+typedef enum { ICS_FABRIC_FAT_TREE } ics_fabric_topology;
+
+typedef struct {
+    ics_fabric_topology topology;
+    int tiers; /* 1..3 */
+    const ics_hw_switch_type *switch_type;
+    const ics_hw_standard *standard;
+    int radix;
+    double oversubscription; /* leaf down:up */
+    bool rail_optimized;
+    int nodes_per_unit;
+    ics_time switch_latency_ps;
+    bool sharp;
+} ics_hw_fabric;
+
+typedef struct ics_hw ics_hw;
+
+/* Loads a node or cluster file (and the catalog it names). nodes_override > 0 replaces a
+ * cluster's node count (error for a node file). Returns NULL and sets err (domain
+ * ICS_JSON_ERROR) with "file:line:col: $.path: expected ..., got ..." on bad input.
+ * Transfer full: free with ics_hw_free. */
+ics_hw *ics_hw_load(const char *path, int nodes_override, GError **err);
+
+/* The same from a single self-contained text (no catalog reference is followed): for the
+ * fuzzer and tests. */
+ics_hw *ics_hw_load_text(const char *name, const char *text, size_t len, GError **err);
+
+void ics_hw_free(ics_hw *hw);
+
+const char *ics_hw_name(const ics_hw *hw); /* the top-level file's "name" */
+const char *ics_hw_path(const ics_hw *hw); /* the file it was loaded from */
+const ics_hw_node *ics_hw_node_of(const ics_hw *hw);
+int ics_hw_nodes(const ics_hw *hw);                      /* 1 for a node file */
+const ics_hw_fabric *ics_hw_fabric_of(const ics_hw *hw); /* NULL for a node file */
+
+/* Catalog lookups (transfer none); NULL if absent. */
+const ics_hw_standard *ics_hw_standard_find(const ics_hw *hw, const char *name);
+/* All standards, in catalog order. */
+const ics_hw_standard *const *ics_hw_standards(const ics_hw *hw, int *n);
+
+/* Payload bandwidth, one direction, of `width` links (PCIe: lanes) of a standard, after line
+ * encoding, in bytes per second (rounded to nearest). */
+uint64_t ics_hw_standard_bw(const ics_hw_standard *s, int width);
+/* A standard alone, from the shipped catalog (for `icsim explain nvlink4`). */
+ics_hw *ics_hw_load_catalog(const char *path, GError **err);
+
+/* The fat-tree sizing parameters of a cluster (its fabric, node count and NIC rails). */
+void ics_hw_fattree_params(const ics_hw *hw, ics_fattree_params *p);
+
+const char *ics_link_family_name(ics_link_family f);
+const char *ics_switch_kind_name(ics_switch_kind k);
+const char *ics_dtype_name(ics_dtype d);
+
+#endif

@@ -1,0 +1,137 @@
+/* Reading a cluster's fabric and checking that the fat-tree it describes can be built for the
+ * node count (the cluster's, or --nodes). */
+#include "hw/hw_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+
+#include "hw/fattree.h"
+
+static const char *const topology_names[] = {"fat-tree", NULL};
+
+#define ICS_HW__MAX_FABRIC_NICS (1 << 24)
+
+/* Fills the sizing parameters of a fat-tree from a validated model. */
+static void fattree_params(const ics_hw *hw, ics_fattree_params *p)
+{
+    const ics_hw_node *node = &hw->node;
+    const ics_hw_fabric *f = &hw->fabric;
+    *p = (ics_fattree_params){.radix = f->radix,
+                              .tiers = f->tiers,
+                              .oversubscription = f->oversubscription,
+                              .rail_optimized = f->rail_optimized,
+                              .nodes_per_unit = f->nodes_per_unit,
+                              .nodes = hw->nodes,
+                              .nics_per_node = node->compute_nics};
+    int per_rail[1024] = {0};
+    for (int i = 0; i < node->n_pcie; i++) {
+        const ics_hw_pcie *e = &node->pcie[i];
+        if (e->kind != ICS_PCIE_NIC || e->role != ICS_NIC_COMPUTE)
+            continue;
+        p->rails = MAX(p->rails, e->rail + 1);
+        per_rail[e->rail]++;
+        p->max_nics_per_rail = MAX(p->max_nics_per_rail, per_rail[e->rail]);
+    }
+}
+
+static void read_switch_params(ics_hw__ld *ld, const cJSON *o, ics_hw_fabric *f)
+{
+    f->switch_type = ics_hw__ref_switch(ld, o, "switch");
+    if (!f->switch_type)
+        return;
+    const ics_hw_switch_type *t = f->switch_type;
+    if (t->kind != ICS_SWITCH_INFINIBAND && t->kind != ICS_SWITCH_ETHERNET) {
+        ics_jr_fail(ld->r, cJSON_GetObjectItemCaseSensitive(o, "switch"), "switch",
+                    "expected an ib_switch or eth_switch type, got \"%s\" (%s)", t->name,
+                    ics_switch_kind_name(t->kind));
+        return;
+    }
+    f->standard = t->standard;
+    if (cJSON_GetObjectItemCaseSensitive(o, "standard")) {
+        const ics_hw_standard *s = ics_hw__ref_standard(ld, o, "standard", true);
+        if (s && s->family != t->standard->family)
+            ics_jr_fail(ld->r, cJSON_GetObjectItemCaseSensitive(o, "standard"), "standard",
+                        "expected a standard of family %s (the switch's), got \"%s\"",
+                        ics_link_family_name(t->standard->family), s->name);
+        f->standard = s;
+    }
+    f->radix = t->ports;
+    int64_t radix;
+    if (ics_jr_int(ld->r, o, "radix", false, 2, t->ports, &radix))
+        f->radix = (int)radix;
+    f->switch_latency_ps = t->latency_ps;
+    double ns;
+    if (ics_jr_num(ld->r, o, "switch_latency_ns", false, 0, 1e6, &ns))
+        f->switch_latency_ps = ics_time_from_ns(ns);
+    if (ics_jr_bool(ld->r, o, "sharp", false, &f->sharp) && f->sharp && !t->sharp)
+        ics_jr_fail(ld->r, cJSON_GetObjectItemCaseSensitive(o, "sharp"), "sharp",
+                    "expected false (switch type \"%s\" has no in-network reduction), got true",
+                    t->name);
+}
+
+bool ics_hw__read_fabric(ics_hw__ld *ld, const cJSON *o)
+{
+    static const char *const keys[] = {"topology",
+                                       "tiers",
+                                       "switch",
+                                       "standard",
+                                       "radix",
+                                       "oversubscription",
+                                       "rail_optimized",
+                                       "nodes_per_unit",
+                                       "switch_latency_ns",
+                                       "sharp",
+                                       NULL};
+    ics_hw *hw = ld->hw;
+    ics_hw_fabric *f = &hw->fabric;
+    size_t mark = ics_jr_push_key(ld->r, "fabric");
+    int topo = 0;
+    int64_t v;
+    if (ics_jr_keys(ld->r, o, keys) &&
+        ics_jr_enum(ld->r, o, "topology", true, topology_names, &topo))
+        f->topology = (ics_fabric_topology)topo;
+    if (ics_jr_int(ld->r, o, "tiers", true, 1, 3, &v))
+        f->tiers = (int)v;
+    read_switch_params(ld, o, f);
+    f->oversubscription = 1;
+    ics_jr_num(ld->r, o, "oversubscription", false, 1, 64, &f->oversubscription);
+    ics_jr_bool(ld->r, o, "rail_optimized", false, &f->rail_optimized);
+    if (ics_jr_ok(ld->r)) {
+        int up = f->tiers == 1 ? 0 : (int)floor(f->radix / (1.0 + f->oversubscription));
+        f->nodes_per_unit = ics_fattree_down_ports(f->radix, up, f->oversubscription);
+    }
+    if (ics_jr_int(ld->r, o, "nodes_per_unit", false, 1, 1 << 20, &v)) {
+        f->nodes_per_unit = (int)v;
+        if (!f->rail_optimized)
+            ics_jr_fail(ld->r, cJSON_GetObjectItemCaseSensitive(o, "nodes_per_unit"),
+                        "nodes_per_unit",
+                        "expected no nodes_per_unit unless \"rail_optimized\" is true, got %d",
+                        f->nodes_per_unit);
+    }
+    if (ics_jr_ok(ld->r) && hw->node.compute_nics == 0)
+        ics_jr_fail(ld->r, o, NULL,
+                    "expected a node with at least one compute NIC to attach, got none");
+    /* Bounds the fat-tree arithmetic (int) far above any real cluster. */
+    int64_t nics = (int64_t)hw->nodes * hw->node.compute_nics;
+    if (ics_jr_ok(ld->r) && nics > ICS_HW__MAX_FABRIC_NICS)
+        ics_jr_fail(ld->r, o, NULL,
+                    "expected at most %d compute NICs in a cluster, got %" PRId64
+                    " (%d nodes x %d NICs)",
+                    ICS_HW__MAX_FABRIC_NICS, nics, hw->nodes, hw->node.compute_nics);
+    ics_fattree_params p;
+    ics_fattree_plan plan;
+    char *why = NULL;
+    if (ics_jr_ok(ld->r)) {
+        fattree_params(hw, &p);
+        if (!ics_fattree_plan_make(&p, &plan, &why))
+            ics_jr_fail(ld->r, o, NULL, "%s", why);
+        g_free(why);
+    }
+    ics_jr_pop(ld->r, mark);
+    return ics_jr_ok(ld->r);
+}
+
+void ics_hw_fattree_params(const ics_hw *hw, ics_fattree_params *p)
+{
+    fattree_params(hw, p);
+}

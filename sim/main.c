@@ -1,7 +1,0 @@
-/* The icsim command: hands argv to the CLI dispatcher in cli.c. */
-#include "sim/cli.h"
-
-int main(int argc, char **argv)
-{
-    return ics_cli_main(argc, argv);
-}

@@ -1,0 +1,871 @@
+/* The analytic backend: a fluid model on the packet backend's routes. Every transfer path (or
+ * multicast/reduce op) is one fluid flow whose time is a fixed offset (latencies, pipeline fill,
+ * the last packet) plus a fluid part run at a max-min fair rate over the channels it crosses.
+ * Invariant: a flow alone on its path finishes at exactly start + ics_net_idle_path_time, to
+ * the picosecond: its fluid work is counted in picoseconds at its uncontended rate, and an
+ * uncontended flow advances at speed exactly 1.
+ *
+ * Model. A flow has payload rate r = speed * r0, where r0 = P / max_h ser(P, h) is its
+ * uncontended packet rate (P: its payload per packet). On each resource it uses it consumes
+ * r * coef: coef = wire(P, c) / P on a channel (capacity bw_bytes_per_s of wire bytes), nsrc on
+ * a switch's reduction unit (capacity ics_net_reduce_bw). Rates are max-min fair (progressive
+ * filling, each flow capped at r0), recomputed once per simulated instant at which a flow
+ * starts or ends; flows whose speed changed get their completion event moved. A multicast or
+ * reduce is one coupled flow over all its legs (and the reduction unit) at one rate; its fixed
+ * part comes from the tandem closed form of its slowest branch, which is what the packet
+ * backend's join does packet by packet. A stream is one coupled flow over its legs' paths, a
+ * leg of b bytes weighted b / B (B: the largest leg), its idle time its slowest leg's.
+ *
+ * Costs. A recomputation is O(F * H * log R + F log F) for F active flows of H resources each
+ * and R resources in use (a heap of resources by saturation level, flows sorted by r0), and
+ * every start or end (batched per instant) triggers one: a run of N transfers that overlap is
+ * O(N * F * H * log R). Measured (Release, 2-core VM): 2048 random transfers among 256 GPUs of
+ * a 32-node NDR fat-tree, ~1000 in flight, 1.4 s, 0.7 ms per recomputation. Memory: O(flows x
+ * hops) plus O(channels + devices).
+ *
+ * Accounting. chan_bytes counts a flow's payload on each of its channels when the flow is
+ * delivered (completed flows only: in-flight bytes are not counted). bytes_delivered counts the
+ * payload arriving at destinations over the network: bytes for a send (0 when src == dst),
+ * bytes x ndst for multicast and reduce; as the packet backend counts.
+ * params: packet_bytes is honoured; train_bytes, per_packet and buffer_bytes concern packets
+ * and are ignored; adaptive_routing is not implemented (routes follow the flow hash). */
+#include "net/net.h"
+
+#include <math.h>
+#include <string.h>
+
+extern const ics_net_ops ics_net_analytic_ops;
+
+typedef struct an_xfer an_xfer;
+typedef struct an_net an_net;
+
+typedef struct {
+    int res;          /* a channel id, or nchans + device id for a switch's reduction unit */
+    uint64_t bytes;   /* payload it carries over the flow's life (channel accounting) */
+    long double coef; /* resource bytes consumed per payload byte of the flow */
+} an_use;
+
+typedef struct {
+    an_xfer *x;
+    int slot; /* index in the active array while in the fluid phase; else -1 */
+    int n_use;
+    an_use *use;        /* owned */
+    uint64_t bytes;     /* payload */
+    long double r0;     /* uncontended payload rate, bytes/ps */
+    long double work;   /* fluid work left, in ps at r0 */
+    long double speed;  /* rate / r0, in (0, 1]; 0 before the first share */
+    long double next;   /* scratch: the speed the fair share gives */
+    ics_time t_last;    /* work is up to date at this time */
+    ics_time offset_ps; /* fixed part, added once the fluid part ends */
+    ics_event_id ev;    /* fluid end while active, then delivery */
+    bool frozen;        /* scratch of the fair share */
+} an_flow;
+
+/* A resource during a fair-share computation. */
+typedef struct {
+    long double rem;  /* capacity left at level lv, bytes/ps */
+    long double lv;   /* the level rem is up to date at */
+    long double load; /* sum of the unfrozen flows' coefs */
+    long double sat;  /* the level at which it saturates: lv + rem / load */
+    int users;        /* unfrozen flows' uses of it */
+    int heap_pos;     /* -1: not in the heap */
+    int adj, adj_n;   /* its flows: n->adj[adj .. adj + adj_n) */
+} an_res;
+
+struct an_xfer {
+    an_net *net;
+    ics_net_done_fn done;
+    void *ctx;
+    uint64_t tag;
+    uint64_t delivered; /* payload counted in bytes_delivered on completion */
+    int n_flows, left;  /* flows, and those not yet delivered */
+    an_flow *flows;     /* owned */
+    ics_event_id ev;    /* completion of a transfer with no flows */
+    an_xfer *prev, *next;
+};
+
+struct an_net {
+    ics_net_base base;
+    const ics_topo *t;
+    ics_engine *e;
+    ics_net_params params;
+    int nchans, nres;
+    long double *cap;     /* per resource, bytes/ps */
+    uint64_t *chan_bytes; /* per channel */
+    GPtrArray *active;    /* an_flow *, in fluid phase */
+    an_xfer *live;        /* every transfer not yet done, for destroy */
+    ics_event_id share_ev;
+    ics_net_stats stats;
+    /* fair-share scratch: per resource, valid where stamp == epoch */
+    an_res *res;
+    uint32_t *stamp;
+    uint32_t epoch;
+    GArray *touched;     /* int: the resources in use */
+    GPtrArray *adj;      /* an_flow *: each resource's flows, at res[r].adj */
+    int *heap, heap_len; /* resources with unfrozen flows, by saturation level */
+    GPtrArray *by_r0;    /* the active flows by r0 */
+};
+
+#define AN_TOL 1e-12L /* relative: a rate this close to a limit has reached it */
+
+/* ---- transfers ----------------------------------------------------------------------------- */
+
+static an_xfer *xfer_new(an_net *n, int n_flows, ics_net_done_fn done, void *ctx, uint64_t tag)
+{
+    an_xfer *x = g_new0(an_xfer, 1);
+    *x = (an_xfer){
+        .net = n, .done = done, .ctx = ctx, .tag = tag, .n_flows = n_flows, .left = n_flows};
+    x->flows = g_new0(an_flow, MAX(n_flows, 1));
+    x->next = n->live;
+    if (n->live)
+        n->live->prev = x;
+    n->live = x;
+    return x;
+}
+
+static void xfer_free(an_net *n, an_xfer *x)
+{
+    if (x->prev)
+        x->prev->next = x->next;
+    else
+        n->live = x->next;
+    if (x->next)
+        x->next->prev = x->prev;
+    for (int i = 0; i < x->n_flows; i++)
+        g_free(x->flows[i].use);
+    g_free(x->flows);
+    g_free(x);
+}
+
+/* Completion: stats, free, then the callback (which may start new transfers). */
+static void xfer_finish(an_net *n, an_xfer *x)
+{
+    ics_net_done_fn done = x->done;
+    void *ctx = x->ctx;
+    uint64_t tag = x->tag;
+    n->stats.transfers++;
+    n->stats.bytes_delivered += x->delivered;
+    xfer_free(n, x);
+    if (done)
+        done(n->e, ctx, tag);
+}
+
+static void ev_done_now(ics_engine *e, void *ctx, uint64_t arg)
+{
+    (void)e;
+    (void)arg;
+    an_xfer *x = ctx;
+    xfer_finish(x->net, x);
+}
+
+/* ---- the fair share ------------------------------------------------------------------------ */
+
+/* Progressive filling: every unfrozen flow's rate rises together (the level); a resource
+ * saturates at level lv + rem / load, which stays put while the level rises and moves only when
+ * one of its flows freezes; a flow also stops at its own r0. So: a heap of resources keyed by
+ * saturation level, flows sorted by r0, and each freeze updates only its own resources. */
+
+static bool res_before(const an_net *n, int a, int b)
+{
+    const an_res *x = &n->res[a], *y = &n->res[b];
+    return x->sat < y->sat || (x->sat == y->sat && a < b);
+}
+
+static void heap_swap(an_net *n, int i, int j)
+{
+    int a = n->heap[i], b = n->heap[j];
+    n->heap[i] = b;
+    n->heap[j] = a;
+    n->res[b].heap_pos = i;
+    n->res[a].heap_pos = j;
+}
+
+static void heap_up(an_net *n, int i)
+{
+    while (i > 0 && res_before(n, n->heap[i], n->heap[(i - 1) / 2])) {
+        heap_swap(n, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+}
+
+static void heap_down(an_net *n, int i)
+{
+    for (;;) {
+        int best = i, l = 2 * i + 1, r = l + 1;
+        if (l < n->heap_len && res_before(n, n->heap[l], n->heap[best]))
+            best = l;
+        if (r < n->heap_len && res_before(n, n->heap[r], n->heap[best]))
+            best = r;
+        if (best == i)
+            return;
+        heap_swap(n, i, best);
+        i = best;
+    }
+}
+
+static void heap_remove(an_net *n, int r)
+{
+    int i = n->res[r].heap_pos;
+    heap_swap(n, i, --n->heap_len);
+    n->res[r].heap_pos = -1;
+    if (i < n->heap_len) {
+        heap_up(n, i);
+        heap_down(n, i);
+    }
+}
+
+/* Resource r's scratch, (re)initialized once per computation. */
+static an_res *res_touch(an_net *n, int r)
+{
+    an_res *x = &n->res[r];
+    if (n->stamp[r] != n->epoch) {
+        n->stamp[r] = n->epoch;
+        *x = (an_res){.rem = n->cap[r], .heap_pos = -1};
+        g_array_append_val(n->touched, r);
+    }
+    return x;
+}
+
+/* Loads, users and the resource -> flows lists (CSR in n->adj) of the active flows. */
+static void share_build(an_net *n)
+{
+    if (++n->epoch == 0) { /* wrapped: clear so that no stale stamp matches */
+        memset(n->stamp, 0, sizeof *n->stamp * (size_t)n->nres);
+        n->epoch = 1;
+    }
+    g_array_set_size(n->touched, 0);
+    guint uses = 0;
+    for (guint i = 0; i < n->active->len; i++) {
+        an_flow *f = g_ptr_array_index(n->active, i);
+        f->frozen = false;
+        for (int u = 0; u < f->n_use; u++) {
+            an_res *x = res_touch(n, f->use[u].res);
+            x->load += f->use[u].coef;
+            x->users++;
+        }
+        uses += (guint)f->n_use;
+    }
+    g_ptr_array_set_size(n->adj, uses);
+    n->heap = g_renew(int, n->heap, MAX(n->touched->len, 1));
+    n->heap_len = 0;
+    int start = 0;
+    for (guint i = 0; i < n->touched->len; i++) {
+        int r = g_array_index(n->touched, int, i);
+        an_res *x = &n->res[r];
+        x->adj = start;
+        start += x->users;
+        x->sat = x->rem / x->load;
+        x->heap_pos = n->heap_len;
+        n->heap[n->heap_len++] = r;
+        heap_up(n, x->heap_pos);
+    }
+    for (guint i = 0; i < n->active->len; i++) {
+        an_flow *f = g_ptr_array_index(n->active, i);
+        for (int u = 0; u < f->n_use; u++) {
+            an_res *x = &n->res[f->use[u].res];
+            n->adj->pdata[x->adj + x->adj_n++] = f;
+        }
+    }
+}
+
+/* Fixes the flow's speed at this level and takes its load off its resources. */
+static void share_freeze(an_net *n, an_flow *f, long double level)
+{
+    f->frozen = true;
+    f->next = f->r0 <= level * (1 + AN_TOL) ? 1 : level / f->r0;
+    for (int u = 0; u < f->n_use; u++) {
+        int r = f->use[u].res;
+        an_res *x = &n->res[r];
+        x->rem -= (level - x->lv) * x->load;
+        x->lv = level;
+        x->load -= f->use[u].coef;
+        if (--x->users == 0) {
+            heap_remove(n, r);
+            continue;
+        }
+        long double was = x->sat;
+        x->sat = x->lv + x->rem / x->load;
+        if (x->sat < was) /* only through rounding: less load leaves more room */
+            heap_up(n, x->heap_pos);
+        else
+            heap_down(n, x->heap_pos);
+    }
+}
+
+static int by_r0(const void *a, const void *b)
+{
+    const an_flow *f = *(an_flow *const *)a, *g = *(an_flow *const *)b;
+    if (f->r0 != g->r0)
+        return f->r0 < g->r0 ? -1 : 1;
+    return (f->slot > g->slot) - (f->slot < g->slot);
+}
+
+/* Leaves each active flow's fair speed in next. A flow's cap within AN_TOL of a saturation
+ * level wins, so that a flow alone gets speed exactly 1. */
+static void share_compute(an_net *n)
+{
+    share_build(n);
+    g_ptr_array_set_size(n->by_r0, n->active->len);
+    if (n->active->len > 0)
+        memcpy(n->by_r0->pdata, n->active->pdata, sizeof(gpointer) * n->active->len);
+    qsort(n->by_r0->pdata, n->by_r0->len, sizeof(gpointer), by_r0);
+    long double level = 0;
+    guint ci = 0, left = n->active->len;
+    while (left > 0) {
+        while (((an_flow *)n->by_r0->pdata[ci])->frozen)
+            ci++;
+        long double cap = ((an_flow *)n->by_r0->pdata[ci])->r0;
+        long double sat = n->heap_len ? n->res[n->heap[0]].sat : INFINITY;
+        if (cap <= sat * (1 + AN_TOL)) {
+            level = MAX(level, cap);
+            for (; ci < n->by_r0->len; ci++) {
+                an_flow *f = n->by_r0->pdata[ci];
+                if (f->r0 > level * (1 + AN_TOL))
+                    break;
+                if (!f->frozen) {
+                    share_freeze(n, f, level);
+                    left--;
+                }
+            }
+            continue;
+        }
+        level = MAX(level, sat);
+        const an_res *x = &n->res[n->heap[0]];
+        for (int k = x->adj; k < x->adj + x->adj_n; k++) {
+            an_flow *f = n->adj->pdata[k];
+            if (!f->frozen) {
+                share_freeze(n, f, level);
+                left--;
+            }
+        }
+    }
+}
+
+/* ---- fluid flows --------------------------------------------------------------------------- */
+
+static void ev_fluid_end(ics_engine *e, void *ctx, uint64_t arg);
+
+static void flow_schedule(an_net *n, an_flow *f, ics_time now)
+{
+    long double left = ceill(MAX(f->work, 0.0L) / f->speed);
+    g_assert(left < (long double)(ICS_TIME_MAX / 2));
+    f->ev = ics_engine_at(n->e, now + (ics_time)left, ev_fluid_end, f, 0);
+}
+
+/* Applies the new speeds: flows whose speed changed bring their work up to date and move
+ * their completion; the others keep their event (so an undisturbed flow stays exact). */
+static void ev_share(ics_engine *e, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    an_net *n = ctx;
+    ics_time now = ics_engine_now(e);
+    n->share_ev = ICS_EVENT_NONE;
+    share_compute(n);
+    for (guint i = 0; i < n->active->len; i++) {
+        an_flow *f = g_ptr_array_index(n->active, i);
+        if (f->next == f->speed && f->ev != ICS_EVENT_NONE)
+            continue;
+        if (f->ev != ICS_EVENT_NONE) {
+            f->work -= f->speed * (long double)(now - f->t_last);
+            ics_engine_cancel(e, f->ev);
+        }
+        f->t_last = now;
+        f->speed = f->next;
+        flow_schedule(n, f, now);
+    }
+}
+
+/* Shares are recomputed once per instant, after the starts and ends already due then. */
+static void share_later(an_net *n)
+{
+    if (n->share_ev == ICS_EVENT_NONE)
+        n->share_ev = ics_engine_after(n->e, 0, ev_share, n, 0);
+}
+
+static void flow_start(an_net *n, an_flow *f)
+{
+    f->speed = 0;
+    f->ev = ICS_EVENT_NONE;
+    f->t_last = ics_engine_now(n->e);
+    f->slot = (int)n->active->len;
+    g_ptr_array_add(n->active, f);
+    share_later(n);
+}
+
+static void ev_deliver(ics_engine *e, void *ctx, uint64_t arg)
+{
+    (void)e;
+    (void)arg;
+    an_flow *f = ctx;
+    an_net *n = f->x->net;
+    f->ev = ICS_EVENT_NONE;
+    for (int u = 0; u < f->n_use; u++)
+        if (f->use[u].res < n->nchans)
+            n->chan_bytes[f->use[u].res] += f->use[u].bytes;
+    if (--f->x->left == 0)
+        xfer_finish(n, f->x);
+}
+
+/* The fluid part is over: the flow frees its share and is delivered offset_ps later. */
+static void ev_fluid_end(ics_engine *e, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    an_flow *f = ctx;
+    an_net *n = f->x->net;
+    an_flow *last = g_ptr_array_index(n->active, n->active->len - 1);
+    last->slot = f->slot;
+    g_ptr_array_remove_index_fast(n->active, (guint)f->slot);
+    f->slot = -1;
+    f->work = 0;
+    share_later(n);
+    f->ev = ics_engine_after(e, f->offset_ps, ev_deliver, f, 0);
+}
+
+/* ---- flow set-up --------------------------------------------------------------------------- */
+
+/* The fluid part of `bytes` at r0 = payload / max_ser, rounded up: the same function serves
+ * the offset and the run, which is what makes an uncontended flow exact. */
+static ics_time fluid_ps(uint64_t bytes, uint32_t payload, ics_time max_ser)
+{
+    unsigned __int128 num = (unsigned __int128)bytes * (uint64_t)max_ser;
+    unsigned __int128 q = (num + payload - 1) / payload;
+    g_assert(q < (unsigned __int128)ICS_TIME_MAX);
+    return (ics_time)q;
+}
+
+/* total_ps: the flow's idle time. The fixed part is what the fluid part leaves of it; where
+ * rounding would make it negative (a single short packet, no latency) the fluid part shrinks. */
+static void flow_set_time(an_flow *f, uint64_t bytes, uint32_t payload, ics_time max_ser,
+                          ics_time total_ps)
+{
+    ics_time w = fluid_ps(bytes, payload, max_ser);
+    w = MIN(w, total_ps);
+    f->bytes = bytes;
+    f->r0 = (long double)payload / (long double)max_ser;
+    f->work = (long double)w;
+    f->offset_ps = total_ps - w;
+}
+
+/* Appends a path's channels to f->use; returns the largest serialization of a packet. */
+static ics_time flow_add_path(an_net *n, an_flow *f, const ics_route_path *p, uint32_t payload)
+{
+    ics_time max_ser = 0;
+    for (int h = 0; h < p->n_hops; h++) {
+        int c = p->chans[h];
+        ics_time ser = ics_net_ser(n->t, c, payload);
+        max_ser = MAX(max_ser, ser);
+        f->use[f->n_use++] =
+            (an_use){.res = c,
+                     .bytes = f->bytes,
+                     .coef = (long double)ics_net_wire_bytes(n->t, c, payload) / payload};
+    }
+    return max_ser;
+}
+
+static void flow_init_path(an_net *n, an_flow *f, const ics_route_path *p, uint64_t bytes)
+{
+    uint32_t payload = ics_net_packet_payload(n->t, p, n->params.packet_bytes);
+    f->bytes = bytes;
+    f->use = g_new(an_use, p->n_hops);
+    ics_time max_ser = flow_add_path(n, f, p, payload);
+    flow_set_time(f, bytes, payload, max_ser, ics_net_idle_path_time(n->t, p, bytes, payload));
+}
+
+/* A transfer with nothing to move completes at the current time, as an event. */
+static void done_now(an_net *n, uint64_t delivered, ics_net_done_fn done, void *ctx, uint64_t tag)
+{
+    an_xfer *x = xfer_new(n, 0, done, ctx, tag);
+    x->delivered = delivered;
+    x->ev = ics_engine_after(n->e, 0, ev_done_now, x, 0);
+}
+
+/* ---- send ---------------------------------------------------------------------------------- */
+
+/* Bytes of path i: its weight's share in whole packets (rounded down, in double, exactly as
+ * the packet backend splits), the remainder on the last path. */
+static void split_bytes(const an_net *n, const ics_route *r, uint64_t bytes, uint64_t *out)
+{
+    uint64_t left = bytes;
+    for (int i = 0; i < r->n_paths; i++) {
+        uint32_t payload = ics_net_packet_payload(n->t, &r->paths[i], n->params.packet_bytes);
+        uint64_t b = left;
+        if (i + 1 < r->n_paths)
+            b = MIN(left, (uint64_t)(bytes * r->paths[i].weight / payload) * payload);
+        out[i] = b;
+        left -= b;
+    }
+}
+
+/* One path of a transfer's route and the bytes it carries. */
+typedef struct {
+    ics_route_path path;
+    uint64_t bytes;
+    uint32_t payload;
+} an_part;
+
+/* Appends to parts (an_part) the paths of src -> dst's route that carry some of `bytes`. */
+static void route_parts(const an_net *n, int src, int dst, uint64_t hash, uint64_t bytes,
+                        GArray *parts)
+{
+    ics_route r;
+    if (!ics_route_find(n->t, src, dst, hash, &r))
+        g_error("analytic: no route from %s to %s", ics_topo_dev_label(n->t, src),
+                ics_topo_dev_label(n->t, dst));
+    uint64_t *share = g_new(uint64_t, r.n_paths);
+    split_bytes(n, &r, bytes, share);
+    for (int p = 0; p < r.n_paths; p++)
+        if (share[p] > 0) {
+            an_part q = {.path = r.paths[p], .bytes = share[p]};
+            q.payload = ics_net_packet_payload(n->t, &q.path, n->params.packet_bytes);
+            g_array_append_val(parts, q);
+        }
+    g_free(share);
+    ics_route_clear(&r);
+}
+
+static void an_send(ics_net *net, const ics_net_xfer *xf)
+{
+    an_net *n = (an_net *)net;
+    if (xf->src == xf->dst || xf->bytes == 0) {
+        done_now(n, 0, xf->done, xf->ctx, xf->tag);
+        return;
+    }
+    GArray *parts = g_array_new(FALSE, FALSE, sizeof(an_part));
+    route_parts(n, xf->src, xf->dst, xf->flow_hash, xf->bytes, parts);
+    an_xfer *x = xfer_new(n, (int)parts->len, xf->done, xf->ctx, xf->tag);
+    x->delivered = xf->bytes;
+    for (guint i = 0; i < parts->len; i++) {
+        const an_part *q = &g_array_index(parts, an_part, i);
+        x->flows[i].x = x;
+        flow_init_path(n, &x->flows[i], &q->path, q->bytes);
+        flow_start(n, &x->flows[i]);
+    }
+    g_array_free(parts, TRUE);
+}
+
+/* ---- multicast and reduce ------------------------------------------------------------------ */
+
+/* The path from endpoint `dev` (a GPU or NIC) to switch `sw`: the direct channel, else the
+ * route to the endpoint's NIC and that NIC's channel to sw (a fabric switch). */
+static void leg_to_switch(const an_net *n, int dev, int sw, ics_route_path *out)
+{
+    *out = (ics_route_path){.weight = 1};
+    int c = ics_topo_chan_between(n->t, dev, sw);
+    if (c < 0) {
+        bool is_nic = ics_topo_dev_get(n->t, dev)->kind == ICS_DEV_NIC;
+        int nic = is_nic ? dev : ics_route_nic_of_gpu(n->t, dev);
+        ics_route r = {0};
+        if (nic < 0 || (c = ics_topo_chan_between(n->t, nic, sw)) < 0 ||
+            (nic != dev && !ics_route_find(n->t, dev, nic, 0, &r)))
+            g_error("analytic: %s cannot reach switch %s", ics_topo_dev_label(n->t, dev),
+                    ics_topo_dev_label(n->t, sw));
+        if (r.n_paths > 0)
+            *out = r.paths[0];
+        ics_route_clear(&r);
+        g_assert(out->n_hops < ICS_ROUTE_MAX_HOPS);
+    }
+    out->chans[out->n_hops++] = c;
+}
+
+/* The same path walked backwards: sw -> dev. */
+static void path_reverse(const an_net *n, ics_route_path *p)
+{
+    for (int i = 0, j = p->n_hops - 1; i <= j; i++, j--) {
+        int a = ics_topo_chan_get(n->t, p->chans[i])->reverse;
+        int b = ics_topo_chan_get(n->t, p->chans[j])->reverse;
+        p->chans[i] = b;
+        p->chans[j] = a;
+    }
+}
+
+/* Latencies plus one packet's serialization on every hop: how slow a leg is. */
+static ics_time leg_time(const an_net *n, const ics_route_path *p, uint32_t payload)
+{
+    ics_time s = ics_route_path_latency(n->t, p);
+    for (int h = 0; h < p->n_hops; h++)
+        s += ics_net_ser(n->t, p->chans[h], payload);
+    return s;
+}
+
+static const ics_route_path *slowest_leg(const an_net *n, const ics_route_path *legs, int nlegs,
+                                         uint32_t payload)
+{
+    int worst = 0;
+    for (int i = 1; i < nlegs; i++)
+        if (leg_time(n, &legs[i], payload) > leg_time(n, &legs[worst], payload))
+            worst = i;
+    return &legs[worst];
+}
+
+/* A stage of a packet pipeline: a full and the last packet's time on it, then the latency to
+ * the next stage. */
+typedef struct {
+    ics_time s_full, s_last, lambda;
+} an_stage;
+
+/* The idle-path closed form of net_common.c over explicit stages, so that a switch's reduction
+ * unit can be one of them: npk packets, all but the last full. */
+static ics_time tandem_time(const an_stage *st, int n_st, uint64_t npk)
+{
+    ics_time sum_s = 0, sum_lambda = 0, max_s = 0, last_done = 0, lambda_prev = 0;
+    for (int h = 0; h < n_st; h++) {
+        sum_s += st[h].s_full;
+        max_s = MAX(max_s, st[h].s_full);
+        ics_time full_done = npk > 1 ? sum_s + sum_lambda + (ics_time)(npk - 2) * max_s : 0;
+        ics_time arrival = h == 0 ? 0 : last_done + lambda_prev;
+        last_done = MAX(arrival, full_done) + st[h].s_last;
+        lambda_prev = st[h].lambda;
+        sum_lambda += lambda_prev;
+    }
+    return last_done + lambda_prev;
+}
+
+/* Appends a leg's hops as stages; end_ps: what follows its last channel's latency. */
+static int leg_stages(const an_net *n, const ics_route_path *p, uint32_t payload, uint32_t last,
+                      ics_time end_ps, an_stage *out)
+{
+    for (int h = 0; h < p->n_hops; h++) {
+        const ics_topo_chan *c = ics_topo_chan_get(n->t, p->chans[h]);
+        out[h] = (an_stage){
+            .s_full = ics_net_ser(n->t, p->chans[h], payload),
+            .s_last = ics_net_ser(n->t, p->chans[h], last),
+            .lambda = c->latency_ps +
+                      (h + 1 < p->n_hops ? ics_topo_dev_get(n->t, c->dst)->latency_ps : end_ps)};
+    }
+    return p->n_hops;
+}
+
+typedef struct {
+    int sw, nlegs[2]; /* [0]: sources -> sw, [1]: sw -> destinations */
+    ics_route_path *legs[2];
+    uint64_t bytes;
+    uint64_t reduce_bw; /* 0: multicast */
+} an_op;
+
+/* The op's idle time, as the packet backend's join runs it: the slowest source leg, the
+ * reduction unit (every packet once all sources delivered it), the switch's latency, the
+ * slowest destination leg. */
+static ics_time op_idle_time(const an_net *n, const an_op *op, uint32_t payload)
+{
+    uint64_t npk = (op->bytes + payload - 1) / payload;
+    uint32_t last = (uint32_t)(op->bytes - (npk - 1) * payload);
+    an_stage st[2 * ICS_ROUTE_MAX_HOPS + 1];
+    ics_time sw_ps = ics_topo_dev_get(n->t, op->sw)->latency_ps;
+    int k = leg_stages(n, slowest_leg(n, op->legs[0], op->nlegs[0], payload), payload, last,
+                       op->reduce_bw ? 0 : sw_ps, st);
+    if (op->reduce_bw) {
+        uint64_t nin = (uint64_t)op->nlegs[0];
+        st[k++] = (an_stage){.s_full = ics_time_serialize(nin * payload, op->reduce_bw),
+                             .s_last = ics_time_serialize(nin * last, op->reduce_bw),
+                             .lambda = sw_ps};
+    }
+    k +=
+        leg_stages(n, slowest_leg(n, op->legs[1], op->nlegs[1], payload), payload, last, 0, st + k);
+    return tandem_time(st, k, npk);
+}
+
+/* One coupled flow over every leg at one rate, plus (reduce) the switch's reduction unit. */
+static void op_init_flow(an_net *n, const an_op *op, an_flow *f)
+{
+    uint32_t payload = ics_net_packet_payload(n->t, &op->legs[0][0], n->params.packet_bytes);
+    int hops = 1;
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < op->nlegs[s]; i++)
+            hops += op->legs[s][i].n_hops;
+    f->use = g_new(an_use, hops);
+    f->bytes = op->bytes;
+    ics_time max_ser = 0;
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < op->nlegs[s]; i++) {
+            ics_time leg_ser = flow_add_path(n, f, &op->legs[s][i], payload);
+            max_ser = MAX(max_ser, leg_ser);
+        }
+    if (op->reduce_bw) {
+        /* The switch reads nsrc inputs per byte it outputs: its reduction unit consumes
+         * nsrc x the op's rate, against ics_net_reduce_bw (input bytes/s, as the packet
+         * backend's join charges nsrc x payload per packet). */
+        uint64_t nin = (uint64_t)op->nlegs[0];
+        ics_time red_ser = ics_time_serialize(nin * payload, op->reduce_bw);
+        max_ser = MAX(max_ser, red_ser);
+        f->use[f->n_use++] = (an_use){.res = n->nchans + op->sw, .coef = (long double)nin};
+    }
+    flow_set_time(f, op->bytes, payload, max_ser, op_idle_time(n, op, payload));
+}
+
+static void op_start(an_net *n, an_op *op, const int *srcs, const int *dsts, ics_net_done_fn done,
+                     void *ctx, uint64_t tag)
+{
+    g_assert(op->nlegs[0] >= 1 && op->nlegs[1] >= 1);
+    uint64_t delivered = op->bytes * (uint64_t)op->nlegs[1];
+    if (op->bytes == 0) {
+        done_now(n, 0, done, ctx, tag);
+        return;
+    }
+    for (int s = 0; s < 2; s++) {
+        op->legs[s] = g_new(ics_route_path, op->nlegs[s]);
+        for (int i = 0; i < op->nlegs[s]; i++) {
+            leg_to_switch(n, s == 0 ? srcs[i] : dsts[i], op->sw, &op->legs[s][i]);
+            if (s == 1)
+                path_reverse(n, &op->legs[s][i]);
+        }
+    }
+    an_xfer *x = xfer_new(n, 1, done, ctx, tag);
+    x->delivered = delivered;
+    x->flows[0].x = x;
+    op_init_flow(n, op, &x->flows[0]);
+    flow_start(n, &x->flows[0]);
+    g_free(op->legs[0]);
+    g_free(op->legs[1]);
+}
+
+static void an_multicast(ics_net *net, int src, int sw, const int *dsts, int ndst, uint64_t bytes,
+                         ics_net_done_fn done, void *ctx, uint64_t tag)
+{
+    an_op op = {.sw = sw, .nlegs = {1, ndst}, .bytes = bytes};
+    op_start((an_net *)net, &op, &src, dsts, done, ctx, tag);
+}
+
+static void an_reduce(ics_net *net, const int *srcs, int nsrc, int sw, const int *dsts, int ndst,
+                      uint64_t bytes, ics_net_done_fn done, void *ctx, uint64_t tag)
+{
+    an_net *n = (an_net *)net;
+    an_op op = {.sw = sw, .nlegs = {nsrc, ndst}, .bytes = bytes};
+    op.reduce_bw = ics_net_reduce_bw(n->t, sw);
+    if (op.reduce_bw == 0)
+        g_error("analytic: reduce on %s, which cannot reduce", ics_topo_dev_label(n->t, sw));
+    op_start(n, &op, srcs, dsts, done, ctx, tag);
+}
+
+/* ---- streams ------------------------------------------------------------------------------- */
+
+/* A stream is one coupled flow: its unit of progress is the largest part's bytes B, and a part
+ * of b bytes moves b / B of it, so every leg finishes together. The uncontended rate is the
+ * slowest part's packet rate scaled to B; the idle time, that of the slowest part alone. */
+static void stream_init_flow(an_net *n, const an_part *parts, int np, an_flow *f)
+{
+    int hops = 0;
+    uint64_t big = 0;
+    for (int i = 0; i < np; i++) {
+        hops += parts[i].path.n_hops;
+        big = MAX(big, parts[i].bytes);
+    }
+    f->use = g_new(an_use, hops);
+    f->bytes = big;
+    long double r0 = INFINITY;
+    ics_time total = 0;
+    for (int i = 0; i < np; i++) {
+        const an_part *q = &parts[i];
+        long double share = (long double)q->bytes / (long double)big;
+        int first = f->n_use;
+        ics_time max_ser = flow_add_path(n, f, &q->path, q->payload);
+        for (int u = first; u < f->n_use; u++) {
+            f->use[u].bytes = q->bytes;
+            f->use[u].coef *= share;
+        }
+        r0 = MIN(r0, (long double)q->payload / (long double)max_ser / share);
+        total = MAX(total, ics_net_idle_path_time(n->t, &q->path, q->bytes, q->payload));
+    }
+    long double w = MIN(ceill((long double)big / r0), (long double)total);
+    f->r0 = r0;
+    f->work = w;
+    f->offset_ps = total - (ics_time)w;
+}
+
+static void an_stream(ics_net *net, const ics_net_leg *legs, int nlegs, ics_net_done_fn done,
+                      void *ctx, uint64_t tag)
+{
+    an_net *n = (an_net *)net;
+    GArray *parts = g_array_new(FALSE, FALSE, sizeof(an_part));
+    uint64_t delivered = 0;
+    for (int i = 0; i < nlegs; i++) {
+        const ics_net_leg *l = &legs[i];
+        if (l->src == l->dst || l->bytes == 0)
+            continue;
+        route_parts(n, l->src, l->dst, l->flow_hash, l->bytes, parts);
+        delivered += l->bytes;
+    }
+    if (parts->len == 0) {
+        done_now(n, 0, done, ctx, tag);
+    } else {
+        an_xfer *x = xfer_new(n, 1, done, ctx, tag);
+        x->delivered = delivered;
+        x->flows[0].x = x;
+        stream_init_flow(n, (const an_part *)(void *)parts->data, (int)parts->len, &x->flows[0]);
+        flow_start(n, &x->flows[0]);
+    }
+    g_array_free(parts, TRUE);
+}
+
+/* ---- the backend --------------------------------------------------------------------------- */
+
+static ics_net *an_create(const ics_topo *t, ics_engine *e, const ics_net_params *p)
+{
+    an_net *n = g_new0(an_net, 1);
+    n->base.ops = &ics_net_analytic_ops;
+    n->t = t;
+    n->e = e;
+    n->params = *p;
+    n->nchans = ics_topo_nchans(t);
+    n->nres = n->nchans + ics_topo_ndevs(t);
+    n->cap = g_new0(long double, n->nres);
+    for (int c = 0; c < n->nchans; c++)
+        n->cap[c] = (long double)ics_topo_chan_get(t, c)->bw_bytes_per_s / ICS_PS_PER_S;
+    for (int d = 0; d < ics_topo_ndevs(t); d++)
+        n->cap[n->nchans + d] = (long double)ics_net_reduce_bw(t, d) / ICS_PS_PER_S;
+    n->chan_bytes = g_new0(uint64_t, n->nchans);
+    n->active = g_ptr_array_new();
+    n->res = g_new(an_res, n->nres);
+    n->stamp = g_new0(uint32_t, n->nres);
+    n->touched = g_array_new(FALSE, FALSE, sizeof(int));
+    n->adj = g_ptr_array_new();
+    n->by_r0 = g_ptr_array_new();
+    return (ics_net *)n;
+}
+
+/* Cancels this backend's pending events (the engine must still exist) and frees it all. */
+static void an_destroy(ics_net *net)
+{
+    an_net *n = (an_net *)net;
+    ics_engine_cancel(n->e, n->share_ev);
+    while (n->live) {
+        an_xfer *x = n->live;
+        ics_engine_cancel(n->e, x->ev);
+        for (int i = 0; i < x->n_flows; i++)
+            ics_engine_cancel(n->e, x->flows[i].ev);
+        xfer_free(n, x);
+    }
+    g_free(n->cap);
+    g_free(n->chan_bytes);
+    g_ptr_array_free(n->active, TRUE);
+    g_free(n->res);
+    g_free(n->stamp);
+    g_array_free(n->touched, TRUE);
+    g_ptr_array_free(n->adj, TRUE);
+    g_free(n->heap);
+    g_ptr_array_free(n->by_r0, TRUE);
+    g_free(n);
+}
+
+static void an_stats(const ics_net *net, ics_net_stats *out)
+{
+    *out = ((const an_net *)net)->stats;
+}
+
+static uint64_t an_chan_bytes(const ics_net *net, int chan)
+{
+    const an_net *n = (const an_net *)net;
+    g_assert(chan >= 0 && chan < n->nchans);
+    return n->chan_bytes[chan];
+}
+
+const ics_net_ops ics_net_analytic_ops = {
+    .name = "analytic",
+    .create = an_create,
+    .destroy = an_destroy,
+    .send = an_send,
+    .multicast = an_multicast,
+    .reduce = an_reduce,
+    .stream = an_stream,
+    .stats = an_stats,
+    .chan_bytes = an_chan_bytes,
+};

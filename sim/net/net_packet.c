@@ -1,0 +1,641 @@
+/* The packet backend: every transfer is cut into packets that cross each hop one at a time.
+ * A channel serializes one packet at a time, choosing round-robin among the flows queued at it
+ * (output arbitration); a packet may start only if the receiving end has buffer credits for
+ * it; the credits come back when the packet leaves that buffer, one link latency later. No
+ * packet is ever dropped: a full buffer stalls the sender (back-pressure). That is per_packet
+ * mode, every packet-hop an event. By default packets move in trains, each computed in closed
+ * form through the max-plus tandem of net.h:
+ *
+ *   - a flow whose whole path carries no other flow advances up to train_bytes at a time,
+ *     holding each channel while its packets occupy it: exactly the per-packet result;
+ *   - a flow whose path another flow shares takes turns (bounded trains) of 1/train_share of
+ *     its packets (the last turns halving, at least TRAIN_MIN_PACKETS, at most train_bytes,
+ *     and no longer than the shortest turn of the flows it meets). Each channel serves turns
+ *     in its free time in the order they reach it, so contention is resolved at turn
+ *     granularity: a flow is off its packet-by-packet share by about one turn of each flow it
+ *     meets (docs/network.md states the contract and the measured error). Per flow that is
+ *     about train_share + log2(turn) events, however many bytes it moves.
+ *   - per_packet_shared keeps the older rule: trains where a path is free, packets elsewhere.
+ *
+ * Multicast and reduction at a switch (joins) are in net_packet_join.c, a channel's calendar in
+ * net_calendar.c; the structs both backend files share, in net_packet_internal.h.
+ *
+ * Invariants: per hop, packets start in order; credits never go negative; every packet
+ * started is delivered; a channel's bytes are its flows' bytes; a channel's calendar never
+ * holds the same time twice; every flow's done fires once. */
+#include "net/net_packet_internal.h"
+#include "switch/switch.h"
+
+#include <string.h>
+
+#define DEFAULT_TRAIN_BYTES (4u << 20)
+#define DEFAULT_TRAIN_SHARE 32
+#define TRAIN_MIN_PACKETS   4
+
+extern const ics_net_ops ics_net_packet_ops;
+
+/* ---- packet sizes ------------------------------------------------------------------------- */
+
+static pk_chan *chan_of(const pk_flow *f, int h)
+{
+    return f->hops[h].ch;
+}
+
+static uint32_t hop_payload(const pk_hop *hop, uint64_t k)
+{
+    return k + 1 < hop->npk ? hop->payload : hop->last_payload;
+}
+
+/* Wire bytes and serialization time of packet k on a hop: cached for full packets. */
+static uint64_t hop_wire(const pk_hop *hop, uint64_t k)
+{
+    if (k + 1 < hop->npk)
+        return hop->wire_full;
+    return ics_net_wire_bytes(hop->ch->net->t, hop->ch->id, hop->last_payload);
+}
+
+static ics_time hop_ser(const pk_hop *hop, uint64_t k)
+{
+    if (k + 1 < hop->npk)
+        return hop->ser_full;
+    return ics_time_serialize(hop_wire(hop, k), hop->ch->bw);
+}
+
+/* Not through hop->npk: see pk_hop. */
+ics_time pk_hop_ser_last(const pk_hop *hop)
+{
+    uint64_t wire = ics_net_wire_bytes(hop->ch->net->t, hop->ch->id, hop->last_payload);
+    return ics_time_serialize(wire, hop->ch->bw);
+}
+
+/* ---- flow completion ---------------------------------------------------------------------- */
+
+static void xfer_flow_done(pk_net *n, pk_xfer *x)
+{
+    if (--x->pending > 0)
+        return;
+    n->stats.transfers++;
+    if (x->join)
+        pk_join_free(x->join);
+    ics_net_done_fn done = x->done;
+    void *ctx = x->ctx;
+    uint64_t tag = x->tag;
+    g_free(x);
+    if (done)
+        done(n->e, ctx, tag);
+}
+
+void pk_flow_finish(pk_flow *f)
+{
+    for (int h = 0; h < f->n_hops; h++)
+        chan_of(f, h)->active--;
+    pk_xfer *x = f->x;
+    pk_net *n = f->net;
+    if (f->sink == NULL)
+        n->stats.bytes_delivered += (f->npk - 1) * (uint64_t)f->payload + f->last_payload;
+    g_free(f);
+    xfer_flow_done(n, x);
+}
+
+static void ev_deliver(ics_engine *e, void *ctx, uint64_t count)
+{
+    pk_flow *f = ctx;
+    pk_join *j = f->sink;
+    int in = f->sink_index;
+    f->delivered += count;
+    g_assert(f->delivered <= f->npk);
+    if (f->delivered == f->npk)
+        pk_flow_finish(f); /* not the join's end: its outputs wait for this delivery */
+    if (j)
+        pk_join_deliver(j, in, count);
+}
+
+/* ---- packets ------------------------------------------------------------------------------ */
+
+static void ev_credit(ics_engine *e, void *ctx, uint64_t bytes)
+{
+    pk_chan *c = ctx;
+    c->credits += (int64_t)bytes;
+    g_assert(c->credits <= c->capacity); /* a credit returned twice is a bug */
+    pk_chan_kick(c);
+}
+
+void pk_chan_enqueue(pk_chan *c, pk_hop *hop)
+{
+    if (hop->queued)
+        return;
+    hop->queued = true;
+    hop->next = NULL;
+    if (c->tail)
+        c->tail->next = hop;
+    else
+        c->head = hop;
+    c->tail = hop;
+}
+
+static void ev_arrive(ics_engine *e, void *ctx, uint64_t unused)
+{
+    pk_hop *hop = ctx;
+    hop->ready++;
+    pk_chan_enqueue(hop->ch, hop);
+    pk_chan_kick(hop->ch);
+}
+
+static void ev_tx_end(ics_engine *e, void *ctx, uint64_t unused)
+{
+    pk_hop *hop = ctx;
+    pk_chan *c = hop->ch;
+    uint64_t k = hop->done++;
+    c->tx_busy = false;
+    c->bytes += hop_payload(hop, k);
+    c->net->stats.packets++;
+    /* the packet has left the buffer in front of this hop: credit back upstream */
+    if (hop->h > 0 && !hop[-1].ch->unlimited)
+        ics_engine_after(e, hop[-1].ch->latency_ps, ev_credit, hop[-1].ch, hop_wire(hop - 1, k));
+    if (!hop->last) {
+        ics_engine_after(e, c->lambda_ps, ev_arrive, hop + 1, 0);
+    } else {
+        /* the destination drains at once: its buffer credit returns on arrival */
+        if (!c->unlimited)
+            ics_engine_after(e, 2 * c->latency_ps, ev_credit, c, hop_wire(hop, k));
+        ics_engine_after(e, c->latency_ps, ev_deliver, hop->flow, 1);
+    }
+    pk_chan_kick(c);
+}
+
+static void ev_kick(ics_engine *e, void *ctx, uint64_t unused)
+{
+    pk_chan *c = ctx;
+    c->kick_pending = false;
+    pk_chan_kick(c);
+}
+
+/* Starts the next packet on an idle channel: round-robin over the queued flows. */
+void pk_chan_kick(pk_chan *c)
+{
+    pk_net *n = c->net;
+    ics_time now = ics_engine_now(n->e);
+    if (!c->head)
+        return;
+    if (c->busy_until > now) {
+        if (!c->kick_pending && !c->tx_busy) {
+            c->kick_pending = true;
+            c->kick_ev = ics_engine_at(n->e, c->busy_until, ev_kick, c, 0);
+        }
+        return;
+    }
+    pk_hop *hop = c->head;
+    uint64_t wire = hop_wire(hop, hop->started);
+    ics_time ser = hop_ser(hop, hop->started);
+    if (!c->unlimited && c->credits < (int64_t)wire) {
+        n->stats.stalls++;
+        return; /* ev_credit kicks again */
+    }
+    if (!c->unlimited)
+        c->credits -= (int64_t)wire; /* >= 0: checked above */
+    hop->started++;
+    hop->ready--;
+    c->head = hop->next;
+    if (!c->head)
+        c->tail = NULL;
+    hop->queued = false;
+    if (hop->ready > 0) /* back of the queue: round-robin */
+        pk_chan_enqueue(c, hop);
+    c->busy_until = now + ser;
+    c->tx_busy = true;
+    ics_engine_after(n->e, ser, ev_tx_end, hop, 0);
+}
+
+/* ---- trains ------------------------------------------------------------------------------- */
+
+/* True if no other flow uses any channel of f's path and nothing is queued there. */
+static bool path_is_free(const pk_flow *f)
+{
+    for (int h = 0; h < f->n_hops; h++) {
+        const pk_chan *c = chan_of(f, h);
+        if (c->active > 1 || c->head)
+            return false;
+    }
+    return true;
+}
+
+/* Serialization times of a full packet per hop and their maximum. */
+static ics_time pipeline_times(const pk_flow *f, ics_time *s_full, ics_time *lambda)
+{
+    const ics_topo *t = f->net->t;
+    ics_time max_s = 0;
+    for (int h = 0; h < f->n_hops; h++) {
+        const ics_topo_chan *ch = ics_topo_chan_get(t, f->hops[h].ch->id);
+        s_full[h] = f->hops[h].ser_full;
+        max_s = MAX(max_s, s_full[h]);
+        lambda[h] = ch->latency_ps;
+        if (h + 1 < f->n_hops)
+            lambda[h] += ics_topo_dev_get(t, ch->dst)->latency_ps;
+    }
+    return max_s;
+}
+
+static void ev_train(ics_engine *e, void *ctx, uint64_t unused);
+
+/* Commits the next train of f's packets, pipelined behind the previous one. The pipeline of a
+ * train that began at t0 with packets k0+1.. departs packet j from hop h at
+ *   t0 + sum_{i<=h} s_i + sum_{i<h} lambda_i + (j - 1 - k0) * max_s
+ * (the tandem of net.h; the last, shorter packet is exact through ics_net_idle_path_time). */
+static void train_commit(pk_flow *f)
+{
+    pk_net *n = f->net;
+    ics_time s[ICS_ROUTE_MAX_HOPS], lambda[ICS_ROUTE_MAX_HOPS];
+    ics_time max_s = pipeline_times(f, s, lambda);
+    uint64_t per_train = MAX(1, n->p.train_bytes / f->payload);
+    uint64_t k_end = MIN(f->npk, f->committed + per_train);
+    uint64_t train_bytes = (k_end - f->committed) * (uint64_t)f->payload;
+    if (k_end == f->npk)
+        train_bytes -= f->payload - f->last_payload;
+    ics_time off = 0;
+    for (int h = 0; h < f->n_hops; h++) {
+        off += s[h];
+        ics_time end = f->train_t0 + off + (ics_time)(k_end - 1 - f->train_k0) * max_s;
+        pk_chan *c = chan_of(f, h);
+        c->busy_until = MAX(c->busy_until, end);
+        /* held from this train's first packet on, for trains that come to share it */
+        ics_cal_mark(&c->cal, ics_engine_now(n->e),
+                     f->train_t0 + off - s[h] + (ics_time)(f->committed - f->train_k0) * max_s,
+                     end);
+        off += lambda[h];
+        /* the packets of this train count as carried by the channel */
+        c->bytes += train_bytes;
+        f->hops[h].started = f->hops[h].done = k_end;
+    }
+    uint64_t count = k_end - f->committed;
+    f->committed = k_end;
+    n->stats.trains++;
+    if (k_end == f->npk) {
+        /* the last packet: exact closed form of the whole pipeline */
+        ics_route_path p = {.n_hops = f->n_hops};
+        for (int h = 0; h < f->n_hops; h++)
+            p.chans[h] = f->hops[h].ch->id;
+        uint64_t bytes = (f->npk - 1 - f->train_k0) * (uint64_t)f->payload + f->last_payload;
+        ics_time at = f->train_t0 + ics_net_idle_path_time(n->t, &p, bytes, f->payload);
+        ics_engine_at(n->e, at, ev_deliver, f, count);
+        return;
+    }
+    /* deliveries of this train, then the next decision when hop 0 has sent it */
+    ics_time last_hop_end =
+        f->train_t0 + off - lambda[f->n_hops - 1] + (ics_time)(k_end - 1 - f->train_k0) * max_s;
+    ics_engine_at(n->e, last_hop_end + lambda[f->n_hops - 1], ev_deliver, f, count);
+    ics_time hop0_end = f->train_t0 + s[0] + (ics_time)(k_end - 1 - f->train_k0) * max_s;
+    f->train_ev = ics_engine_at(n->e, hop0_end, ev_train, f, 0);
+}
+
+/* Hands the packets not yet committed to the per-packet machinery, ready at hop 0. */
+static void to_packets(pk_flow *f)
+{
+    pk_hop *hop = &f->hops[0];
+    g_assert(f->npk < UINT32_MAX); /* per_packet modes are chosen by code, never by users */
+    hop->ready = (uint32_t)(f->npk - f->committed);
+    if (hop->ready == 0)
+        return;
+    for (int h = 1; h < f->n_hops; h++) /* no train packet waits at a later hop */
+        f->hops[h].ready = 0;
+    pk_chan_enqueue(hop->ch, hop);
+    pk_chan_kick(hop->ch);
+}
+
+/* Begins a closed-form pipeline of f's remaining packets late enough that every hop is past
+ * any earlier reservation. */
+static void pipeline_begin(pk_flow *f)
+{
+    ics_time s[ICS_ROUTE_MAX_HOPS], lambda[ICS_ROUTE_MAX_HOPS], off = 0;
+    pipeline_times(f, s, lambda);
+    ics_time t0 = ics_engine_now(f->net->e);
+    for (int h = 0; h < f->n_hops; h++) {
+        t0 = MAX(t0, chan_of(f, h)->busy_until - off);
+        off += s[h] + lambda[h];
+    }
+    f->train_t0 = t0;
+    f->train_k0 = f->committed;
+}
+
+/* ---- turns (bounded trains): flows that share a channel ----------------------------------- */
+
+/* The packets of a flow's next turn, `left` of npk to go: 1/train_share of npk, half of
+ * what is left near the end, at least TRAIN_MIN_PACKETS, at most train_bytes. */
+uint64_t pk_bt_natural(const pk_net *n, uint64_t left, uint64_t npk, uint32_t payload)
+{
+    uint64_t k = (npk + n->p.train_share - 1) / n->p.train_share;
+    k = MIN(k, (left + 1) / 2); /* the last turns halve, so that a flow ends precisely */
+    k = MIN(MAX(k, TRAIN_MIN_PACKETS), MAX(1, n->p.train_bytes / payload));
+    return MIN(k, left);
+}
+
+/* Turns on a channel are as long as the shortest any of its flows takes (bytes), so that flows
+ * of different sizes share it round-robin rather than in proportion to their sizes. */
+uint64_t pk_bt_limit(const pk_chan *c, ics_time now, uint64_t bytes)
+{
+    return c->turn_until > now ? MIN(bytes, c->turn_bytes) : bytes;
+}
+
+void pk_bt_claim(pk_chan *c, ics_time now, uint64_t bytes, ics_time until)
+{
+    if (c->turn_until <= now || bytes < c->turn_bytes) {
+        c->turn_bytes = bytes;
+        c->turn_until = until;
+    } else if (bytes == c->turn_bytes) {
+        c->turn_until = MAX(c->turn_until, until);
+    }
+}
+
+pk_bt_shape pk_bt_shape_of(uint64_t committed, uint64_t k, uint64_t npk)
+{
+    bool has_last = committed + k == npk;
+    return (pk_bt_shape){.n_full = k - has_last, .has_last = has_last};
+}
+
+/* Commits f's next turn over its whole path (pk_bt_chan at each hop). The turn after it is
+ * decided when this one starts at f's most delayed hop, less the time the buffer in front of
+ * that hop holds: a flow keeps about one turn queued at its bottleneck, and runs ahead into
+ * buffers as its packets would. Its deliveries are batched into one event, at its last. */
+static void bt_send(pk_flow *f)
+{
+    pk_net *n = f->net;
+    ics_time now = ics_engine_now(n->e);
+    uint64_t k = pk_bt_natural(n, f->npk - f->committed, f->npk, f->payload);
+    uint64_t natural = k * f->payload, turn = natural;
+    for (int h = 0; h < f->n_hops; h++)
+        turn = pk_bt_limit(chan_of(f, h), now, turn);
+    k = MIN(k, MAX(1, turn / f->payload));
+    pk_bt_shape sh = pk_bt_shape_of(f->committed, k, f->npk);
+    uint64_t bytes = k * (uint64_t)f->payload - (sh.has_last ? f->payload - f->last_payload : 0);
+    pk_bt_span sp = {now, now, now};
+    ics_time lambda = 0, off = 0, next = now;
+    for (int h = 0; h < f->n_hops; h++) {
+        pk_hop *hop = &f->hops[h];
+        pk_chan *c = hop->ch;
+        ics_time s_last = sh.has_last ? pk_hop_ser_last(hop) : hop->ser_full;
+        ics_time held;
+        sp = pk_bt_chan(c, now, sp, lambda, hop->ser_full, s_last, sh, &held);
+        c->bytes += bytes;
+        /* off: when the first packet would start here on an idle path */
+        next = MAX(next, held - off - (h > 0 ? f->hops[h - 1].ch->buffer_ps : 0));
+        lambda = hop->last ? c->latency_ps : c->lambda_ps;
+        off += (sh.n_full ? hop->ser_full : s_last) + lambda;
+    }
+    ics_time at = sp.last + lambda;
+    for (int h = 0; h < f->n_hops; h++)
+        pk_bt_claim(chan_of(f, h), now, natural, at);
+    f->committed += k;
+    f->bt_undelivered += k;
+    f->bt_deliver_at = MAX(f->bt_deliver_at, at);
+    f->bounded = true;
+    n->stats.trains++;
+    if (f->committed == f->npk) {
+        ics_engine_at(n->e, f->bt_deliver_at, ev_deliver, f, f->bt_undelivered);
+        f->bt_undelivered = 0;
+        return;
+    }
+    f->train_ev = ics_engine_at(n->e, next, ev_train, f, 0);
+}
+
+/* The next train of a flow: bounded while its path is shared, else the rest in closed form
+ * (a new pipeline if the last train was bounded). */
+static void ev_train(ics_engine *e, void *ctx, uint64_t unused)
+{
+    pk_flow *f = ctx;
+    if (!path_is_free(f)) {
+        if (f->net->p.per_packet_shared)
+            to_packets(f);
+        else
+            bt_send(f);
+        return;
+    }
+    if (f->bounded) {
+        if (f->bt_undelivered > 0)
+            ics_engine_at(e, f->bt_deliver_at, ev_deliver, f, f->bt_undelivered);
+        f->bt_undelivered = 0;
+        f->bounded = false;
+        pipeline_begin(f);
+    }
+    train_commit(f);
+}
+
+/* Starts a flow: as a train if its path is free, else in turns (or as packets: per_packet,
+ * per_packet_shared). Runs as an event at the send's time, so that every transfer started at
+ * the same instant is counted on its channels before any of them decides. */
+static void ev_start(ics_engine *e, void *ctx, uint64_t unused)
+{
+    pk_flow *f = ctx;
+    pk_net *n = f->net;
+    /* into a switch's join, packets must reach it one by one to be pipelined through it */
+    if (n->p.per_packet || f->sink || (n->p.per_packet_shared && !path_is_free(f))) {
+        to_packets(f);
+        return;
+    }
+    if (!path_is_free(f)) {
+        bt_send(f);
+        return;
+    }
+    pipeline_begin(f);
+    train_commit(f);
+}
+
+void pk_flow_start(pk_flow *f)
+{
+    if (!f->fed)
+        ics_engine_after(f->net->e, 0, ev_start, f, 0);
+}
+
+/* ---- flows, sends ------------------------------------------------------------------------- */
+
+pk_flow *pk_flow_new(pk_net *n, pk_xfer *x, const int *chans, int n_hops, uint64_t bytes,
+                     uint32_t payload)
+{
+    pk_flow *f = g_malloc0(sizeof(pk_flow) + sizeof(pk_hop) * (size_t)n_hops);
+    f->net = n;
+    f->x = x;
+    f->n_hops = n_hops;
+    f->payload = payload;
+    f->npk = (bytes + payload - 1) / payload;
+    f->last_payload = (uint32_t)(bytes - (f->npk - 1) * payload);
+    ics_time now = ics_engine_now(n->e);
+    uint64_t turn = pk_bt_natural(n, f->npk, f->npk, payload) * payload;
+    for (int h = 0; h < n_hops; h++) {
+        pk_hop *hop = &f->hops[h];
+        hop->flow = f;
+        hop->h = (uint16_t)h;
+        hop->last = h + 1 == n_hops;
+        hop->ch = &n->chans[chans[h]];
+        hop->npk = (uint32_t)f->npk; /* per packet only: see pk_hop */
+        hop->payload = payload;
+        hop->last_payload = f->last_payload;
+        hop->wire_full = (uint32_t)ics_net_wire_bytes(n->t, chans[h], payload);
+        hop->ser_full = ics_net_ser(n->t, chans[h], payload);
+        chan_of(f, h)->active++;
+        /* its turn counts before any flow started at this instant takes one (pk_bt_limit) */
+        pk_bt_claim(hop->ch, now, turn, now + 1);
+    }
+    x->pending++;
+    return f;
+}
+
+void pk_ev_done_now(ics_engine *e, void *ctx, uint64_t unused)
+{
+    pk_xfer *x = ctx;
+    x->pending = 1;
+    xfer_flow_done(x->net, x);
+}
+
+pk_xfer *pk_xfer_new(pk_net *n, ics_net_done_fn done, void *ctx, uint64_t tag)
+{
+    pk_xfer *x = g_new0(pk_xfer, 1);
+    x->net = n;
+    x->done = done;
+    x->ctx = ctx;
+    x->tag = tag;
+    return x;
+}
+
+/* Load of a route: the busiest channel it crosses (flows routed over it), then the sum. */
+static uint64_t route_load(const pk_net *n, const ics_route *r)
+{
+    uint64_t worst = 0, sum = 0;
+    for (int i = 0; i < r->n_paths; i++)
+        for (int h = 0; h < r->paths[i].n_hops; h++) {
+            uint64_t a = (uint64_t)n->chans[r->paths[i].chans[h]].active;
+            worst = MAX(worst, a);
+            sum += a;
+        }
+    return (worst << 32) | MIN(sum, UINT32_MAX);
+}
+
+/* The route of a transfer: by flow hash (ECMP), or with adaptive routing the least-loaded of
+ * the choices a few hashes give, the way adaptive routing in IB switches steers new traffic
+ * away from busy uplinks (decided once per transfer here, not per packet). */
+#define ADAPTIVE_CHOICES 16
+
+static void pick_route(pk_net *n, const ics_net_xfer *xf, ics_route *r)
+{
+    bool ok = ics_route_find(n->t, xf->src, xf->dst, xf->flow_hash, r);
+    g_assert(ok); /* every GPU pair of a validated model is routable */
+    if (!n->p.adaptive_routing || !ics_topo_fattree(n->t))
+        return;
+    uint64_t best = route_load(n, r);
+    for (uint64_t i = 1; i < ADAPTIVE_CHOICES && best > 0; i++) {
+        ics_route alt;
+        ics_route_find(n->t, xf->src, xf->dst, xf->flow_hash + i * 0x9e3779b97f4a7c15ULL, &alt);
+        uint64_t load = route_load(n, &alt);
+        if (load < best) {
+            best = load;
+            ics_route_clear(r);
+            *r = alt;
+        } else {
+            ics_route_clear(&alt);
+        }
+    }
+}
+
+/* Splits bytes over a route's paths by weight, in whole packets; the last path takes the rest. */
+static void pk_send(ics_net *net, const ics_net_xfer *xf)
+{
+    pk_net *n = (pk_net *)net;
+    pk_xfer *x = pk_xfer_new(n, xf->done, xf->ctx, xf->tag);
+    ics_route r = {0};
+    if (xf->src != xf->dst && xf->bytes > 0)
+        pick_route(n, xf, &r);
+    pk_flow *flows[64]; /* a route has at most 64 paths: one per NVLink bond (hw_catalog.c) */
+    int nf = 0;
+    uint64_t left = xf->bytes;
+    for (int i = 0; i < r.n_paths && left > 0 && nf < 64; i++) {
+        const ics_route_path *p = &r.paths[i];
+        uint32_t payload = ics_net_packet_payload(n->t, p, n->p.packet_bytes);
+        uint64_t share = left;
+        if (i + 1 < r.n_paths)
+            share = MIN(left, (uint64_t)(xf->bytes * p->weight / payload) * payload);
+        if (share == 0)
+            continue;
+        left -= share;
+        flows[nf++] = pk_flow_new(n, x, p->chans, p->n_hops, share, payload);
+    }
+    ics_route_clear(&r);
+    if (nf == 0) {
+        ics_engine_after(n->e, 0, pk_ev_done_now, x, 0);
+        return;
+    }
+    for (int i = 0; i < nf; i++)
+        pk_flow_start(flows[i]);
+}
+
+/* ---- the backend -------------------------------------------------------------------------- */
+
+/* The largest packet payload any channel can see: the largest max_payload of any standard. */
+static uint64_t largest_payload(const ics_topo *t, uint32_t packet_bytes)
+{
+    uint64_t m = packet_bytes;
+    for (int c = 0; c < ics_topo_nchans(t); c++) {
+        const ics_hw_standard *s = ics_topo_chan_get(t, c)->standard;
+        if (s)
+            m = MAX(m, (uint64_t)s->max_payload_bytes);
+    }
+    return m;
+}
+
+static ics_net *pk_create(const ics_topo *t, ics_engine *e, const ics_net_params *p)
+{
+    pk_net *n = g_new0(pk_net, 1);
+    n->base.ops = &ics_net_packet_ops;
+    n->t = t;
+    n->e = e;
+    n->p = *p;
+    if (n->p.train_bytes == 0)
+        n->p.train_bytes = DEFAULT_TRAIN_BYTES;
+    if (n->p.train_share == 0)
+        n->p.train_share = DEFAULT_TRAIN_SHARE;
+    int nc = ics_topo_nchans(t);
+    n->chans = g_new0(pk_chan, nc);
+    uint64_t biggest = largest_payload(t, p->packet_bytes);
+    for (int c = 0; c < nc; c++) {
+        pk_chan *ch = &n->chans[c];
+        ch->net = n;
+        ch->id = c;
+        uint64_t buf =
+            ics_switch_buffer_bytes(t, c, p->buffer_bytes, ics_net_wire_bytes(t, c, biggest));
+        ch->unlimited = buf == 0;
+        const ics_topo_chan *tc = ics_topo_chan_get(t, c);
+        ch->bw = tc->bw_bytes_per_s;
+        ch->latency_ps = tc->latency_ps;
+        ch->lambda_ps = tc->latency_ps + ics_topo_dev_get(t, tc->dst)->latency_ps;
+        ch->credits = ch->capacity = (int64_t)buf;
+        ch->buffer_ps = buf ? ics_time_serialize(buf, ch->bw) : ICS_TIME_MAX / 4;
+        ics_cal_init(&ch->cal);
+    }
+    return (ics_net *)n;
+}
+
+static void pk_destroy(ics_net *net)
+{
+    pk_net *n = (pk_net *)net;
+    for (int c = 0; c < ics_topo_nchans(n->t); c++)
+        ics_cal_clear(&n->chans[c].cal);
+    g_free(n->chans);
+    g_free(n);
+}
+
+static void pk_stats(const ics_net *net, ics_net_stats *out)
+{
+    *out = ((const pk_net *)net)->stats;
+}
+
+static uint64_t pk_chan_bytes(const ics_net *net, int chan)
+{
+    return ((const pk_net *)net)->chans[chan].bytes;
+}
+
+const ics_net_ops ics_net_packet_ops = {
+    .name = "packet",
+    .create = pk_create,
+    .destroy = pk_destroy,
+    .send = pk_send,
+    .multicast = pk_multicast,
+    .reduce = pk_reduce,
+    .stats = pk_stats,
+    .chan_bytes = pk_chan_bytes,
+};

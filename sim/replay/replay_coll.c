@@ -1,0 +1,220 @@
+/* Collectives during a replay: which communicators may be memoized, and the life of a call
+ * (members arrive; the call starts once all have and the communicator is free; its end ends
+ * every member's op). */
+#include "replay/replay_internal.h"
+#include "collectives/sched.h"
+
+#include <string.h>
+
+#define SHARED (-2)
+
+static void mark_route(const ics_topo *t, int *owner, int a, int b, int id)
+{
+    ics_route rt;
+    if (a == b || !ics_route_find(t, a, b, 0, &rt))
+        return;
+    for (int p = 0; p < rt.n_paths; p++)
+        for (int h = 0; h < rt.paths[p].n_hops; h++) {
+            int *o = &owner[rt.paths[p].chans[h]];
+            *o = (*o == -1 || *o == id) ? id : SHARED;
+        }
+    ics_route_clear(&rt);
+}
+
+static bool single_node(const ics_replay *r, int c)
+{
+    int n;
+    const int *ranks = ics_trace_comm_ranks(r->tr, c, &n);
+    int node = ics_topo_dev_get(r->t, r->gpu[ranks[0]])->node;
+    for (int m = 1; m < n; m++)
+        if (ics_topo_dev_get(r->t, r->gpu[ranks[m]])->node != node)
+            return false;
+    return true;
+}
+
+/* Every channel a communicator's calls may cross: all pairs inside a node; across nodes the
+ * ring neighbours, which cover each member's way in and out of its node. */
+static void mark_comm(const ics_replay *r, int *owner, int c)
+{
+    int n;
+    const int *ranks = ics_trace_comm_ranks(r->tr, c, &n);
+    bool all_pairs = single_node(r, c);
+    for (int a = 0; a < n; a++) {
+        if (!all_pairs) {
+            mark_route(r->t, owner, r->gpu[ranks[a]], r->gpu[ranks[(a + 1) % n]], c);
+            mark_route(r->t, owner, r->gpu[ranks[(a + 1) % n]], r->gpu[ranks[a]], c);
+            continue;
+        }
+        for (int b = 0; b < n; b++)
+            mark_route(r->t, owner, r->gpu[ranks[a]], r->gpu[ranks[b]], c);
+    }
+}
+
+static void mark_p2p(const ics_replay *r, int *owner, int id)
+{
+    GHashTable *seen = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    int nr = ics_trace_nranks(r->tr);
+    for (int k = 0; k < nr; k++)
+        for (int i = 0; i < ics_trace_nops(r->tr, k); i++) {
+            const ics_trace_op *op = ics_trace_get_op(r->tr, k, i);
+            if (op->kind != ICS_TOP_SEND)
+                continue;
+            gint64 key = (gint64)k * nr + op->peer;
+            if (g_hash_table_contains(seen, &key))
+                continue;
+            g_hash_table_add(seen, g_memdup2(&key, sizeof key));
+            mark_route(r->t, owner, r->gpu[k], r->gpu[op->peer], id);
+        }
+    g_hash_table_destroy(seen);
+}
+
+/* The memo key of a communicator: its shape. Inside one node the GPUs' local indices (every
+ * node of a system is the same model); across nodes the devices themselves. */
+static char *shape_sig(const ics_replay *r, int c)
+{
+    int n;
+    const int *ranks = ics_trace_comm_ranks(r->tr, c, &n);
+    bool local = single_node(r, c);
+    GString *s = g_string_new(local ? "L" : "D");
+    for (int m = 0; m < n; m++) {
+        const ics_topo_dev *d = ics_topo_dev_get(r->t, r->gpu[ranks[m]]);
+        g_string_append_printf(s, ",%d", local ? d->local : r->gpu[ranks[m]]);
+    }
+    return g_string_free(s, FALSE);
+}
+
+/* Every operation a communicator issues must be one the tuner can run under the replay's
+ * tuning (a forced NCCL_ALGO may exclude some). */
+static bool check_ops(ics_replay *r, int c, char **err)
+{
+    comm_state *cs = &r->comms[c];
+    int n;
+    const int *ranks = ics_trace_comm_ranks(r->tr, c, &n);
+    bool seen[ICS_COLL_OP_COUNT] = {false};
+    for (int i = 0; i < ics_trace_nops(r->tr, ranks[0]); i++) {
+        const ics_trace_op *op = ics_trace_get_op(r->tr, ranks[0], i);
+        if (op->kind != ICS_TOP_COLL || op->comm != c || seen[op->coll.op])
+            continue;
+        seen[op->coll.op] = true;
+        ics_coll_req req = op->coll;
+        req.size_bytes = (uint64_t)n * (uint64_t)MAX(req.dtype_bytes, 1);
+        ics_coll_result res;
+        struct ics_sched *s = ics_comm_plan(cs->comm, &req, &r->tuning, &res);
+        if (!s) {
+            *err = g_strdup_printf("communicator '%s': no allowed algorithm runs %s on its %d "
+                                   "ranks (check NCCL_ALGO / NCCL_PROTO)",
+                                   ics_trace_comm_name(r->tr, c), ics_coll_op_name(op->coll.op), n);
+            return false;
+        }
+        ics_sched_free(s);
+    }
+    return true;
+}
+
+bool ics_replay_classify_comms(ics_replay *r, char **err)
+{
+    int nc = ics_trace_ncomms(r->tr), nch = ics_topo_nchans(r->t);
+    for (int c = 0; c < nc; c++)
+        if (!check_ops(r, c, err))
+            return false;
+    int *owner = g_new(int, nch > 0 ? nch : 1);
+    for (int ch = 0; ch < nch; ch++)
+        owner[ch] = -1;
+    if (r->mode == ICS_REPLAY_AUTO) {
+        for (int c = 0; c < nc; c++)
+            mark_comm(r, owner, c);
+        mark_p2p(r, owner, nc);
+    }
+    for (int c = 0; c < nc; c++) {
+        comm_state *cs = &r->comms[c];
+        cs->memo = r->mode == ICS_REPLAY_MEMO;
+        if (r->mode == ICS_REPLAY_AUTO && single_node(r, c)) {
+            /* private: every channel it may use is used by nobody else */
+            int *mine = g_new(int, nch > 0 ? nch : 1);
+            for (int ch = 0; ch < nch; ch++)
+                mine[ch] = -1;
+            mark_comm(r, mine, c);
+            cs->memo = true;
+            for (int ch = 0; ch < nch && cs->memo; ch++)
+                if (mine[ch] == c && owner[ch] != c)
+                    cs->memo = false;
+            g_free(mine);
+        }
+        if (cs->memo)
+            cs->sig = shape_sig(r, c);
+    }
+    g_free(owner);
+    return true;
+}
+
+/* ---- a call's life -------------------------------------------------------------------------- */
+
+static void try_start(ics_replay *r, int c);
+
+static void call_done(ics_engine *e, void *ctx, uint64_t c)
+{
+    (void)e;
+    ics_replay *r = ctx;
+    comm_state *cs = &r->comms[c];
+    int k = cs->next;
+    for (int m = 0; m < cs->active; m++)
+        ics_replay_op_end(r, cs->members[(size_t)k * (size_t)cs->active + (size_t)m]);
+    cs->busy = false;
+    cs->next++;
+    try_start(r, (int)c);
+}
+
+/* How long the call takes alone on an idle network, simulated once per shape and size. */
+static ics_time memo_time(ics_replay *r, int c, const ics_coll_req *req)
+{
+    comm_state *cs = &r->comms[c];
+    char *key = g_strdup_printf("%s|%d|%" G_GUINT64_FORMAT "|%d|%d", cs->sig, (int)req->op,
+                                req->size_bytes, req->dtype_bytes, req->root);
+    ics_time *t = g_hash_table_lookup(r->memo, key);
+    if (t) {
+        g_free(key);
+        return *t;
+    }
+    ics_coll_result res = {0};
+    bool ok = ics_comm_run(cs->comm, req, &r->tuning, &res);
+    g_assert(ok); /* check_ops made sure every operation of the communicator runs */
+    t = g_new(ics_time, 1);
+    *t = res.time_ps;
+    g_hash_table_insert(r->memo, key, t);
+    return *t;
+}
+
+static void try_start(ics_replay *r, int c)
+{
+    comm_state *cs = &r->comms[c];
+    if (cs->busy || cs->next >= cs->ncalls || cs->calls[cs->next].arrived < cs->active)
+        return;
+    int k = cs->next;
+    cs->busy = true;
+    cs->calls[k].started = ics_engine_now(r->e);
+    int first = cs->members[(size_t)k * (size_t)cs->active];
+    for (int m = 0; m < cs->active; m++)
+        r->ops[cs->members[(size_t)k * (size_t)cs->active + (size_t)m]].begin =
+            cs->calls[k].started;
+    const op_state *st = &r->ops[first];
+    const ics_trace_op *op = ics_trace_get_op(r->tr, st->rank, first - r->base[st->rank]);
+    if (cs->memo) {
+        r->colls_memo++;
+        ics_engine_after(r->e, memo_time(r, c, &op->coll), call_done, r, (uint64_t)c);
+        return;
+    }
+    r->colls_full++;
+    ics_coll_result res;
+    struct ics_sched *s = ics_comm_plan(cs->comm, &op->coll, &r->tuning, &res);
+    g_assert(s); /* check_ops */
+    ics_sched_start(s, r->e, r->net, call_done, r, (uint64_t)c);
+}
+
+void ics_replay_coll_arrive(ics_replay *r, int g, const ics_trace_op *op)
+{
+    comm_state *cs = &r->comms[op->comm];
+    int k = r->ops[g].call;
+    call_state *call = &cs->calls[k];
+    cs->members[(size_t)k * (size_t)cs->active + (size_t)call->arrived++] = g;
+    try_start(r, op->comm);
+}

@@ -1,0 +1,82 @@
+/* Reports: what the simulator prints, built into GStrings so that the CLI decides where they
+ * go and nothing is written before a run has succeeded (no half-written output). */
+#ifndef ICS_REPORT_H
+#define ICS_REPORT_H
+
+#include <glib.h>
+
+#include "collectives/coll.h"
+#include "replay/replay.h"
+#include "topo/topo.h"
+
+/* `icsim topo` text summary: devices by kind, per-GPU links and bandwidth, the fabric. */
+void ics_report_topo_text(const ics_topo *t, GString *out);
+/* The GPU and NIC matrix of node 0 in `nvidia-smi topo -m` form, with its legend. */
+void ics_report_topo_matrix(const ics_topo *t, GString *out);
+/* The same facts as JSON (one object, 2-space indented, trailing newline). */
+void ics_report_topo_json(const ics_topo *t, GString *out);
+/* Graphviz DOT: one vertex per device, one edge per physical link (channel pair). */
+void ics_report_topo_dot(const ics_topo *t, GString *out);
+/* A route between two devices, hop by hop, with latency and bottleneck bandwidth. */
+void ics_report_route(const ics_topo *t, int src, int dst, GString *out);
+
+/* ---- collectives, as nccl-tests prints them (report_coll.c) ---- */
+
+/* Which nccl-tests release's layout: up to 2.16 (time "%7.2f" below 100 us, "%7.1f" below
+ * 10^4, "%7.0f" above; #wrong 5 wide) or 2.17 and later (2 decimals below 10^4 us, 1 below
+ * 10^5, none above; #wrong 6 wide). */
+typedef enum { ICS_NCCLTESTS_CLASSIC, ICS_NCCLTESTS_2_17 } ics_nccltests_style;
+
+/* One printed row: the call's figures, nccl-tests' definitions. */
+typedef struct {
+    uint64_t size_bytes; /* as printed: count x dtype (x nranks for gather/scatter/all-to-all),
+                            so a size that does not divide is rounded down, as nccl-tests does */
+    uint64_t count;      /* elements per rank's parameter: size / dtype (/ nranks) */
+    const char *type;    /* "float" (transfer none) */
+    const char *redop;   /* "sum", or "none" for operations that do not reduce */
+    int root;            /* -1 except broadcast and reduce */
+    double time_us;
+    double algbw_gbps; /* size / time, GB = 1e9 B */
+    double busbw_gbps; /* algbw x ics_coll_busbw_factor(op, nranks) */
+} ics_coll_row;
+
+/* Fills size_bytes, count, root (-1 unless broadcast/reduce) for `requested_bytes` of an
+ * operation over nranks with dtype_bytes elements; type and redop are left alone. */
+void ics_report_coll_sizes(ics_coll_op op, uint64_t requested_bytes, int dtype_bytes, int root,
+                           int nranks, ics_coll_row *row);
+/* Fills time_us, algbw and busbw from a time in microseconds (0 time: 0 bandwidth). */
+void ics_report_coll_time(ics_coll_op op, int nranks, double time_us, ics_coll_row *row);
+/* nccl-tests' "redop" column: the reduction for all-reduce, reduce-scatter, reduce and
+ * send/recv (nccl-tests loops send/recv over the reductions too), "none" for the others. */
+bool ics_report_coll_reduces(ics_coll_op op);
+
+/* The column header (three lines: out-of-place/in-place, names, units). */
+void ics_report_coll_columns(ics_nccltests_style style, GString *out);
+/* One row: out-of-place then in-place with the same figures, #wrong N/A, newline. */
+void ics_report_coll_row(ics_nccltests_style style, const ics_coll_row *row, GString *out);
+/* The time column's text, without its padding ("13.67", "1112.5", "15749"). */
+void ics_report_coll_time_str(ics_nccltests_style style, double time_us, char buf[32]);
+/* "# Out of bounds values : 0 OK" and "# Avg bus bandwidth    : X " (X the mean busbw of
+ * every printed out-of-place and in-place column, "%g" as nccl-tests prints it) and "#". */
+void ics_report_coll_trailer(double avg_busbw_gbps, GString *out);
+
+/* ---- step time of a replay (report_step.c) ---- */
+
+/* What a training job adds to a replay's figures; zeros where unknown (a bare trace). */
+typedef struct {
+    double tokens;      /* per step */
+    double model_flops; /* per step, all GPUs, without recomputation (MFU) */
+    double hw_flops;    /* per step, all GPUs, with recomputation (Megatron's TFLOP/s) */
+    double peak_tflops; /* per GPU, dense, of the training data type */
+} ics_step_info;
+
+/* The step time, throughput, the critical rank's breakdown and the mean over ranks. */
+void ics_report_step_text(const ics_replay *r, const ics_replay_result *res, int nranks,
+                          const ics_step_info *info, GString *out);
+/* The same as one JSON object: step_time_s, tokens_per_s, tflops_per_gpu, mfu, breakdown
+ * (critical rank), breakdown_mean, critical_rank, simulation counters, and per rank its end
+ * and breakdown. */
+void ics_report_step_json(const ics_replay *r, const ics_replay_result *res, int nranks,
+                          const ics_step_info *info, GString *out);
+
+#endif

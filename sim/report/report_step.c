@@ -1,0 +1,153 @@
+/* Step-time reports (report.h): the figures a capacity planner asks for and where the time
+ * went. The breakdown folds each category's busy and exposed-wait time (replay.h) into one
+ * figure per kind of work, plus the bubble. */
+#include "report/report.h"
+
+#include <math.h>
+
+#include <cjson/cJSON.h>
+
+typedef struct {
+    double s[ICS_CAT_COUNT];
+    double bubble;
+} parts;
+
+static parts rank_parts(const ics_replay_rank *rs)
+{
+    parts p = {.bubble = ics_time_to_s(rs->bubble_ps)};
+    for (int c = 0; c < ICS_CAT_COUNT; c++)
+        p.s[c] = ics_time_to_s(rs->busy_ps[c] + rs->wait_ps[c]);
+    return p;
+}
+
+/* The mean over the ranks that ran ops (a folded trace leaves mirrored ranks empty). */
+static parts mean_parts(const ics_replay *r, int nranks, int *active)
+{
+    parts m = {0};
+    *active = 0;
+    for (int k = 0; k < nranks; k++)
+        *active += ics_replay_rank_stats(r, k)->end_ps > 0;
+    for (int k = 0; k < nranks; k++) {
+        const ics_replay_rank *rs = ics_replay_rank_stats(r, k);
+        if (rs->end_ps == 0)
+            continue;
+        parts p = rank_parts(rs);
+        for (int c = 0; c < ICS_CAT_COUNT; c++)
+            m.s[c] += p.s[c] / *active;
+        m.bubble += p.bubble / *active;
+    }
+    return m;
+}
+
+static const char *const labels[ICS_CAT_COUNT] = {"compute", "TP communication (exposed)",
+                                                  "PP communication (exposed)",
+                                                  "DP communication (exposed)", "other"};
+
+static void text_parts(const parts *p, double step, GString *out)
+{
+    for (int c = 0; c < ICS_CAT_COUNT; c++)
+        g_string_append_printf(out, "  %-28s %12.6f s %6.1f %%\n", labels[c], p->s[c],
+                               step > 0 ? 100 * p->s[c] / step : 0);
+    g_string_append_printf(out, "  %-28s %12.6f s %6.1f %%\n", "pipeline bubble and waits",
+                           p->bubble, step > 0 ? 100 * p->bubble / step : 0);
+}
+
+void ics_report_step_text(const ics_replay *r, const ics_replay_result *res, int nranks,
+                          const ics_step_info *info, GString *out)
+{
+    double step = ics_time_to_s(res->step_ps);
+    g_string_append_printf(out, "step time                    %12.6f s\n", step);
+    if (info && info->tokens > 0)
+        g_string_append_printf(out, "tokens/s                     %12.0f\n", info->tokens / step);
+    if (info && info->hw_flops > 0)
+        g_string_append_printf(out,
+                               "TFLOP/s per GPU              %12.1f   (Megatron's count: "
+                               "with recomputation)\n",
+                               info->hw_flops / step / nranks / 1e12);
+    if (info && info->model_flops > 0 && info->peak_tflops > 0)
+        g_string_append_printf(out,
+                               "MFU                          %12.1f %% (model FLOPs over "
+                               "%.1f TFLOP/s peak)\n",
+                               100 * info->model_flops / step / nranks / (info->peak_tflops * 1e12),
+                               info->peak_tflops);
+    g_string_append_printf(out,
+                           "\nwhere the critical rank (%d) spends the step, on its compute "
+                           "stream:\n",
+                           res->critical_rank);
+    parts crit = rank_parts(ics_replay_rank_stats(r, res->critical_rank));
+    text_parts(&crit, step, out);
+    int active;
+    parts mean = mean_parts(r, nranks, &active);
+    if (active < nranks)
+        g_string_append_printf(out,
+                               "mean over the %d simulated ranks (the trace is folded: the "
+                               "other %d mirror them):\n",
+                               active, nranks - active);
+    else
+        g_string_append_printf(out, "mean over the %d ranks:\n", nranks);
+    text_parts(&mean, step, out);
+    g_string_append_printf(out,
+                           "\nsimulated: %" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT
+                           " collectives on the shared network, %" G_GUINT64_FORMAT
+                           " memoized, %" G_GUINT64_FORMAT " transfers\n",
+                           res->events, res->colls_full, res->colls_memo, res->net.transfers);
+}
+
+static cJSON *json_parts(const parts *p)
+{
+    static const char *const keys[ICS_CAT_COUNT] = {"compute_s", "tp_s", "pp_s", "dp_s", "other_s"};
+    cJSON *o = cJSON_CreateObject();
+    for (int c = 0; c < ICS_CAT_COUNT; c++)
+        cJSON_AddNumberToObject(o, keys[c], p->s[c]);
+    cJSON_AddNumberToObject(o, "bubble_s", p->bubble);
+    return o;
+}
+
+void ics_report_step_json(const ics_replay *r, const ics_replay_result *res, int nranks,
+                          const ics_step_info *info, GString *out)
+{
+    double step = ics_time_to_s(res->step_ps);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "step_time_s", step);
+    bool known = info && info->tokens > 0;
+    cJSON_AddItemToObject(o, "tokens_per_s",
+                          known ? cJSON_CreateNumber(info->tokens / step) : cJSON_CreateNull());
+    known = info && info->hw_flops > 0;
+    cJSON_AddItemToObject(o, "tflops_per_gpu",
+                          known ? cJSON_CreateNumber(info->hw_flops / step / nranks / 1e12)
+                                : cJSON_CreateNull());
+    known = info && info->model_flops > 0 && info->peak_tflops > 0;
+    cJSON_AddItemToObject(
+        o, "mfu",
+        known ? cJSON_CreateNumber(info->model_flops / step / nranks / (info->peak_tflops * 1e12))
+              : cJSON_CreateNull());
+    cJSON_AddNumberToObject(o, "critical_rank", res->critical_rank);
+    parts crit = rank_parts(ics_replay_rank_stats(r, res->critical_rank));
+    int active;
+    parts mean = mean_parts(r, nranks, &active);
+    cJSON_AddItemToObject(o, "breakdown", json_parts(&crit));
+    cJSON_AddItemToObject(o, "breakdown_mean", json_parts(&mean));
+    cJSON *sim = cJSON_AddObjectToObject(o, "simulation");
+    cJSON_AddNumberToObject(sim, "events", (double)res->events);
+    cJSON_AddNumberToObject(sim, "collectives_simulated", (double)res->colls_full);
+    cJSON_AddNumberToObject(sim, "collectives_memoized", (double)res->colls_memo);
+    cJSON_AddNumberToObject(sim, "transfers", (double)res->net.transfers);
+    cJSON_AddNumberToObject(sim, "ranks", nranks);
+    cJSON_AddNumberToObject(sim, "ranks_simulated", active);
+    cJSON *ranks = cJSON_AddArrayToObject(o, "ranks");
+    for (int k = 0; k < nranks; k++) {
+        const ics_replay_rank *rs = ics_replay_rank_stats(r, k);
+        if (rs->end_ps == 0)
+            continue;
+        parts p = rank_parts(rs);
+        cJSON *ro = json_parts(&p);
+        cJSON_AddNumberToObject(ro, "rank", k);
+        cJSON_AddNumberToObject(ro, "end_s", ics_time_to_s(rs->end_ps));
+        cJSON_AddItemToArray(ranks, ro);
+    }
+    char *text = cJSON_Print(o);
+    g_string_append(out, text);
+    g_string_append_c(out, '\n');
+    cJSON_free(text);
+    cJSON_Delete(o);
+}

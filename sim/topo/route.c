@@ -1,0 +1,289 @@
+/* Route computation; the rules are in route.h. Routes are built from the topology's device
+ * tree and fabric plan rather than by generic shortest-path search, so that they follow what
+ * the hardware and NCCL actually do (NVLink first, nearest NIC, up/down fat-tree routing). */
+#include "topo/route.h"
+
+#include <string.h>
+
+typedef struct {
+    const ics_topo *t;
+    ics_route_path path;
+    bool ok;
+} path_builder;
+
+static void hop(path_builder *pb, int a, int b)
+{
+    int c = ics_topo_chan_between(pb->t, a, b);
+    if (c < 0 || pb->path.n_hops >= ICS_ROUTE_MAX_HOPS) {
+        pb->ok = false;
+        return;
+    }
+    pb->path.chans[pb->path.n_hops++] = c;
+}
+
+static void add_path(ics_route *r, const ics_route_path *p)
+{
+    r->paths = g_renew(ics_route_path, r->paths, r->n_paths + 1);
+    r->paths[r->n_paths++] = *p;
+}
+
+/* ---- PCIe / CPU ---------------------------------------------------------------------------- */
+
+/* Device chain from d up through the PCIe tree to its socket; returns its length. */
+static int up_chain(const ics_topo *t, int d, int *chain, int max)
+{
+    int n = 0;
+    for (int x = d; x >= 0 && n < max; x = ics_topo_dev_get(t, x)->pcie_parent) {
+        chain[n++] = x;
+        if (ics_topo_dev_get(t, x)->kind == ICS_DEV_CPU)
+            break;
+    }
+    return n;
+}
+
+/* a -> b inside one node through PCIe, the root complex and the socket link. */
+static void pcie_path(path_builder *pb, int a, int b)
+{
+    int ca[ICS_ROUTE_MAX_HOPS], cb[ICS_ROUTE_MAX_HOPS];
+    int na = up_chain(pb->t, a, ca, ICS_ROUTE_MAX_HOPS);
+    int nb = up_chain(pb->t, b, cb, ICS_ROUTE_MAX_HOPS);
+    int ia = -1, ib = -1;
+    for (int i = 0; i < na && ia < 0; i++)
+        for (int j = 0; j < nb; j++)
+            if (ca[i] == cb[j]) {
+                ia = i;
+                ib = j;
+                break;
+            }
+    bool join_sockets = ia < 0;
+    if (join_sockets) {
+        /* both chains must end at a socket */
+        if (ics_topo_dev_get(pb->t, ca[na - 1])->kind != ICS_DEV_CPU ||
+            ics_topo_dev_get(pb->t, cb[nb - 1])->kind != ICS_DEV_CPU) {
+            pb->ok = false;
+            return;
+        }
+        ia = na - 1;
+        ib = nb - 1;
+    }
+    for (int i = 0; i < ia && pb->ok; i++)
+        hop(pb, ca[i], ca[i + 1]);
+    if (join_sockets)
+        hop(pb, ca[ia], cb[ib]);
+    for (int j = ib; j > 0 && pb->ok; j--)
+        hop(pb, cb[j], cb[j - 1]);
+}
+
+/* ---- NVLink -------------------------------------------------------------------------------- */
+
+/* Shortest switch-only path from switch s to a switch adjacent to GPU dst (BFS, lowest
+ * channel order first, so the result is deterministic). Appends hops s .. last switch. */
+static bool switch_path(path_builder *pb, int s, int dst)
+{
+    const ics_topo *t = pb->t;
+    int nd = ics_topo_ndevs(t);
+    int *prev = g_new(int, nd);
+    for (int i = 0; i < nd; i++)
+        prev[i] = -2;
+    int *queue = g_new(int, nd);
+    int head = 0, tail = 0, found = -1;
+    queue[tail++] = s;
+    prev[s] = -1;
+    while (head < tail && found < 0) {
+        int x = queue[head++];
+        if (ics_topo_chan_between(t, x, dst) >= 0) {
+            found = x;
+            break;
+        }
+        int n;
+        const int *out = ics_topo_out(t, x, &n);
+        for (int i = 0; i < n; i++) {
+            int y = ics_topo_chan_get(t, out[i])->dst;
+            if (prev[y] == -2 && ics_topo_dev_get(t, y)->kind == ICS_DEV_NVSWITCH) {
+                prev[y] = x;
+                queue[tail++] = y;
+            }
+        }
+    }
+    bool ok = found >= 0;
+    if (ok) {
+        int chain[ICS_ROUTE_MAX_HOPS], n = 0;
+        for (int x = found; x >= 0 && n < ICS_ROUTE_MAX_HOPS; x = prev[x])
+            chain[n++] = x;
+        for (int i = n - 1; i > 0; i--)
+            hop(pb, chain[i], chain[i - 1]);
+        hop(pb, found, dst);
+    }
+    g_free(prev);
+    g_free(queue);
+    return ok && pb->ok;
+}
+
+/* One path per NVSwitch the source is bonded to, weighted by the bond's width. */
+static bool nvswitch_paths(const ics_topo *t, int src, int dst, ics_route *r)
+{
+    int n, total = 0;
+    const int *out = ics_topo_out(t, src, &n);
+    for (int i = 0; i < n; i++) {
+        const ics_topo_chan *c = ics_topo_chan_get(t, out[i]);
+        if (c->kind != ICS_CHAN_NVLINK || ics_topo_dev_get(t, c->dst)->kind != ICS_DEV_NVSWITCH)
+            continue;
+        path_builder pb = {.t = t, .ok = true};
+        pb.path.chans[pb.path.n_hops++] = out[i];
+        if (!switch_path(&pb, c->dst, dst))
+            continue;
+        pb.path.weight = c->width;
+        total += c->width;
+        add_path(r, &pb.path);
+    }
+    for (int p = 0; p < r->n_paths; p++)
+        r->paths[p].weight /= total;
+    return r->n_paths > 0;
+}
+
+/* ---- the fabric ---------------------------------------------------------------------------- */
+
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+static int leaf_of_nic(const ics_topo *t, int nic)
+{
+    int n;
+    const int *out = ics_topo_out(t, nic, &n);
+    for (int i = 0; i < n; i++)
+        if (ics_topo_chan_get(t, out[i])->kind == ICS_CHAN_NETWORK)
+            return ics_topo_chan_get(t, out[i])->dst;
+    return -1;
+}
+
+/* Up/down: climb only to the lowest tier that holds both leaves. */
+static void fabric_path(path_builder *pb, int nic_s, int nic_d, uint64_t hash)
+{
+    const ics_topo *t = pb->t;
+    const ics_fattree_plan *p = ics_topo_fattree(t);
+    int ls = leaf_of_nic(t, nic_s), ld = leaf_of_nic(t, nic_d);
+    if (!p || ls < 0 || ld < 0) {
+        pb->ok = false;
+        return;
+    }
+    hop(pb, nic_s, ls);
+    if (ls != ld) {
+        const ics_topo_dev *a = ics_topo_dev_get(t, ls), *b = ics_topo_dev_get(t, ld);
+        uint64_t h = mix(hash);
+        int i = (int)(h % (uint64_t)p->spines_per_pod);
+        int ss = ics_topo_net_switch(t, 2, a->pod * p->spines_per_pod + i);
+        hop(pb, ls, ss);
+        if (a->pod != b->pod) {
+            int c = ics_topo_net_switch(
+                t, 3, i * p->cores_per_group + (int)((h >> 32) % (uint64_t)p->cores_per_group));
+            int sd = ics_topo_net_switch(t, 2, b->pod * p->spines_per_pod + i);
+            hop(pb, ss, c);
+            hop(pb, c, sd);
+            ss = sd;
+        }
+        hop(pb, ss, ld);
+    }
+    hop(pb, ld, nic_d);
+}
+
+static int class_rank(const char *cls)
+{
+    static const char *const order[] = {"PIX", "PXB", "PHB", "NODE", "SYS"};
+    for (int i = 0; i < 5; i++)
+        if (strcmp(cls, order[i]) == 0)
+            return i;
+    return 5;
+}
+
+int ics_route_nic_of_gpu(const ics_topo *t, int gpu)
+{
+    const ics_topo_dev *g = ics_topo_dev_get(t, gpu);
+    int best = -1, best_rank = 99;
+    for (int i = 0; i < ics_topo_nics_per_node(t); i++) {
+        int nic = ics_topo_nic(t, g->node, i);
+        const ics_topo_dev *d = ics_topo_dev_get(t, nic);
+        if (d->rail < 0)
+            continue; /* storage NIC */
+        char buf[16];
+        int rank =
+            class_rank(ics_topo_path_class(t, gpu, nic, buf)) * 2 + (d->rail == g->local ? 0 : 1);
+        if (rank < best_rank) {
+            best_rank = rank;
+            best = nic;
+        }
+    }
+    return best;
+}
+
+/* ---- routes -------------------------------------------------------------------------------- */
+
+static int exit_nic(const ics_topo *t, int d)
+{
+    return ics_topo_dev_get(t, d)->kind == ICS_DEV_NIC ? d : ics_route_nic_of_gpu(t, d);
+}
+
+bool ics_route_find(const ics_topo *t, int src, int dst, uint64_t flow_hash, ics_route *out)
+{
+    *out = (ics_route){0};
+    if (src == dst)
+        return true;
+    const ics_topo_dev *a = ics_topo_dev_get(t, src), *b = ics_topo_dev_get(t, dst);
+    if (a->node == b->node && a->kind == ICS_DEV_GPU && b->kind == ICS_DEV_GPU) {
+        int c = ics_topo_chan_between(t, src, dst);
+        if (c >= 0 && ics_topo_chan_get(t, c)->kind == ICS_CHAN_NVLINK) {
+            ics_route_path p = {.weight = 1, .n_hops = 1, .chans = {c}};
+            add_path(out, &p);
+            return true;
+        }
+        if (nvswitch_paths(t, src, dst, out))
+            return true;
+    }
+    path_builder pb = {.t = t, .ok = true, .path.weight = 1};
+    if (a->node == b->node) {
+        pcie_path(&pb, src, dst);
+    } else {
+        int ns = exit_nic(t, src), nd = exit_nic(t, dst);
+        if (ns < 0 || nd < 0)
+            return false;
+        if (ns != src)
+            pcie_path(&pb, src, ns);
+        fabric_path(&pb, ns, nd, flow_hash);
+        if (nd != dst && pb.ok)
+            pcie_path(&pb, nd, dst);
+    }
+    if (!pb.ok)
+        return false;
+    add_path(out, &pb.path);
+    return true;
+}
+
+void ics_route_clear(ics_route *r)
+{
+    g_free(r->paths);
+    *r = (ics_route){0};
+}
+
+ics_time ics_route_path_latency(const ics_topo *t, const ics_route_path *p)
+{
+    ics_time sum = 0;
+    for (int i = 0; i < p->n_hops; i++) {
+        const ics_topo_chan *c = ics_topo_chan_get(t, p->chans[i]);
+        sum += c->latency_ps;
+        if (i + 1 < p->n_hops)
+            sum += ics_topo_dev_get(t, c->dst)->latency_ps;
+    }
+    return sum;
+}
+
+uint64_t ics_route_path_bw(const ics_topo *t, const ics_route_path *p)
+{
+    uint64_t bw = UINT64_MAX;
+    for (int i = 0; i < p->n_hops; i++)
+        bw = MIN(bw, ics_topo_chan_get(t, p->chans[i])->bw_bytes_per_s);
+    return bw;
+}

@@ -1,0 +1,112 @@
+/* The topology: every device of every node and of the fabric, and the one-way channels between
+ * them. A physical link (or a bond of parallel links between the same two devices, which the
+ * hardware stripes as one) is two channels, one per direction; channel c's reverse is
+ * ics_topo_chan(t, c)->reverse. Built once from a validated ics_hw; read-only afterwards.
+ *
+ * Device ids: node n's devices are contiguous, GPUs first, so GPU g of node n is
+ * ics_topo_gpu(t, n, g). Fabric switches come after all nodes. */
+#ifndef ICS_TOPO_H
+#define ICS_TOPO_H
+
+#include <stdint.h>
+
+#include "hw/hw.h"
+#include "core/time.h"
+
+typedef enum {
+    ICS_DEV_GPU,
+    ICS_DEV_NVSWITCH,
+    ICS_DEV_PCIE_SWITCH,
+    ICS_DEV_HOST_BRIDGE,
+    ICS_DEV_CPU, /* a socket */
+    ICS_DEV_NIC,
+    ICS_DEV_NET_SWITCH, /* InfiniBand or Ethernet fabric switch */
+    ICS_DEV_KIND_COUNT
+} ics_dev_kind;
+
+typedef enum {
+    ICS_CHAN_NVLINK,
+    ICS_CHAN_PCIE,    /* includes chip-to-chip links to a host bridge */
+    ICS_CHAN_CPU,     /* host bridge <-> socket: P2P through the root complex */
+    ICS_CHAN_SOCKET,  /* socket <-> socket (UPI, xGMI) */
+    ICS_CHAN_NETWORK, /* NIC <-> switch, switch <-> switch */
+    ICS_CHAN_KIND_COUNT
+} ics_chan_kind;
+
+typedef struct {
+    ics_dev_kind kind;
+    const char *name;    /* unique within its node (or the fabric): "gpu3", "mlx5_0", "leaf12" */
+    int node;            /* -1: a fabric switch */
+    int local;           /* GPUs: GPU index; PCIe devices: index in the node's pcie[];
+                            NVSwitches: index; CPUs: socket index; fabric switches: index in tier */
+    int pcie_parent;     /* device id of the PCIe parent; host bridges: their socket; else -1 */
+    int numa;            /* PCIe devices and host bridges; -1 otherwise */
+    int socket;          /* CPU socket (device id) the device hangs under, or -1 */
+    int tier;            /* fabric switches: 1 leaf, 2 spine, 3 core */
+    int pod;             /* fabric switches (3 tiers): pod of leaves and spines; cores: group */
+    int rail;            /* compute NICs and rail-optimized leaves; -1 otherwise */
+    ics_time latency_ps; /* crossing the device: switch port to port, NIC processing */
+    const ics_hw_switch_type *switch_type; /* NVSwitches, PCIe and fabric switches; else NULL */
+} ics_topo_dev;
+
+typedef struct {
+    int src, dst; /* device ids */
+    int reverse;  /* the channel in the other direction */
+    ics_chan_kind kind;
+    const ics_hw_standard *standard; /* NULL for CPU and socket channels */
+    int width;                       /* bonded links (NVLink, network) or lanes (PCIe) */
+    uint64_t bw_bytes_per_s;         /* payload bandwidth after line encoding */
+    ics_time latency_ps;             /* SerDes + wire + port */
+} ics_topo_chan;
+
+typedef struct ics_topo ics_topo;
+
+/* Builds the topology of hw (transfer none: hw must outlive the topology). Never fails on a
+ * model that ics_hw_load accepted. Transfer full: free with ics_topo_free. */
+ics_topo *ics_topo_new(const ics_hw *hw);
+void ics_topo_free(ics_topo *t);
+
+const ics_hw *ics_topo_hw(const ics_topo *t);
+int ics_topo_ndevs(const ics_topo *t);
+int ics_topo_nchans(const ics_topo *t);
+const ics_topo_dev *ics_topo_dev_get(const ics_topo *t, int dev);
+const ics_topo_chan *ics_topo_chan_get(const ics_topo *t, int chan);
+int ics_topo_nodes(const ics_topo *t);
+int ics_topo_gpus_per_node(const ics_topo *t);
+int ics_topo_gpu(const ics_topo *t, int node, int gpu);
+/* Device id of the i-th NIC (compute and storage, in pcie[] order) of a node; count via
+ * ics_topo_nics_per_node. */
+int ics_topo_nics_per_node(const ics_topo *t);
+int ics_topo_nic(const ics_topo *t, int node, int i);
+/* Outgoing channels of a device: *n of them (transfer none). */
+const int *ics_topo_out(const ics_topo *t, int dev, int *n);
+/* The channel from a to b, or -1. O(degree of a). */
+int ics_topo_chan_between(const ics_topo *t, int a, int b);
+/* The fat-tree plan of a cluster (NULL for a single node). */
+const ics_fattree_plan *ics_topo_fattree(const ics_topo *t);
+/* Device id of fabric switch `index` of a tier (1 leaf, 2 spine, 3 core), or -1. */
+int ics_topo_net_switch(const ics_topo *t, int tier, int index);
+/* "<node>:<name>" for node devices, the bare name for fabric switches (transfer none). */
+const char *ics_topo_dev_label(const ics_topo *t, int dev);
+/* Device id by label (as above, or a bare name meaning node 0), or -1. */
+int ics_topo_find(const ics_topo *t, const char *label);
+
+/* ---- facts (topo_facts.c) ---- */
+
+/* Devices of each kind, over the whole topology. */
+void ics_topo_count_kinds(const ics_topo *t, int counts[ICS_DEV_KIND_COUNT]);
+/* Sum of the bandwidth (one direction) of a device's outgoing channels of one kind, and the
+ * number of links (NVLink bonds count each link, PCIe counts lanes) in *width. */
+uint64_t ics_topo_dev_bw(const ics_topo *t, int dev, ics_chan_kind kind, int *width);
+/* Bisection bandwidth of the fabric, one direction, bytes/s: half the smallest capacity among
+ * the NIC links, the leaf uplinks and (3 tiers) the spine uplinks. 0 without a fabric. */
+uint64_t ics_topo_bisection_bw(const ics_topo *t);
+
+const char *ics_dev_kind_name(ics_dev_kind k);
+const char *ics_chan_kind_name(ics_chan_kind k);
+
+/* The path class `nvidia-smi topo -m` prints between two devices of one node: "X", "NV#",
+ * "PIX", "PXB", "PHB", "NODE" or "SYS". buf has room for 16 bytes. Returns buf. */
+const char *ics_topo_path_class(const ics_topo *t, int a, int b, char buf[16]);
+
+#endif

@@ -1,0 +1,30 @@
+/* Format detection for trace files; see trace_read.h. */
+#include "trace/trace_read.h"
+#include "trace/trace_chakra.h"
+#include "trace/trace_json.h"
+
+#include <stdio.h>
+
+#include <glib.h>
+
+/* True if the file's first non-blank byte is '{'. */
+static bool looks_json(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    int c;
+    do
+        c = fgetc(f);
+    while (c == ' ' || c == '\t' || c == '\n' || c == '\r');
+    fclose(f);
+    return c == '{';
+}
+
+ics_trace *ics_trace_read(const char *path, const char *comm_groups, char **err)
+{
+    *err = NULL;
+    if (g_file_test(path, G_FILE_TEST_IS_REGULAR) && looks_json(path))
+        return ics_trace_read_json(path, err);
+    return ics_trace_read_chakra(path, comm_groups, err);
+}

@@ -1,0 +1,103 @@
+/* The GPU compute model (compute.h). Time of an op: max(FLOP time, memory time) plus fixed
+ * costs; the FLOP rate is the dense peak times an efficiency by kind of work. Pure functions of
+ * the GPU type and the op: no state, so replays stay deterministic. */
+#include "workload/compute.h"
+
+#include <math.h>
+
+/* The defaults, in one place. Each is an estimate from public measurements (docs/workload.md):
+ *   - gemm_eff 0.80: a large bf16 GEMM on H100 SXM sustains 797.5 TFLOP/s at 8192^3 in
+ *     PyTorch/cuBLAS (github.com/zzc0721/torch-performance-test-data issue 79), 80.6% of the
+ *     989.4 dense peak; large fp16 GEMMs on A100 reach a similar fraction (NVIDIA's Matrix
+ *     Multiplication Background guide, DU-09799-001, figures of cuBLAS GEMM throughput).
+ *   - tiles 128 x 128: cuBLAS computes whole output tiles of 64..256 rows and columns, so a
+ *     dimension that is not a multiple wastes the rest of its last tile (the same guide, "tile
+ *     quantization"); 128 is the common size of the large-GEMM kernels.
+ *   - gemm_ramp 4 us: the same measurements give 676.6 TFLOP/s at 2048^3 against 797.5 at
+ *     8192^3, i.e. 25.4 us where the asymptote gives 21.5: about 4 us of fill and drain.
+ *   - attn_eff 0.50: FlashAttention-2 (Dao, arXiv:2307.08691) reaches 50-73% of A100 peak in
+ *     the forward pass and less in the backward; FlashAttention-1 25-40%.
+ *   - mem_eff 0.85: streaming copies reach ~90% of HBM bandwidth, fused elementwise kernels
+ *     (layer norm, bias-dropout-add, GeLU) a little less.
+ *   - launch 1 us: kernels queued back to back on a stream start about a microsecond apart. */
+void ics_compute_defaults(ics_hw_compute *c)
+{
+    *c = (ics_hw_compute){.gemm_eff = 0.80,
+                          .gemm_tile_m = 128,
+                          .gemm_tile_n = 128,
+                          .gemm_ramp_ps = 4 * ICS_PS_PER_US,
+                          .attn_eff = 0.50,
+                          .mem_eff = 0.85,
+                          .launch_ps = 1 * ICS_PS_PER_US,
+                          .source = NULL};
+}
+
+double ics_compute_peak(const ics_hw_gpu_type *g, ics_dtype d)
+{
+    const ics_dtype order[] = {d, ICS_DTYPE_BF16, ICS_DTYPE_FP16, ICS_DTYPE_FP32};
+    for (size_t i = 0; i < G_N_ELEMENTS(order); i++)
+        if ((unsigned)order[i] < ICS_DTYPE_COUNT && g->tflops[order[i]] > 0)
+            return g->tflops[order[i]] * 1e12;
+    return 0;
+}
+
+/* The share of a GEMM's computed tiles that holds real output. */
+static double tile_util(const ics_hw_compute *c, int m, int n)
+{
+    if (m <= 0 || n <= 0)
+        return 1;
+    double mp = ceil((double)m / c->gemm_tile_m) * c->gemm_tile_m;
+    double np = ceil((double)n / c->gemm_tile_n) * c->gemm_tile_n;
+    return (double)m * n / (mp * np);
+}
+
+static double seconds(ics_time ps)
+{
+    return (double)ps / ICS_PS_PER_S;
+}
+
+/* Seconds of the op's math and of its memory traffic, and the fixed costs. */
+static double op_seconds(const ics_hw_gpu_type *g, const ics_trace_op *op)
+{
+    const ics_hw_compute *c = &g->compute;
+    double peak = ics_compute_peak(g, op->dtype), eff = 1, fixed = seconds(c->launch_ps);
+    switch (op->work) {
+    case ICS_WORK_GEMM:
+        eff = c->gemm_eff * tile_util(c, op->m, op->n);
+        fixed += seconds(c->gemm_ramp_ps);
+        break;
+    case ICS_WORK_ATTENTION:
+        eff = c->attn_eff;
+        break;
+    case ICS_WORK_ELEMENTWISE:
+        peak = 0; /* memory-bound by definition: its FLOPs are free */
+        break;
+    default:
+        g_assert_not_reached();
+    }
+    double t_flop = peak > 0 && op->flops > 0 ? op->flops / (peak * eff) : 0;
+    double bw = (double)g->hbm_bw_bytes_per_s * c->mem_eff;
+    double t_mem = bw > 0 && op->mem_bytes > 0 ? op->mem_bytes / bw : 0;
+    return fmax(t_flop, t_mem) + fixed;
+}
+
+ics_time ics_compute_time(const ics_hw_gpu_type *g, const ics_trace_op *op)
+{
+    if (op->duration_ps > 0)
+        return op->duration_ps;
+    return (ics_time)llround(op_seconds(g, op) * ICS_PS_PER_S);
+}
+
+double ics_compute_gemm_eff(const ics_hw_gpu_type *g, int m, int n, int k, ics_dtype d)
+{
+    double flops = 2.0 * m * n * k;
+    ics_trace_op op = {.kind = ICS_TOP_COMPUTE,
+                       .work = ICS_WORK_GEMM,
+                       .flops = flops,
+                       .dtype = d,
+                       .m = m,
+                       .n = n,
+                       .k = k};
+    double peak = ics_compute_peak(g, d);
+    return peak > 0 ? flops / (peak * op_seconds(g, &op)) : 0;
+}

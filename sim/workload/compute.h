@@ -1,0 +1,28 @@
+/* How long a GPU takes for a compute op that gives work (FLOPs, bytes, a GEMM shape) rather than
+ * a duration: a roofline, max(FLOP time, memory time), with an achievable efficiency per kind of
+ * work, plus fixed per-kernel costs. GEMMs reach gemm_eff of the dense peak on the tiles they
+ * compute (m and n rounded up to the tile) and pay a fill-and-drain time, so their efficiency
+ * grows with size and saturates; fused attention runs at attn_eff of peak; memory-bound kernels
+ * stream at mem_eff of HBM bandwidth. The parameters are the GPU type's (ics_hw_compute,
+ * docs/workload.md), so a calibrator can replace them. */
+#ifndef ICS_COMPUTE_H
+#define ICS_COMPUTE_H
+
+#include "hw/hw.h"
+#include "trace/trace.h"
+
+/* The defaults every GPU type starts from (sources in compute.c and docs/workload.md). */
+void ics_compute_defaults(ics_hw_compute *c);
+
+/* The duration of compute op `op` on GPU type g (op->duration_ps when it is > 0). Ops of a
+ * dtype the GPU has no peak for use bf16's, then fp16's, then fp32's. */
+ics_time ics_compute_time(const ics_hw_gpu_type *g, const ics_trace_op *op);
+
+/* The fraction of the dense peak an m x n x k GEMM of dtype d sustains on g, fill and drain
+ * and launch included (what ics_compute_time implies when FLOPs bound it). */
+double ics_compute_gemm_eff(const ics_hw_gpu_type *g, int m, int n, int k, ics_dtype d);
+
+/* The peak, FLOP/s, ops of dtype d run at on g (after the fallbacks above); 0 if none. */
+double ics_compute_peak(const ics_hw_gpu_type *g, ics_dtype d);
+
+#endif

@@ -1,0 +1,87 @@
+/* How a training job spreads a model over GPUs, in Megatron-LM's terms: tensor (and sequence)
+ * parallelism, pipeline stages with interleaved virtual stages, data-parallel replicas, batch
+ * sizes, recomputation, the distributed optimizer, precision and gradient buckets. A layout is a
+ * plain struct; start from ics_layout_defaults() and validate with ics_layout_check. */
+#ifndef ICS_LAYOUT_H
+#define ICS_LAYOUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hw/hw.h"
+#include "workload/model.h"
+
+typedef enum {
+    ICS_RECOMPUTE_NONE,
+    ICS_RECOMPUTE_SELECTIVE, /* the attention core (scores, softmax, values) again in backward */
+    ICS_RECOMPUTE_FULL,      /* every layer's forward again before its backward */
+    ICS_RECOMPUTE_COUNT
+} ics_recompute;
+
+/* How attention's core (scores, softmax, values) runs. */
+typedef enum {
+    ICS_ATTN_FLASH,   /* one fused kernel that never writes the s x s scores (FlashAttention) */
+    ICS_ATTN_UNFUSED, /* batched GEMMs around a fused softmax and a dropout over the s x s
+                         scores in HBM: Megatron-LM before FlashAttention (its SC'21 runs) */
+    ICS_ATTN_COUNT
+} ics_attention;
+
+/* Which parallel dimension varies fastest along global ranks (and so along GPUs, node by node). */
+typedef enum {
+    ICS_PLACE_TP_PP_DP, /* rank = (dp * PP + pp) * TP + tp: Megatron's default order */
+    ICS_PLACE_TP_DP_PP, /* rank = (pp * DP + dp) * TP + tp */
+    ICS_PLACE_COUNT
+} ics_placement;
+
+typedef struct {
+    int tp;  /* tensor-parallel size */
+    bool sp; /* sequence parallelism (needs tp > 1 to matter) */
+    int pp;  /* pipeline stages */
+    int vp;  /* model chunks per stage (interleaved 1F1B when > 1) */
+    int dp;  /* data-parallel replicas */
+    int mbs; /* micro-batch size, sequences */
+    int gbs; /* global batch size, sequences */
+    ics_recompute recompute;
+    bool dist_opt;   /* distributed optimizer: reduce-scatter gradients, all-gather parameters */
+    ics_dtype dtype; /* of the math: bf16, fp16 or fp8 (fp8: GEMMs only, the rest in bf16) */
+    ics_dtype grad_dtype;  /* of the gradient reduction: fp32 (default, Megatron with bf16) or the
+                              math's 16-bit type */
+    uint64_t bucket_bytes; /* gradient bucket; 0: Megatron's default, max(40M, 1M x dp)
+                              parameters at the gradient's size */
+    bool overlap_grad_reduce; /* buckets start as their gradients are ready, not after backward */
+    ics_placement placement;
+    ics_attention attention;
+    bool fold; /* give ops only to tp rank 0 of data-parallel replica 0 of each stage (replay.h's
+                  folded traces): the symmetric ranks' work is mirrored, not listed */
+} ics_layout;
+
+/* tp = pp = vp = dp = mbs = 1, gbs = 1, no sp, full recompute off (none), bf16 math with fp32
+ * gradient reduction, Megatron's bucket rule, overlap on, no distributed optimizer, TP-PP-DP
+ * placement, flash attention, not folded. */
+ics_layout ics_layout_defaults(void);
+
+/* Whether the layout fits the model: sizes >= 1; heads, kv_heads and ffn divisible by tp;
+ * layers by pp x vp; gbs by mbs x dp; interleaving needs pp > 2 and micro-batches divisible by
+ * pp (Megatron's rules). On failure a message saying what to change (transfer full). */
+bool ics_layout_check(const ics_layout *l, const ics_model *m, char **err);
+
+int ics_layout_world(const ics_layout *l);        /* tp x pp x dp */
+int ics_layout_microbatches(const ics_layout *l); /* gbs / (mbs x dp) */
+/* The global rank (= trace rank, = GPU index) of a (tp, pp, dp) coordinate. */
+int ics_layout_rank(const ics_layout *l, int tp, int pp, int dp);
+/* Bytes of one element of activations (2: fp8 runs keep activations and their communication in
+ * bf16) and of gradients as reduced. */
+int ics_layout_act_bytes(const ics_layout *l);
+int ics_layout_grad_bytes(const ics_layout *l);
+/* The gradient bucket size in parameters (the rule when bucket_bytes is 0). */
+uint64_t ics_layout_bucket_params(const ics_layout *l);
+
+const char *ics_recompute_name(ics_recompute r); /* "none", "selective", "full" */
+const char *ics_placement_name(ics_placement p); /* "tp-pp-dp", "tp-dp-pp" */
+const char *ics_attention_name(ics_attention a); /* "flash", "unfused" */
+/* The enum value of a name, or -1. */
+int ics_recompute_parse(const char *s);
+int ics_placement_parse(const char *s);
+int ics_attention_parse(const char *s);
+
+#endif

@@ -1,0 +1,265 @@
+/* Models (model.h): parameter counts from the shapes, and the catalog reader. Every catalog
+ * entry is checked as ics_model_check checks a command-line model, with the error located at
+ * the entry. */
+#include "workload/model.h"
+#include "core/json.h"
+
+#include <string.h>
+
+#ifndef ICS_DEFAULT_MODELS
+#define ICS_DEFAULT_MODELS "models/models.json"
+#endif
+
+static const char *const act_names[] = {"gelu", "swiglu", NULL};
+static const char *const norm_names[] = {"layernorm", "rmsnorm", NULL};
+static const char *const pos_names[] = {"learned", "rope", NULL};
+
+const char *ics_activation_name(ics_activation a)
+{
+    return (unsigned)a < ICS_ACT_COUNT ? act_names[a] : "?";
+}
+
+ics_model ics_model_make(const char *name, int layers, int hidden, int heads, int ffn, int vocab,
+                         int seq)
+{
+    ics_model m = {.source = "given on the command line",
+                   .layers = layers,
+                   .hidden = hidden,
+                   .heads = heads,
+                   .kv_heads = heads,
+                   .ffn = ffn,
+                   .vocab = vocab,
+                   .seq = seq,
+                   .act = ICS_ACT_GELU,
+                   .norm = ICS_NORM_LAYERNORM,
+                   .bias = true,
+                   .pos = ICS_POS_LEARNED,
+                   .tied_embeddings = true};
+    g_strlcpy(m.name, name ? name : "custom", sizeof m.name);
+    return m;
+}
+
+bool ics_model_check(const ics_model *m, char **err)
+{
+    const struct {
+        const char *what;
+        int v;
+    } pos[] = {{"layers", m->layers}, {"hidden", m->hidden},
+               {"heads", m->heads},   {"kv_heads", m->kv_heads},
+               {"ffn", m->ffn},       {"vocab", m->vocab},
+               {"seq", m->seq}};
+    for (size_t i = 0; i < G_N_ELEMENTS(pos); i++)
+        if (pos[i].v < 1) {
+            *err = g_strdup_printf("model %s: %s: expected an integer >= 1, got %d", m->name,
+                                   pos[i].what, pos[i].v);
+            return false;
+        }
+    if (m->hidden % m->heads) {
+        *err = g_strdup_printf("model %s: heads: expected a divisor of hidden (%d), got %d",
+                               m->name, m->hidden, m->heads);
+        return false;
+    }
+    if (m->heads % m->kv_heads) {
+        *err = g_strdup_printf("model %s: kv_heads: expected a divisor of heads (%d), got %d",
+                               m->name, m->heads, m->kv_heads);
+        return false;
+    }
+    return true;
+}
+
+/* ---- parameter counts ------------------------------------------------------------------------ */
+
+static double norm_params(const ics_model *m)
+{
+    return m->norm == ICS_NORM_LAYERNORM ? 2.0 * m->hidden : (double)m->hidden;
+}
+
+void ics_model_layer_params(const ics_model *m, double *sharded, double *replicated)
+{
+    double h = m->hidden, dh = (double)m->hidden / m->heads;
+    double qkv_out = h + 2.0 * m->kv_heads * dh;
+    double fc1_out = (m->act == ICS_ACT_SWIGLU ? 2.0 : 1.0) * m->ffn;
+    /* column-parallel QKV and fc1 (weights and biases split), row-parallel proj and fc2 (weights
+     * split, biases whole) */
+    *sharded = h * qkv_out + h * h + h * fc1_out + (double)m->ffn * h;
+    *replicated = 2 * norm_params(m);
+    if (m->bias) {
+        *sharded += qkv_out + fc1_out;
+        *replicated += 2 * h;
+    }
+}
+
+void ics_model_edge_params(const ics_model *m, double *word, double *position, double *final_norm,
+                           double *output)
+{
+    *word = (double)m->vocab * m->hidden;
+    *position = m->pos == ICS_POS_LEARNED ? (double)m->seq * m->hidden : 0;
+    *final_norm = norm_params(m);
+    *output = m->tied_embeddings ? 0 : *word;
+}
+
+double ics_model_params(const ics_model *m)
+{
+    double sh, rep, word, pos, fin, out;
+    ics_model_layer_params(m, &sh, &rep);
+    ics_model_edge_params(m, &word, &pos, &fin, &out);
+    return m->layers * (sh + rep) + word + pos + fin + out;
+}
+
+double ics_model_matmul_params(const ics_model *m)
+{
+    double h = m->hidden, dh = (double)m->hidden / m->heads;
+    double fc1_out = (m->act == ICS_ACT_SWIGLU ? 2.0 : 1.0) * m->ffn;
+    double layer = h * (h + 2.0 * m->kv_heads * dh) + h * h + h * fc1_out + (double)m->ffn * h;
+    return m->layers * layer + (double)m->vocab * h;
+}
+
+/* ---- the catalog ----------------------------------------------------------------------------- */
+
+struct ics_model_catalog {
+    GArray *models; /* ics_model */
+    GStringChunk *strings;
+};
+
+static void read_int(ics_jr *r, const cJSON *o, const char *key, bool req, int *out)
+{
+    int64_t v;
+    if (ics_jr_int(r, o, key, req, 1, 1 << 30, &v))
+        *out = (int)v;
+}
+
+/* A divisibility rule, located at `key`. */
+static void check_divides(ics_jr *r, const cJSON *o, const char *key, int v, const char *of, int n)
+{
+    if (ics_jr_ok(r) && n % v)
+        ics_jr_fail(r, cJSON_GetObjectItemCaseSensitive(o, key), key,
+                    "expected a divisor of %s (%d), got %d", of, n, v);
+}
+
+static void read_model(ics_jr *r, ics_model_catalog *c, const char *name, const cJSON *o)
+{
+    static const char *const keys[] = {"layers",   "hidden", "heads",           "kv_heads", "ffn",
+                                       "vocab",    "seq",    "activation",      "norm",     "bias",
+                                       "position", "source", "tied_embeddings", NULL};
+    if (!ics_jr_keys(r, o, keys))
+        return;
+    ics_model m = ics_model_make(name, 0, 0, 0, 0, 0, 0);
+    if (strlen(name) >= sizeof m.name) {
+        ics_jr_fail(r, o, NULL, "expected a name shorter than %zu bytes, got %zu bytes",
+                    sizeof m.name, strlen(name));
+        return;
+    }
+    read_int(r, o, "layers", true, &m.layers);
+    read_int(r, o, "hidden", true, &m.hidden);
+    read_int(r, o, "heads", true, &m.heads);
+    m.kv_heads = m.heads;
+    read_int(r, o, "kv_heads", false, &m.kv_heads);
+    read_int(r, o, "ffn", true, &m.ffn);
+    read_int(r, o, "vocab", true, &m.vocab);
+    read_int(r, o, "seq", true, &m.seq);
+    int e;
+    if (ics_jr_enum(r, o, "activation", true, act_names, &e))
+        m.act = (ics_activation)e;
+    if (ics_jr_enum(r, o, "norm", false, norm_names, &e))
+        m.norm = (ics_norm)e;
+    if (ics_jr_enum(r, o, "position", false, pos_names, &e))
+        m.pos = (ics_position)e;
+    ics_jr_bool(r, o, "bias", false, &m.bias);
+    ics_jr_bool(r, o, "tied_embeddings", true, &m.tied_embeddings);
+    const char *src;
+    if (ics_jr_str(r, o, "source", true, &src))
+        m.source = g_string_chunk_insert_const(c->strings, src);
+    check_divides(r, o, "heads", m.heads, "hidden", m.hidden);
+    check_divides(r, o, "kv_heads", m.kv_heads, "heads", m.heads);
+    if (ics_jr_ok(r))
+        g_array_append_val(c->models, m);
+}
+
+static void read_root(ics_jr *r, ics_model_catalog *c, const cJSON *root)
+{
+    static const char *const kinds[] = {"models", NULL};
+    static const char *const keys[] = {"kind", "source", "models", NULL};
+    if (!ics_jr_keys(r, root, keys))
+        return;
+    int kind;
+    ics_jr_enum(r, root, "kind", true, kinds, &kind);
+    const char *src;
+    ics_jr_str(r, root, "source", false, &src);
+    const cJSON *models = ics_jr_obj(r, root, "models", true);
+    if (!models)
+        return;
+    size_t mark = ics_jr_push_key(r, "models");
+    ics_jr_unique_keys(r, models);
+    for (const cJSON *e = models->child; e && ics_jr_ok(r); e = e->next) {
+        size_t m2 = ics_jr_push_key(r, e->string);
+        read_model(r, c, e->string, e);
+        ics_jr_pop(r, m2);
+    }
+    ics_jr_pop(r, mark);
+}
+
+static ics_model_catalog *finish(ics_jr *r, ics_model_catalog *c, const cJSON *root, GError **err)
+{
+    if (root)
+        read_root(r, c, root);
+    if (!ics_jr_ok(r) || !root) {
+        g_propagate_error(err, ics_jr_take_error(r));
+        ics_model_catalog_free(c);
+        c = NULL;
+    }
+    ics_jr_free(r);
+    return c;
+}
+
+static ics_model_catalog *catalog_new(void)
+{
+    ics_model_catalog *c = g_new0(ics_model_catalog, 1);
+    c->models = g_array_new(FALSE, FALSE, sizeof(ics_model));
+    c->strings = g_string_chunk_new(1024);
+    return c;
+}
+
+ics_model_catalog *ics_model_catalog_load(const char *path, GError **err)
+{
+    ics_jr *r = ics_jr_new();
+    return finish(r, catalog_new(), ics_jr_load(r, path), err);
+}
+
+ics_model_catalog *ics_model_catalog_load_text(const char *name, const char *text, size_t len,
+                                               GError **err)
+{
+    ics_jr *r = ics_jr_new();
+    return finish(r, catalog_new(), ics_jr_load_text(r, name, text, len), err);
+}
+
+ics_model_catalog *ics_model_catalog_load_default(GError **err)
+{
+    return ics_model_catalog_load(ICS_DEFAULT_MODELS, err);
+}
+
+void ics_model_catalog_free(ics_model_catalog *c)
+{
+    if (!c)
+        return;
+    g_array_free(c->models, TRUE);
+    g_string_chunk_free(c->strings);
+    g_free(c);
+}
+
+const ics_model *ics_model_find(const ics_model_catalog *c, const char *name)
+{
+    for (guint i = 0; i < c->models->len; i++)
+        if (strcmp(g_array_index(c->models, ics_model, i).name, name) == 0)
+            return &g_array_index(c->models, ics_model, i);
+    return NULL;
+}
+
+int ics_model_count(const ics_model_catalog *c)
+{
+    return (int)c->models->len;
+}
+
+const ics_model *ics_model_get(const ics_model_catalog *c, int i)
+{
+    return &g_array_index(c->models, ics_model, i);
+}

@@ -1,0 +1,32 @@
+/* Training scenarios: a JSON file naming a system, a model and a parallel layout, what
+ * `icsim train SCENARIO.json` runs (docs/scenario-format.md). Command-line options override
+ * the file's values. */
+#ifndef ICS_SCENARIO_H
+#define ICS_SCENARIO_H
+
+#include <glib.h>
+
+#include "workload/layout.h"
+#include "workload/model.h"
+
+typedef struct {
+    char *system;    /* hardware model path, resolved against the scenario's directory */
+    int nodes;       /* 0: as many as the layout needs */
+    bool have_model; /* model set */
+    ics_model model;
+    ics_layout layout;
+    bool layout_dp; /* layout.dp given (else: every GPU the system has) */
+    char *engine;   /* NULL: the default */
+} ics_train_scenario;
+
+/* Starts every field at its default (ics_layout_defaults but folded, no system, no model). */
+void ics_train_scenario_init(ics_train_scenario *s);
+void ics_train_scenario_clear(ics_train_scenario *s);
+
+/* Reads a scenario file; models by name come from `catalog`. False with *err (domain
+ * ICS_JSON_ERROR, "file:line:col: $.path: expected ..., got ...") on bad input; unknown keys
+ * are errors. */
+bool ics_train_scenario_load(const char *path, const ics_model_catalog *catalog,
+                             ics_train_scenario *s, GError **err);
+
+#endif

@@ -1,0 +1,449 @@
+/* The training generator (workload.h): walks each stage's pipeline schedule and writes every
+ * rank's ops. Compute ops are blocks of kernels between tensor-parallel collectives, timed once
+ * per layout (workload_cost.c); everything else is communication with its dependencies:
+ * a forward waits for its activation recv, a send for the op that produced what it sends, a
+ * gradient bucket's reduction for the backward op that completes it, the optimizer for every
+ * reduction. */
+#include "workload/workload_internal.h"
+#include "workload/compute.h"
+
+#include <math.h>
+
+/* Adam with fp32 master weights: reads parameter, gradient and both moments (4 x 4 bytes),
+ * writes parameter and moments (3 x 4) and the bf16 copy (2): about 32 bytes per parameter. */
+#define OPTIMIZER_BYTES_PER_PARAM 32
+/* Model parameters (what the distributed optimizer all-gathers) stay 16-bit. */
+#define PARAM_BYTES 2
+
+typedef struct {
+    const ics_model *m;
+    const ics_layout *l;
+    const ics_hw_gpu_type *g;
+    ics_trace *trace;
+    int p, t, d, nmb, L, V; /* stages, tp, dp, micro-batches, layers per chunk, virtual stages */
+    ics_wl_cost cost[ICS_WL_BLOCK_COUNT];
+    uint64_t act_bytes; /* one micro-batch's b x s x h activations */
+    uint64_t p2p_bytes; /* what a pipeline send carries */
+    int grad_bytes;
+    double bucket_params;
+    double attn_params, mlp_params, embed_params, head_params; /* per rank */
+    int *tp_comm, *dp_comm, *emb_comm;                         /* -1: none */
+    /* the rank being written */
+    int rank, s, tpr, dpr, tpc, dpc;
+    int last_compute; /* its last op on the compute stream */
+    int pending_recv; /* a recv the next compute-stream op waits for, or -1 */
+    int last_grad_op; /* the compute op that produced the newest gradients */
+    int last_dp;      /* its last op on the dp stream, or -1 */
+    double fill;      /* gradient parameters of the bucket being filled */
+    GArray *buckets;  /* double: parameters of each bucket, in order */
+    GArray *deferred; /* double: buckets that wait for the end of the backward (no overlap) */
+} wl;
+
+/* ---- ops ------------------------------------------------------------------------------------- */
+
+static int add(wl *w, const ics_trace_op *op, int dep)
+{
+    return ics_trace_add_op(w->trace, w->rank, op, &dep, dep >= 0 ? 1 : 0);
+}
+
+/* An op on the compute stream: it also waits for the recv the pass starts with, or `dep`. */
+static int on_compute(wl *w, ics_trace_op *op, int dep)
+{
+    op->stream = ICS_WL_STREAM_COMPUTE;
+    int deps[2], nd = 0;
+    if (w->pending_recv >= 0)
+        deps[nd++] = w->pending_recv;
+    if (dep >= 0)
+        deps[nd++] = dep;
+    w->pending_recv = -1;
+    return w->last_compute = ics_trace_add_op(w->trace, w->rank, op, deps, nd);
+}
+
+static ics_trace_op compute_op(const wl *w, const char *name, ics_time dur, double flops,
+                               double bytes)
+{
+    return (ics_trace_op){.kind = ICS_TOP_COMPUTE,
+                          .cat = ICS_CAT_COMPUTE,
+                          .name = name,
+                          .duration_ps = dur > 0 ? dur : 1,
+                          .work = ICS_WORK_GEMM,
+                          .flops = flops,
+                          .mem_bytes = bytes,
+                          .dtype = w->l->dtype};
+}
+
+static int compute(wl *w, ics_wl_block b, const char *name)
+{
+    const ics_wl_cost *c = &w->cost[b];
+    ics_trace_op op =
+        compute_op(w, name ? name : ics_wl__block_name(b), c->dur_ps, c->flops, c->bytes);
+    return on_compute(w, &op, -1);
+}
+
+static void tp_coll(wl *w, ics_coll_op kind, const char *name)
+{
+    if (w->t == 1)
+        return;
+    ics_trace_op op = {.kind = ICS_TOP_COLL,
+                       .cat = ICS_CAT_TP,
+                       .name = name,
+                       .comm = w->tpc,
+                       .coll = {.op = kind,
+                                .size_bytes = w->act_bytes,
+                                .dtype_bytes = ics_layout_act_bytes(w->l)}};
+    on_compute(w, &op, -1);
+}
+
+/* Around a block: with sequence parallelism its input is gathered before and its output
+ * reduce-scattered after; without, its output is all-reduced after. */
+static void tp_before(wl *w)
+{
+    if (w->l->sp)
+        tp_coll(w, ICS_COLL_ALL_GATHER, "tp.all_gather");
+}
+
+static void tp_after(wl *w)
+{
+    if (w->l->sp)
+        tp_coll(w, ICS_COLL_REDUCE_SCATTER, "tp.reduce_scatter");
+    else
+        tp_coll(w, ICS_COLL_ALL_REDUCE, "tp.all_reduce");
+}
+
+static int p2p(wl *w, ics_top_kind kind, int stream, int peer, int dep, const char *name)
+{
+    ics_trace_op op = {.kind = kind,
+                       .stream = stream,
+                       .cat = ICS_CAT_PP,
+                       .name = name,
+                       .peer = peer,
+                       .bytes = w->p2p_bytes};
+    return add(w, &op, dep);
+}
+
+static void dp_coll(wl *w, ics_coll_op kind, double params, int elem_bytes, int dep,
+                    const char *name)
+{
+    ics_trace_op op = {.kind = ICS_TOP_COLL,
+                       .stream = ICS_WL_STREAM_DP,
+                       .cat = ICS_CAT_DP,
+                       .name = name,
+                       .comm = w->dpc,
+                       .coll = {.op = kind,
+                                .size_bytes = (uint64_t)params * (uint64_t)elem_bytes,
+                                .dtype_bytes = elem_bytes}};
+    w->last_dp = add(w, &op, dep);
+}
+
+/* ---- gradient buckets ------------------------------------------------------------------------ */
+
+static void reduce_bucket(wl *w, double params, int dep)
+{
+    if (w->l->dist_opt)
+        dp_coll(w, ICS_COLL_REDUCE_SCATTER, params, w->grad_bytes, dep, "dp.reduce_scatter");
+    else
+        dp_coll(w, ICS_COLL_ALL_REDUCE, params, w->grad_bytes, dep, "dp.all_reduce");
+}
+
+/* Closes the bucket being filled: its reduction starts once op `dep` has produced its last
+ * gradients (with overlap), or after the whole backward (without). */
+static void flush(wl *w, int dep)
+{
+    if (w->fill <= 0)
+        return;
+    double params = w->fill;
+    w->fill = 0;
+    if (w->l->dist_opt) /* Megatron pads a bucket to a multiple of dp for the reduce-scatter */
+        params = ceil(params / w->d) * w->d;
+    g_array_append_val(w->buckets, params);
+    if (w->l->overlap_grad_reduce)
+        reduce_bucket(w, params, dep);
+    else
+        g_array_append_val(w->deferred, params);
+}
+
+/* Op `op` produced the final gradients of `params` parameters (in the last micro-batch's
+ * backward); a bucket closes once it holds at least the bucket size, as Megatron's do (a
+ * parameter is never split). */
+static void grads(wl *w, double params, int op, bool last_mb)
+{
+    if (!last_mb || w->d == 1)
+        return;
+    w->fill += params;
+    w->last_grad_op = op;
+    if (w->fill >= w->bucket_params)
+        flush(w, op);
+}
+
+/* ---- passes ---------------------------------------------------------------------------------- */
+
+static void layer_fwd(wl *w, bool again)
+{
+    tp_before(w);
+    compute(w, ICS_WL_ATTN_FWD, again ? "rec.attn" : NULL);
+    tp_after(w);
+    tp_before(w);
+    compute(w, ICS_WL_MLP_FWD, again ? "rec.mlp" : NULL);
+    tp_after(w);
+}
+
+static void layer_bwd(wl *w, bool last_mb)
+{
+    if (w->l->recompute == ICS_RECOMPUTE_FULL)
+        layer_fwd(w, true);
+    tp_before(w);
+    grads(w, w->mlp_params, compute(w, ICS_WL_MLP_BWD, NULL), last_mb);
+    tp_after(w);
+    tp_before(w);
+    if (w->l->recompute == ICS_RECOMPUTE_SELECTIVE)
+        compute(w, ICS_WL_ATTN_RECOMP, NULL);
+    grads(w, w->attn_params, compute(w, ICS_WL_ATTN_BWD, NULL), last_mb);
+    tp_after(w);
+}
+
+static int peer(const wl *w, int stage)
+{
+    return ics_layout_rank(w->l, w->tpr, (stage + w->p) % w->p, w->dpr);
+}
+
+static void forward(wl *w, int v)
+{
+    if (v > 0)
+        w->pending_recv =
+            p2p(w, ICS_TOP_RECV, ICS_WL_STREAM_RECV_ACT, peer(w, w->s - 1), -1, "pp.recv.act");
+    if (v == 0) {
+        compute(w, ICS_WL_EMBED_FWD, NULL);
+        tp_after(w); /* the vocabulary-parallel lookup is summed over tp ranks */
+    }
+    for (int i = 0; i < w->L; i++)
+        layer_fwd(w, false);
+    if (v == w->V - 1) {
+        tp_before(w);
+        compute(w, ICS_WL_HEAD_FWD, NULL);
+    } else {
+        p2p(w, ICS_TOP_SEND, ICS_WL_STREAM_SEND_ACT, peer(w, w->s + 1), w->last_compute,
+            "pp.send.act");
+    }
+}
+
+static void backward(wl *w, int v, bool last_mb)
+{
+    if (v < w->V - 1)
+        w->pending_recv =
+            p2p(w, ICS_TOP_RECV, ICS_WL_STREAM_RECV_GRAD, peer(w, w->s + 1), -1, "pp.recv.grad");
+    if (v == w->V - 1) {
+        grads(w, w->head_params, compute(w, ICS_WL_HEAD_BWD, NULL), last_mb);
+        tp_after(w); /* the output layer's input gradient, summed over tp ranks */
+    }
+    for (int i = 0; i < w->L; i++)
+        layer_bwd(w, last_mb);
+    if (v == 0) {
+        tp_before(w);
+        grads(w, w->embed_params, compute(w, ICS_WL_EMBED_BWD, NULL), last_mb);
+    }
+    if (last_mb)
+        flush(w, w->last_grad_op);
+    if (v > 0)
+        p2p(w, ICS_TOP_SEND, ICS_WL_STREAM_SEND_GRAD, peer(w, w->s - 1), w->last_compute,
+            "pp.send.grad");
+}
+
+/* ---- the end of the step --------------------------------------------------------------------- */
+
+static double rank_params(const wl *w)
+{
+    double n = (double)w->l->vp * w->L * (w->attn_params + w->mlp_params);
+    if (w->s == 0)
+        n += w->embed_params;
+    if (w->s == (w->V - 1) % w->p)
+        n += w->head_params;
+    return n;
+}
+
+static void finish_step(wl *w)
+{
+    for (guint i = 0; i < w->deferred->len; i++)
+        reduce_bucket(w, g_array_index(w->deferred, double, i), w->last_compute);
+    bool holds_embedding = w->s == 0 || w->s == w->p - 1;
+    if (w->emb_comm && holds_embedding) {
+        int saved = w->dpc;
+        w->dpc = w->emb_comm[w->tpr * w->d + w->dpr];
+        dp_coll(w, ICS_COLL_ALL_REDUCE, ceil((double)w->m->vocab / w->t) * w->m->hidden,
+                w->grad_bytes, w->last_compute, "dp.embedding_all_reduce");
+        w->dpc = saved;
+    }
+    double params = rank_params(w) / (w->l->dist_opt ? w->d : 1);
+    ics_trace_op upd = {.kind = ICS_TOP_COMPUTE,
+                        .work = ICS_WORK_ELEMENTWISE,
+                        .mem_bytes = params * OPTIMIZER_BYTES_PER_PARAM,
+                        .dtype = ICS_DTYPE_FP32};
+    ics_trace_op op = compute_op(w, "optimizer", ics_compute_time(w->g, &upd), 0, upd.mem_bytes);
+    op.work = ICS_WORK_ELEMENTWISE;
+    int opt = on_compute(w, &op, w->last_dp);
+    if (w->l->dist_opt && w->d > 1)
+        for (guint i = 0; i < w->buckets->len; i++)
+            dp_coll(w, ICS_COLL_ALL_GATHER, g_array_index(w->buckets, double, i), PARAM_BYTES, opt,
+                    "dp.all_gather");
+}
+
+static void write_rank(wl *w, const ics_wl_step *sched, int nsteps)
+{
+    w->last_compute = w->pending_recv = w->last_grad_op = w->last_dp = -1;
+    w->fill = 0;
+    g_array_set_size(w->buckets, 0);
+    g_array_set_size(w->deferred, 0);
+    w->tpc = w->tp_comm ? w->tp_comm[w->dpr * w->p + w->s] : -1;
+    w->dpc = w->dp_comm ? w->dp_comm[w->tpr * w->p + w->s] : -1;
+    for (int i = 0; i < nsteps; i++) {
+        int v = sched[i].chunk * w->p + w->s;
+        if (sched[i].fwd)
+            forward(w, v);
+        else
+            backward(w, v, sched[i].mb == w->nmb - 1);
+    }
+    finish_step(w);
+}
+
+/* ---- communicators --------------------------------------------------------------------------- */
+
+static bool mirrored(const wl *w, int tr, int dr)
+{
+    return w->l->fold && (tr != 0 || dr != 0);
+}
+
+/* Tensor-parallel groups (per stage and replica), data-parallel groups (per tp rank and stage),
+ * and the tied embedding's first-and-last-stage pairs (per tp rank and replica). A folded
+ * trace only makes those its representatives use. */
+static void make_comms(wl *w)
+{
+    const ics_layout *l = w->l;
+    int *ranks = g_new(int, MAX(MAX(w->t, w->d), 2));
+    if (w->t > 1) {
+        w->tp_comm = g_new(int, w->p * w->d);
+        for (int dr = 0; dr < w->d; dr++)
+            for (int s = 0; s < w->p; s++) {
+                w->tp_comm[dr * w->p + s] = -1;
+                if (mirrored(w, 0, dr))
+                    continue;
+                for (int i = 0; i < w->t; i++)
+                    ranks[i] = ics_layout_rank(l, i, s, dr);
+                char *name = g_strdup_printf("tp.pp%d.dp%d", s, dr);
+                w->tp_comm[dr * w->p + s] = ics_trace_add_comm(w->trace, ranks, w->t, name);
+                g_free(name);
+            }
+    }
+    if (w->d > 1) {
+        w->dp_comm = g_new(int, w->t * w->p);
+        for (int tr = 0; tr < w->t; tr++)
+            for (int s = 0; s < w->p; s++) {
+                w->dp_comm[tr * w->p + s] = -1;
+                if (mirrored(w, tr, 0))
+                    continue;
+                for (int i = 0; i < w->d; i++)
+                    ranks[i] = ics_layout_rank(l, tr, s, i);
+                char *name = g_strdup_printf("dp.tp%d.pp%d", tr, s);
+                w->dp_comm[tr * w->p + s] = ics_trace_add_comm(w->trace, ranks, w->d, name);
+                g_free(name);
+            }
+    }
+    if (w->m->tied_embeddings && w->p > 1) {
+        w->emb_comm = g_new(int, w->t * w->d);
+        for (int tr = 0; tr < w->t; tr++)
+            for (int dr = 0; dr < w->d; dr++) {
+                w->emb_comm[tr * w->d + dr] = -1;
+                if (mirrored(w, tr, dr))
+                    continue;
+                ranks[0] = ics_layout_rank(l, tr, 0, dr);
+                ranks[1] = ics_layout_rank(l, tr, w->p - 1, dr);
+                char *name = g_strdup_printf("embedding.tp%d.dp%d", tr, dr);
+                w->emb_comm[tr * w->d + dr] = ics_trace_add_comm(w->trace, ranks, 2, name);
+                g_free(name);
+            }
+    }
+    g_free(ranks);
+}
+
+/* ---- setting up ------------------------------------------------------------------------------ */
+
+static bool check_inputs(const ics_model *m, const ics_layout *l, const ics_hw_gpu_type *g,
+                         char **err)
+{
+    if (!ics_model_check(m, err) || !ics_layout_check(l, m, err))
+        return false;
+    if (!g) {
+        *err = g_strdup("workload: expected a GPU type to time compute on, got none");
+        return false;
+    }
+    if (ics_compute_peak(g, l->dtype) <= 0 ||
+        (l->dtype == ICS_DTYPE_FP8 && g->tflops[l->dtype] <= 0)) {
+        *err = g_strdup_printf("layout: dtype: expected a type GPU %s has tensor cores for "
+                               "(tflops.%s in its catalog entry), got %s",
+                               g->name, ics_dtype_name(l->dtype), ics_dtype_name(l->dtype));
+        return false;
+    }
+    return true;
+}
+
+static void setup(wl *w, const ics_model *m, const ics_layout *l, const ics_hw_gpu_type *g)
+{
+    *w = (wl){.m = m, .l = l, .g = g, .p = l->pp, .t = l->tp, .d = l->dp};
+    w->nmb = ics_layout_microbatches(l);
+    w->V = l->pp * l->vp;
+    w->L = m->layers / w->V;
+    ics_wl__costs(m, l, g, w->cost);
+    w->act_bytes = (uint64_t)l->mbs * m->seq * m->hidden * ics_layout_act_bytes(l);
+    w->p2p_bytes = w->act_bytes / (l->sp ? (uint64_t)l->tp : 1);
+    w->grad_bytes = ics_layout_grad_bytes(l);
+    w->bucket_params = (double)ics_layout_bucket_params(l);
+    ics_wl__layer_rank_params(m, l->tp, &w->attn_params, &w->mlp_params);
+    double word, pos, fin, out;
+    ics_model_edge_params(m, &word, &pos, &fin, &out);
+    double word_rank = ceil((double)m->vocab / l->tp) * m->hidden;
+    w->embed_params = word_rank + pos;
+    /* the last stage holds the output layer, or a copy of the tied embedding (one stage: the
+     * same tensor, counted at the embedding) */
+    w->head_params = fin + (m->tied_embeddings && w->V == 1 ? 0 : word_rank);
+    w->buckets = g_array_new(FALSE, FALSE, sizeof(double));
+    w->deferred = g_array_new(FALSE, FALSE, sizeof(double));
+}
+
+static void add_streams(ics_trace *tr, int rank)
+{
+    static const char *const names[ICS_WL_STREAM_COUNT] = {
+        "compute", "pp.send.act", "dp", "pp.recv.act", "pp.send.grad", "pp.recv.grad"};
+    for (int s = 0; s < ICS_WL_STREAM_COUNT; s++)
+        ics_trace_add_stream(tr, rank, names[s]);
+}
+
+ics_trace *ics_workload_build(const ics_model *m, const ics_layout *l, const ics_hw_gpu_type *g,
+                              char **err)
+{
+    *err = NULL;
+    if (!check_inputs(m, l, g, err))
+        return NULL;
+    wl w;
+    setup(&w, m, l, g);
+    int world = ics_layout_world(l);
+    w.trace = ics_trace_new(world);
+    for (int r = 0; r < world; r++)
+        add_streams(w.trace, r);
+    make_comms(&w);
+    for (w.s = 0; w.s < w.p; w.s++) {
+        int nsteps;
+        ics_wl_step *sched = ics_workload_schedule(l, w.s, &nsteps);
+        for (w.dpr = 0; w.dpr < w.d; w.dpr++)
+            for (w.tpr = 0; w.tpr < w.t; w.tpr++) {
+                if (mirrored(&w, w.tpr, w.dpr))
+                    continue;
+                w.rank = ics_layout_rank(l, w.tpr, w.s, w.dpr);
+                write_rank(&w, sched, nsteps);
+            }
+        g_free(sched);
+    }
+    g_free(w.tp_comm);
+    g_free(w.dp_comm);
+    g_free(w.emb_comm);
+    g_array_free(w.buckets, TRUE);
+    g_array_free(w.deferred, TRUE);
+    return w.trace;
+}

@@ -1,0 +1,287 @@
+/* What the generator's compute ops cost (workload_internal.h) and the FLOP counts of a step
+ * (workload.h). Both come from one list of kernels per block, so the FLOPs a trace carries and
+ * the FLOPs the tests compare with Megatron's formula are the same numbers. */
+#include "workload/workload_internal.h"
+#include "workload/compute.h"
+
+#include <math.h>
+
+static const char *const block_names[ICS_WL_BLOCK_COUNT] = {
+    "fwd.embed", "bwd.embed", "fwd.attn", "bwd.attn",     "fwd.mlp",
+    "bwd.mlp",   "fwd.head",  "bwd.head", "rec.attn.core"};
+
+const char *ics_wl__block_name(ics_wl_block b)
+{
+    return (unsigned)b < ICS_WL_BLOCK_COUNT ? block_names[b] : "?";
+}
+
+/* One micro-batch on one tensor-parallel rank: the shapes every kernel sees. */
+typedef struct {
+    const ics_hw_gpu_type *g;
+    ics_dtype gemm_dtype; /* the layout's: fp8 GEMMs when asked */
+    double gemm_in_bytes; /* per element of a GEMM's inputs */
+    double act;           /* bytes per activation element (bf16) */
+    double T;             /* tokens: mbs x seq */
+    double Te;            /* tokens an elementwise kernel on the residual stream sees (T / tp
+                             with sequence parallelism) */
+    double s, h, dh, heads, kv, ffn, fc1, vocab; /* per rank where split */
+    bool swiglu;
+    bool unfused; /* attention without FlashAttention */
+    ics_wl_cost *c;
+} kern;
+
+static void add(kern *k, ics_work_kind w, ics_dtype d, double flops, double bytes, double m,
+                double n, double kk)
+{
+    k->c->flops += flops;
+    k->c->bytes += bytes;
+    k->c->kernels++;
+    if (!k->g)
+        return;
+    ics_trace_op op = {.kind = ICS_TOP_COMPUTE,
+                       .work = w,
+                       .flops = flops,
+                       .mem_bytes = bytes,
+                       .dtype = d,
+                       .m = (int)m,
+                       .n = (int)n,
+                       .k = (int)kk};
+    k->c->dur_ps += ics_compute_time(k->g, &op);
+}
+
+/* Y (m x n) = X (m x k) . W (k x n) */
+static void gemm(kern *k, double m, double n, double kk)
+{
+    add(k, ICS_WORK_GEMM, k->gemm_dtype, 2 * m * n * kk,
+        (m * kk + kk * n) * k->gemm_in_bytes + m * n * k->act, m, n, kk);
+}
+
+/* Its backward: dX = dY . W^T (m x k, inner n) and dW = X^T . dY (k x n, inner m). */
+static void gemm_bwd(kern *k, double m, double n, double kk)
+{
+    gemm(k, m, kk, n);
+    gemm(k, kk, n, m);
+}
+
+static void elementwise(kern *k, double bytes)
+{
+    add(k, ICS_WORK_ELEMENTWISE, ICS_DTYPE_BF16, 0, bytes, 0, 0, 0);
+}
+
+/* Batched GEMMs, one per (sequence, head): bf16 operands and output. */
+static void batched_gemm(kern *k, double batch, double m, double n, double kk)
+{
+    add(k, ICS_WORK_GEMM, ICS_DTYPE_BF16, batch * 2 * m * n * kk,
+        batch * (m * kk + kk * n + m * n) * k->act, m, n, kk);
+}
+
+/* Megatron-LM before FlashAttention: scores Q.K^T by batched GEMM into HBM, a fused
+ * scale-mask-softmax (read, write), dropout (read, write, one-byte mask), values P.V by
+ * batched GEMM; the backward mirrors it (four batched GEMMs, dropout's and softmax's
+ * backward). */
+static void unfused_core(kern *k, bool fwd)
+{
+    double batch = k->T / k->s * k->heads, s = k->s, dh = k->dh;
+    double pass = batch * s * s * k->act, mask = batch * s * s;
+    if (fwd) {
+        batched_gemm(k, batch, s, s, dh);
+        elementwise(k, 2 * pass);
+        elementwise(k, 2 * pass + mask);
+        batched_gemm(k, batch, s, dh, s);
+    } else {
+        batched_gemm(k, batch, s, s, dh); /* dP = dO . V^T */
+        batched_gemm(k, batch, s, dh, s); /* dV = P^T . dO */
+        elementwise(k, 2 * pass + mask);
+        elementwise(k, 3 * pass);
+        batched_gemm(k, batch, s, dh, s); /* dQ = dS . K */
+        batched_gemm(k, batch, s, dh, s); /* dK = dS^T . Q */
+    }
+}
+
+/* Scores Q.K^T and values P.V over all s x s pairs (Megatron's count: masking saves nothing),
+ * the backward twice that. Fused (FlashAttention): reading Q, K, V and writing the output, at
+ * the attention efficiency; unfused: see above. */
+static void attention_core(kern *k, bool fwd)
+{
+    if (k->unfused) {
+        unfused_core(k, fwd);
+        return;
+    }
+    double times = fwd ? 1 : 2;
+    double flops = 2 * 2 * k->T * k->s * k->heads * k->dh;
+    double bytes = (2 * k->heads + 2 * k->kv) * k->T * k->dh * k->act;
+    add(k, ICS_WORK_ATTENTION, ICS_DTYPE_BF16, times * flops, times * bytes, 0, 0, 0);
+}
+
+/* Norm: read and write the residual stream; bias-dropout-add: read two, write one, plus the
+ * one-byte dropout mask. */
+static double norm_bytes(const kern *k)
+{
+    return 2 * k->Te * k->h * k->act;
+}
+
+static double bda_bytes(const kern *k)
+{
+    return 3 * k->Te * k->h * k->act + k->Te * k->h;
+}
+
+static double qkv_out(const kern *k)
+{
+    return (k->heads + 2 * k->kv) * k->dh;
+}
+
+static void attn_block(kern *k, bool fwd)
+{
+    double x = fwd ? 1 : 2; /* a backward elementwise kernel moves about twice the bytes */
+    elementwise(k, x * norm_bytes(k));
+    if (fwd) {
+        gemm(k, k->T, qkv_out(k), k->h);
+        attention_core(k, true);
+        gemm(k, k->T, k->h, k->heads * k->dh);
+    } else {
+        gemm_bwd(k, k->T, k->h, k->heads * k->dh);
+        attention_core(k, false);
+        gemm_bwd(k, k->T, qkv_out(k), k->h);
+    }
+    elementwise(k, x * bda_bytes(k));
+}
+
+static void mlp_block(kern *k, bool fwd)
+{
+    double x = fwd ? 1 : 2;
+    /* GeLU reads and writes its input; SwiGLU reads two and writes one */
+    double act_bytes = (k->swiglu ? 3 : 2) * k->T * k->ffn * k->act;
+    elementwise(k, x * norm_bytes(k));
+    if (fwd) {
+        gemm(k, k->T, k->fc1, k->h);
+        elementwise(k, act_bytes);
+        gemm(k, k->T, k->h, k->ffn);
+    } else {
+        gemm_bwd(k, k->T, k->h, k->ffn);
+        elementwise(k, x * act_bytes);
+        gemm_bwd(k, k->T, k->fc1, k->h);
+    }
+    elementwise(k, x * bda_bytes(k));
+}
+
+/* Logits in bf16, the vocabulary-parallel cross-entropy in fp32 (about three passes). */
+static void head_block(kern *k, bool fwd)
+{
+    double ce = 3 * k->T * k->vocab * 4;
+    if (fwd) {
+        elementwise(k, norm_bytes(k));
+        gemm(k, k->T, k->vocab, k->h);
+        elementwise(k, ce);
+    } else {
+        elementwise(k, ce);
+        gemm_bwd(k, k->T, k->vocab, k->h);
+        elementwise(k, 2 * norm_bytes(k));
+    }
+}
+
+/* Lookup writes T x h (adding positions reads two); the backward scatters the gradient into the
+ * fp32 embedding gradient. */
+static void embed_block(kern *k, bool fwd)
+{
+    double th = k->T * k->h;
+    elementwise(k, fwd ? 3 * th * k->act : th * k->act + 2 * th * 4);
+}
+
+static kern kern_of(const ics_model *m, const ics_layout *l, const ics_hw_gpu_type *g)
+{
+    int t = l->tp;
+    kern k = {.g = g,
+              .gemm_dtype = l->dtype,
+              .gemm_in_bytes = l->dtype == ICS_DTYPE_FP8 ? 1 : 2,
+              .act = ics_layout_act_bytes(l),
+              .T = (double)l->mbs * m->seq,
+              .s = m->seq,
+              .h = m->hidden,
+              .dh = (double)m->hidden / m->heads,
+              .heads = (double)m->heads / t,
+              .kv = (double)m->kv_heads / t,
+              .ffn = (double)m->ffn / t,
+              .vocab = ceil((double)m->vocab / t), /* Megatron pads the vocabulary */
+              .swiglu = m->act == ICS_ACT_SWIGLU,
+              .unfused = l->attention == ICS_ATTN_UNFUSED};
+    k.Te = l->sp ? k.T / t : k.T;
+    k.fc1 = (k.swiglu ? 2 : 1) * k.ffn;
+    return k;
+}
+
+void ics_wl__costs(const ics_model *m, const ics_layout *l, const ics_hw_gpu_type *g,
+                   ics_wl_cost out[ICS_WL_BLOCK_COUNT])
+{
+    kern k = kern_of(m, l, g);
+    for (int b = 0; b < ICS_WL_BLOCK_COUNT; b++) {
+        out[b] = (ics_wl_cost){0};
+        k.c = &out[b];
+        switch ((ics_wl_block)b) {
+        case ICS_WL_EMBED_FWD:
+        case ICS_WL_EMBED_BWD:
+            embed_block(&k, b == ICS_WL_EMBED_FWD);
+            break;
+        case ICS_WL_ATTN_FWD:
+        case ICS_WL_ATTN_BWD:
+            attn_block(&k, b == ICS_WL_ATTN_FWD);
+            break;
+        case ICS_WL_MLP_FWD:
+        case ICS_WL_MLP_BWD:
+            mlp_block(&k, b == ICS_WL_MLP_FWD);
+            break;
+        case ICS_WL_HEAD_FWD:
+        case ICS_WL_HEAD_BWD:
+            head_block(&k, b == ICS_WL_HEAD_FWD);
+            break;
+        case ICS_WL_ATTN_RECOMP:
+            attention_core(&k, true);
+            break;
+        default:
+            g_assert_not_reached();
+        }
+    }
+}
+
+void ics_wl__layer_rank_params(const ics_model *m, int tp, double *attn, double *mlp)
+{
+    double h = m->hidden, dh = (double)m->hidden / m->heads;
+    double qkv = h + 2.0 * m->kv_heads * dh;
+    double fc1 = (m->act == ICS_ACT_SWIGLU ? 2.0 : 1.0) * m->ffn;
+    double norm = m->norm == ICS_NORM_LAYERNORM ? 2 * h : h;
+    /* column-parallel weights and biases split; row-parallel biases and norms whole */
+    *attn = (h * qkv + h * h + (m->bias ? qkv : 0)) / tp + norm + (m->bias ? h : 0);
+    *mlp = (h * fc1 + m->ffn * h + (m->bias ? fc1 : 0)) / tp + norm + (m->bias ? h : 0);
+}
+
+/* ---- FLOPs of a step ------------------------------------------------------------------------- */
+
+void ics_workload_flops(const ics_model *m, const ics_layout *l, ics_step_flops *out)
+{
+    ics_layout whole = *l; /* one rank holding every shard: the model's own shapes */
+    whole.tp = 1;
+    whole.sp = false;
+    ics_wl_cost c[ICS_WL_BLOCK_COUNT];
+    ics_wl__costs(m, &whole, NULL, c);
+    double microbatches = (double)l->gbs / l->mbs;
+    double layer_fwd = c[ICS_WL_ATTN_FWD].flops + c[ICS_WL_MLP_FWD].flops;
+    double layer_bwd = c[ICS_WL_ATTN_BWD].flops + c[ICS_WL_MLP_BWD].flops;
+    double per_mb = m->layers * (layer_fwd + layer_bwd) + c[ICS_WL_HEAD_FWD].flops +
+                    c[ICS_WL_HEAD_BWD].flops + c[ICS_WL_EMBED_FWD].flops +
+                    c[ICS_WL_EMBED_BWD].flops;
+    double extra = 0;
+    if (l->recompute == ICS_RECOMPUTE_FULL)
+        extra = m->layers * layer_fwd;
+    else if (l->recompute == ICS_RECOMPUTE_SELECTIVE)
+        extra = m->layers * c[ICS_WL_ATTN_RECOMP].flops;
+    out->model_flops = microbatches * per_mb;
+    out->hardware_flops = microbatches * (per_mb + extra);
+    out->tokens = (double)l->gbs * m->seq;
+}
+
+double ics_workload_megatron_flops(const ics_model *m, double batch, bool full_recompute)
+{
+    double s = m->seq, l = m->layers, h = m->hidden, V = m->vocab;
+    if (full_recompute)
+        return 96 * batch * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+    return 72 * batch * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+}
