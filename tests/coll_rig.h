@@ -3,7 +3,7 @@
 #ifndef ICS_TEST_COLL_RIG_H
 #define ICS_TEST_COLL_RIG_H
 
-#include "collectives/coll.h"
+#include "collectives/comm.h"
 #include "hw/hw.h"
 
 #include <glib.h>

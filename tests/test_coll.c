@@ -2,7 +2,7 @@
  * backends, with times that grow with size; the backends agree; the tuner obeys NCCL's
  * variables; the bandwidths at large sizes are what the links and NCCL's documented
  * efficiencies allow; runs repeat exactly. */
-#include "collectives/coll.h"
+#include "collectives/comm.h"
 #include "collectives/ring_order.h"
 #include "hw/hw.h"
 #include "coll_rig.h"

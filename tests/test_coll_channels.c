@@ -1,7 +1,7 @@
 /* Channels as NCCL runs them (sim/collectives/channels.c): how many, what each CTA copies, what
  * each slice costs it; the schedule's floors and tails that charge them; and what they do to a
  * call: send/recv to the picosecond, the mid-size ramp of the ring and of NVLS. */
-#include "collectives/sched.h"
+#include "collectives/comm.h"
 #include "collectives/tuner.h"
 #include "coll_rig.h"
 

@@ -1,6 +1,6 @@
 /* Engine: the clock, run(until), handlers that schedule and cancel, stop, and the pending check.
  * Handlers record (now, arg) into a log so that each test states the exact expected trace. */
-#include "core/engine.h"
+#include "core/core.h"
 
 #include <glib.h>
 

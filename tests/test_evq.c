@@ -1,6 +1,6 @@
 /* Event queue: exact (time, push order) ordering, cancel and stale handles, pool reuse, and a
  * randomized comparison against a sorted-array reference (fixed seed, so failures reproduce). */
-#include "core/evq.h"
+#include "core/core.h"
 
 #include <glib.h>
 

@@ -4,10 +4,9 @@
  * uplink get half each; NVLS reduce and multicast sharing links get half each; a 2:1 fat-tree
  * halves cross-spine throughput; bytes are conserved and no channel runs above its bandwidth;
  * runs repeat exactly. */
-#include "core/engine.h"
+#include "core/core.h"
 #include "hw/hw.h"
 #include "net/net.h"
-#include "topo/route.h"
 #include "topo/topo.h"
 
 #include <glib.h>

@@ -5,10 +5,9 @@
  * that meet take turns (bounded trains): fair shares and max-min leftovers within stated
  * bounds of the fluid model and of packet-by-packet runs, a bounded number of turns whatever
  * the bytes, bytes conserved, runs repeated. */
-#include "core/engine.h"
+#include "core/core.h"
 #include "hw/hw.h"
 #include "net/net.h"
-#include "topo/route.h"
 #include "topo/topo.h"
 
 #include <glib.h>

@@ -3,7 +3,7 @@
  * links slowing concurrent traffic, memoized and fully simulated collectives agreeing on an idle
  * network, the breakdown adding up, stuck traces reported, runs repeating exactly. */
 #include "replay/replay.h"
-#include "report/timeline.h"
+#include "report/report.h"
 #include "hw/hw.h"
 
 #include <cjson/cJSON.h>

@@ -1,5 +1,5 @@
 /* Serialization arithmetic: exact, rounded up, no overflow at terabytes per second. */
-#include "core/time.h"
+#include "core/core.h"
 
 #include <glib.h>
 

@@ -3,7 +3,6 @@
  * (copies of the public dumps in tests/data/topo/), every GPU pair of every shipped model must
  * be routable, and fabric routes must be up/down and loop-free. */
 #include "hw/hw.h"
-#include "topo/route.h"
 #include "topo/topo.h"
 
 #include <glib.h>

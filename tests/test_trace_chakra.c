@@ -4,7 +4,7 @@
  * ASTRA-sim reads; traces as other tools write them (nodes out of order, CPU and metadata nodes,
  * groups named only by pg_name) read as Chakra means; every kind of broken file, built here in a
  * temporary directory, gives the error it should and no trace. */
-#include "trace/trace_chakra.h"
+#include "trace/trace.h"
 
 #include <glib.h>
 #include <glib/gstdio.h>

@@ -6,8 +6,7 @@
  * broken files give clear errors. */
 #include "hw/hw.h"
 #include "replay/replay.h"
-#include "trace/trace_chakra.h"
-#include "trace/trace_json.h"
+#include "trace/trace.h"
 #include "workload/workload.h"
 
 #include <glib.h>

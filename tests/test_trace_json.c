@@ -5,7 +5,7 @@
  * `-m slow -p /trace_json/million` times a 10^6-op trace written and read. */
 #include "hw/hw.h"
 #include "replay/replay.h"
-#include "trace/trace_json.h"
+#include "trace/trace.h"
 #include "workload/workload.h"
 
 #include <glib.h>

@@ -3,7 +3,7 @@
  * and from 1 MiB, and last the median error from 1 MiB over the single-node DGX logs. */
 #include "cli/cli.h"
 #include "cli/cli_common.h"
-#include "collectives/coll.h"
+#include "collectives/comm.h"
 #include "report/report.h"
 
 #include <math.h>

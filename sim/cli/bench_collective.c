@@ -5,7 +5,7 @@
  * Prints per case the wall time, the sizes run, and the last size's time and bus bandwidth. */
 #include "cli/cli.h"
 #include "cli/cli_common.h"
-#include "collectives/coll.h"
+#include "collectives/comm.h"
 
 #include <stdio.h>
 

@@ -2,7 +2,7 @@
  * one more at now + a uniform pseudo-random delay, so the queue size is constant at N.
  * Deterministic for a given seed (xorshift64*); only the wall-clock figures vary. */
 #include "cli/cli.h"
-#include "core/engine.h"
+#include "core/core.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -29,7 +29,7 @@ int ics_bench_training(int argc, char **argv);
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "collectives/coll.h"
+#include "collectives/comm.h"
 
 /* An operation by its nccl-tests name ("all_reduce"); false if unknown. */
 bool ics_cli_coll_op(const char *name, ics_coll_op *op);

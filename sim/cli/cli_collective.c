@@ -3,7 +3,7 @@
  * --json file written) unless every size ran. */
 #include "cli/cli.h"
 #include "cli/cli_common.h"
-#include "collectives/coll.h"
+#include "collectives/comm.h"
 #include "report/report.h"
 
 #include <errno.h>

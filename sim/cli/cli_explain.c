@@ -4,7 +4,7 @@
 #include "cli/cli.h"
 #include "cli/cli_common.h"
 #include "links/link.h"
-#include "topo/route.h"
+#include "topo/topo.h"
 
 #include <stdio.h>
 

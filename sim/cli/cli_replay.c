@@ -3,7 +3,7 @@
 #include "cli/cli.h"
 #include "cli/cli_common.h"
 #include "cli/cli_step.h"
-#include "trace/trace_read.h"
+#include "trace/trace.h"
 
 #include <stdio.h>
 

@@ -2,7 +2,7 @@
 #include "cli/cli_step.h"
 #include "cli/cli.h"
 #include "cli/cli_common.h"
-#include "report/timeline.h"
+#include "report/report.h"
 
 #include <stdio.h>
 #include <string.h>

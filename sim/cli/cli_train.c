@@ -4,8 +4,7 @@
 #include "cli/cli.h"
 #include "cli/cli_common.h"
 #include "cli/cli_step.h"
-#include "workload/scenario.h"
-#include "trace/trace_json.h"
+#include "trace/trace.h"
 #include "workload/workload.h"
 
 #include <math.h>

@@ -4,8 +4,8 @@
 #ifndef ICS_ALGO_H
 #define ICS_ALGO_H
 
-#include "collectives/coll.h"
-#include "collectives/sched.h"
+#include "collectives/comm.h"
+#include "collectives/comm.h"
 
 /* Everything an algorithm needs for one call. */
 typedef struct {

@@ -1,6 +1,6 @@
 /* The schedule DAG and its player. Invariant: a step starts exactly when its last dependency
  * ends (or at 0 with none), and every step ends exactly once. */
-#include "collectives/sched.h"
+#include "collectives/comm.h"
 
 #include <string.h>
 

@@ -3,7 +3,7 @@
 #ifndef ICS_TUNER_H
 #define ICS_TUNER_H
 
-#include "collectives/coll.h"
+#include "collectives/comm.h"
 
 typedef struct {
     const ics_topo *t;

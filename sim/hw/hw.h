@@ -11,7 +11,7 @@
 #include <glib.h>
 
 #include "hw/fattree.h"
-#include "core/time.h"
+#include "core/core.h"
 
 typedef enum {
     ICS_LINK_NVLINK,
@@ -39,20 +39,9 @@ typedef struct {
     const char *source;
 } ics_hw_standard;
 
-typedef enum {
-    ICS_DTYPE_FP64,
-    ICS_DTYPE_FP32,
-    ICS_DTYPE_TF32,
-    ICS_DTYPE_FP16,
-    ICS_DTYPE_BF16,
-    ICS_DTYPE_FP8,
-    ICS_DTYPE_FP4,
-    ICS_DTYPE_COUNT
-} ics_dtype;
-
-/* How fast this GPU runs compute ops given as work (compute.h): the catalog's optional
- * "compute" object; every key is optional and defaults to ics_compute_defaults() (compute.c,
- * where each default's source is given). */
+/* How fast this GPU runs compute ops given as work (workload/compute.h): the catalog's
+ * optional "compute" object; every key is optional and defaults to ics_hw_compute_defaults()
+ * (hw_compute.c, where each default's source is given). */
 typedef struct {
     double gemm_eff;              /* fraction of the dense peak a large GEMM sustains */
     int gemm_tile_m, gemm_tile_n; /* output tile: a GEMM computes m and n rounded up to these */
@@ -223,8 +212,11 @@ ics_hw *ics_hw_load_catalog(const char *path, GError **err);
 /* The fat-tree sizing parameters of a cluster (its fabric, node count and NIC rails). */
 void ics_hw_fattree_params(const ics_hw *hw, ics_fattree_params *p);
 
+/* The compute parameters every GPU type starts from (sources in hw_compute.c and
+ * docs/workload.md). */
+void ics_hw_compute_defaults(ics_hw_compute *c);
+
 const char *ics_link_family_name(ics_link_family f);
 const char *ics_switch_kind_name(ics_switch_kind k);
-const char *ics_dtype_name(ics_dtype d);
 
 #endif

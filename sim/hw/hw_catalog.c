@@ -3,7 +3,6 @@
  * (only the keys given change). Cross-entry checks (a switch's standard has the right family)
  * run after each section, so overrides cannot leave an inconsistent entry behind. */
 #include "hw/hw_internal.h"
-#include "workload/compute.h"
 
 #include <math.h>
 #include <string.h>
@@ -11,8 +10,6 @@
 static const char *const family_names[] = {"nvlink", "pcie", "infiniband", "ethernet", NULL};
 static const char *const switch_kind_names[] = {"nvswitch", "pcie_switch", "ib_switch",
                                                 "eth_switch", NULL};
-static const char *const dtype_names[] = {"fp64", "fp32", "tf32", "fp16",
-                                          "bf16", "fp8",  "fp4",  NULL};
 
 /* Line codes: name, data bits, total bits. 242b/256b is PCIe 6.0's FLIT (236 B of TLP and
  * 6 B of DLLP payload in a 256 B FLIT with CRC and FEC). */
@@ -32,11 +29,6 @@ const char *ics_link_family_name(ics_link_family f)
 const char *ics_switch_kind_name(ics_switch_kind k)
 {
     return (unsigned)k < ICS_SWITCH_KIND_COUNT ? switch_kind_names[k] : "?";
-}
-
-const char *ics_dtype_name(ics_dtype d)
-{
-    return (unsigned)d < ICS_DTYPE_COUNT ? dtype_names[d] : "?";
 }
 
 /* ---- small readers shared by all entries -------------------------------------------------- */
@@ -196,9 +188,9 @@ static void read_tflops(ics_hw__ld *ld, const cJSON *o, ics_hw_gpu_type *g, bool
     if (!t)
         return;
     size_t mark = ics_jr_push_key(ld->r, "tflops");
-    if (ics_jr_keys(ld->r, t, dtype_names))
+    if (ics_jr_keys(ld->r, t, ics_dtype_names))
         for (int d = 0; d < ICS_DTYPE_COUNT; d++)
-            ics_jr_num(ld->r, t, dtype_names[d], false, 0, 1e6, &g->tflops[d]);
+            ics_jr_num(ld->r, t, ics_dtype_names[d], false, 0, 1e6, &g->tflops[d]);
     ics_jr_pop(ld->r, mark);
 }
 
@@ -259,7 +251,7 @@ static void read_gpu(ics_hw__ld *ld, const cJSON *o, ics_hw_gpu_type *g, bool fr
         g->hbm_bytes = (uint64_t)llround(gb * 1e9);
     read_rate(ld, o, "hbm_tbytes_per_s", fresh, 1e12, &g->hbm_bw_bytes_per_s);
     if (fresh)
-        ics_compute_defaults(&g->compute);
+        ics_hw_compute_defaults(&g->compute);
     read_compute(ld, o, &g->compute);
     read_str(ld, o, "source", fresh, &g->source);
     if (ics_jr_ok(ld->r) && g->nvlinks > 0 && !g->nvlink)

@@ -33,8 +33,7 @@
 
 #include <glib.h>
 
-#include "core/engine.h"
-#include "topo/route.h"
+#include "core/core.h"
 #include "topo/topo.h"
 
 typedef struct ics_net ics_net;

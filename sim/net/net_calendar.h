@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "core/time.h"
+#include "core/core.h"
 
 /* Half-open intervals [lo, hi) of picoseconds (ics_time), held from now on. Every call takes
  * the engine's current time `now`, which never decreases from one call to the next: an

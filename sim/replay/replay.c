@@ -5,7 +5,7 @@
  * their bytes once both sides have posted (NCCL's rendezvous). Times kept per op give the
  * spans of the timeline and the per-rank breakdown. */
 #include "replay/replay.h"
-#include "workload/compute.h"
+#include "workload/workload.h"
 #include "replay/replay_internal.h"
 
 #include <inttypes.h>

@@ -26,6 +26,7 @@
 
 #include "net/net.h"
 #include "topo/topo.h"
+#include "collectives/comm.h"
 #include "trace/trace.h"
 
 typedef enum { ICS_REPLAY_AUTO, ICS_REPLAY_FULL, ICS_REPLAY_MEMO } ics_replay_colls;

@@ -2,7 +2,7 @@
  * (members arrive; the call starts once all have and the communicator is free; its end ends
  * every member's op). */
 #include "replay/replay_internal.h"
-#include "collectives/sched.h"
+#include "collectives/comm.h"
 
 #include <string.h>
 

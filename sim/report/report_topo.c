@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "topo/route.h"
+#include "topo/topo.h"
 
 /* ---- shared facts ------------------------------------------------------------------------- */
 

@@ -1,7 +1,7 @@
 /* The Chrome/Perfetto timeline writer (timeline.h). Streams the events to a temporary file in
  * the target's directory, then renames it: a timeline of millions of ops never sits in memory
  * twice and a failed write leaves nothing behind. */
-#include "report/timeline.h"
+#include "report/report.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,7 +1,7 @@
 /* Route computation; the rules are in route.h. Routes are built from the topology's device
  * tree and fabric plan rather than by generic shortest-path search, so that they follow what
  * the hardware and NCCL actually do (NVLink first, nearest NIC, up/down fat-tree routing). */
-#include "topo/route.h"
+#include "topo/topo.h"
 
 #include <string.h>
 

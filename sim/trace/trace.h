@@ -14,10 +14,12 @@
 #define ICS_TRACE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "collectives/coll.h"
-#include "core/time.h"
+#include "core/core.h"
 
 typedef enum {
     ICS_TOP_COMPUTE, /* GPU kernel(s): a fixed duration, or FLOPs and bytes for the GPU model */
@@ -101,5 +103,73 @@ const int *ics_trace_op_deps(const ics_trace *t, int rank, int i, int *ndeps);
 bool ics_trace_check(const ics_trace *t, char **err);
 
 const char *ics_trace_cat_name(ics_trace_cat c); /* "compute", "tp", "pp", "dp", "other" */
+
+/* Reading a trace in any format icsim knows, told apart by content: a file whose first
+ * non-blank byte is '{' is our JSON trace (trace_json.h); anything else is a Chakra execution
+ * trace (trace_chakra.h), given as one of its per-rank files or their common prefix. */
+
+/* comm_groups: ASTRA-sim's communicator-group JSON for Chakra traces (NULL: the one next to
+ * the trace, if any). Returns NULL with *err (transfer full) on bad input. Transfer full. */
+ics_trace *ics_trace_read(const char *path, const char *comm_groups, char **err);
+
+/* icsim's own JSON trace format (docs/trace-format.md): communicators, and per rank its streams
+ * and ordered ops. The reader is strict (unknown keys are errors; every error reads
+ * "FILE:LINE:COL: $.ranks[3].ops[17].peer: expected ..., got ...") and checks everything the
+ * replayer relies on; the writer produces the same format, deterministically. */
+
+/* The largest trace file the reader takes. Reading costs about 9 times the text in memory (the
+ * cJSON tree), 12 for a bad file (read again to locate the error): 2 GiB of text, some 17M
+ * ops, needs 20 GB or more. */
+#define ICS_TRACE_JSON_MAX_BYTES ((size_t)1 << 31)
+
+/* Reads a trace file. NULL with *err (transfer full, one line) on bad input; a returned trace
+ * passes ics_trace_check. Transfer full. Time and memory are linear in the file's size. */
+ics_trace *ics_trace_read_json(const char *path, char **err);
+/* The same from memory; `name` is the file name used in messages. */
+ics_trace *ics_trace_read_json_text(const char *name, const char *text, size_t len, char **err);
+
+/* Writes t to path atomically (a temporary file in the same directory renamed into place;
+ * nothing is left behind on failure). Same trace, same bytes. False with *err (transfer full)
+ * when the file cannot be written or t holds something the format cannot say (see
+ * ics_trace_write_json_to). Streams: memory stays O(ops of one rank). */
+bool ics_trace_write_json(const ics_trace *t, const char *path, char **err);
+
+/* Writes t to an open stream (transfer none; left open). Checks first and writes nothing when t
+ * holds what the format cannot say: a collective whose element size is not 1, 2, 4 or 8 bytes
+ * or whose size is not a whole number of elements, a size outside 1 .. 2^50 - 1, fractional
+ * compute bytes. False with *err (transfer full) then, or on a write error. */
+bool ics_trace_write_json_to(const ics_trace *t, FILE *f, char **err);
+
+/* Chakra execution traces (MLCommons; the format ASTRA-sim replays), read into and written from
+ * icsim's trace model (trace.h) through protobuf-c. docs/trace-format.md, "Chakra execution
+ * traces", says how nodes map to ops and which attributes are read.
+ *
+ * Files: one per rank, `<prefix>.<rank>.et`, each a stream of messages framed by their length
+ * as a varint: a GlobalMetadata, then Nodes. Communicator groups: ASTRA-sim's JSON file mapping
+ * a group's name (the nodes' `pg_name`) to its ranks, `<prefix>.comm_groups.json` by default.
+ * A collective without pg_name, or with "0" (ASTRA-sim's default group), runs on all ranks;
+ * without a groups file, any other pg_name is the group of the ranks that use it. */
+
+/* Reads the ranks `<prefix>.0.et`, `<prefix>.1.et`, ... up to the first missing one (path: the
+ * prefix, or any one of the files). comm_groups: the groups file, or NULL for
+ * `<prefix>.comm_groups.json` if it exists. O(nodes x streams) time and memory per rank, however
+ * nodes chain. NULL with *err (transfer full; one line: "FILE: node N (id I, "name"): what:
+ * expected ..., got ...") on bad input. Transfer full. */
+ics_trace *ics_trace_read_chakra(const char *path, const char *comm_groups, char **err);
+
+/* The same from memory (tests, fuzzing): rank k's file is data[k] (len[k] bytes), no groups
+ * file; `name` stands for every file in messages. */
+ics_trace *ics_trace_read_chakra_mem(const char *name, int nranks, const uint8_t *const *data,
+                                     const size_t *len, char **err);
+
+/* Writes t as `<prefix>.<rank>.et` plus `<prefix>.comm_groups.json` (communicator c is group
+ * c + 1, its name in the nodes' pg_desc), with the attributes ASTRA-sim reads in the types it
+ * reads them; attributes prefixed `icsim_` carry what makes the read-back trace identical
+ * (streams, categories, durations to the picosecond, work kinds). Every file is encoded in
+ * memory, written under a temporary name and then renamed; `<prefix>.<n>.et` files past the
+ * last rank, left by a longer trace, are removed. Same trace, same bytes. False with *err
+ * (transfer full) if an op has no Chakra form (a SENDRECV collective) or a file cannot be
+ * written; then no file was changed, unless a rename failed midway. */
+bool ics_trace_write_chakra(const ics_trace *t, const char *prefix, char **err);
 
 #endif

@@ -5,7 +5,7 @@
  * dependencies. With every rank read, the communicators are resolved (pg_name through the
  * groups file, or the ranks that use it) and the trace is built.
  * Invariant: every error names the file, and the node's position and id where there is one. */
-#include "trace/trace_chakra.h"
+#include "trace/trace.h"
 #include "core/json.h"
 
 #include <inttypes.h>

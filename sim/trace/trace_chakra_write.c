@@ -5,7 +5,7 @@
  * op's own deps data dependencies, communicators numbered groups 1..n of the groups file.
  * Invariant: everything is checked and encoded in memory first, then every file is written to
  * a temporary name and renamed, so a failed write leaves no file half-written. */
-#include "trace/trace_chakra.h"
+#include "trace/trace.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
  * then what ranks issue to each other is matched (trace_json_match.c); a read that fails is
  * done again through the located reader (json.h) for the message. Invariant: a returned trace
  * passes ics_trace_check. */
-#include "trace/trace_json.h"
+#include "trace/trace.h"
 #include "trace/trace_json_internal.h"
 
 #include <inttypes.h>

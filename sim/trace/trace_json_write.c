@@ -2,7 +2,7 @@
  * then streams it op by op through stdio, so a 10^6-op trace never exists as a tree. Keys
  * holding their default are left out. Invariant: the reader takes the output back as the same
  * trace. */
-#include "trace/trace_json.h"
+#include "trace/trace.h"
 #include "trace/trace_json_internal.h"
 
 #include <errno.h>

@@ -1,7 +1,5 @@
 /* Format detection for trace files; see trace_read.h. */
-#include "trace/trace_read.h"
-#include "trace/trace_chakra.h"
-#include "trace/trace_json.h"
+#include "trace/trace.h"
 
 #include <stdio.h>
 

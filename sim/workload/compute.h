@@ -11,9 +11,6 @@
 #include "hw/hw.h"
 #include "trace/trace.h"
 
-/* The defaults every GPU type starts from (sources in compute.c and docs/workload.md). */
-void ics_compute_defaults(ics_hw_compute *c);
-
 /* The duration of compute op `op` on GPU type g (op->duration_ps when it is > 0). Ops of a
  * dtype the GPU has no peak for use bf16's, then fp16's, then fp32's. */
 ics_time ics_compute_time(const ics_hw_gpu_type *g, const ics_trace_op *op);

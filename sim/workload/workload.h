@@ -23,9 +23,11 @@
 #include <stdbool.h>
 
 #include "hw/hw.h"
+#include "trace/trace.h"
+#include "workload/compute.h"
 #include "workload/layout.h"
 #include "workload/model.h"
-#include "trace/trace.h"
+#include "workload/scenario.h"
 
 enum {
     ICS_WL_STREAM_COMPUTE,

@@ -14,7 +14,7 @@
 
 #include <glib.h>
 
-#include "sim/trace_chakra.h"
+#include "trace/trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/hw.h"
-#include "sim/json.h"
+#include "hw/hw.h"
+#include "core/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,7 +11,7 @@
 
 #include <glib.h>
 
-#include "sim/trace_json.h"
+#include "trace/trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,0 +1,2 @@
+/* planted: the vocabulary reaches the network */
+#include "net/net.h"

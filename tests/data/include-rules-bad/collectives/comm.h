@@ -1,0 +1,2 @@
+/* planted: fine */
+#include "collectives/coll.h"

@@ -1,0 +1,1 @@
+/* planted: a folder with no rule */

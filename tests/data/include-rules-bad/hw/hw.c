@@ -1,0 +1,2 @@
+/* planted: another module's internal header */
+#include "net/net_internal.h"

@@ -1,0 +1,2 @@
+/* planted: fine */
+#include "core/core.h"

@@ -1,0 +1,1 @@
+/* planted: fine inside net */

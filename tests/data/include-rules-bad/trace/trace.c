@@ -1,0 +1,2 @@
+/* planted: a dependency that is not allowed */
+#include "report/report.h"

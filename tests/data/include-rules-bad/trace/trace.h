@@ -1,0 +1,2 @@
+/* planted: compiles against net through coll.h */
+#include "collectives/coll.h"
