@@ -10,6 +10,17 @@
 
 static const ics_coll_tuning auto_tuning = {.algo = -1, .proto = -1, .nvls_enable = true};
 
+/* What the tuner charges a call of `size` bytes run with (a, p), NCCL's defaults otherwise. */
+static ics_tuner_price price_of(const ics_tuner *tu, ics_coll_op op, uint64_t size, ics_coll_algo a,
+                                ics_coll_proto p)
+{
+    ics_coll_req req = {.op = op, .size_bytes = size, .dtype_bytes = 4};
+    ics_coll_tuning want = {.algo = a, .proto = p, .nvls_enable = true};
+    ics_tuner_price out;
+    ics_tuner_price_call(tu, &req, &want, a, p, &out);
+    return out;
+}
+
 static int nccl_channels(const char *model, int nodes)
 {
     rig g;
@@ -68,18 +79,20 @@ static void test_cta_and_sync(void)
     rig_open(&g, "dgx-h100.json", 0, 0, "analytic");
     ics_tuner tu;
     ics_tuner_init(&tu, g.t, g.ranks, g.n);
-    g_assert_cmpuint(ics_tuner_cta_bytes_per_s(&tu), ==, 19350000000ull);
-    g_assert_cmpint(ics_tuner_sync_lat(&tu, ICS_PROTO_SIMPLE), ==, 1700000);
-    g_assert_cmpint(ics_tuner_sync_lat(&tu, ICS_PROTO_LL), ==, 0);
-    g_assert_cmpint(ics_tuner_sync_lat(&tu, ICS_PROTO_LL128), ==, 0);
+    const ics_coll_op ar = ICS_COLL_ALL_REDUCE;
+    ics_tuner_price simple = price_of(&tu, ar, 1 << 30, ICS_ALGO_RING, ICS_PROTO_SIMPLE);
+    g_assert_cmpuint(simple.cta_bytes_per_s, ==, 19350000000ull);
+    g_assert_cmpint(simple.sync_ps, ==, 1700000);
+    g_assert_cmpint(price_of(&tu, ar, 1 << 20, ICS_ALGO_RING, ICS_PROTO_LL).sync_ps, ==, 0);
+    g_assert_cmpint(price_of(&tu, ar, 1 << 20, ICS_ALGO_RING, ICS_PROTO_LL128).sync_ps, ==, 0);
     /* the large-message share of the sync: 1.7 us of a 1 MiB slice at 370.8 / 24 GB/s */
-    double share = ics_tuner_sync_share(&tu, ICS_ALGO_RING, ICS_PROTO_SIMPLE);
-    g_assert_cmpfloat(fabs(share - 1.7e-6 / (1048576.0 / (370.8e9 / 24))), <, 1e-9);
-    g_assert_cmpfloat(ics_tuner_sync_share(&tu, ICS_ALGO_RING, ICS_PROTO_LL), ==, 0);
+    g_assert_cmpfloat(fabs(simple.sync_share - 1.7e-6 / (1048576.0 / (370.8e9 / 24))), <, 1e-9);
+    g_assert_cmpfloat(price_of(&tu, ar, 1 << 20, ICS_ALGO_RING, ICS_PROTO_LL).sync_share, ==, 0);
     rig_close(&g);
     rig_open(&g, "dgx-a100.json", 0, 0, "analytic");
     ics_tuner_init(&tu, g.t, g.ranks, g.n);
-    g_assert_cmpuint(ics_tuner_cta_bytes_per_s(&tu), ==, 12000000000ull);
+    g_assert_cmpuint(price_of(&tu, ar, 1 << 30, ICS_ALGO_RING, ICS_PROTO_SIMPLE).cta_bytes_per_s,
+                     ==, 12000000000ull);
     rig_close(&g);
 }
 
@@ -126,10 +139,11 @@ static void test_sendrecv_closed_form(void)
         uint64_t size = 64u << 20;
         ics_coll_result r = rig_run(&g, ICS_COLL_SENDRECV, size, &auto_tuning);
         g_assert_cmpint(r.nchannels, ==, 4);
-        ics_time want = ics_tuner_base_lat(&tu, ICS_ALGO_DIRECT, ICS_PROTO_SIMPLE) +
-                        ics_tuner_step_lat(&tu, ICS_ALGO_DIRECT, ICS_PROTO_SIMPLE) +
-                        ics_time_serialize(size, 4 * ics_tuner_cta_bytes_per_s(&tu)) +
-                        32 * ics_tuner_sync_lat(&tu, ICS_PROTO_SIMPLE);
+        ics_tuner_price p =
+            price_of(&tu, ICS_COLL_SENDRECV, size, ICS_ALGO_DIRECT, ICS_PROTO_SIMPLE);
+        g_assert_cmpint(p.nch, ==, 4);
+        ics_time want = p.base_lat_ps + p.step_lat_ps +
+                        ics_time_serialize(size, 4 * p.cta_bytes_per_s) + 32 * p.sync_ps;
         g_assert_cmpint(r.time_ps, ==, want);
         rig_close(&g);
     }

@@ -284,6 +284,17 @@ static ics_time idle(const ics_topo *t, int a, int b, uint64_t bytes, uint64_t h
     return x;
 }
 
+/* What the tuner charges a call of `size` bytes run with (a, p), NCCL's defaults otherwise. */
+static ics_tuner_price price_of(const ics_tuner *tu, ics_coll_op op, uint64_t size, ics_coll_algo a,
+                                ics_coll_proto p)
+{
+    ics_coll_req req = {.op = op, .size_bytes = size, .dtype_bytes = 4};
+    ics_coll_tuning want = {.algo = a, .proto = p, .nvls_enable = true};
+    ics_tuner_price out;
+    ics_tuner_price_call(tu, &req, &want, a, p, &out);
+    return out;
+}
+
 /* Two nodes, one GPU each, one chunk: each tree sends its half up (C), the root reduces it,
  * waits NCCL's network hop and sends it down; the two trees run on opposite directions. A send
  * takes its transfer or its CTA's copy, whichever is longer, then the CTA's sync, which is part
@@ -302,11 +313,12 @@ static void test_tree_closed_form(void)
         g_assert_cmpint(r.nchannels, ==, 1);
         ics_time T = idle(g.t, g.ranks[1], g.ranks[0], C, 0);
         g_assert_cmpint(T, ==, idle(g.t, g.ranks[0], g.ranks[1], C, 0));
-        ics_time sync = ics_tuner_sync_lat(&tu, ICS_PROTO_SIMPLE);
-        ics_time send = MAX(T, ics_time_serialize(C, ics_tuner_cta_bytes_per_s(&tu))) + sync;
-        ics_time want = ics_tuner_base_lat(&tu, ICS_ALGO_TREE, ICS_PROTO_SIMPLE) + 2 * send +
-                        ics_time_serialize(3 * C, tu.reduce_bytes_per_s) +
-                        ics_tuner_net_step_lat(&tu, ICS_ALGO_TREE, ICS_PROTO_SIMPLE) - sync;
+        ics_tuner_price p =
+            price_of(&tu, ICS_COLL_ALL_REDUCE, size, ICS_ALGO_TREE, ICS_PROTO_SIMPLE);
+        ics_time sync = p.sync_ps;
+        ics_time send = MAX(T, ics_time_serialize(C, p.cta_bytes_per_s)) + sync;
+        ics_time want = p.base_lat_ps + 2 * send +
+                        ics_time_serialize(3 * C, tu.reduce_bytes_per_s) + p.net_step_lat_ps - sync;
         g_test_message("tree 2x1 32 KiB (%s): %.3f us, closed form %.3f us",
                        be ? "packet" : "analytic", r.time_ps / 1e6, want / 1e6);
         g_assert_cmpint(r.time_ps, ==, want);
@@ -331,14 +343,13 @@ static void test_pat_closed_form(void)
         ics_time t2 = idle(g.t, g.ranks[i], g.ranks[(i + 3) % 4], 2 * block, (uint64_t)i * 64);
         last = MAX(last, t1 + t2);
     }
-    ics_time want = ics_tuner_base_lat(&tu, ICS_ALGO_PAT, ICS_PROTO_SIMPLE) +
-                    ics_tuner_net_step_lat(&tu, ICS_ALGO_PAT, ICS_PROTO_SIMPLE) + last;
+    ics_tuner_price p = price_of(&tu, ICS_COLL_ALL_GATHER, size, ICS_ALGO_PAT, ICS_PROTO_SIMPLE);
+    ics_time want = p.base_lat_ps + p.net_step_lat_ps + last;
     g_test_message("PAT all-gather 4x1 256 KiB: %.3f us, closed form %.3f us", r.time_ps / 1e6,
                    want / 1e6);
     g_assert_cmpint(r.time_ps, ==, want);
     /* NCCL's latency: 8 us + 2.8 us per rank */
-    g_assert_cmpint(ics_tuner_base_lat(&tu, ICS_ALGO_PAT, ICS_PROTO_SIMPLE), ==,
-                    (ics_time)llround((8.0 + 4 * 2.8) * ICS_PS_PER_US));
+    g_assert_cmpint(p.base_lat_ps, ==, (ics_time)llround((8.0 + 4 * 2.8) * ICS_PS_PER_US));
     rig_close(&g);
 }
 

@@ -6,12 +6,10 @@
  *
  * Sources (NCCL 2.18-2.23, src/graph/search.cc, connect.cc, tuning.cc, enqueue.cc,
  * src/device/prims_simple.h); see docs/collectives.md, "Channels". */
-#include "collectives/algo.h"
 #include "collectives/ring_order.h"
-#include "collectives/tuner.h"
+#include "collectives/tuner_internal.h"
 
 #include <math.h>
-#include <string.h>
 
 /* NCCL's ring search tries these per-channel speeds (GB/s), fastest first (search.cc). */
 static const double speeds_sm90[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
@@ -29,11 +27,6 @@ static const int thread_threshold[ICS_PROTO_COUNT] = {8, 8, 64};
 #define P2P_MIN_PART (64u * 1024)
 #define P2P_MAX_PART (16u * 1024 * 1024)
 
-static bool sm90_or_later(const ics_tuner *tu)
-{
-    return strcmp(tu->arch, "sm90") == 0 || strcmp(tu->arch, "sm100") == 0;
-}
-
 /* NCCL's ring search on one node of NVLink through switches: the fastest speed that carries the
  * most in total (ties to the faster: it tries them in order), at most 16 channels; then
  * ncclTopoDupChannels doubles the channels unless a Hopper+ graph is slow and wide, and
@@ -42,7 +35,7 @@ static bool sm90_or_later(const ics_tuner *tu)
  * -> 8 -> 16, as its logs print. */
 static int search_channels(const ics_tuner *tu, double total_gbps)
 {
-    bool new_gpu = sm90_or_later(tu);
+    bool new_gpu = ics_tuner_nccl_sm90_or_later(tu);
     const double *sp = new_gpu ? speeds_sm90 : speeds_older;
     int ns = new_gpu ? (int)G_N_ELEMENTS(speeds_sm90) : (int)G_N_ELEMENTS(speeds_older);
     int nc = 1;
@@ -60,7 +53,7 @@ static int search_channels(const ics_tuner *tu, double total_gbps)
     return MIN(MAX_CHANNELS, 2 * nc);
 }
 
-int ics_tuner_nccl_channels_find(const ics_tuner *tu)
+int ics_tuner_channels_find(const ics_tuner *tu)
 {
     /* across nodes one ring per NIC (8 on DGX), duplicated: what tuner_nccl.c's model reads */
     if (tu->nnodes > 1)
@@ -195,7 +188,7 @@ double ics_tuner_sync_share(const ics_tuner *tu, ics_coll_algo algo, ics_coll_pr
     case ICS_ALGO_NVLS: /* 128 KiB per head, two hand-offs, 1 + 1/n of the data on the links */
         nch = ICS_NVLS_CHANNELS;
         full = 128.0 * 1024 * tu->n;
-        total *= ics_tuner_nvls_eff(tu) / (1 + 1.0 / tu->n);
+        total *= ics_tuner_nccl_nvls_eff(tu) / (1 + 1.0 / tu->n);
         sync_s *= 2;
         break;
     case ICS_ALGO_DIRECT: /* a 512 KiB step, every p2p channel busy */

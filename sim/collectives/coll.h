@@ -44,6 +44,10 @@ typedef struct {
 const char *ics_coll_op_name(ics_coll_op op);      /* nccl-tests' names: "all_reduce" */
 const char *ics_coll_algo_name(ics_coll_algo a);   /* NCCL's names: "Ring", "NVLSTree" */
 const char *ics_coll_proto_name(ics_coll_proto p); /* "LL", "LL128", "Simple" */
+/* The algorithm or protocol of a name NCCL uses (case-insensitive, as NCCL_ALGO and NCCL_PROTO
+ * take them); -1 if none. */
+int ics_coll_algo_from_name(const char *name);
+int ics_coll_proto_from_name(const char *name);
 /* busbw = algbw x factor, nccl-tests' definitions. */
 double ics_coll_busbw_factor(ics_coll_op op, int nranks);
 

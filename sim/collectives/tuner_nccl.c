@@ -1,9 +1,11 @@
-/* NCCL's cost model (src/graph/tuning.cc, 2.2x-2.30) where its terms differ per leg: Tree,
- * NVLS-Tree, CollNet Direct and Chain, PAT, and rings that span nodes, whose intra- and
- * inter-node steps NCCL prices apart. NCCL's nChannels x bw is read off our topology (the
- * ics_tuner fields filled here); every other figure is NCCL's own constant, named where used. */
+/* NCCL's constants and cost model (src/graph/tuning.cc, 2.2x-2.30): every figure of NCCL's the
+ * tuner and the channel model read is here, named where used. Algorithms whose terms differ per
+ * leg (Tree, NVLS-Tree, CollNet Direct and Chain, PAT, and rings that span nodes, whose intra-
+ * and inter-node steps NCCL prices apart) get NCCL's full model; single-class rings, direct
+ * and NVLS on one node its simpler ring form. NCCL's nChannels x bw is read off our topology
+ * (the ics_tuner fields filled here). */
 #include "collectives/algo.h"
-#include "collectives/tuner.h"
+#include "collectives/tuner_internal.h"
 #include "links/link.h"
 
 #include <math.h>
@@ -12,7 +14,23 @@
 enum { HW_NVLINK, HW_PCI, HW_NET };
 enum { VOLTA, AMPERE, HOPPER, BLACKWELL, ARCHS };
 
-/* Per-hop latency (us) by link class, [LL, LL128, Simple]: NCCL's hwLatencies. */
+/* NCCL 2.30 tuning.cc, microseconds, [LL, LL128, Simple]. */
+static const double base_lat_us[ICS_ALGO_COUNT][ICS_PROTO_COUNT] = {
+    [ICS_ALGO_RING] = {6.6, 14.0, 8.4},   [ICS_ALGO_TREE] = {6.8, 14.0, 8.4},
+    [ICS_ALGO_NVLS] = {0, 0, 0},          [ICS_ALGO_DIRECT] = {6.6, 14.0, 8.4},
+    [ICS_ALGO_NVLS_TREE] = {0, 0, 0},     [ICS_ALGO_COLLNET_DIRECT] = {0, 0, 0},
+    [ICS_ALGO_COLLNET_CHAIN] = {0, 0, 0}, [ICS_ALGO_PAT] = {8.0, 8.0, 8.0},
+};
+/* PAT's linear part: NCCL adds 2.8 us per rank to its latency ("still a linear part") */
+#define PAT_PER_RANK_US 2.8
+static const double nvls_lat_us[2] = {25.0, 18.0}; /* NVLink, NET */
+
+/* Payload per wire byte of each protocol: LL sends 4 B of data with a 4 B flag; LL128 120 of
+ * every 128 B; Simple all of it. */
+static const double proto_eff[ICS_PROTO_COUNT] = {0.5, 120.0 / 128.0, 1.0};
+
+/* Per-hop latency (us) by link class, [LL, LL128, Simple]: NCCL's hwLatencies. A ring of one
+ * link class uses its RING row for every step. */
 static const double hw_lat_us[3][ICS_ALGO_COUNT][ICS_PROTO_COUNT] = {
     [HW_NVLINK] = {[ICS_ALGO_TREE] = {0.6, 1.25, 4.0},
                    [ICS_ALGO_RING] = {0.6, 1.9, 3.4},
@@ -70,6 +88,42 @@ static const double tree_correction[ICS_PROTO_COUNT][23] = {
 #define NET_OVERHEAD_AMD_US   2.0
 #define RING_PLATEAU          1.4 /* SM80+; 1.9 before: ring Simple latency once pipelined */
 #define RING_PLATEAU_OLD      1.9
+
+/* NCCL's assumed per-NVLink bandwidth (GB/s) by architecture: what its kernels achieve. */
+static double nccl_link_gbps(const char *arch)
+{
+    if (strcmp(arch, "sm100") == 0)
+        return 40.1;
+    if (strcmp(arch, "sm90") == 0)
+        return 20.6;
+    return 20.0; /* sm60, sm70, sm80 */
+}
+
+double ics_tuner_nccl_nvls_eff(const ics_tuner *tu)
+{
+    /* NCCL's NVLS efficiency: 0.85 on Hopper, 0.74 on Blackwell */
+    return strcmp(tu->arch, "sm100") == 0 ? 0.74 : 0.85;
+}
+
+double ics_tuner_nccl_proto_eff(ics_coll_proto proto)
+{
+    return proto_eff[proto];
+}
+
+double ics_tuner_nccl_wire_factor(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto)
+{
+    double f = 1.0 / proto_eff[proto];
+    if (tu->ring_class == 0 || algo == ICS_ALGO_NVLS)
+        f /= tu->kernel_eff;
+    if (algo == ICS_ALGO_NVLS) /* reduce-scatter up with ld_reduce, multicast down: 1 + 1/n */
+        f *= (1.0 + 1.0 / tu->n) / ics_tuner_nccl_nvls_eff(tu);
+    return f;
+}
+
+bool ics_tuner_nccl_sm90_or_later(const ics_tuner *tu)
+{
+    return strcmp(tu->arch, "sm90") == 0 || strcmp(tu->arch, "sm100") == 0;
+}
 
 static int arch_index(const ics_tuner *tu)
 {
@@ -148,8 +202,24 @@ static double nvlink_payload(const ics_tuner *tu)
     return g->nvlink ? ics_link_packet_efficiency(g->nvlink) : 1.0;
 }
 
+/* What NCCL's kernels achieve on NVLink, against what our links carry after packet headers:
+ * applied as extra wire bytes on NVLink routes. */
+static void nccl_kernel_rate(ics_tuner *tu)
+{
+    const ics_hw_gpu_type *g = ics_hw_node_of(ics_topo_hw(tu->t))->gpu_type;
+    int links;
+    uint64_t nv = ics_topo_dev_bw(tu->t, tu->ranks[0], ICS_CHAN_NVLINK, &links);
+    tu->nvlink_gbps = nccl_link_gbps(g->arch);
+    tu->kernel_eff = 1.0;
+    if (links > 0 && g->nvlink) {
+        double per_link = nv / 1e9 / links * ics_link_packet_efficiency(g->nvlink);
+        tu->kernel_eff = MIN(1.0, nccl_link_gbps(g->arch) / per_link);
+    }
+}
+
 void ics_tuner_nccl_init(ics_tuner *tu)
 {
+    nccl_kernel_rate(tu);
     ics_algo_nodes g;
     ics_algo_nodes_init(tu->t, tu->ranks, tu->n, &g);
     tu->nnodes = g.nnodes;
@@ -204,9 +274,28 @@ ics_time ics_tuner_nccl_hop_lat(const ics_tuner *tu, ics_coll_algo algo, ics_col
     return (ics_time)llround(us * ICS_PS_PER_US);
 }
 
+ics_time ics_tuner_nccl_base_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto)
+{
+    double us = base_lat_us[algo][proto] + (algo == ICS_ALGO_PAT ? tu->n * PAT_PER_RANK_US : 0);
+    return (ics_time)llround(us * ICS_PS_PER_US);
+}
+
 static double base_us(const ics_tuner *tu, ics_coll_algo a, ics_coll_proto p)
 {
-    return ics_time_to_us(ics_tuner_base_lat(tu, a, p));
+    return ics_time_to_us(ics_tuner_nccl_base_lat(tu, a, p));
+}
+
+bool ics_tuner_nccl_mixed_legs(ics_coll_algo algo)
+{
+    return algo == ICS_ALGO_TREE || algo == ICS_ALGO_NVLS_TREE || algo == ICS_ALGO_COLLNET_DIRECT ||
+           algo == ICS_ALGO_COLLNET_CHAIN || algo == ICS_ALGO_PAT;
+}
+
+ics_time ics_tuner_nccl_step_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto)
+{
+    if (algo == ICS_ALGO_NVLS)
+        return (ics_time)llround(nvls_lat_us[tu->ring_class == 2] * ICS_PS_PER_US);
+    return (ics_time)llround(hw_lat_us[tu->ring_class][ICS_ALGO_RING][proto] * ICS_PS_PER_US);
 }
 
 double ics_tuner_nccl_tree_channel_gbps(const ics_tuner *tu)
@@ -276,8 +365,8 @@ static double nvls_tree_us(const ics_tuner *tu, const ics_coll_req *req)
 {
     int n = tu->n, arch = arch_index(tu);
     /* all-reduce pipelines the reduce and the multicast: twice the NVLS rate */
-    double intra =
-        tu->intra_gbps * ics_tuner_nvls_eff(tu) * (ICS_NVLS_CHANNELS - 1) / ICS_NVLS_CHANNELS * 2;
+    double intra = tu->intra_gbps * ics_tuner_nccl_nvls_eff(tu) * (ICS_NVLS_CHANNELS - 1) /
+                   ICS_NVLS_CHANNELS * 2;
     double inter = tu->net_gbps * (tu->nnodes <= 2 ? 2 : 1);
     double bus =
         MIN(MIN(intra, inter), ICS_NVLS_CHANNELS * per_ch_nvls_tree_gbps[arch][nodes_index(tu)]);
@@ -322,19 +411,37 @@ static double pat_us(const ics_tuner *tu, const ics_coll_req *req)
     return alg > 0 ? lat + (double)req->size_bytes / (1e3 * alg) : INFINITY;
 }
 
-bool ics_tuner_nccl_prices(const ics_tuner *tu, const ics_coll_req *req, ics_coll_algo algo)
+/* True if NCCL prices this combination per leg (the functions above); false for the rest,
+ * priced as one ring of the slowest link class. */
+static bool per_leg(const ics_tuner *tu, const ics_coll_req *req, ics_coll_algo algo)
 {
     if (algo == ICS_ALGO_RING)
         return tu->nnodes > 1 &&
                (req->op == ICS_COLL_ALL_REDUCE || req->op == ICS_COLL_ALL_GATHER ||
                 req->op == ICS_COLL_REDUCE_SCATTER);
-    return algo == ICS_ALGO_TREE || algo == ICS_ALGO_NVLS_TREE || algo == ICS_ALGO_COLLNET_DIRECT ||
-           algo == ICS_ALGO_COLLNET_CHAIN || algo == ICS_ALGO_PAT;
+    return ics_tuner_nccl_mixed_legs(algo);
+}
+
+/* Single-class rings, direct and NVLS: base + steps x hop latency + bytes / ring bandwidth. */
+static double one_class_us(const ics_tuner *tu, const ics_coll_req *req, ics_coll_algo algo,
+                           ics_coll_proto proto)
+{
+    int n = tu->n;
+    double steps = req->op == ICS_COLL_ALL_REDUCE ? 2.0 * (n - 1) : n - 1;
+    double hop = ics_time_to_us(ics_tuner_nccl_step_lat(tu, algo, proto));
+    double lat = algo == ICS_ALGO_NVLS ? hop : base_lat_us[algo][proto] + steps * hop;
+    double bus = ics_coll_busbw_factor(req->op, n);
+    if (algo == ICS_ALGO_NVLS) /* each byte crosses a GPU's links about once each way */
+        bus = 1.0;
+    double gbps = tu->ring_gbps / ics_tuner_nccl_wire_factor(tu, algo, proto);
+    return lat + (double)req->size_bytes * bus / (gbps * 1e3);
 }
 
 double ics_tuner_nccl_estimate_us(const ics_tuner *tu, const ics_coll_req *req, ics_coll_algo algo,
                                   ics_coll_proto proto)
 {
+    if (!per_leg(tu, req, algo))
+        return one_class_us(tu, req, algo, proto);
     /* only Tree and Ring run LL and LL128 */
     if (algo != ICS_ALGO_RING && algo != ICS_ALGO_TREE && proto != ICS_PROTO_SIMPLE)
         return INFINITY;

@@ -1,0 +1,110 @@
+/* The helpers every algorithm's plan uses (algo.h): wire bytes, reduction and hop times, a
+ * channel's charges, pieces of a buffer, ranks grouped by node and their heads. */
+#include "collectives/algo.h"
+
+#include <math.h>
+
+uint64_t ics_algo_wire(const ics_algo_ctx *c, uint64_t payload)
+{
+    return (uint64_t)llround((double)payload * c->wire_factor);
+}
+
+ics_time ics_algo_reduce_time(const ics_algo_ctx *c, uint64_t bytes)
+{
+    return c->reduce_bytes_per_s ? ics_time_serialize(3 * bytes, c->reduce_bytes_per_s) : 0;
+}
+
+void ics_algo_charge(const ics_algo_ctx *c, ics_sched *s, int id, uint64_t bytes, uint64_t ctas,
+                     ics_time syncs)
+{
+    uint64_t cta = c->cta_bytes_per_s * ctas;
+    if (cta > 0)
+        ics_sched_set_floor(s, id, ics_time_serialize(bytes, cta));
+    ics_sched_set_tail(s, id, c->sync_ps * syncs);
+}
+
+ics_time ics_algo_beyond_sync(const ics_algo_ctx *c, ics_time hop_ps)
+{
+    return hop_ps > c->sync_ps ? hop_ps - c->sync_ps : 0;
+}
+
+uint64_t ics_algo_wire_by(double factor, uint64_t payload)
+{
+    return (uint64_t)llround((double)payload * factor);
+}
+
+uint64_t ics_algo_piece(uint64_t total, int parts, int i)
+{
+    uint64_t each = total / (uint64_t)parts;
+    return i + 1 < parts ? each : total - each * (uint64_t)(parts - 1);
+}
+
+ics_time ics_algo_hop_time(const ics_algo_ctx *c, int a, int b, uint64_t wire_bytes,
+                           ics_time *lat_ps)
+{
+    ics_route r;
+    *lat_ps = 0;
+    if (a == b || !ics_route_find(c->t, c->ranks[a], c->ranks[b], 0, &r))
+        return 0;
+    uint64_t bw = 0;
+    for (int p = 0; p < r.n_paths; p++)
+        bw += ics_route_path_bw(c->t, &r.paths[p]);
+    *lat_ps = ics_route_path_latency(c->t, &r.paths[0]);
+    ics_route_clear(&r);
+    return bw ? ics_time_serialize(wire_bytes, bw) : 0;
+}
+
+void ics_algo_nodes_init(const ics_topo *t, const int *ranks, int n, ics_algo_nodes *g)
+{
+    int *node = g_new(int, n), *seen = g_new(int, n), nnodes = 0;
+    for (int r = 0; r < n; r++) {
+        node[r] = ics_topo_dev_get(t, ranks[r])->node;
+        bool known = false;
+        for (int k = 0; k < nnodes && !known; k++)
+            known = seen[k] == node[r];
+        if (!known)
+            seen[nnodes++] = node[r];
+    }
+    g->nnodes = nnodes;
+    g->start = g_new(int, nnodes + 1);
+    g->rank = g_new(int, n);
+    int at = 0;
+    for (int k = 0; k < nnodes; k++) {
+        g->start[k] = at;
+        for (int r = 0; r < n; r++)
+            if (node[r] == seen[k])
+                g->rank[at++] = r;
+    }
+    g->start[nnodes] = at;
+    g_free(node);
+    g_free(seen);
+}
+
+void ics_algo_nodes_clear(ics_algo_nodes *g)
+{
+    g_free(g->start);
+    g_free(g->rank);
+    *g = (ics_algo_nodes){0};
+}
+
+int ics_algo_node_heads(const ics_topo *t, const int *ranks, const ics_algo_nodes *g, int k,
+                        int *heads, int *nics)
+{
+    int count = 0;
+    int *used = g_new(int, ics_algo_nodes_size(g, k));
+    for (int i = g->start[k]; i < g->start[k + 1]; i++) {
+        int nic = ics_route_nic_of_gpu(t, ranks[g->rank[i]]);
+        bool taken = nic < 0;
+        for (int j = 0; j < count && !taken; j++)
+            taken = used[j] == nic;
+        if (taken)
+            continue;
+        used[count] = nic;
+        heads[count] = g->rank[i];
+        if (nics)
+            nics[count] = nic;
+        count++;
+    }
+    g_free(used);
+    return count;
+}
