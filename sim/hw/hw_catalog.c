@@ -7,10 +7,6 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const family_names[] = {"nvlink", "pcie", "infiniband", "ethernet", NULL};
-static const char *const switch_kind_names[] = {"nvswitch", "pcie_switch", "ib_switch",
-                                                "eth_switch", NULL};
-
 /* Line codes: name, data bits, total bits. 242b/256b is PCIe 6.0's FLIT (236 B of TLP and
  * 6 B of DLLP payload in a 256 B FLIT with CRC and FEC). */
 static const struct {
@@ -20,16 +16,6 @@ static const struct {
     {"none", 1, 1},          {"8b/10b", 8, 10},       {"64b/66b", 64, 66},
     {"128b/130b", 128, 130}, {"242b/256b", 242, 256}, {"256b/257b", 256, 257},
 };
-
-const char *ics_link_family_name(ics_link_family f)
-{
-    return (unsigned)f < ICS_LINK_FAMILY_COUNT ? family_names[f] : "?";
-}
-
-const char *ics_switch_kind_name(ics_switch_kind k)
-{
-    return (unsigned)k < ICS_SWITCH_KIND_COUNT ? switch_kind_names[k] : "?";
-}
 
 /* ---- small readers shared by all entries -------------------------------------------------- */
 
@@ -152,12 +138,12 @@ static void read_standard(ics_hw__ld *ld, const cJSON *o, ics_hw_standard *s, bo
     if (!ics_jr_keys(ld->r, o, keys))
         return;
     int fam;
-    if (ics_jr_enum(ld->r, o, "family", fresh, family_names, &fam)) {
+    if (ics_jr_enum(ld->r, o, "family", fresh, ics_hw_family_names, &fam)) {
         /* Entries read before were checked against the family: an override cannot change it. */
         if (!fresh && fam != (int)s->family)
             ics_jr_fail(ld->r, cJSON_GetObjectItemCaseSensitive(o, "family"), "family",
                         "expected \"%s\" (an override cannot change the family), got \"%s\"",
-                        family_names[s->family], family_names[fam]);
+                        ics_hw_family_names[s->family], ics_hw_family_names[fam]);
         s->family = (ics_link_family)fam;
     }
     read_generation(ld, o, fresh, &s->generation);
@@ -270,7 +256,7 @@ static void read_switch(ics_hw__ld *ld, const cJSON *o, ics_hw_switch_type *t, b
     if (!ics_jr_keys(ld->r, o, keys))
         return;
     int kind;
-    if (ics_jr_enum(ld->r, o, "kind", fresh, switch_kind_names, &kind))
+    if (ics_jr_enum(ld->r, o, "kind", fresh, ics_hw_switch_kind_names, &kind))
         t->kind = (ics_switch_kind)kind;
     read_str(ld, o, "name", fresh, &t->product);
     read_int(ld, o, "ports", fresh, 1, 100000, &t->ports);
@@ -281,14 +267,14 @@ static void read_switch(ics_hw__ld *ld, const cJSON *o, ics_hw_switch_type *t, b
     read_str(ld, o, "source", fresh, &t->source);
     if (ics_jr_ok(ld->r) && t->standard && t->standard->family != fam[t->kind])
         ics_jr_fail(ld->r, o, "standard", "expected a standard of family %s for a %s, got \"%s\"",
-                    ics_link_family_name(fam[t->kind]), switch_kind_names[t->kind],
+                    ics_link_family_name(fam[t->kind]), ics_hw_switch_kind_names[t->kind],
                     t->standard->name);
     const cJSON *sharp = cJSON_GetObjectItemCaseSensitive(o, "sharp");
     if (ics_jr_ok(ld->r) && t->sharp &&
         (t->kind == ICS_SWITCH_PCIE || t->kind == ICS_SWITCH_ETHERNET))
         ics_jr_fail(ld->r, sharp ? sharp : o, "sharp",
                     "expected false for a %s (no in-network reduction), got true",
-                    switch_kind_names[t->kind]);
+                    ics_hw_switch_kind_names[t->kind]);
 }
 
 static void read_nic(ics_hw__ld *ld, const cJSON *o, ics_hw_nic_type *n, bool fresh)
@@ -382,11 +368,4 @@ bool ics_hw__read_catalog_sections(ics_hw__ld *ld, const cJSON *obj, bool catalo
             return false;
     }
     return true;
-}
-
-uint64_t ics_hw_standard_bw(const ics_hw_standard *s, int width)
-{
-    double bits =
-        (double)width * s->lanes * s->lane_gbps * 1e9 * s->enc_data_bits / s->enc_total_bits;
-    return (uint64_t)llround(bits / 8.0);
 }

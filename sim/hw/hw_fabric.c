@@ -11,29 +11,6 @@ static const char *const topology_names[] = {"fat-tree", NULL};
 
 #define ICS_HW__MAX_FABRIC_NICS (1 << 24)
 
-/* Fills the sizing parameters of a fat-tree from a validated model. */
-static void fattree_params(const ics_hw *hw, ics_fattree_params *p)
-{
-    const ics_hw_node *node = &hw->node;
-    const ics_hw_fabric *f = &hw->fabric;
-    *p = (ics_fattree_params){.radix = f->radix,
-                              .tiers = f->tiers,
-                              .oversubscription = f->oversubscription,
-                              .rail_optimized = f->rail_optimized,
-                              .nodes_per_unit = f->nodes_per_unit,
-                              .nodes = hw->nodes,
-                              .nics_per_node = node->compute_nics};
-    int per_rail[1024] = {0};
-    for (int i = 0; i < node->n_pcie; i++) {
-        const ics_hw_pcie *e = &node->pcie[i];
-        if (e->kind != ICS_PCIE_NIC || e->role != ICS_NIC_COMPUTE)
-            continue;
-        p->rails = MAX(p->rails, e->rail + 1);
-        per_rail[e->rail]++;
-        p->max_nics_per_rail = MAX(p->max_nics_per_rail, per_rail[e->rail]);
-    }
-}
-
 static void read_switch_params(ics_hw__ld *ld, const cJSON *o, ics_hw_fabric *f)
 {
     f->switch_type = ics_hw__ref_switch(ld, o, "switch");
@@ -122,16 +99,11 @@ bool ics_hw__read_fabric(ics_hw__ld *ld, const cJSON *o)
     ics_fattree_plan plan;
     char *why = NULL;
     if (ics_jr_ok(ld->r)) {
-        fattree_params(hw, &p);
+        ics_hw_fattree_params(hw, &p);
         if (!ics_fattree_plan_make(&p, &plan, &why))
             ics_jr_fail(ld->r, o, NULL, "%s", why);
         g_free(why);
     }
     ics_jr_pop(ld->r, mark);
     return ics_jr_ok(ld->r);
-}
-
-void ics_hw_fattree_params(const ics_hw *hw, ics_fattree_params *p)
-{
-    fattree_params(hw, p);
 }

@@ -1,5 +1,6 @@
-/* Shared between the hardware-model readers (hw.c, hw_catalog.c, hw_node.c, hw_fabric.c);
- * not part of the public interface. Names here carry the ics_hw__ prefix. */
+/* Shared between the hardware-model object (hw.c), its loader (hw_load.c) and readers
+ * (hw_catalog.c, hw_node.c, hw_fabric.c); not part of the public interface. Names here carry
+ * the ics_hw__ prefix. Calls go one way: loader -> readers -> object. */
 #ifndef ICS_HW_INTERNAL_H
 #define ICS_HW_INTERNAL_H
 
@@ -25,8 +26,17 @@ typedef struct {
     ics_jr *r;
 } ics_hw__ld;
 
+/* ---- the object (hw.c) ---- */
+
+/* An empty model loaded from `path` (transfer full; ics_hw_free). */
+ics_hw *ics_hw__new(const char *path);
 /* Interns a string in the model (transfer none; lives as long as hw). */
 const char *ics_hw__str(ics_hw *hw, const char *s);
+/* The names the readers accept, indexed by ics_link_family / ics_switch_kind, NULL-terminated. */
+extern const char *const ics_hw_family_names[ICS_LINK_FAMILY_COUNT + 1];
+extern const char *const ics_hw_switch_kind_names[ICS_SWITCH_KIND_COUNT + 1];
+
+/* ---- the readers (hw_catalog.c, hw_node.c, hw_fabric.c), called by the loader (hw_load.c) ---- */
 
 /* Reads the catalog sections (standards, gpus, switches, nics, cpus) present in obj: new names
  * add complete entries, known names override the keys given. In node and cluster files
