@@ -36,33 +36,33 @@ extern const ics_net_ops ics_net_packet_ops;
 
 /* ---- packet sizes ------------------------------------------------------------------------- */
 
-static pk_chan *chan_of(const pk_flow *f, int h)
+static ics_pk_chan *chan_of(const ics_pk_flow *f, int h)
 {
     return f->hops[h].ch;
 }
 
-static uint32_t hop_payload(const pk_hop *hop, uint64_t k)
+static uint32_t hop_payload(const ics_pk_hop *hop, uint64_t k)
 {
     return k + 1 < hop->npk ? hop->payload : hop->last_payload;
 }
 
 /* Wire bytes and serialization time of packet k on a hop: cached for full packets. */
-static uint64_t hop_wire(const pk_hop *hop, uint64_t k)
+static uint64_t hop_wire(const ics_pk_hop *hop, uint64_t k)
 {
     if (k + 1 < hop->npk)
         return hop->wire_full;
     return ics_net_wire_bytes(hop->ch->net->t, hop->ch->id, hop->last_payload);
 }
 
-static ics_time hop_ser(const pk_hop *hop, uint64_t k)
+static ics_time hop_ser(const ics_pk_hop *hop, uint64_t k)
 {
     if (k + 1 < hop->npk)
         return hop->ser_full;
     return ics_time_serialize(hop_wire(hop, k), hop->ch->bw);
 }
 
-/* Not through hop->npk: see pk_hop. */
-ics_time pk_hop_ser_last(const pk_hop *hop)
+/* Not through hop->npk: see ics_pk_hop. */
+ics_time ics_pk_hop_ser_last(const ics_pk_hop *hop)
 {
     uint64_t wire = ics_net_wire_bytes(hop->ch->net->t, hop->ch->id, hop->last_payload);
     return ics_time_serialize(wire, hop->ch->bw);
@@ -70,13 +70,13 @@ ics_time pk_hop_ser_last(const pk_hop *hop)
 
 /* ---- flow completion ---------------------------------------------------------------------- */
 
-static void xfer_flow_done(pk_net *n, pk_xfer *x)
+static void xfer_flow_done(ics_pk_net *n, ics_pk_xfer *x)
 {
     if (--x->pending > 0)
         return;
     n->stats.transfers++;
-    if (x->join)
-        pk_join_free(x->join);
+    if (x->cleanup)
+        x->cleanup(x);
     ics_net_done_fn done = x->done;
     void *ctx = x->ctx;
     uint64_t tag = x->tag;
@@ -85,13 +85,13 @@ static void xfer_flow_done(pk_net *n, pk_xfer *x)
         done(n->e, ctx, tag);
 }
 
-void pk_flow_finish(pk_flow *f)
+void ics_pk_flow_finish(ics_pk_flow *f)
 {
     for (int h = 0; h < f->n_hops; h++)
         chan_of(f, h)->active--;
-    pk_xfer *x = f->x;
-    pk_net *n = f->net;
-    if (f->sink == NULL)
+    ics_pk_xfer *x = f->x;
+    ics_pk_net *n = f->net;
+    if (f->deliver == NULL)
         n->stats.bytes_delivered += (f->npk - 1) * (uint64_t)f->payload + f->last_payload;
     g_free(f);
     xfer_flow_done(n, x);
@@ -99,28 +99,29 @@ void pk_flow_finish(pk_flow *f)
 
 static void ev_deliver(ics_engine *e, void *ctx, uint64_t count)
 {
-    pk_flow *f = ctx;
-    pk_join *j = f->sink;
+    ics_pk_flow *f = ctx;
+    ics_pk_deliver_fn deliver = f->deliver;
+    void *sink = f->sink;
     int in = f->sink_index;
     f->delivered += count;
     g_assert(f->delivered <= f->npk);
     if (f->delivered == f->npk)
-        pk_flow_finish(f); /* not the join's end: its outputs wait for this delivery */
-    if (j)
-        pk_join_deliver(j, in, count);
+        ics_pk_flow_finish(f); /* not the sink's end: a join's outputs wait for this delivery */
+    if (deliver)
+        deliver(sink, in, count);
 }
 
 /* ---- packets ------------------------------------------------------------------------------ */
 
 static void ev_credit(ics_engine *e, void *ctx, uint64_t bytes)
 {
-    pk_chan *c = ctx;
+    ics_pk_chan *c = ctx;
     c->credits += (int64_t)bytes;
     g_assert(c->credits <= c->capacity); /* a credit returned twice is a bug */
-    pk_chan_kick(c);
+    ics_pk_chan_kick(c);
 }
 
-void pk_chan_enqueue(pk_chan *c, pk_hop *hop)
+void ics_pk_chan_enqueue(ics_pk_chan *c, ics_pk_hop *hop)
 {
     if (hop->queued)
         return;
@@ -135,16 +136,16 @@ void pk_chan_enqueue(pk_chan *c, pk_hop *hop)
 
 static void ev_arrive(ics_engine *e, void *ctx, uint64_t unused)
 {
-    pk_hop *hop = ctx;
+    ics_pk_hop *hop = ctx;
     hop->ready++;
-    pk_chan_enqueue(hop->ch, hop);
-    pk_chan_kick(hop->ch);
+    ics_pk_chan_enqueue(hop->ch, hop);
+    ics_pk_chan_kick(hop->ch);
 }
 
 static void ev_tx_end(ics_engine *e, void *ctx, uint64_t unused)
 {
-    pk_hop *hop = ctx;
-    pk_chan *c = hop->ch;
+    ics_pk_hop *hop = ctx;
+    ics_pk_chan *c = hop->ch;
     uint64_t k = hop->done++;
     c->tx_busy = false;
     c->bytes += hop_payload(hop, k);
@@ -160,20 +161,20 @@ static void ev_tx_end(ics_engine *e, void *ctx, uint64_t unused)
             ics_engine_after(e, 2 * c->latency_ps, ev_credit, c, hop_wire(hop, k));
         ics_engine_after(e, c->latency_ps, ev_deliver, hop->flow, 1);
     }
-    pk_chan_kick(c);
+    ics_pk_chan_kick(c);
 }
 
 static void ev_kick(ics_engine *e, void *ctx, uint64_t unused)
 {
-    pk_chan *c = ctx;
+    ics_pk_chan *c = ctx;
     c->kick_pending = false;
-    pk_chan_kick(c);
+    ics_pk_chan_kick(c);
 }
 
 /* Starts the next packet on an idle channel: round-robin over the queued flows. */
-void pk_chan_kick(pk_chan *c)
+void ics_pk_chan_kick(ics_pk_chan *c)
 {
-    pk_net *n = c->net;
+    ics_pk_net *n = c->net;
     ics_time now = ics_engine_now(n->e);
     if (!c->head)
         return;
@@ -184,7 +185,7 @@ void pk_chan_kick(pk_chan *c)
         }
         return;
     }
-    pk_hop *hop = c->head;
+    ics_pk_hop *hop = c->head;
     uint64_t wire = hop_wire(hop, hop->started);
     ics_time ser = hop_ser(hop, hop->started);
     if (!c->unlimited && c->credits < (int64_t)wire) {
@@ -200,7 +201,7 @@ void pk_chan_kick(pk_chan *c)
         c->tail = NULL;
     hop->queued = false;
     if (hop->ready > 0) /* back of the queue: round-robin */
-        pk_chan_enqueue(c, hop);
+        ics_pk_chan_enqueue(c, hop);
     c->busy_until = now + ser;
     c->tx_busy = true;
     ics_engine_after(n->e, ser, ev_tx_end, hop, 0);
@@ -209,10 +210,10 @@ void pk_chan_kick(pk_chan *c)
 /* ---- trains ------------------------------------------------------------------------------- */
 
 /* True if no other flow uses any channel of f's path and nothing is queued there. */
-static bool path_is_free(const pk_flow *f)
+static bool path_is_free(const ics_pk_flow *f)
 {
     for (int h = 0; h < f->n_hops; h++) {
-        const pk_chan *c = chan_of(f, h);
+        const ics_pk_chan *c = chan_of(f, h);
         if (c->active > 1 || c->head)
             return false;
     }
@@ -220,7 +221,7 @@ static bool path_is_free(const pk_flow *f)
 }
 
 /* Serialization times of a full packet per hop and their maximum. */
-static ics_time pipeline_times(const pk_flow *f, ics_time *s_full, ics_time *lambda)
+static ics_time pipeline_times(const ics_pk_flow *f, ics_time *s_full, ics_time *lambda)
 {
     const ics_topo *t = f->net->t;
     ics_time max_s = 0;
@@ -241,9 +242,9 @@ static void ev_train(ics_engine *e, void *ctx, uint64_t unused);
  * train that began at t0 with packets k0+1.. departs packet j from hop h at
  *   t0 + sum_{i<=h} s_i + sum_{i<h} lambda_i + (j - 1 - k0) * max_s
  * (the tandem of net.h; the last, shorter packet is exact through ics_net_idle_path_time). */
-static void train_commit(pk_flow *f)
+static void train_commit(ics_pk_flow *f)
 {
-    pk_net *n = f->net;
+    ics_pk_net *n = f->net;
     ics_time s[ICS_ROUTE_MAX_HOPS], lambda[ICS_ROUTE_MAX_HOPS];
     ics_time max_s = pipeline_times(f, s, lambda);
     uint64_t per_train = MAX(1, n->p.train_bytes / f->payload);
@@ -255,7 +256,7 @@ static void train_commit(pk_flow *f)
     for (int h = 0; h < f->n_hops; h++) {
         off += s[h];
         ics_time end = f->train_t0 + off + (ics_time)(k_end - 1 - f->train_k0) * max_s;
-        pk_chan *c = chan_of(f, h);
+        ics_pk_chan *c = chan_of(f, h);
         c->busy_until = MAX(c->busy_until, end);
         /* held from this train's first packet on, for trains that come to share it */
         ics_cal_mark(&c->cal, ics_engine_now(n->e),
@@ -288,22 +289,22 @@ static void train_commit(pk_flow *f)
 }
 
 /* Hands the packets not yet committed to the per-packet machinery, ready at hop 0. */
-static void to_packets(pk_flow *f)
+static void to_packets(ics_pk_flow *f)
 {
-    pk_hop *hop = &f->hops[0];
+    ics_pk_hop *hop = &f->hops[0];
     g_assert(f->npk < UINT32_MAX); /* per_packet modes are chosen by code, never by users */
     hop->ready = (uint32_t)(f->npk - f->committed);
     if (hop->ready == 0)
         return;
     for (int h = 1; h < f->n_hops; h++) /* no train packet waits at a later hop */
         f->hops[h].ready = 0;
-    pk_chan_enqueue(hop->ch, hop);
-    pk_chan_kick(hop->ch);
+    ics_pk_chan_enqueue(hop->ch, hop);
+    ics_pk_chan_kick(hop->ch);
 }
 
 /* Begins a closed-form pipeline of f's remaining packets late enough that every hop is past
  * any earlier reservation. */
-static void pipeline_begin(pk_flow *f)
+static void pipeline_begin(ics_pk_flow *f)
 {
     ics_time s[ICS_ROUTE_MAX_HOPS], lambda[ICS_ROUTE_MAX_HOPS], off = 0;
     pipeline_times(f, s, lambda);
@@ -320,7 +321,7 @@ static void pipeline_begin(pk_flow *f)
 
 /* The packets of a flow's next turn, `left` of npk to go: 1/train_share of npk, half of
  * what is left near the end, at least TRAIN_MIN_PACKETS, at most train_bytes. */
-uint64_t pk_bt_natural(const pk_net *n, uint64_t left, uint64_t npk, uint32_t payload)
+uint64_t ics_pk_bt_natural(const ics_pk_net *n, uint64_t left, uint64_t npk, uint32_t payload)
 {
     uint64_t k = (npk + n->p.train_share - 1) / n->p.train_share;
     k = MIN(k, (left + 1) / 2); /* the last turns halve, so that a flow ends precisely */
@@ -330,12 +331,12 @@ uint64_t pk_bt_natural(const pk_net *n, uint64_t left, uint64_t npk, uint32_t pa
 
 /* Turns on a channel are as long as the shortest any of its flows takes (bytes), so that flows
  * of different sizes share it round-robin rather than in proportion to their sizes. */
-uint64_t pk_bt_limit(const pk_chan *c, ics_time now, uint64_t bytes)
+uint64_t ics_pk_bt_limit(const ics_pk_chan *c, ics_time now, uint64_t bytes)
 {
     return c->turn_until > now ? MIN(bytes, c->turn_bytes) : bytes;
 }
 
-void pk_bt_claim(pk_chan *c, ics_time now, uint64_t bytes, ics_time until)
+void ics_pk_bt_claim(ics_pk_chan *c, ics_time now, uint64_t bytes, ics_time until)
 {
     if (c->turn_until <= now || bytes < c->turn_bytes) {
         c->turn_bytes = bytes;
@@ -345,35 +346,35 @@ void pk_bt_claim(pk_chan *c, ics_time now, uint64_t bytes, ics_time until)
     }
 }
 
-pk_bt_shape pk_bt_shape_of(uint64_t committed, uint64_t k, uint64_t npk)
+ics_pk_bt_shape ics_pk_bt_shape_of(uint64_t committed, uint64_t k, uint64_t npk)
 {
     bool has_last = committed + k == npk;
-    return (pk_bt_shape){.n_full = k - has_last, .has_last = has_last};
+    return (ics_pk_bt_shape){.n_full = k - has_last, .has_last = has_last};
 }
 
-/* Commits f's next turn over its whole path (pk_bt_chan at each hop). The turn after it is
+/* Commits f's next turn over its whole path (ics_pk_bt_chan at each hop). The turn after it is
  * decided when this one starts at f's most delayed hop, less the time the buffer in front of
  * that hop holds: a flow keeps about one turn queued at its bottleneck, and runs ahead into
  * buffers as its packets would. Its deliveries are batched into one event, at its last. */
-static void bt_send(pk_flow *f)
+static void bt_send(ics_pk_flow *f)
 {
-    pk_net *n = f->net;
+    ics_pk_net *n = f->net;
     ics_time now = ics_engine_now(n->e);
-    uint64_t k = pk_bt_natural(n, f->npk - f->committed, f->npk, f->payload);
+    uint64_t k = ics_pk_bt_natural(n, f->npk - f->committed, f->npk, f->payload);
     uint64_t natural = k * f->payload, turn = natural;
     for (int h = 0; h < f->n_hops; h++)
-        turn = pk_bt_limit(chan_of(f, h), now, turn);
+        turn = ics_pk_bt_limit(chan_of(f, h), now, turn);
     k = MIN(k, MAX(1, turn / f->payload));
-    pk_bt_shape sh = pk_bt_shape_of(f->committed, k, f->npk);
+    ics_pk_bt_shape sh = ics_pk_bt_shape_of(f->committed, k, f->npk);
     uint64_t bytes = k * (uint64_t)f->payload - (sh.has_last ? f->payload - f->last_payload : 0);
-    pk_bt_span sp = {now, now, now};
+    ics_pk_bt_span sp = {now, now, now};
     ics_time lambda = 0, off = 0, next = now;
     for (int h = 0; h < f->n_hops; h++) {
-        pk_hop *hop = &f->hops[h];
-        pk_chan *c = hop->ch;
-        ics_time s_last = sh.has_last ? pk_hop_ser_last(hop) : hop->ser_full;
+        ics_pk_hop *hop = &f->hops[h];
+        ics_pk_chan *c = hop->ch;
+        ics_time s_last = sh.has_last ? ics_pk_hop_ser_last(hop) : hop->ser_full;
         ics_time held;
-        sp = pk_bt_chan(c, now, sp, lambda, hop->ser_full, s_last, sh, &held);
+        sp = ics_pk_bt_chan(c, now, sp, lambda, hop->ser_full, s_last, sh, &held);
         c->bytes += bytes;
         /* off: when the first packet would start here on an idle path */
         next = MAX(next, held - off - (h > 0 ? f->hops[h - 1].ch->buffer_ps : 0));
@@ -382,7 +383,7 @@ static void bt_send(pk_flow *f)
     }
     ics_time at = sp.last + lambda;
     for (int h = 0; h < f->n_hops; h++)
-        pk_bt_claim(chan_of(f, h), now, natural, at);
+        ics_pk_bt_claim(chan_of(f, h), now, natural, at);
     f->committed += k;
     f->bt_undelivered += k;
     f->bt_deliver_at = MAX(f->bt_deliver_at, at);
@@ -400,7 +401,7 @@ static void bt_send(pk_flow *f)
  * (a new pipeline if the last train was bounded). */
 static void ev_train(ics_engine *e, void *ctx, uint64_t unused)
 {
-    pk_flow *f = ctx;
+    ics_pk_flow *f = ctx;
     if (!path_is_free(f)) {
         if (f->net->p.per_packet_shared)
             to_packets(f);
@@ -423,10 +424,10 @@ static void ev_train(ics_engine *e, void *ctx, uint64_t unused)
  * the same instant is counted on its channels before any of them decides. */
 static void ev_start(ics_engine *e, void *ctx, uint64_t unused)
 {
-    pk_flow *f = ctx;
-    pk_net *n = f->net;
+    ics_pk_flow *f = ctx;
+    ics_pk_net *n = f->net;
     /* into a switch's join, packets must reach it one by one to be pipelined through it */
-    if (n->p.per_packet || f->sink || (n->p.per_packet_shared && !path_is_free(f))) {
+    if (n->p.per_packet || f->deliver || (n->p.per_packet_shared && !path_is_free(f))) {
         to_packets(f);
         return;
     }
@@ -438,7 +439,7 @@ static void ev_start(ics_engine *e, void *ctx, uint64_t unused)
     train_commit(f);
 }
 
-void pk_flow_start(pk_flow *f)
+void ics_pk_flow_start(ics_pk_flow *f)
 {
     if (!f->fed)
         ics_engine_after(f->net->e, 0, ev_start, f, 0);
@@ -446,10 +447,10 @@ void pk_flow_start(pk_flow *f)
 
 /* ---- flows, sends ------------------------------------------------------------------------- */
 
-pk_flow *pk_flow_new(pk_net *n, pk_xfer *x, const int *chans, int n_hops, uint64_t bytes,
-                     uint32_t payload)
+ics_pk_flow *ics_pk_flow_new(ics_pk_net *n, ics_pk_xfer *x, const int *chans, int n_hops,
+                             uint64_t bytes, uint32_t payload)
 {
-    pk_flow *f = g_malloc0(sizeof(pk_flow) + sizeof(pk_hop) * (size_t)n_hops);
+    ics_pk_flow *f = g_malloc0(sizeof(ics_pk_flow) + sizeof(ics_pk_hop) * (size_t)n_hops);
     f->net = n;
     f->x = x;
     f->n_hops = n_hops;
@@ -457,36 +458,36 @@ pk_flow *pk_flow_new(pk_net *n, pk_xfer *x, const int *chans, int n_hops, uint64
     f->npk = (bytes + payload - 1) / payload;
     f->last_payload = (uint32_t)(bytes - (f->npk - 1) * payload);
     ics_time now = ics_engine_now(n->e);
-    uint64_t turn = pk_bt_natural(n, f->npk, f->npk, payload) * payload;
+    uint64_t turn = ics_pk_bt_natural(n, f->npk, f->npk, payload) * payload;
     for (int h = 0; h < n_hops; h++) {
-        pk_hop *hop = &f->hops[h];
+        ics_pk_hop *hop = &f->hops[h];
         hop->flow = f;
         hop->h = (uint16_t)h;
         hop->last = h + 1 == n_hops;
         hop->ch = &n->chans[chans[h]];
-        hop->npk = (uint32_t)f->npk; /* per packet only: see pk_hop */
+        hop->npk = (uint32_t)f->npk; /* per packet only: see ics_pk_hop */
         hop->payload = payload;
         hop->last_payload = f->last_payload;
         hop->wire_full = (uint32_t)ics_net_wire_bytes(n->t, chans[h], payload);
         hop->ser_full = ics_net_ser(n->t, chans[h], payload);
         chan_of(f, h)->active++;
-        /* its turn counts before any flow started at this instant takes one (pk_bt_limit) */
-        pk_bt_claim(hop->ch, now, turn, now + 1);
+        /* its turn counts before any flow started at this instant takes one (ics_pk_bt_limit) */
+        ics_pk_bt_claim(hop->ch, now, turn, now + 1);
     }
     x->pending++;
     return f;
 }
 
-void pk_ev_done_now(ics_engine *e, void *ctx, uint64_t unused)
+void ics_pk_ev_done_now(ics_engine *e, void *ctx, uint64_t unused)
 {
-    pk_xfer *x = ctx;
+    ics_pk_xfer *x = ctx;
     x->pending = 1;
     xfer_flow_done(x->net, x);
 }
 
-pk_xfer *pk_xfer_new(pk_net *n, ics_net_done_fn done, void *ctx, uint64_t tag)
+ics_pk_xfer *ics_pk_xfer_new(ics_pk_net *n, ics_net_done_fn done, void *ctx, uint64_t tag)
 {
-    pk_xfer *x = g_new0(pk_xfer, 1);
+    ics_pk_xfer *x = g_new0(ics_pk_xfer, 1);
     x->net = n;
     x->done = done;
     x->ctx = ctx;
@@ -495,7 +496,7 @@ pk_xfer *pk_xfer_new(pk_net *n, ics_net_done_fn done, void *ctx, uint64_t tag)
 }
 
 /* Load of a route: the busiest channel it crosses (flows routed over it), then the sum. */
-static uint64_t route_load(const pk_net *n, const ics_route *r)
+static uint64_t route_load(const ics_pk_net *n, const ics_route *r)
 {
     uint64_t worst = 0, sum = 0;
     for (int i = 0; i < r->n_paths; i++)
@@ -512,7 +513,7 @@ static uint64_t route_load(const pk_net *n, const ics_route *r)
  * away from busy uplinks (decided once per transfer here, not per packet). */
 #define ADAPTIVE_CHOICES 16
 
-static void pick_route(pk_net *n, const ics_net_xfer *xf, ics_route *r)
+static void pick_route(ics_pk_net *n, const ics_net_xfer *xf, ics_route *r)
 {
     bool ok = ics_route_find(n->t, xf->src, xf->dst, xf->flow_hash, r);
     g_assert(ok); /* every GPU pair of a validated model is routable */
@@ -534,14 +535,14 @@ static void pick_route(pk_net *n, const ics_net_xfer *xf, ics_route *r)
 }
 
 /* Splits bytes over a route's paths by weight, in whole packets; the last path takes the rest. */
-static void pk_send(ics_net *net, const ics_net_xfer *xf)
+void ics_pk_send(ics_net *net, const ics_net_xfer *xf)
 {
-    pk_net *n = (pk_net *)net;
-    pk_xfer *x = pk_xfer_new(n, xf->done, xf->ctx, xf->tag);
+    ics_pk_net *n = (ics_pk_net *)net;
+    ics_pk_xfer *x = ics_pk_xfer_new(n, xf->done, xf->ctx, xf->tag);
     ics_route r = {0};
     if (xf->src != xf->dst && xf->bytes > 0)
         pick_route(n, xf, &r);
-    pk_flow *flows[64]; /* a route has at most 64 paths: one per NVLink bond (hw_catalog.c) */
+    ics_pk_flow *flows[64]; /* a route has at most 64 paths: one per NVLink bond (hw_catalog.c) */
     int nf = 0;
     uint64_t left = xf->bytes;
     for (int i = 0; i < r.n_paths && left > 0 && nf < 64; i++) {
@@ -553,15 +554,15 @@ static void pk_send(ics_net *net, const ics_net_xfer *xf)
         if (share == 0)
             continue;
         left -= share;
-        flows[nf++] = pk_flow_new(n, x, p->chans, p->n_hops, share, payload);
+        flows[nf++] = ics_pk_flow_new(n, x, p->chans, p->n_hops, share, payload);
     }
     ics_route_clear(&r);
     if (nf == 0) {
-        ics_engine_after(n->e, 0, pk_ev_done_now, x, 0);
+        ics_engine_after(n->e, 0, ics_pk_ev_done_now, x, 0);
         return;
     }
     for (int i = 0; i < nf; i++)
-        pk_flow_start(flows[i]);
+        ics_pk_flow_start(flows[i]);
 }
 
 /* ---- the backend -------------------------------------------------------------------------- */
@@ -578,9 +579,9 @@ static uint64_t largest_payload(const ics_topo *t, uint32_t packet_bytes)
     return m;
 }
 
-static ics_net *pk_create(const ics_topo *t, ics_engine *e, const ics_net_params *p)
+ics_net *ics_pk_create(const ics_topo *t, ics_engine *e, const ics_net_params *p)
 {
-    pk_net *n = g_new0(pk_net, 1);
+    ics_pk_net *n = g_new0(ics_pk_net, 1);
     n->base.ops = &ics_net_packet_ops;
     n->t = t;
     n->e = e;
@@ -590,10 +591,10 @@ static ics_net *pk_create(const ics_topo *t, ics_engine *e, const ics_net_params
     if (n->p.train_share == 0)
         n->p.train_share = DEFAULT_TRAIN_SHARE;
     int nc = ics_topo_nchans(t);
-    n->chans = g_new0(pk_chan, nc);
+    n->chans = g_new0(ics_pk_chan, nc);
     uint64_t biggest = largest_payload(t, p->packet_bytes);
     for (int c = 0; c < nc; c++) {
-        pk_chan *ch = &n->chans[c];
+        ics_pk_chan *ch = &n->chans[c];
         ch->net = n;
         ch->id = c;
         uint64_t buf =
@@ -610,32 +611,21 @@ static ics_net *pk_create(const ics_topo *t, ics_engine *e, const ics_net_params
     return (ics_net *)n;
 }
 
-static void pk_destroy(ics_net *net)
+void ics_pk_destroy(ics_net *net)
 {
-    pk_net *n = (pk_net *)net;
+    ics_pk_net *n = (ics_pk_net *)net;
     for (int c = 0; c < ics_topo_nchans(n->t); c++)
         ics_cal_clear(&n->chans[c].cal);
     g_free(n->chans);
     g_free(n);
 }
 
-static void pk_stats(const ics_net *net, ics_net_stats *out)
+void ics_pk_stats(const ics_net *net, ics_net_stats *out)
 {
-    *out = ((const pk_net *)net)->stats;
+    *out = ((const ics_pk_net *)net)->stats;
 }
 
-static uint64_t pk_chan_bytes(const ics_net *net, int chan)
+uint64_t ics_pk_chan_bytes(const ics_net *net, int chan)
 {
-    return ((const pk_net *)net)->chans[chan].bytes;
+    return ((const ics_pk_net *)net)->chans[chan].bytes;
 }
-
-const ics_net_ops ics_net_packet_ops = {
-    .name = "packet",
-    .create = pk_create,
-    .destroy = pk_destroy,
-    .send = pk_send,
-    .multicast = pk_multicast,
-    .reduce = pk_reduce,
-    .stats = pk_stats,
-    .chan_bytes = pk_chan_bytes,
-};
