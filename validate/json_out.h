@@ -1,0 +1,48 @@
+/* json_out.h: the JSON files icsim-validate writes. A collective run uses the schema of the
+ * measurement files in validate/data/nccl/ (id, source_desc, date, hardware, nccl_version,
+ * env, command, collective, kernel, kernel_params, n_rows, rows[]); a p2p run writes a
+ * "p2p_matrix". Numbers are rounded as the table prints them, so "raw" and the fields agree.
+ * cJSON stays inside json_out.c: callers get text. */
+#ifndef ICSV_JSON_OUT_H
+#define ICSV_JSON_OUT_H
+
+#include "icsv.h"
+
+#include <glib.h>
+
+typedef struct icsv_coll_report {
+    const char *hostname;
+    const char *date_iso; /* ISO 8601, e.g. "2026-02-03T10:11:12Z" */
+    const icsv_hw *hw;
+    const char *nccl_version; /* "2.27.3"; NULL writes null */
+    const char *command;      /* argv joined */
+    icsv_op op;
+    const char *kernel;        /* "icsim-simple-ring", "icsim-direct", "nccl", "icsim-nvls" ... */
+    icsv_kernel_params params; /* fields that are 0 do not apply and are written as null */
+    const icsv_row *rows;
+    size_t n_rows;
+} icsv_coll_report;
+
+typedef struct icsv_p2p_report {
+    const icsv_hw *hw;
+    const double *uni_gbps, *bi_gbps, *lat_us; /* ngpus x ngpus, row-major, [from][to] */
+    const char *copy;                          /* "sm" or "ce" */
+    uint64_t bytes;                            /* per copy */
+} icsv_p2p_report;
+
+/* The report's id: "<host>_<n>gpu_<collective>_<kernel>_<yyyymmdd>", lower case, characters
+ * other than [a-z0-9] as '_'. Transfer full: g_free. */
+char *icsv_json_coll_id(const icsv_coll_report *r);
+
+/* The documents, pretty-printed, ending in a newline. Transfer full: g_free. */
+char *icsv_json_coll_text(const icsv_coll_report *r);
+char *icsv_json_p2p_text(const icsv_p2p_report *r);
+
+/* Writes text to path atomically (a temporary file renamed over it). False with a GError
+ * "PATH: reason" when it cannot. */
+bool icsv_json_save(const char *path, const char *text, GError **err);
+
+/* "icsim-validate 0.1.0 on HOST". Transfer full: g_free. */
+char *icsv_source_desc(const char *hostname);
+
+#endif /* ICSV_JSON_OUT_H */

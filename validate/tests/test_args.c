@@ -1,0 +1,165 @@
+/* The command line: defaults, every flag, and the bad-input rule (a message naming the flag,
+ * never a crash). */
+#include "args.h"
+
+#include <string.h>
+
+static bool parse(const char *line, icsv_args *a, GError **err)
+{
+    char **argv = g_strsplit(line, " ", -1);
+    bool ok = icsv_args_parse((int)g_strv_length(argv), argv, a, err);
+    g_strfreev(argv);
+    return ok;
+}
+
+static void test_collective(void)
+{
+    icsv_args a;
+    g_assert_true(parse("icsim-validate collective all_reduce -b 8 -e 8G -f 2 --kernel all "
+                        "--json out.json -g 4 -n 50 -w 5 -c 0 --ctas 32 --unroll 8 --chunk 1M "
+                        "--slices 4 -d bfloat16 -o sum",
+                        &a, NULL));
+    g_assert_cmpint(a.mode, ==, ICSV_MODE_COLLECTIVE);
+    g_assert_cmpint(a.op, ==, ICSV_OP_ALL_REDUCE);
+    g_assert_cmpint(a.kernel, ==, ICSV_KERNEL_ALL);
+    g_assert_cmpint(a.dtype, ==, ICSV_BF16);
+    g_assert_cmpuint(a.min_bytes, ==, 8);
+    g_assert_cmpuint(a.max_bytes, ==, 8ull << 30);
+    g_assert_cmpuint(a.step_factor, ==, 2);
+    g_assert_cmpint(a.ngpus, ==, 4);
+    g_assert_cmpint(a.iters, ==, 50);
+    g_assert_cmpint(a.warmup, ==, 5);
+    g_assert_false(a.check);
+    g_assert_cmpint(a.params.ctas, ==, 32);
+    g_assert_cmpint(a.params.unroll, ==, 8);
+    g_assert_cmpuint(a.params.chunk_bytes, ==, 1 << 20);
+    g_assert_cmpint(a.params.slices, ==, 4);
+    g_assert_cmpstr(a.json_path, ==, "out.json");
+    g_assert_true(g_str_has_prefix(a.command, "icsim-validate collective all_reduce -b 8"));
+    icsv_args_clear(&a);
+    icsv_args_clear(&a); /* twice is harmless */
+}
+
+static void test_defaults(void)
+{
+    icsv_args a;
+    g_assert_true(parse("icsim-validate collective --op alltoall", &a, NULL));
+    g_assert_cmpint(a.op, ==, ICSV_OP_ALLTOALL);
+    g_assert_cmpint(a.kernel, ==, ICSV_KERNEL_ICSIM);
+    g_assert_cmpint(a.dtype, ==, ICSV_FLOAT);
+    g_assert_cmpuint(a.min_bytes, ==, 32 << 20); /* nccl-tests' defaults */
+    g_assert_cmpuint(a.max_bytes, ==, 32 << 20);
+    g_assert_cmpuint(a.step_bytes, ==, 1 << 20);
+    g_assert_cmpint(a.iters, ==, 20);
+    g_assert_cmpint(a.warmup, ==, 1);
+    g_assert_true(a.check);
+    g_assert_cmpint(a.ngpus, ==, 0);
+    g_assert_cmpint(a.params.ctas, ==, ICSV_DEFAULT_CTAS);
+    g_assert_cmpuint(a.params.chunk_bytes, ==, ICSV_DEFAULT_CHUNK);
+    g_assert_null(a.json_path);
+    icsv_args_clear(&a);
+
+    g_assert_true(parse("icsim-validate p2p --kernel ce", &a, NULL));
+    g_assert_cmpint(a.mode, ==, ICSV_MODE_P2P);
+    g_assert_cmpint(a.kernel, ==, ICSV_KERNEL_CE);
+    g_assert_cmpuint(a.min_bytes, ==, ICSV_DEFAULT_P2P_BYTES);
+    g_assert_cmpint(a.params.ctas, ==, 0); /* one CTA per SM, resolved on the GPU */
+    icsv_args_clear(&a);
+
+    g_assert_true(parse("icsim-validate nvls -b 1M -e 1G -f 4", &a, NULL));
+    g_assert_cmpint(a.mode, ==, ICSV_MODE_NVLS);
+    g_assert_cmpint(a.kernel, ==, ICSV_KERNEL_NVLS);
+    g_assert_cmpint(a.op, ==, ICSV_OP_ALL_REDUCE);
+    icsv_args_clear(&a);
+
+    g_assert_true(parse("icsim-validate collective all_reduce --kernel nvls", &a, NULL));
+    g_assert_cmpint(a.mode, ==, ICSV_MODE_NVLS); /* --kernel nvls is the nvls mode */
+    icsv_args_clear(&a);
+
+    g_assert_true(parse("icsim-validate collective all_reduce -b 1G", &a, NULL));
+    g_assert_cmpuint(a.max_bytes, ==, 1 << 30); /* -b past the default -e: that one size */
+    icsv_args_clear(&a);
+}
+
+static void test_help(void)
+{
+    icsv_args a;
+    g_assert_true(parse("icsim-validate --help", &a, NULL));
+    g_assert_true(a.help);
+    icsv_args_clear(&a);
+    g_assert_true(parse("icsim-validate -V", &a, NULL));
+    g_assert_true(a.version);
+    icsv_args_clear(&a);
+    g_assert_nonnull(strstr(icsv_usage(), "collective OP"));
+}
+
+static void test_bad(void)
+{
+    const struct {
+        const char *line, *msg;
+    } bad[] = {
+        {"icsim-validate", "expected a mode"},
+        {"icsim-validate bench", "unknown mode 'bench'"},
+        {"icsim-validate collective", "collective: expected OP"},
+        {"icsim-validate collective allsum", "unknown collective 'allsum'"},
+        {"icsim-validate collective --op sum", "the reduction is -o/--redop"},
+        {"icsim-validate collective all_reduce --op all_gather", "disagree"},
+        {"icsim-validate collective broadcast", "collective broadcast: not implemented"},
+        {"icsim-validate collective all_reduce extra", "unexpected argument 'extra'"},
+        {"icsim-validate p2p all_reduce", "p2p: takes no collective"},
+        {"icsim-validate collective all_reduce -b 8X", "-b: expected a size in bytes"},
+        {"icsim-validate collective all_reduce -b 1G -e 1M", "is larger than -e"},
+        {"icsim-validate collective all_reduce -b 8 -e 8G -f 1 -i 0", "never reaches -e"},
+        {"icsim-validate collective all_reduce -n 0", "-n: expected iterations >= 1"},
+        {"icsim-validate collective all_reduce -n x", "-n"},
+        {"icsim-validate collective all_reduce -w -1", "-w: expected warmup"},
+        {"icsim-validate collective all_reduce -c 2", "-c: expected 0 or 1"},
+        {"icsim-validate collective all_reduce -g 99", "-g: expected 1 to 32 GPUs"},
+        {"icsim-validate collective all_reduce --ctas 0", "--ctas: expected 1 to 128"},
+        {"icsim-validate collective all_reduce --unroll 3", "--unroll: expected 1, 2, 4 or 8"},
+        {"icsim-validate collective all_reduce --slices 17", "--slices: expected 1 to 16"},
+        {"icsim-validate collective all_reduce --chunk 1000", "--chunk: expected a multiple"},
+        {"icsim-validate collective all_reduce --chunk 128M", "at most 64M"},
+        {"icsim-validate collective all_reduce -d double", "-d: expected float or bfloat16"},
+        {"icsim-validate collective all_reduce -o prod", "-o: only sum"},
+        {"icsim-validate collective all_reduce --kernel gpu", "--kernel: expected icsim"},
+        {"icsim-validate collective all_reduce --kernel ce", "copy engines only run p2p"},
+        {"icsim-validate collective all_gather --kernel nvls", "--kernel nvls: only all_reduce"},
+        {"icsim-validate p2p --kernel nccl", "p2p: --kernel: expected icsim"},
+        {"icsim-validate p2p -b 8", "at least 16 bytes"},
+        {"icsim-validate nvls -d bfloat16", "nvls: -d: only float"},
+        {"icsim-validate nvls --kernel icsim", "nvls: --kernel: expected nvls"},
+        {"icsim-validate collective all_reduce --bogus", "--bogus"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        icsv_args a;
+        GError *err = NULL;
+        if (parse(bad[i].line, &a, &err))
+            g_error("accepted: %s", bad[i].line);
+        g_assert_error(err, ICSV_ERROR, ICSV_ERROR_INPUT);
+        if (!strstr(err->message, bad[i].msg))
+            g_error("%s: message '%s' lacks '%s'", bad[i].line, err->message, bad[i].msg);
+        g_assert_null(a.json_path);
+        g_assert_null(a.command);
+        g_error_free(err);
+    }
+}
+
+static void test_join(void)
+{
+    char *argv[] = {"icsim-validate", "--json", "my results.json", "-b", "8"};
+    char *s = icsv_join_argv(5, argv);
+    g_assert_cmpstr(s, ==, "icsim-validate --json 'my results.json' -b 8");
+    g_free(s);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/validate/args/collective", test_collective);
+    g_test_add_func("/validate/args/defaults", test_defaults);
+    g_test_add_func("/validate/args/help", test_help);
+    g_test_add_func("/validate/args/bad", test_bad);
+    g_test_add_func("/validate/args/join", test_join);
+    return g_test_run();
+}
