@@ -424,15 +424,15 @@ static void test_forcing(void)
         g_assert_cmpstr(ics_coll_algo_name((ics_coll_algo)a), ==, names[a]);
         g_setenv("NCCL_ALGO", names[a], TRUE);
         ics_coll_tuning env;
-        char *err = NULL;
+        GError *err = NULL;
         ics_coll_tuning_from_env(&env, &err);
-        g_assert_null(err);
+        g_assert_no_error(err);
         g_assert_cmpint(env.algo, ==, a);
     }
     g_unsetenv("NCCL_ALGO");
     g_setenv("NCCL_COLLNET_ENABLE", "1", TRUE);
     ics_coll_tuning env;
-    char *err = NULL;
+    GError *err = NULL;
     ics_coll_tuning_from_env(&env, &err);
     g_assert_true(env.collnet_enable);
     g_unsetenv("NCCL_COLLNET_ENABLE");

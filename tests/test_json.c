@@ -7,6 +7,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
+#include "core/error.h"
 #include "core/json.h"
 
 /* Loads `text` as "t.json" (sets no error if it parses). */
@@ -390,6 +391,32 @@ static void test_load_file(void)
     ics_jr_free(r);
 }
 
+/* The exit status an error means (core/error.h): 2 for the user's input, the JSON reader's
+ * errors included, 1 for files that cannot be read or written. */
+static void test_exit_status(void)
+{
+    ics_jr *r = ics_jr_new();
+    g_assert_null(ics_jr_load_text(r, "t.json", "[", 1));
+    GError *e = ics_jr_take_error(r);
+    g_assert_error(e, ICS_JSON_ERROR, ICS_JSON_ERROR_INPUT);
+    g_assert_cmpint(ics_error_exit_status(e), ==, 2);
+    g_error_free(e);
+    ics_jr_free(r);
+    static const struct {
+        int code, status;
+    } cases[] = {{ICS_ERROR_INPUT, 2}, {ICS_ERROR_LIMIT, 2}, {ICS_ERROR_IO, 1}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        e = g_error_new_literal(ICS_ERROR, cases[i].code, "x");
+        g_assert_cmpint(ics_error_exit_status(e), ==, cases[i].status);
+        g_error_free(e);
+    }
+    e = g_error_new_literal(G_FILE_ERROR, G_FILE_ERROR_NOENT, "x"); /* another library's */
+    g_assert_cmpint(ics_error_exit_status(e), ==, 1);
+    g_error_free(e);
+    g_assert_cmpstr(g_quark_to_string(ICS_ERROR), ==, "ics-error-quark");
+    g_assert_cmpstr(g_quark_to_string(ICS_JSON_ERROR), ==, "ics-json-error-quark");
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -403,5 +430,6 @@ int main(int argc, char **argv)
     g_test_add_func("/json/getters", test_getters);
     g_test_add_func("/json/alias", test_alias);
     g_test_add_func("/json/load-file", test_load_file);
+    g_test_add_func("/json/exit-status", test_exit_status);
     return g_test_run();
 }

@@ -64,12 +64,12 @@ static ics_trace_op p2p(ics_top_kind kind, int peer, uint64_t bytes)
 static ics_replay *play(const rig *g, const ics_trace *tr, const ics_replay_opts *o,
                         ics_replay_result *res)
 {
-    char *err = NULL;
+    GError *err = NULL;
     ics_replay *r = ics_replay_new(tr, g->t, o, &err);
-    g_assert_null(err);
+    g_assert_no_error(err);
     g_assert_nonnull(r);
     g_assert_true(ics_replay_run(r, res, &err));
-    g_assert_null(err);
+    g_assert_no_error(err);
     return r;
 }
 
@@ -298,14 +298,14 @@ static void test_stuck(void)
         ics_trace_add_op(tr, k, &s, &i, 1);
     }
     ics_replay_opts o = opts(ICS_REPLAY_AUTO);
-    char *err = NULL;
+    GError *err = NULL;
     ics_replay *r = ics_replay_new(tr, g.t, &o, &err);
     g_assert_nonnull(r);
     ics_replay_result res;
     g_assert_false(ics_replay_run(r, &res, &err));
-    g_assert_nonnull(strstr(err, "cannot finish"));
-    g_assert_nonnull(strstr(err, "rank 0 op 0"));
-    g_free(err);
+    g_assert_nonnull(strstr(err->message, "cannot finish"));
+    g_assert_nonnull(strstr(err->message, "rank 0 op 0"));
+    g_clear_error(&err);
     ics_replay_free(r);
     ics_trace_free(tr);
     rig_close(&g);
@@ -318,10 +318,10 @@ static void test_refused(void)
     rig_open(&g, "dgx-h100.json", 0);
     ics_trace *tr = ics_trace_new(9);
     ics_replay_opts o = opts(ICS_REPLAY_AUTO);
-    char *err = NULL;
+    GError *err = NULL;
     g_assert_null(ics_replay_new(tr, g.t, &o, &err));
-    g_assert_nonnull(strstr(err, "9 ranks"));
-    g_free(err);
+    g_assert_nonnull(strstr(err->message, "9 ranks"));
+    g_clear_error(&err);
     ics_trace_free(tr);
     tr = ics_trace_new(2);
     add_streams(tr, 1);
@@ -332,8 +332,8 @@ static void test_refused(void)
     ics_trace_add_op(tr, 0, &a, NULL, 0);
     ics_trace_add_op(tr, 1, &b, NULL, 0);
     g_assert_null(ics_replay_new(tr, g.t, &o, &err));
-    g_assert_nonnull(strstr(err, "differs"));
-    g_free(err);
+    g_assert_nonnull(strstr(err->message, "differs"));
+    g_clear_error(&err);
     ics_trace_free(tr);
     rig_close(&g);
 }
@@ -396,7 +396,7 @@ static void test_timeline(void)
     ics_replay *r = play(&g, tr, &o, &res);
     char *dir = g_dir_make_tmp("icsim-timeline-XXXXXX", NULL);
     char *path = g_build_filename(dir, "t.json", NULL);
-    char *err = NULL;
+    GError *err = NULL;
     g_assert_true(ics_timeline_write(r, tr, g.t, path, 0, &err));
     char *text;
     g_assert_true(g_file_get_contents(path, &text, NULL, NULL));

@@ -113,7 +113,7 @@ static ics_trace *small_trace(void)
     op(t, 2, recv, 0, NULL);  /* 0 */
     op(t, 2, comp, 1, d0);    /* 1 */
     op(t, 2, bcast, 0, NULL); /* 2 */
-    char *why = NULL;
+    GError *why = NULL;
     g_assert_true(ics_trace_check(t, &why));
     return t;
 }
@@ -274,7 +274,8 @@ static char *slurp_all(const char *prefix, int nranks)
 
 static void test_roundtrip(void)
 {
-    char *dir = scratch(), *prefix = g_build_filename(dir, "small", NULL), *err = NULL;
+    char *dir = scratch(), *prefix = g_build_filename(dir, "small", NULL);
+    GError *err = NULL;
     ics_trace *t = small_trace();
     /* a longer trace written first: its extra rank must not come back */
     ics_trace *longer = ics_trace_new(4);
@@ -282,11 +283,11 @@ static void test_roundtrip(void)
         ics_trace_add_stream(longer, k, "compute");
     g_assert_true(ics_trace_write_chakra(longer, prefix, &err));
     g_assert_true(ics_trace_write_chakra(t, prefix, &err));
-    g_assert_null(err);
+    g_assert_no_error(err);
     g_assert_cmpint(count_files(dir), ==, 4); /* 3 ranks and the groups file, nothing else */
     ics_trace *back = ics_trace_read_chakra(prefix, NULL, &err);
     if (!back)
-        g_error("%s", err);
+        g_error("%s", err->message);
     assert_same(t, back);
     check_astra_view(prefix);
     /* same trace, same bytes */
@@ -306,7 +307,8 @@ static void test_roundtrip(void)
 /* What Chakra cannot carry fails before anything is written; so does a directory that is not. */
 static void test_write_errors(void)
 {
-    char *dir = scratch(), *prefix = g_build_filename(dir, "bad", NULL), *err = NULL;
+    char *dir = scratch(), *prefix = g_build_filename(dir, "bad", NULL);
+    GError *err = NULL;
     ics_trace *t = ics_trace_new(2);
     int all[] = {0, 1};
     int c = ics_trace_add_comm(t, all, 2, "w");
@@ -318,10 +320,10 @@ static void test_write_errors(void)
         ics_trace_add_op(t, k, &sr, NULL, 0);
     }
     g_assert_false(ics_trace_write_chakra(t, prefix, &err));
-    g_assert_nonnull(strstr(err, "rank 0 op 0: cannot write to Chakra"));
+    g_assert_nonnull(strstr(err->message, "rank 0 op 0: cannot write to Chakra"));
+    g_assert_error(err, ICS_ERROR, ICS_ERROR_INPUT);
     g_assert_cmpint(count_files(dir), ==, 0);
-    g_free(err);
-    err = NULL;
+    g_clear_error(&err);
     /* an empty message: the reader takes sizes from 1 byte */
     ics_trace *empty = ics_trace_new(2);
     ics_trace_op snd = {.kind = ICS_TOP_SEND, .peer = 1}, rcv = {.kind = ICS_TOP_RECV, .peer = 0};
@@ -330,17 +332,17 @@ static void test_write_errors(void)
     ics_trace_add_op(empty, 0, &snd, NULL, 0);
     ics_trace_add_op(empty, 1, &rcv, NULL, 0);
     g_assert_false(ics_trace_write_chakra(empty, prefix, &err));
-    g_assert_nonnull(strstr(err, "rank 0 op 0: cannot write to Chakra: a size of 0"));
+    g_assert_nonnull(strstr(err->message, "rank 0 op 0: cannot write to Chakra: a size of 0"));
     g_assert_cmpint(count_files(dir), ==, 0);
-    g_free(err);
-    err = NULL;
+    g_clear_error(&err);
     ics_trace_free(empty);
     char *nowhere = g_build_filename(dir, "no-such-dir", "x", NULL);
     ics_trace *ok = small_trace();
     g_assert_false(ics_trace_write_chakra(ok, nowhere, &err));
-    g_assert_nonnull(strstr(err, "cannot write"));
+    g_assert_nonnull(strstr(err->message, "cannot write"));
+    g_assert_error(err, ICS_ERROR, ICS_ERROR_IO);
     g_assert_cmpint(count_files(dir), ==, 0);
-    g_free(err);
+    g_clear_error(&err);
     g_free(nowhere);
     ics_trace_free(ok);
     ics_trace_free(t);
@@ -487,11 +489,12 @@ static void write_foreign(const char *prefix)
 
 static void test_foreign(void)
 {
-    char *dir = scratch(), *prefix = g_build_filename(dir, "pt", NULL), *err = NULL;
+    char *dir = scratch(), *prefix = g_build_filename(dir, "pt", NULL);
+    GError *err = NULL;
     write_foreign(prefix);
     ics_trace *t = ics_trace_read_chakra(prefix, NULL, &err);
     if (!t)
-        g_error("%s", err);
+        g_error("%s", err->message);
     /* the groups: "5" and "6" made of the ranks that use them, "0" all ranks; in order of first
      * use (rank 0 first) */
     g_assert_cmpint(ics_trace_ncomms(t), ==, 3);
@@ -549,7 +552,7 @@ static void test_foreign(void)
     g_assert_true(g_file_set_contents(groups, "{\"6\": [2, 3], \"5\": [1, 0]}", -1, NULL));
     t = ics_trace_read_chakra(prefix, NULL, &err);
     if (!t)
-        g_error("%s", err);
+        g_error("%s", err->message);
     g_assert_cmpint(ics_trace_ncomms(t), ==, 3);
     r = ics_trace_comm_ranks(t, 1, &n); /* the file's order, the file's ranks */
     g_assert_cmpint(n, ==, 2);
@@ -558,9 +561,10 @@ static void test_foreign(void)
     g_assert_true(g_file_set_contents(groups, "{\"5\": [0, 1], \"6\": [3]}", -1, NULL));
     t = ics_trace_read_chakra(prefix, NULL, &err);
     g_assert_null(t);
-    g_assert_nonnull(strstr(err, "pt.2.et: node 4 (id 31): pg_name \"6\": expected a group "
-                                 "that has rank 2, got one of ranks 3"));
-    g_free(err);
+    g_assert_nonnull(strstr(err->message,
+                            "pt.2.et: node 4 (id 31): pg_name \"6\": expected a group "
+                            "that has rank 2, got one of ranks 3"));
+    g_clear_error(&err);
     g_free(groups);
     g_free(prefix);
     rm_scratch(dir);
@@ -571,7 +575,8 @@ static void test_foreign(void)
 static void test_long_chain(void)
 {
     enum { N = 200000 };
-    char *dir = scratch(), *prefix = g_build_filename(dir, "chain", NULL), *err = NULL;
+    char *dir = scratch(), *prefix = g_build_filename(dir, "chain", NULL);
+    GError *err = NULL;
     efile f = ef_new();
     ef_node(&f, 0, COLL, 0, NULL, NULL, "comm_type=i:0 comm_size=i:64");
     for (uint64_t i = 1; i <= N; i++) {
@@ -585,7 +590,7 @@ static void test_long_chain(void)
     ef_save(&f, prefix, 0);
     ics_trace *t = ics_trace_read_chakra(prefix, NULL, &err);
     if (!t)
-        g_error("%s", err);
+        g_error("%s", err->message);
     g_assert_cmpint(ics_trace_nops(t, 0), ==, 2);
     int nd;
     const int *deps = ics_trace_op_deps(t, 0, 1, &nd);
@@ -600,7 +605,8 @@ static void test_long_chain(void)
  * quotes a group's name stays one line (found by fuzz_chakra). */
 static void test_control_chars(void)
 {
-    char *dir = scratch(), *prefix = g_build_filename(dir, "cc", NULL), *err = NULL;
+    char *dir = scratch(), *prefix = g_build_filename(dir, "cc", NULL);
+    GError *err = NULL;
     efile f0 = ef_new(), f1 = ef_new();
     ef_node(&f0, 1, COLL, 0, NULL, NULL, "comm_type=i:0 comm_size=i:8 pg_desc=tp\n0");
     ef_node(&f1, 1, COMP, 1, NULL, NULL, NULL);
@@ -608,9 +614,9 @@ static void test_control_chars(void)
     ef_save(&f1, prefix, 1);
     ics_trace *t = ics_trace_read_chakra(prefix, NULL, &err);
     g_assert_null(t);
-    g_assert_null(strchr(err, '\n'));
-    g_assert_nonnull(strstr(err, "communicator 'tp\\x0a0'"));
-    g_free(err);
+    g_assert_null(strchr(err->message, '\n'));
+    g_assert_nonnull(strstr(err->message, "communicator 'tp\\x0a0'"));
+    g_clear_error(&err);
     g_free(prefix);
     rm_scratch(dir);
 }
@@ -802,13 +808,13 @@ static void test_bad(void)
         g_unlink(groups);
         if (b->groups)
             g_assert_true(g_file_set_contents(groups, b->groups, -1, NULL));
-        char *err = NULL;
+        GError *err = NULL;
         ics_trace *t = ics_trace_read_chakra(prefix, NULL, &err);
-        if (t || !err || !strstr(err, b->expect))
+        if (t || !err || !strstr(err->message, b->expect))
             g_error("case \"%s\": expected \"%s\", got %s", b->what, b->expect,
-                    err ? err : "a trace");
-        g_assert_null(strchr(err, '\n'));
-        g_free(err);
+                    err ? err->message : "a trace");
+        g_assert_null(strchr(err->message, '\n'));
+        g_clear_error(&err);
     }
     g_free(groups);
     g_free(prefix);

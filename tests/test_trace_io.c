@@ -30,9 +30,9 @@ static ics_time replay(const ics_trace *tr, const ics_topo *t)
     ics_replay_opts o = {.tuning = {.algo = -1, .proto = -1, .nvls_enable = true},
                          .backend = ics_net_backend("packet"),
                          .p2p_lat_ps = -1};
-    char *err = NULL;
+    GError *err = NULL;
     ics_replay *r = ics_replay_new(tr, t, &o, &err);
-    g_assert_null(err);
+    g_assert_no_error(err);
     ics_replay_result res;
     g_assert_true(ics_replay_run(r, &res, &err));
     ics_replay_free(r);
@@ -43,9 +43,9 @@ static ics_time replay(const ics_trace *tr, const ics_topo *t)
 static void test_example(void)
 {
     char *path = g_build_filename(ICS_SOURCE_DIR, "scenarios", "traces", "example.json", NULL);
-    char *err = NULL;
+    GError *err = NULL;
     ics_trace *tr = ics_trace_read_json(path, &err);
-    g_assert_null(err);
+    g_assert_no_error(err);
     g_assert_cmpint(ics_trace_nranks(tr), ==, 4);
     g_assert_cmpint(ics_trace_ncomms(tr), ==, 3);
     g_assert_cmpint(ics_trace_nops(tr, 2), ==, 5);
@@ -112,14 +112,14 @@ static void test_roundtrip(void)
     l.dp = 2;
     l.gbs = 8;
     l.recompute = ICS_RECOMPUTE_FULL;
-    char *err = NULL;
+    GError *err = NULL;
     ics_trace *tr = ics_workload_build(&m, &l, ics_hw_node_of(hw)->gpu_type, &err);
-    g_assert_null(err);
+    g_assert_no_error(err);
     char *dir = g_dir_make_tmp("icsim-trace-XXXXXX", NULL);
     char *p1 = g_build_filename(dir, "a.json", NULL), *p2 = g_build_filename(dir, "b.json", NULL);
     g_assert_true(ics_trace_write_json(tr, p1, &err));
     ics_trace *back = ics_trace_read_json(p1, &err);
-    g_assert_null(err);
+    g_assert_no_error(err);
     assert_same(tr, back);
     g_assert_cmpint(replay(tr, t), ==, replay(back, t));
     g_assert_true(ics_trace_write_json(back, p2, &err));
@@ -223,19 +223,18 @@ static const struct {
 static void test_bad(void)
 {
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
-        char *err = NULL;
+        GError *err = NULL;
         ics_trace *t = ics_trace_read_json_text("bad.json", bad[i].text, strlen(bad[i].text), &err);
-        if (t || !err || !strstr(err, bad[i].expect))
+        if (t || !err || !strstr(err->message, bad[i].expect))
             g_error("case %zu: expected an error with \"%s\", got %s", i, bad[i].expect,
-                    err ? err : "a trace");
-        g_assert_true(g_str_has_prefix(err, "bad.json"));
-        g_free(err);
+                    err ? err->message : "a trace");
+        g_assert_true(g_str_has_prefix(err->message, "bad.json"));
+        g_clear_error(&err);
         /* and every truncation of it is rejected cleanly, never a crash */
         for (size_t n = 0; n < strlen(bad[i].text); n += 7) {
             ics_trace *tt = ics_trace_read_json_text("cut.json", bad[i].text, n, &err);
             ics_trace_free(tt);
-            g_free(err);
-            err = NULL;
+            g_clear_error(&err);
         }
     }
 }
@@ -252,9 +251,9 @@ static ics_trace *small_job(ics_hw **hw, ics_topo **t)
     l.dp = 2;
     l.gbs = 8;
     l.recompute = ICS_RECOMPUTE_FULL;
-    char *err = NULL;
+    GError *err = NULL;
     ics_trace *tr = ics_workload_build(&m, &l, ics_hw_node_of(*hw)->gpu_type, &err);
-    g_assert_null(err);
+    g_assert_no_error(err);
     return tr;
 }
 
@@ -267,13 +266,13 @@ static void test_chakra_roundtrip(void)
     char *dir = g_dir_make_tmp("icsim-chakra-XXXXXX", NULL);
     char *prefix = g_build_filename(dir, "job", NULL),
          *js = g_build_filename(dir, "job.json", NULL);
-    char *err = NULL;
+    GError *err = NULL;
     g_assert_true(ics_trace_write_chakra(tr, prefix, &err));
     g_assert_true(ics_trace_write_json(tr, js, &err));
     ics_trace *ch = ics_trace_read_chakra(prefix, NULL, &err);
-    g_assert_null(err);
+    g_assert_no_error(err);
     ics_trace *jt = ics_trace_read_json(js, &err);
-    g_assert_null(err);
+    g_assert_no_error(err);
     assert_same(tr, ch);
     assert_same(tr, jt);
     ics_time step = replay(tr, t);
@@ -282,7 +281,7 @@ static void test_chakra_roundtrip(void)
     /* one rank's file names the whole trace too */
     char *one = g_strdup_printf("%s.3.et", prefix);
     ics_trace *again = ics_trace_read_chakra(one, NULL, &err);
-    g_assert_null(err);
+    g_assert_no_error(err);
     g_assert_cmpint(ics_trace_nranks(again), ==, ics_trace_nranks(tr));
     ics_trace_free(again);
     g_free(one);
@@ -415,9 +414,9 @@ static void test_chakra_plain(void)
     char *groups = g_strdup_printf("%s.comm_groups.json", prefix);
     write_plain(prefix, false, CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE);
     g_assert_true(g_file_set_contents(groups, "{\"g\": [0, 1]}", -1, NULL));
-    char *err = NULL;
+    GError *err = NULL;
     ics_trace *t = ics_trace_read_chakra(prefix, NULL, &err);
-    g_assert_null(err);
+    g_assert_no_error(err);
     g_assert_cmpint(ics_trace_nops(t, 0), ==, 3); /* the metadata node is no op */
     const ics_trace_op *c = ics_trace_get_op(t, 0, 0), *a = ics_trace_get_op(t, 0, 1);
     g_assert_cmpint(c->kind, ==, ICS_TOP_COMPUTE);
@@ -466,11 +465,10 @@ static void test_chakra_plain(void)
             g_free(d);
         }
         t = ics_trace_read_chakra(prefix, NULL, &err);
-        if (t || !err || !strstr(err, broken[i].expect))
+        if (t || !err || !strstr(err->message, broken[i].expect))
             g_error("chakra case %zu: expected \"%s\", got %s", i, broken[i].expect,
-                    err ? err : "a trace");
-        g_free(err);
-        err = NULL;
+                    err ? err->message : "a trace");
+        g_clear_error(&err);
         g_free(p0);
     }
     for (int k = 0; k < 2; k++) {
@@ -481,8 +479,8 @@ static void test_chakra_plain(void)
     g_unlink(groups);
     t = ics_trace_read_chakra(prefix, NULL, &err);
     g_assert_null(t);
-    g_assert_nonnull(strstr(err, "found none"));
-    g_free(err);
+    g_assert_nonnull(strstr(err->message, "found none"));
+    g_clear_error(&err);
     g_rmdir(dir);
     g_free(groups);
     g_free(prefix);

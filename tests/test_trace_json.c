@@ -3,6 +3,7 @@
  * key tables are the keys the reader takes; every check of the reader rejects its bad input
  * (tests/bad-input-trace) with a located message; the writer leaves nothing half-written.
  * `-m slow -p /trace_json/million` times a 10^6-op trace written and read. */
+#include "core/json.h"
 #include "hw/hw.h"
 #include "replay/replay.h"
 #include "trace/trace.h"
@@ -37,9 +38,9 @@ static ics_time replay(const ics_trace *tr, const ics_topo *t)
     ics_replay_opts o = {.tuning = {.algo = -1, .proto = -1, .nvls_enable = true},
                          .backend = ics_net_backend("packet"),
                          .p2p_lat_ps = -1};
-    char *err = NULL;
+    GError *err = NULL;
     ics_replay *r = ics_replay_new(tr, t, &o, &err);
-    g_assert_null(err);
+    g_assert_no_error(err);
     ics_replay_result res;
     g_assert_true(ics_replay_run(r, &res, &err));
     ics_replay_free(r);
@@ -61,19 +62,19 @@ static char *to_text(const ics_trace *t, size_t *len)
 {
     char *buf = NULL;
     FILE *f = open_memstream(&buf, len);
-    char *err = NULL;
+    GError *err = NULL;
     g_assert_true(ics_trace_write_json_to(t, f, &err));
-    g_assert_null(err);
+    g_assert_no_error(err);
     fclose(f);
     return buf;
 }
 
 static ics_trace *from_text(const char *text, size_t len)
 {
-    char *err = NULL;
+    GError *err = NULL;
     ics_trace *t = ics_trace_read_json_text("mem.json", text, len, &err);
     if (!t)
-        g_error("%s", err);
+        g_error("%s", err->message);
     return t;
 }
 
@@ -157,11 +158,11 @@ static void assert_roundtrip(const ics_trace *tr)
 {
     char *dir = g_dir_make_tmp("icsim-trace-XXXXXX", NULL);
     char *p1 = g_build_filename(dir, "a.json", NULL), *p2 = g_build_filename(dir, "b.json", NULL);
-    char *err = NULL;
+    GError *err = NULL;
     g_assert_true(ics_trace_write_json(tr, p1, &err));
     ics_trace *back = ics_trace_read_json(p1, &err);
     if (!back)
-        g_error("%s", err);
+        g_error("%s", err->message);
     assert_same(tr, back);
     g_assert_true(ics_trace_write_json(back, p2, &err));
     gsize la, lb;
@@ -198,10 +199,10 @@ static void test_example(void)
     g_assert_nonnull(end);
     g_assert_cmpmem(start, end - start, file, lf);
 
-    char *err = NULL;
+    GError *err = NULL;
     ics_trace *tr = ics_trace_read_json(path, &err);
     if (!tr)
-        g_error("%s", err);
+        g_error("%s", err->message);
     g_assert_cmpint(ics_trace_nranks(tr), ==, 4);
     g_assert_cmpint(ics_trace_ncomms(tr), ==, 3);
     g_assert_cmpstr(ics_trace_comm_name(tr, 2), ==, "world");
@@ -262,10 +263,10 @@ static ics_trace *small_job(const ics_hw *hw, bool fold)
     l.sp = true;
     l.recompute = ICS_RECOMPUTE_FULL;
     l.fold = fold;
-    char *err = NULL;
+    GError *err = NULL;
     ics_trace *tr = ics_workload_build(&m, &l, ics_hw_node_of(hw)->gpu_type, &err);
     if (!tr)
-        g_error("%s", err);
+        g_error("%s", err->message);
     return tr;
 }
 
@@ -355,7 +356,7 @@ static ics_trace *every_field(void)
 static void test_roundtrip_every_field(void)
 {
     ics_trace *t = every_field();
-    char *err = NULL;
+    GError *err = NULL;
     g_assert_true(ics_trace_check(t, &err));
     size_t len;
     char *text = to_text(t, &len);
@@ -403,11 +404,12 @@ static void test_write_failures(void)
                       .coll = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = 9, .dtype_bytes = 3}};
     ics_trace_add_op(t, 0, &o, NULL, 0);
     ics_trace_add_op(t, 1, &o, NULL, 0);
-    char *err = NULL;
+    GError *err = NULL;
     g_assert_false(ics_trace_write_json(t, path, &err));
-    g_assert_nonnull(strstr(err, "rank 0 op 0"));
-    g_assert_nonnull(strstr(err, "3-byte elements"));
-    g_free(err);
+    g_assert_nonnull(strstr(err->message, "rank 0 op 0"));
+    g_assert_nonnull(strstr(err->message, "3-byte elements"));
+    g_assert_error(err, ICS_ERROR, ICS_ERROR_INPUT);
+    g_clear_error(&err);
     gsize len;
     char *text = slurp(path, &len);
     g_assert_cmpstr(text, ==, "old");
@@ -417,9 +419,10 @@ static void test_write_failures(void)
     char *nowhere = g_build_filename(dir, "no-such-dir", "t.json", NULL);
     ics_trace *ok = ics_trace_new(1);
     g_assert_false(ics_trace_write_json(ok, nowhere, &err));
-    g_assert_true(g_str_has_prefix(err, nowhere));
-    g_assert_nonnull(strstr(err, "cannot write"));
-    g_free(err);
+    g_assert_true(g_str_has_prefix(err->message, nowhere));
+    g_assert_nonnull(strstr(err->message, "cannot write"));
+    g_assert_error(err, ICS_ERROR, ICS_ERROR_IO);
+    g_clear_error(&err);
     g_assert_cmpint(count_entries(dir), ==, 1);
 
     g_unlink(path);
@@ -466,17 +469,18 @@ static GPtrArray *doc_keys(const char *doc, const char *heading)
 /* The keys the reader lists when it meets an unknown key in `text` (transfer full). */
 static char **reader_keys(const char *text)
 {
-    char *err = NULL;
+    GError *err = NULL;
     ics_trace *t = ics_trace_read_json_text("k.json", text, strlen(text), &err);
     g_assert_null(t);
-    const char *from = strstr(err, "expected one of the keys "), *to = strstr(err, ", got \"zz\"");
+    const char *from = strstr(err->message, "expected one of the keys "),
+               *to = strstr(err->message, ", got \"zz\"");
     if (!from || !to)
-        g_error("%s: %s", text, err);
+        g_error("%s: %s", text, err->message);
     from += strlen("expected one of the keys ");
     char *list = g_strndup(from, to - from);
     char **keys = g_strsplit(list, ", ", -1);
     g_free(list);
-    g_free(err);
+    g_clear_error(&err);
     return keys;
 }
 
@@ -586,22 +590,24 @@ static void test_bad_inputs(void)
         char *expect = NULL;
         if (!g_file_get_contents(exp_file, &expect, &len, NULL))
             g_error("%s: no .expect beside it", file);
-        char *err = NULL;
+        GError *err = NULL;
         ics_trace *t = ics_trace_read_json(file, &err);
         if (t)
             g_error("%s: read, expected an error containing: %s", file, expect);
         char **lines = g_strsplit(g_strchomp(expect), "\n", -1);
         for (char **l = lines; *l; l++)
-            if (**l && !strstr(err, *l))
-                g_error("%s:\n  message: %s\n  expected it to contain: %s", file, err, *l);
-        assert_shape(file, err);
-        char *text = slurp(file, &len), *err2 = NULL;
+            if (**l && !strstr(err->message, *l))
+                g_error("%s:\n  message: %s\n  expected it to contain: %s", file, err->message, *l);
+        assert_shape(file, err->message);
+        g_assert_error(err, ICS_JSON_ERROR, ICS_JSON_ERROR_INPUT); /* the reader's, not a copy */
+        char *text = slurp(file, &len);
+        GError *err2 = NULL;
         g_assert_null(ics_trace_read_json_text(file, text, len, &err2));
-        g_assert_cmpstr(err2, ==, err);
-        g_free(err2);
+        g_assert_cmpstr(err2->message, ==, err->message);
+        g_clear_error(&err2);
         g_free(text);
         g_strfreev(lines);
-        g_free(err);
+        g_clear_error(&err);
         g_free(expect);
         g_free(exp_file);
         g_free(file);
@@ -615,13 +621,15 @@ static void test_bad_inputs(void)
 /* What is not a readable regular file is named, not read. */
 static void test_bad_files(void)
 {
-    char *err = NULL;
+    GError *err = NULL;
     g_assert_null(ics_trace_read_json("bad-input-trace", &err));
-    g_assert_cmpstr(err, ==, "bad-input-trace: expected a regular file, got a directory");
-    g_free(err);
+    g_assert_cmpstr(err->message, ==, "bad-input-trace: expected a regular file, got a directory");
+    g_assert_error(err, ICS_JSON_ERROR, ICS_JSON_ERROR_INPUT);
+    g_clear_error(&err);
     g_assert_null(ics_trace_read_json("bad-input-trace/no-such-file.json", &err));
-    g_assert_true(g_str_has_prefix(err, "bad-input-trace/no-such-file.json: expected a readable"));
-    g_free(err);
+    g_assert_true(
+        g_str_has_prefix(err->message, "bad-input-trace/no-such-file.json: expected a readable"));
+    g_clear_error(&err);
 }
 
 /* ---- scale ---------------------------------------------------------------------------------- */
@@ -642,10 +650,10 @@ static void test_million(void)
     l.dp = 2;
     l.gbs = 192;
     l.fold = false;
-    char *err = NULL;
+    GError *err = NULL;
     ics_trace *tr = ics_workload_build(&m, &l, ics_hw_node_of(hw)->gpu_type, &err);
     if (!tr)
-        g_error("%s", err);
+        g_error("%s", err->message);
     long ops = 0;
     for (int k = 0; k < ics_trace_nranks(tr); k++)
         ops += ics_trace_nops(tr, k);
@@ -658,7 +666,7 @@ static void test_million(void)
     ics_trace *back = ics_trace_read_json(path, &err);
     gint64 t2 = g_get_monotonic_time();
     if (!back)
-        g_error("%s", err);
+        g_error("%s", err->message);
     GStatBuf st;
     g_assert_cmpint(g_stat(path, &st), ==, 0);
     g_test_message("%ld ops on %d ranks, %.1f MB: written in %.2f s, read in %.2f s", ops,

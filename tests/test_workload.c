@@ -41,12 +41,12 @@ static const ics_hw_gpu_type *gpu_of(const ics_hw *hw)
 
 static ics_trace *build(const ics_model *m, const ics_layout *l, const ics_hw_gpu_type *g)
 {
-    char *err = NULL;
+    GError *err = NULL;
     ics_trace *tr = ics_workload_build(m, l, g, &err);
     if (!tr)
-        g_error("build failed: %s", err);
+        g_error("build failed: %s", err->message);
     g_assert_true(ics_trace_check(tr, &err));
-    g_assert_null(err);
+    g_assert_no_error(err);
     return tr;
 }
 
@@ -99,7 +99,7 @@ static void test_catalog(void)
     for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
         const ics_model *m = ics_model_find(c, want[i].name);
         g_assert_nonnull(m);
-        char *err = NULL;
+        GError *err = NULL;
         g_assert_true(ics_model_check(m, &err));
         double p = ics_model_params(m) / 1e9;
         if (fabs(p - want[i].params_b) > want[i].half_unit)
@@ -187,66 +187,78 @@ static void test_catalog_truncated(void)
 
 /* ---- layouts --------------------------------------------------------------------------------- */
 
-static void expect_layout_error(const ics_layout *l, const ics_model *m, const char *want)
+/* code: ICS_ERROR_INPUT, or ICS_ERROR_LIMIT for a layout past what a run takes */
+static void expect_layout_error(const ics_layout *l, const ics_model *m, const char *want, int code)
 {
-    char *err = NULL;
+    GError *err = NULL;
     g_assert_false(ics_layout_check(l, m, &err));
-    g_assert_nonnull(err);
-    if (!strstr(err, want))
-        g_error("expected \"%s\" in: %s", want, err);
-    g_free(err);
+    g_assert_error(err, ICS_ERROR, code);
+    if (!strstr(err->message, want))
+        g_error("expected \"%s\" in: %s", want, err->message);
+    g_clear_error(&err);
 }
 
 static void test_layout_errors(void)
 {
     ics_model m = small_gpt();
     ics_layout l = ics_layout_defaults();
-    char *err = NULL;
+    GError *err = NULL;
     g_assert_true(ics_layout_check(&l, &m, &err));
     l.tp = 3;
-    expect_layout_error(&l, &m, "tp: expected a divisor of the model's heads (16), got 3");
+    expect_layout_error(&l, &m, "tp: expected a divisor of the model's heads (16), got 3",
+                        ICS_ERROR_INPUT);
     l = ics_layout_defaults();
     l.pp = 3;
-    expect_layout_error(&l, &m, "pp x vp: expected a divisor of the model's layers (8)");
+    expect_layout_error(&l, &m, "pp x vp: expected a divisor of the model's layers (8)",
+                        ICS_ERROR_INPUT);
     l.pp = 4;
     l.vp = 4;
-    expect_layout_error(&l, &m, "pp x vp: expected a divisor of the model's layers (8), got 4 x 4");
+    expect_layout_error(&l, &m, "pp x vp: expected a divisor of the model's layers (8), got 4 x 4",
+                        ICS_ERROR_INPUT);
     l = ics_layout_defaults();
     l.dp = 4;
     l.mbs = 2;
     l.gbs = 12;
-    expect_layout_error(&l, &m, "gbs: expected a multiple of mbs x dp (2 x 4 = 8), got 12");
+    expect_layout_error(&l, &m, "gbs: expected a multiple of mbs x dp (2 x 4 = 8), got 12",
+                        ICS_ERROR_INPUT);
     l = ics_layout_defaults();
     l.pp = 2;
     l.vp = 2;
     l.gbs = 4;
-    expect_layout_error(&l, &m, "vp: expected 1 with pp = 2");
+    expect_layout_error(&l, &m, "vp: expected 1 with pp = 2", ICS_ERROR_INPUT);
     l.pp = 4;
     l.vp = 2;
     l.gbs = 6;
-    expect_layout_error(&l, &m, "divisible by pp (4)");
+    expect_layout_error(&l, &m, "divisible by pp (4)", ICS_ERROR_INPUT);
     l = ics_layout_defaults();
     l.dp = 0;
-    expect_layout_error(&l, &m, "dp: expected an integer >= 1, got 0");
+    expect_layout_error(&l, &m, "dp: expected an integer >= 1, got 0", ICS_ERROR_INPUT);
     l = ics_layout_defaults();
     l.dtype = ICS_DTYPE_FP32;
-    expect_layout_error(&l, &m, "dtype: expected bf16, fp16 or fp8, got fp32");
+    expect_layout_error(&l, &m, "dtype: expected bf16, fp16 or fp8, got fp32", ICS_ERROR_INPUT);
+    l = ics_layout_defaults();
+    l.gbs = 1 << 21;
+    expect_layout_error(&l, &m,
+                        "gbs: expected at most 1048576 micro-batches per stage, got 2097152",
+                        ICS_ERROR_LIMIT);
     ics_model bad = ics_model_make("bad", 2, 100, 3, 400, 10, 8);
     g_assert_false(ics_model_check(&bad, &err));
-    g_assert_nonnull(strstr(err, "heads: expected a divisor of hidden (100), got 3"));
-    g_free(err);
+    g_assert_error(err, ICS_ERROR, ICS_ERROR_INPUT);
+    g_assert_nonnull(strstr(err->message, "heads: expected a divisor of hidden (100), got 3"));
+    g_clear_error(&err);
     /* the generator refuses them too, and a dtype the GPU lacks */
     ics_hw *hw = load_hw("dgx-a100.json", 0);
     l = ics_layout_defaults();
     l.tp = 5;
     g_assert_null(ics_workload_build(&m, &l, gpu_of(hw), &err));
-    g_assert_nonnull(strstr(err, "tp: expected a divisor"));
-    g_free(err);
+    g_assert_nonnull(strstr(err->message, "tp: expected a divisor"));
+    g_clear_error(&err);
     l = ics_layout_defaults();
     l.dtype = ICS_DTYPE_FP8;
     g_assert_null(ics_workload_build(&m, &l, gpu_of(hw), &err));
-    g_assert_nonnull(strstr(err, "dtype: expected a type GPU a100-sxm has tensor cores for"));
-    g_free(err);
+    g_assert_nonnull(
+        strstr(err->message, "dtype: expected a type GPU a100-sxm has tensor cores for"));
+    g_clear_error(&err);
     ics_hw_free(hw);
 }
 
@@ -657,13 +669,13 @@ static ics_replay_result replay(const ics_trace *tr, const ics_topo *t, ics_time
     ics_replay_opts o = {.tuning = {.algo = -1, .proto = -1, .nvls_enable = true},
                          .colls = ICS_REPLAY_MEMO,
                          .p2p_lat_ps = p2p_lat};
-    char *err = NULL;
+    GError *err = NULL;
     ics_replay *r = ics_replay_new(tr, t, &o, &err);
     if (!r)
-        g_error("replay: %s", err);
+        g_error("replay: %s", err->message);
     ics_replay_result res;
     if (!ics_replay_run(r, &res, &err))
-        g_error("replay: %s", err);
+        g_error("replay: %s", err->message);
     ics_replay_free(r);
     return res;
 }
@@ -885,7 +897,7 @@ static void test_gpt3_1024(void)
     for (int fold = 1; fold >= 0; fold--) {
         l.fold = fold;
         gint64 t0 = g_get_monotonic_time();
-        char *err = NULL;
+        GError *err = NULL;
         ics_trace *tr = ics_workload_build(ics_model_find(c, "gpt3-175b"), &l, gpu_of(hw), &err);
         g_assert_nonnull(tr);
         double secs = (g_get_monotonic_time() - t0) / 1e6;

@@ -229,7 +229,7 @@ int ics_bench_accuracy(int argc, char **argv)
     int rc = ICS_EXIT_USAGE;
     GString *out = g_string_new(NULL);
     GArray *dgx_large = g_array_new(FALSE, FALSE, sizeof(double));
-    char *tuning_err = NULL;
+    GError *warning = NULL;
     if (!ics_cli_parse("bench accuracy", "",
                        "Simulate the real nccl-tests logs of validate/data/nccl and print the "
                        "busbw error.",
@@ -249,10 +249,10 @@ int ics_bench_accuracy(int argc, char **argv)
         goto done;
     }
     ics_coll_tuning tuning;
-    ics_coll_tuning_from_env(&tuning, &tuning_err);
+    ics_coll_tuning_from_env(&tuning, &warning);
     g_string_append_printf(out, "# busbw |sim - real| / real, out of place, engine %s\n", eng);
-    if (tuning_err)
-        g_string_append_printf(out, "# warning: %s\n", tuning_err);
+    if (warning)
+        g_string_append_printf(out, "# warning: %s\n", warning->message);
     g_string_append_printf(out, "%-52s %-22s %7s %5s %7s %7s %7s %7s\n", "# dataset", "model",
                            "ranks", "rows", "<1M med", "<1M max", ">=1M med", ">=1M max");
     int ran = 0;
@@ -277,7 +277,7 @@ int ics_bench_accuracy(int argc, char **argv)
     rc = ICS_EXIT_OK;
     ics_cli_emit(out);
 done:
-    g_free(tuning_err);
+    g_clear_error(&warning);
     g_array_free(dgx_large, TRUE);
     g_string_free(out, TRUE);
     g_free(engine);

@@ -31,18 +31,18 @@ typedef struct {
     double published;
 } row;
 
-static bool read_rows(const char *path, GArray *rows, char **err)
+static bool read_rows(const char *path, GArray *rows, GError **error)
 {
     char *text = NULL;
     if (!g_file_get_contents(path, &text, NULL, NULL)) {
-        *err = g_strdup_printf("%s: cannot read", path);
+        g_set_error(error, ICS_ERROR, ICS_ERROR_IO, "%s: cannot read", path);
         return false;
     }
     cJSON *doc = cJSON_Parse(text);
     g_free(text);
     cJSON *arr = cJSON_GetObjectItem(doc, "rows"), *it;
     if (!cJSON_IsArray(arr)) {
-        *err = g_strdup_printf("%s: expected a \"rows\" array", path);
+        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT, "%s: expected a \"rows\" array", path);
         cJSON_Delete(doc);
         return false;
     }
@@ -91,10 +91,9 @@ static double predict(const row *r, const ics_model_catalog *cat, double *step_s
     /* "ddp": torch (overlapped) for the 1.7B-18B rows, Megatron's local DDP from 39B */
     l.overlap_grad_reduce = r->params_b < 39;
     l.fold = true;
-    char *err = NULL;
-    GError *gerr = NULL;
+    GError *err = NULL;
     double tflops = NAN;
-    ics_hw *hw = ics_hw_load(ICS_HWMODELS_DIR "/superpod-a100-hdr.json", (r->gpus + 7) / 8, &gerr);
+    ics_hw *hw = ics_hw_load(ICS_HWMODELS_DIR "/superpod-a100-hdr.json", (r->gpus + 7) / 8, &err);
     ics_topo *t = hw ? ics_topo_new(hw) : NULL;
     ics_trace *tr = NULL;
     ics_replay *rp = NULL;
@@ -115,11 +114,9 @@ static double predict(const row *r, const ics_model_catalog *cat, double *step_s
         tflops = fl.hardware_flops / *step_s / r->gpus / 1e12;
     }
 done:
-    if (err || gerr)
-        fprintf(stderr, "icsim bench training: %s: %s\n", r->name, err ? err : gerr->message);
-    g_free(err);
-    if (gerr)
-        g_error_free(gerr);
+    if (err)
+        fprintf(stderr, "icsim bench training: %s: %s\n", r->name, err->message);
+    g_clear_error(&err);
     ics_replay_free(rp);
     ics_trace_free(tr);
     ics_topo_free(t);
@@ -138,14 +135,11 @@ int ics_bench_training(int argc, char **argv)
     (void)argc;
     (void)argv;
     GArray *rows = g_array_new(FALSE, FALSE, sizeof(row));
-    char *err = NULL;
-    GError *gerr = NULL;
-    ics_model_catalog *cat = ics_model_catalog_load_default(&gerr);
+    GError *err = NULL;
+    ics_model_catalog *cat = ics_model_catalog_load_default(&err);
     if (!cat || !read_rows(ICS_TRAINING_DATA, rows, &err)) {
-        fprintf(stderr, "icsim bench training: %s\n", err ? err : gerr->message);
-        g_free(err);
-        if (gerr)
-            g_error_free(gerr);
+        fprintf(stderr, "icsim bench training: %s\n", err->message);
+        g_error_free(err);
         g_array_free(rows, TRUE);
         ics_model_catalog_free(cat);
         return ICS_EXIT_FAIL;

@@ -17,6 +17,7 @@ int ics_cli_bench(int argc, char **argv);
 int ics_cli_collective(int argc, char **argv);
 int ics_cli_replay(int argc, char **argv);
 int ics_cli_train(int argc, char **argv);
+int ics_cli_calibrate(int argc, char **argv);
 
 /* Benchmarks run by `icsim bench NAME` (argv[0] is NAME). */
 int ics_bench_engine(int argc, char **argv);
@@ -24,6 +25,7 @@ int ics_bench_net(int argc, char **argv);
 int ics_bench_collective(int argc, char **argv);
 int ics_bench_accuracy(int argc, char **argv);
 int ics_bench_training(int argc, char **argv);
+int ics_bench_calibrate(int argc, char **argv);
 
 /* Helpers of `icsim collective`, shared with `icsim bench accuracy`. */
 #include <stdbool.h>

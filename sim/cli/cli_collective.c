@@ -193,7 +193,7 @@ static int run(const coll_args *a)
     int rc = ICS_EXIT_USAGE;
     int *gpus = NULL;
     ics_comm *comm = NULL;
-    char *tuning_err = NULL;
+    GError *warning = NULL;
     GString *out = g_string_new(NULL);
     cJSON *rows = cJSON_CreateArray();
     if (a->gpus > total || a->gpus_per_node > per_node) {
@@ -216,11 +216,11 @@ static int run(const coll_args *a)
         goto done;
     }
     ics_coll_tuning tuning;
-    ics_coll_tuning_from_env(&tuning, &tuning_err);
+    ics_coll_tuning_from_env(&tuning, &warning);
     tuning.plan = plan;
     ics_net_params params = {0};
     comm = ics_comm_new(t, backend, gpus, nranks, &params);
-    header(a, t, gpus, nranks, min_b, max_b, tuning_err, out);
+    header(a, t, gpus, nranks, min_b, max_b, warning ? warning->message : NULL, out);
     ics_report_coll_columns(style, out);
     double bw_sum = 0;
     int bw_count = 0;
@@ -276,7 +276,7 @@ static int run(const coll_args *a)
 done:
     cJSON_Delete(rows);
     g_string_free(out, TRUE);
-    g_free(tuning_err);
+    g_clear_error(&warning);
     ics_comm_free(comm);
     g_free(gpus);
     ics_topo_free(t);

@@ -1,7 +1,10 @@
 /* Shared CLI plumbing; see cli_common.h. */
 #include "cli/cli_common.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 bool ics_cli_parse(const char *cmd, const char *params, const char *summary,
                    const GOptionEntry *entries, int *argc, char ***argv)
@@ -29,6 +32,24 @@ ics_hw *ics_cli_load_hw(const char *path, int nodes_override)
         g_error_free(err);
     }
     return hw;
+}
+
+bool ics_cli_output_ok(const char *cmd, const char *option, const char *path)
+{
+    const char *why = NULL;
+    char *dir = g_path_get_dirname(path);
+    if (!*path)
+        why = "expected a file name, got an empty one";
+    else if (g_file_test(path, G_FILE_TEST_IS_DIR))
+        why = "expected a file, got a directory";
+    else if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
+        why = "expected an existing directory to write into, got none";
+    else if (access(dir, W_OK) != 0)
+        why = strerror(errno);
+    if (why)
+        fprintf(stderr, "icsim %s: %s: %s: %s\n", cmd, option, path, why);
+    g_free(dir);
+    return why == NULL;
 }
 
 void ics_cli_emit(GString *out)

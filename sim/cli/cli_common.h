@@ -17,6 +17,11 @@ bool ics_cli_parse(const char *cmd, const char *params, const char *summary,
  * (exit with ICS_EXIT_USAGE). Transfer full. */
 ics_hw *ics_cli_load_hw(const char *path, int nodes_override);
 
+/* Whether `path` can take an output file before any work starts: not a directory, in a
+ * directory that exists and is writable. If not, prints "icsim CMD: OPTION: PATH: why" to
+ * stderr and returns false (exit status 2: nothing was written). */
+bool ics_cli_output_ok(const char *cmd, const char *option, const char *path);
+
 /* Writes a finished report to stdout in one piece. */
 void ics_cli_emit(GString *out);
 

@@ -47,11 +47,11 @@ int ics_cli_replay(int argc, char **argv)
     }
     if (!ics_cli_step_check("replay", &sa))
         goto done;
-    char *err = NULL;
+    GError *err = NULL;
     tr = ics_trace_read(argv[1], groups, &err);
     if (!tr) {
-        fprintf(stderr, "%s\n", err);
-        g_free(err);
+        fprintf(stderr, "%s\n", err->message);
+        g_error_free(err);
         goto done;
     }
     hw = ics_cli_load_hw(system, nodes);

@@ -75,7 +75,7 @@ static ics_replay_colls colls_mode(const char *s, const char *engine)
 int ics_cli_step_run(const char *cmd, const ics_cli_step_args *a, const ics_trace *tr,
                      const ics_topo *t, const int *gpu_of_rank, const ics_step_info *info)
 {
-    char *tuning_err = NULL;
+    GError *warning = NULL;
     const char *engine = a->engine ? a->engine : "analytic";
     ics_replay_opts o = {.backend = ics_net_backend(engine),
                          .colls = colls_mode(a->colls, engine),
@@ -87,27 +87,27 @@ int ics_cli_step_run(const char *cmd, const ics_cli_step_args *a, const ics_trac
      * than NCCL's own and a 1024-GPU step to seconds (docs/replay.md measures the difference). */
     if (strcmp(engine, "packet") == 0)
         o.net.packet_bytes = (uint32_t)((a->packet_kib > 0 ? a->packet_kib : 256) * 1024);
-    ics_coll_tuning_from_env(&o.tuning, &tuning_err);
-    if (tuning_err)
-        fprintf(stderr, "icsim %s: warning: %s\n", cmd, tuning_err);
-    g_free(tuning_err);
+    ics_coll_tuning_from_env(&o.tuning, &warning);
+    if (warning)
+        fprintf(stderr, "icsim %s: warning: %s\n", cmd, warning->message);
+    g_clear_error(&warning);
     if (a->timeline)
         o.sample_ps = (ics_time)((a->sample_us > 0 ? a->sample_us : 10) * ICS_PS_PER_US);
-    char *err = NULL;
+    GError *err = NULL;
     ics_replay *r = ics_replay_new(tr, t, &o, &err);
     if (!r) {
-        fprintf(stderr, "icsim %s: %s\n", cmd, err);
-        g_free(err);
+        fprintf(stderr, "icsim %s: %s\n", cmd, err->message);
+        g_error_free(err);
         return ICS_EXIT_USAGE;
     }
     ics_replay_result res;
     int rc = ICS_EXIT_OK;
     if (!ics_replay_run(r, &res, &err)) {
-        fprintf(stderr, "icsim %s: %s\n", cmd, err);
-        rc = ICS_EXIT_USAGE; /* a trace that cannot finish is bad input */
+        fprintf(stderr, "icsim %s: %s\n", cmd, err->message);
+        rc = ics_error_exit_status(err); /* a trace that cannot finish is bad input: 2 */
     } else if (a->timeline && !ics_timeline_write(r, tr, t, a->timeline, a->timeline_ranks, &err)) {
-        fprintf(stderr, "icsim %s: --timeline: %s\n", cmd, err);
-        rc = ICS_EXIT_FAIL;
+        fprintf(stderr, "icsim %s: --timeline: %s\n", cmd, err->message);
+        rc = ics_error_exit_status(err); /* a file that cannot be written: 1 */
     }
     if (rc == ICS_EXIT_OK) {
         GString *out = g_string_new(NULL);
@@ -119,7 +119,7 @@ int ics_cli_step_run(const char *cmd, const ics_cli_step_args *a, const ics_trac
         ics_cli_emit(out);
         g_string_free(out, TRUE);
     }
-    g_free(err);
+    g_clear_error(&err);
     ics_replay_free(r);
     return rc;
 }

@@ -62,10 +62,10 @@ static bool pick_model(const train_args *a, const ics_model_catalog *cat, ics_tr
     }
     if (!s->have_model)
         return usage("expected a model: --model NAME, --layers ... or a scenario file%s", "");
-    char *err = NULL;
+    GError *err = NULL;
     if (!ics_model_check(&s->model, &err)) {
-        fprintf(stderr, "icsim train: model: %s\n", err);
-        g_free(err);
+        fprintf(stderr, "icsim train: model: %s\n", err->message);
+        g_error_free(err);
         return false;
     }
     return true;
@@ -189,20 +189,20 @@ static int run(train_args *a, ics_train_scenario *s, const ics_model_catalog *ca
     if (!hw)
         return ICS_EXIT_USAGE;
     int rc = ICS_EXIT_USAGE;
-    char *err = NULL;
+    GError *err = NULL;
     ics_trace *tr = NULL;
     const ics_hw_gpu_type *g = ics_hw_node_of(hw)->gpu_type;
     if (!ics_layout_check(&s->layout, &s->model, &err)) {
-        fprintf(stderr, "icsim train: layout: %s\n", err);
+        fprintf(stderr, "icsim train: layout: %s\n", err->message);
         goto done;
     }
     tr = ics_workload_build(&s->model, &s->layout, g, &err);
     if (!tr) {
-        fprintf(stderr, "icsim train: %s\n", err);
+        fprintf(stderr, "icsim train: %s\n", err->message);
         goto done;
     }
     if (a->trace_out && !ics_trace_write_json(tr, a->trace_out, &err)) {
-        fprintf(stderr, "icsim train: --trace-out: %s\n", err);
+        fprintf(stderr, "icsim train: --trace-out: %s\n", err->message);
         rc = ICS_EXIT_FAIL;
         goto done;
     }
@@ -214,7 +214,7 @@ static int run(train_args *a, ics_train_scenario *s, const ics_model_catalog *ca
                           .peak_tflops = g->tflops[s->layout.dtype]};
     rc = ics_cli_step_run("train", &a->step, tr, t, NULL, &info);
 done:
-    g_free(err);
+    g_clear_error(&err);
     ics_trace_free(tr);
     ics_topo_free(t);
     ics_hw_free(hw);

@@ -156,6 +156,9 @@ uint64_t ics_tuner_cta_bytes_per_s(const ics_tuner *tu)
      * the tree at once (tuning.cc perChMaxTreeBws: 38.7 GB/s on Hopper); one direction is half.
      * On DGX H100 that is 19.35 GB/s, and 4 channels of send/recv give 77 GB/s against the
      * 79-82 measured up to 64 MiB (xxrjun_h100_1node_8gpu_sendrecv). */
+    double gbps = tu->cal[ICS_CAL_CTA_GBPS];
+    if (!isnan(gbps))
+        return (uint64_t)llround(gbps * 1e9);
     return (uint64_t)llround(ics_tuner_nccl_tree_channel_gbps(tu) / 2 * 1e9);
 }
 
@@ -167,6 +170,9 @@ ics_time ics_tuner_sync_lat(const ics_tuner *tu, ics_coll_proto proto)
      * flags inside the data: no separate synchronization. */
     if (proto != ICS_PROTO_SIMPLE)
         return 0;
+    double us = tu->cal[ICS_CAL_SYNC_US];
+    if (!isnan(us))
+        return (ics_time)llround(us * ICS_PS_PER_US);
     return ics_tuner_nccl_hop_lat(tu, ICS_ALGO_RING, ICS_PROTO_SIMPLE, false) / 2;
 }
 
@@ -178,7 +184,12 @@ double ics_tuner_sync_share(const ics_tuner *tu, ics_coll_algo algo, ics_coll_pr
     bool nvlink = tu->nnodes == 1 && tu->intra_class == 0 && tu->nvlinks > 0;
     if (sync_s <= 0 || !nvlink)
         return 0;
-    double total = tu->nvlinks * tu->nvlink_gbps * 1e9, full;
+    /* a calibrated figure is a measured large-message rate too: synchronization included */
+    double link_gbps =
+        isnan(tu->cal[ICS_CAL_NVLINK_GBPS]) ? tu->nvlink_gbps : tu->cal[ICS_CAL_NVLINK_GBPS];
+    double nvls =
+        isnan(tu->cal[ICS_CAL_NVLS_EFF]) ? ics_tuner_nccl_nvls_eff(tu) : tu->cal[ICS_CAL_NVLS_EFF];
+    double total = tu->nvlinks * link_gbps * 1e9, full;
     int nch;
     switch (algo) {
     case ICS_ALGO_RING: /* a 2 MiB chunk in two slices */
@@ -188,7 +199,7 @@ double ics_tuner_sync_share(const ics_tuner *tu, ics_coll_algo algo, ics_coll_pr
     case ICS_ALGO_NVLS: /* 128 KiB per head, two hand-offs, 1 + 1/n of the data on the links */
         nch = ICS_NVLS_CHANNELS;
         full = 128.0 * 1024 * tu->n;
-        total *= ics_tuner_nccl_nvls_eff(tu) / (1 + 1.0 / tu->n);
+        total *= nvls / (1 + 1.0 / tu->n);
         sync_s *= 2;
         break;
     case ICS_ALGO_DIRECT: /* a 512 KiB step, every p2p channel busy */

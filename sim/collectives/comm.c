@@ -51,6 +51,11 @@ int ics_comm_nranks(const ics_comm *c)
     return c->n;
 }
 
+double ics_comm_cal_value(const ics_comm *c, ics_cal_param p)
+{
+    return ics_tuner_cal_value(&c->tuner, p);
+}
+
 static void fill_ctx(const ics_comm *c, const ics_coll_req *req, ics_coll_proto proto,
                      const ics_tuner_price *p, ics_algo_ctx *ctx)
 {

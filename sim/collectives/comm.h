@@ -48,6 +48,9 @@ ics_comm *ics_comm_new(const ics_topo *t, const ics_net_ops *backend, const int 
                        const ics_net_params *params);
 void ics_comm_free(ics_comm *c);
 int ics_comm_nranks(const ics_comm *c);
+/* A calibration parameter (hw.h) as the simulation of this communicator uses it: the model's
+ * calibrated value, else the default (NCCL's figure for its GPU, 1 for factors, 0 for launch). */
+double ics_comm_cal_value(const ics_comm *c, ics_cal_param p);
 
 /* Simulates one call, alone on an idle network, with the tuner's choices under `tuning`.
  * Returns false (and fills nothing) if the forced algorithm cannot run this operation here
@@ -61,8 +64,8 @@ ics_sched *ics_comm_plan(ics_comm *c, const ics_coll_req *req, const ics_coll_tu
                          ics_coll_result *out);
 
 /* The tuning NCCL's environment variables ask for (NCCL_ALGO, NCCL_PROTO, NCCL_NVLS_ENABLE,
- * NCCL_COLLNET_ENABLE, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS); unknown values are reported in
- * *err and ignored. */
-void ics_coll_tuning_from_env(ics_coll_tuning *t, char **err);
+ * NCCL_COLLNET_ENABLE, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS). Never fails: unknown values are
+ * ignored and named in *warning (set, ICS_ERROR_INPUT, only if there are any). */
+void ics_coll_tuning_from_env(ics_coll_tuning *t, GError **warning);
 
 #endif

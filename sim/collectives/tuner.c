@@ -61,15 +61,73 @@ void ics_tuner_init(ics_tuner *tu, const ics_topo *t, const int *ranks, int n)
     g_free(ring);
     ics_topo_dev_bw(t, ranks[0], ICS_CHAN_NVLINK, &tu->nvlinks);
     tu->reduce_bytes_per_s = g->hbm_bw_bytes_per_s;
+    tu->cal = ics_hw_calibration_of(ics_topo_hw(t))->value;
     ics_tuner_nccl_init(tu);
     tu->nccl_channels = ics_tuner_channels_find(tu); /* reads what nccl_init filled */
+}
+
+/* ---- what the simulation charges: NCCL's figures, or what a calibration measured ---------- */
+
+/* A latency of link class cls (0 NVLink, 1 PCI, 2 network) as calibrated. */
+static ics_time scaled(const ics_tuner *tu, ics_time lat_ps, int cls)
+{
+    double f = tu->cal[ICS_CAL_HOP_SCALE_NVLINK + cls];
+    return isnan(f) ? lat_ps : (ics_time)llround((double)lat_ps * f);
 }
 
 static ics_time step_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto)
 {
     if (ics_tuner_nccl_mixed_legs(algo))
-        return ics_tuner_nccl_hop_lat(tu, algo, proto, false);
-    return ics_tuner_nccl_step_lat(tu, algo, proto);
+        return scaled(tu, ics_tuner_nccl_hop_lat(tu, algo, proto, false), tu->intra_class);
+    return scaled(tu, ics_tuner_nccl_step_lat(tu, algo, proto), tu->ring_class);
+}
+
+static ics_time net_step_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto)
+{
+    if (ics_tuner_nccl_mixed_legs(algo))
+        return scaled(tu, ics_tuner_nccl_hop_lat(tu, algo, proto, true), 2);
+    return step_lat(tu, algo, proto);
+}
+
+static ics_time base_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto)
+{
+    ics_time lat = ics_tuner_nccl_base_lat(tu, algo, proto);
+    double f = tu->cal[ICS_CAL_BASE_SCALE];
+    return isnan(f) ? lat : (ics_time)llround((double)lat * f);
+}
+
+/* What NCCL's kernels reach on NVLink, over what our links carry after headers. */
+static double kernel_eff(const ics_tuner *tu)
+{
+    double gbps = tu->cal[ICS_CAL_NVLINK_GBPS];
+    if (isnan(gbps) || tu->nvlink_payload_gbps <= 0)
+        return tu->kernel_eff;
+    return MIN(1.0, gbps / tu->nvlink_payload_gbps);
+}
+
+static double nvls_eff(const ics_tuner *tu)
+{
+    double e = tu->cal[ICS_CAL_NVLS_EFF];
+    return isnan(e) ? ics_tuner_nccl_nvls_eff(tu) : e;
+}
+
+/* Divides a network leg's rate by the transport's efficiency, where calibrated. */
+static double net_factor(const ics_tuner *tu, double f)
+{
+    double e = tu->cal[ICS_CAL_NET_EFF];
+    return isnan(e) ? f : f / e;
+}
+
+/* Wire bytes per payload byte of a combination on the ring's links (the simulation's
+ * counterpart of ics_tuner_nccl_wire_factor, same arithmetic, achieved figures). */
+static double wire_factor(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto)
+{
+    double f = 1.0 / ics_tuner_nccl_proto_eff(proto);
+    if (tu->ring_class == 0 || algo == ICS_ALGO_NVLS)
+        f /= kernel_eff(tu);
+    if (algo == ICS_ALGO_NVLS) /* reduce-scatter up with ld_reduce, multicast down: 1 + 1/n */
+        f *= (1.0 + 1.0 / tu->n) / nvls_eff(tu);
+    return tu->ring_class == 2 ? net_factor(tu, f) : f;
 }
 
 void ics_tuner_price_call(const ics_tuner *tu, const ics_coll_req *req, const ics_coll_tuning *want,
@@ -78,22 +136,45 @@ void ics_tuner_price_call(const ics_tuner *tu, const ics_coll_req *req, const ic
     int nch = ics_tuner_channels(tu, req, want, algo, proto);
     double share = ics_tuner_sync_share(tu, algo, proto);
     double net = 1.0 / ics_tuner_nccl_proto_eff(proto);
-    bool mixed = ics_tuner_nccl_mixed_legs(algo);
     *out = (ics_tuner_price){
         .nch = nch,
         .ctas_per_channel = ics_tuner_ctas_per_channel(tu, req, want, algo, proto, nch),
-        .wire_factor = ics_tuner_nccl_wire_factor(tu, algo, proto) * (1 - share),
+        .wire_factor = wire_factor(tu, algo, proto) * (1 - share),
         .sync_share = share,
-        .base_lat_ps = ics_tuner_nccl_base_lat(tu, algo, proto),
+        .base_lat_ps = base_lat(tu, algo, proto),
         .step_lat_ps = step_lat(tu, algo, proto),
-        .net_step_lat_ps =
-            mixed ? ics_tuner_nccl_hop_lat(tu, algo, proto, true) : step_lat(tu, algo, proto),
+        .net_step_lat_ps = net_step_lat(tu, algo, proto),
         .sync_ps = ics_tuner_sync_lat(tu, proto),
         .cta_bytes_per_s = ics_tuner_cta_bytes_per_s(tu),
         .reduce_bytes_per_s = tu->reduce_bytes_per_s,
-        .net_wire_factor = net,
-        .intra_wire_factor = net / (tu->intra_class == 0 ? tu->kernel_eff : 1.0),
-        .nvls_wire_factor = net / tu->kernel_eff / ics_tuner_nccl_nvls_eff(tu)};
+        .net_wire_factor = net_factor(tu, net),
+        .intra_wire_factor = net / (tu->intra_class == 0 ? kernel_eff(tu) : 1.0),
+        .nvls_wire_factor = net / kernel_eff(tu) / nvls_eff(tu)};
+}
+
+double ics_tuner_cal_value(const ics_tuner *tu, ics_cal_param p)
+{
+    if (!isnan(tu->cal[p]))
+        return tu->cal[p];
+    switch (p) {
+    case ICS_CAL_NVLINK_GBPS:
+        return tu->nvlink_gbps;
+    case ICS_CAL_CTA_GBPS:
+        return (double)ics_tuner_cta_bytes_per_s(tu) / 1e9;
+    case ICS_CAL_SYNC_US:
+        return ics_time_to_us(ics_tuner_sync_lat(tu, ICS_PROTO_SIMPLE));
+    case ICS_CAL_NVLS_EFF:
+        return ics_tuner_nccl_nvls_eff(tu);
+    case ICS_CAL_NET_EFF:
+    case ICS_CAL_HOP_SCALE_NVLINK:
+    case ICS_CAL_HOP_SCALE_PCI:
+    case ICS_CAL_HOP_SCALE_NET:
+    case ICS_CAL_BASE_SCALE:
+        return 1.0;
+    case ICS_CAL_LAUNCH_US:
+    default:
+        return 0.0;
+    }
 }
 
 /* Whether `want` rules combination (a, p) out before any estimate. */

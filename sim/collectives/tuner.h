@@ -26,6 +26,11 @@ typedef struct {
     int nvlinks;        /* NVLinks of a GPU (rank 0's) */
     double nvlink_gbps; /* NCCL's figure for one NVLink of this GPU (20.6 GB/s on SM90) */
     int nccl_channels;  /* NCCL's channel count for the communicator (channels.c) */
+    /* What the hardware achieves where a calibration says so (hw.h: ics_hw_calibration; NAN
+     * where NCCL's figure holds). NCCL's choices never read these: its tuner has only its
+     * constants. The simulation does (ics_tuner_price_call, channels.c). */
+    const double *cal;          /* ICS_CAL_COUNT values, owned by the model */
+    double nvlink_payload_gbps; /* one NVLink's rate after packet headers, GB/s */
 } ics_tuner;
 
 /* NCCL's NVLS channels: "NVLS multicast support is available (NVLS_NCHANNELS 16)" */
@@ -70,6 +75,10 @@ typedef struct {
 /* Prices one combination for one call (NCCL_MIN/MAX_NCHANNELS from `want`). */
 void ics_tuner_price_call(const ics_tuner *tu, const ics_coll_req *req, const ics_coll_tuning *want,
                           ics_coll_algo algo, ics_coll_proto proto, ics_tuner_price *out);
+
+/* A calibration parameter's value in effect for this communicator: the calibrated one, else
+ * the default the simulation uses (NCCL's figure for the GPU, 1 for factors, 0 for launch). */
+double ics_tuner_cal_value(const ics_tuner *tu, ics_cal_param p);
 
 /* NCCL's channel count for the communicator (comm->nChannels), found once by ics_tuner_init:
  * on one node what its ring search finds, doubled twice (24 on DGX H100 and DGX A100); 2 per

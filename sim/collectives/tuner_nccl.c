@@ -214,6 +214,7 @@ static void nccl_kernel_rate(ics_tuner *tu)
     if (links > 0 && g->nvlink) {
         double per_link = nv / 1e9 / links * ics_link_packet_efficiency(g->nvlink);
         tu->kernel_eff = MIN(1.0, nccl_link_gbps(g->arch) / per_link);
+        tu->nvlink_payload_gbps = per_link;
     }
 }
 

@@ -1,7 +1,7 @@
 /* The simulation core, the face every other module includes: integer-picosecond time
  * (time.h), the event queue (evq.h), the engine that runs it (engine.h) and the numeric data
- * types (dtype.h). JSON reading (json.h) is core's second face, for the readers only: nothing
- * downstream sees cJSON. */
+ * types (dtype.h), and the error domain of user input (error.h). JSON reading (json.h) is core's
+ * second face, for the readers only: nothing downstream sees cJSON. */
 #ifndef ICS_CORE_H
 #define ICS_CORE_H
 
@@ -9,5 +9,6 @@
 #include "core/evq.h"
 #include "core/engine.h"
 #include "core/dtype.h"
+#include "core/error.h"
 
 #endif

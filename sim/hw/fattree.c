@@ -1,6 +1,7 @@
 /* Fat-tree sizing; the construction is described in fattree.h. Invariant of a plan: no switch
  * uses more ports than the radix, and every pair of leaves has a common ancestor. */
 #include "hw/fattree.h"
+#include "core/core.h"
 
 #include <math.h>
 
@@ -20,14 +21,14 @@ static int fewest_switches(int n, int groups, int cap)
     return 0;
 }
 
-static bool place_leaves(const ics_fattree_params *p, ics_fattree_plan *plan, char **why)
+static bool place_leaves(const ics_fattree_params *p, ics_fattree_plan *plan, GError **error)
 {
     if (p->rail_optimized) {
         if ((long long)p->nodes_per_unit * p->max_nics_per_rail > plan->down_ports) {
-            *why = g_strdup_printf("expected at most %d nodes per unit (a leaf has %d down "
-                                   "ports), got %d",
-                                   plan->down_ports / p->max_nics_per_rail, plan->down_ports,
-                                   p->nodes_per_unit);
+            g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                        "expected at most %d nodes per unit (a leaf has %d down ports), got %d",
+                        plan->down_ports / p->max_nics_per_rail, plan->down_ports,
+                        p->nodes_per_unit);
             return false;
         }
         plan->units = div_ceil(p->nodes, p->nodes_per_unit);
@@ -77,26 +78,27 @@ int ics_fattree_down_ports(int radix, int up_ports, double oversubscription)
     return MIN(radix - up_ports, (int)floor(up_ports * oversubscription + 1e-9));
 }
 
-bool ics_fattree_plan_make(const ics_fattree_params *p, ics_fattree_plan *plan, char **why)
+bool ics_fattree_plan_make(const ics_fattree_params *p, ics_fattree_plan *plan, GError **error)
 {
     *plan = (ics_fattree_plan){0};
-    *why = NULL;
     plan->up_ports = p->tiers == 1 ? 0 : (int)floor(p->radix / (1.0 + p->oversubscription));
     plan->down_ports = ics_fattree_down_ports(p->radix, plan->up_ports, p->oversubscription);
     if (p->tiers > 1 && plan->up_ports < 1) {
-        *why = g_strdup_printf("expected an oversubscription that leaves a leaf at least one "
-                               "up port (radix %d), got %g",
-                               p->radix, p->oversubscription);
+        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                    "expected an oversubscription that leaves a leaf at least one up port (radix "
+                    "%d), got %g",
+                    p->radix, p->oversubscription);
         return false;
     }
-    if (!place_leaves(p, plan, why))
+    if (!place_leaves(p, plan, error))
         return false;
     bool ok = p->tiers == 1 ? plan->leaves == 1 : plan_pods(p, plan);
     if (!ok) {
-        *why = g_strdup_printf("expected a cluster that fits a %d-tier fat-tree of radix %d, "
-                               "got %d nodes x %d NICs (%d leaves%s)",
-                               p->tiers, p->radix, p->nodes, p->nics_per_node, plan->leaves,
-                               p->tiers < 3 ? "; try more tiers" : "");
+        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                    "expected a cluster that fits a %d-tier fat-tree of radix %d, got %d nodes x "
+                    "%d NICs (%d leaves%s)",
+                    p->tiers, p->radix, p->nodes, p->nics_per_node, plan->leaves,
+                    p->tiers < 3 ? "; try more tiers" : "");
         return false;
     }
     return true;

@@ -19,6 +19,8 @@
 
 #include <stdbool.h>
 
+#include <glib.h>
+
 typedef struct {
     int radix;
     int tiers; /* 1..3 */
@@ -48,9 +50,9 @@ typedef struct {
 /* Leaf down ports for a radix and up-port count: up x oversubscription, at most the rest. */
 int ics_fattree_down_ports(int radix, int up_ports, double oversubscription);
 
-/* Fills plan; on failure returns false and a message (transfer full, g_free) saying what
- * does not fit, e.g. "expected at most 2048 NICs on a 2-tier fat-tree of radix 64, got 4096". */
-bool ics_fattree_plan_make(const ics_fattree_params *p, ics_fattree_plan *plan, char **why);
+/* Fills plan; on failure returns false and sets *error (ICS_ERROR_INPUT) saying what does not
+ * fit, e.g. "expected at most 2048 NICs on a 2-tier fat-tree of radix 64, got 4096". */
+bool ics_fattree_plan_make(const ics_fattree_params *p, ics_fattree_plan *plan, GError **error);
 
 /* The leaf a compute NIC (node, rail) attaches to. */
 int ics_fattree_leaf_of(const ics_fattree_params *p, const ics_fattree_plan *plan, int node,

@@ -31,6 +31,7 @@ ics_hw *ics_hw__new(const char *path)
     hw->nic_by_name = g_hash_table_new(g_str_hash, g_str_equal);
     hw->cpu_by_name = g_hash_table_new(g_str_hash, g_str_equal);
     hw->nodes = 1;
+    ics_hw__calibration_clear(&hw->calibration);
     return hw;
 }
 
@@ -56,6 +57,7 @@ void ics_hw_free(ics_hw *hw)
     g_hash_table_destroy(hw->cpu_by_name);
     g_string_chunk_free(hw->strings);
     g_free(hw->path);
+    g_free(hw->base_path);
     g_free(hw);
 }
 
@@ -67,6 +69,11 @@ const char *ics_hw_name(const ics_hw *hw)
 const char *ics_hw_path(const ics_hw *hw)
 {
     return hw->path;
+}
+
+const char *ics_hw_base_path(const ics_hw *hw)
+{
+    return hw->base_path ? hw->base_path : hw->path;
 }
 
 const ics_hw_node *ics_hw_node_of(const ics_hw *hw)

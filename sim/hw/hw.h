@@ -194,6 +194,9 @@ void ics_hw_free(ics_hw *hw);
 
 const char *ics_hw_name(const ics_hw *hw); /* the top-level file's "name" */
 const char *ics_hw_path(const ics_hw *hw); /* the file it was loaded from */
+/* A calibration overlay's base model (the node or cluster file it names), else the model's own
+ * path: what a new calibration of this system should name as its base. */
+const char *ics_hw_base_path(const ics_hw *hw);
 const ics_hw_node *ics_hw_node_of(const ics_hw *hw);
 int ics_hw_nodes(const ics_hw *hw);                      /* 1 for a node file */
 const ics_hw_fabric *ics_hw_fabric_of(const ics_hw *hw); /* NULL for a node file */
@@ -211,6 +214,49 @@ ics_hw *ics_hw_load_catalog(const char *path, GError **err);
 
 /* The fat-tree sizing parameters of a cluster (its fabric, node count and NIC rails). */
 void ics_hw_fattree_params(const ics_hw *hw, ics_fattree_params *p);
+
+/* ---- calibration (hw_calibration.c) ---- */
+
+/* What a calibration measured about a system, replacing defaults from datasheets and NCCL's
+ * constants in the simulation (never in NCCL's own choices: its tuner keeps its constants, as
+ * the real NCCL does). A model file's optional "calibration" object, or an overlay file of
+ * kind "calibration" that names its base model (docs/hwmodel-format.md); `icsim calibrate`
+ * writes the overlay. */
+typedef enum {
+    ICS_CAL_NVLINK_GBPS,      /* what NCCL's kernels move per NVLink, GB/s */
+    ICS_CAL_CTA_GBPS,         /* what one channel's CTA copies, GB/s */
+    ICS_CAL_SYNC_US,          /* a Simple slice's synchronization, us */
+    ICS_CAL_NVLS_EFF,         /* NVLS efficiency */
+    ICS_CAL_HOP_SCALE_NVLINK, /* factors on NCCL's per-hop latencies, by link class */
+    ICS_CAL_HOP_SCALE_PCI,
+    ICS_CAL_HOP_SCALE_NET,
+    ICS_CAL_BASE_SCALE, /* factor on NCCL's base latency */
+    ICS_CAL_NET_EFF,    /* share of a NIC's line rate the transport reaches */
+    ICS_CAL_LAUNCH_US,  /* host launch per GPU, in series on a thread driving several */
+    ICS_CAL_COUNT
+} ics_cal_param;
+
+typedef struct {
+    const char *key;  /* the JSON key */
+    const char *unit; /* "GB/s", "us", "x" (a factor), "" (a fraction) */
+    double lo, hi;    /* physical bounds: the reader's range and the fit's */
+    const char *what; /* one line, with the default's source */
+} ics_cal_param_info;
+
+typedef struct {
+    double value[ICS_CAL_COUNT]; /* NAN: not calibrated, the default holds */
+    const char *source;          /* what it came from, or NULL */
+} ics_hw_calibration;
+
+/* The parameter table (NULL out of range); a parameter by its key, or -1. */
+const ics_cal_param_info *ics_hw_cal_param(ics_cal_param p);
+int ics_hw_cal_param_find(const char *key);
+const ics_hw_calibration *ics_hw_calibration_of(const ics_hw *hw);
+/* A parameter's calibrated value, NAN where the default holds. */
+double ics_hw_cal(const ics_hw *hw, ics_cal_param p);
+/* Sets a calibrated value (NAN: back to the default); for the fitter, which owns its model.
+ * Topologies and communicators built before read the new value once rebuilt. */
+void ics_hw_cal_set(ics_hw *hw, ics_cal_param p, double value);
 
 /* The compute parameters every GPU type starts from (sources in hw_compute.c and
  * docs/workload.md). */

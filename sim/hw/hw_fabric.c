@@ -97,12 +97,12 @@ bool ics_hw__read_fabric(ics_hw__ld *ld, const cJSON *o)
                     ICS_HW__MAX_FABRIC_NICS, nics, hw->nodes, hw->node.compute_nics);
     ics_fattree_params p;
     ics_fattree_plan plan;
-    char *why = NULL;
+    GError *why = NULL;
     if (ics_jr_ok(ld->r)) {
         ics_hw_fattree_params(hw, &p);
         if (!ics_fattree_plan_make(&p, &plan, &why))
-            ics_jr_fail(ld->r, o, NULL, "%s", why);
-        g_free(why);
+            ics_jr_fail(ld->r, o, NULL, "%s", why->message);
+        g_clear_error(&why);
     }
     ics_jr_pop(ld->r, mark);
     return ics_jr_ok(ld->r);

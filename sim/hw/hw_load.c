@@ -6,8 +6,8 @@
 
 #include <string.h>
 
-static const char *const kind_names[] = {"catalog", "node", "cluster", NULL};
-enum { KIND_CATALOG, KIND_NODE, KIND_CLUSTER };
+static const char *const kind_names[] = {"catalog", "node", "cluster", "calibration", NULL};
+enum { KIND_CATALOG, KIND_NODE, KIND_CLUSTER, KIND_CALIBRATION };
 
 /* Path of `ref` relative to the directory of `from` (transfer full). */
 static char *relative_to(const char *from, const char *ref)
@@ -119,7 +119,8 @@ static const cJSON *merged_node(ics_hw__ld *ld, const cJSON *node_root, const cJ
     return m;
 }
 
-#define NODE_KEYS "kind", "name", "catalog", "source", "gpu", "gpus", "cpus", "pcie", "nvlink"
+#define NODE_KEYS                                                                                  \
+    "kind", "name", "catalog", "source", "gpu", "gpus", "cpus", "pcie", "nvlink", "calibration"
 
 static bool load_node_file(ics_hw__ld *ld, const char *path, const cJSON *root)
 {
@@ -127,7 +128,7 @@ static bool load_node_file(ics_hw__ld *ld, const char *path, const cJSON *root)
     if (!ics_jr_keys(ld->r, root, keys))
         return false;
     return read_catalog_of(ld, path, root) && ics_hw__read_catalog_sections(ld, root, false) &&
-           ics_hw__read_node(ld, root);
+           ics_hw__read_node(ld, root) && ics_hw__read_calibration(ld, root);
 }
 
 /* Opens the node a cluster names: its file, and the object of replacement keys (or NULL). */
@@ -162,8 +163,9 @@ static const cJSON *cluster_node(ics_hw__ld *ld, const char *path, const cJSON *
 static bool load_cluster_file(ics_hw__ld *ld, const char *path, const cJSON *root,
                               int nodes_override)
 {
-    static const char *const keys[] = {"kind", "name",  "catalog", "source",
-                                       "node", "nodes", "fabric",  ICS_HW__OVERRIDE_KEYS,
+    static const char *const keys[] = {"kind",   "name",        "catalog",
+                                       "source", "node",        "nodes",
+                                       "fabric", "calibration", ICS_HW__OVERRIDE_KEYS,
                                        NULL};
     static const char *const node_keys[] = {NODE_KEYS, ICS_HW__OVERRIDE_KEYS, NULL};
     if (!ics_jr_keys(ld->r, root, keys))
@@ -199,7 +201,8 @@ static bool load_cluster_file(ics_hw__ld *ld, const char *path, const cJSON *roo
     ld->hw->nodes = nodes_override > 0 ? nodes_override : (int)nodes;
     ld->hw->is_cluster = true;
     const cJSON *fabric = ics_jr_obj(ld->r, root, "fabric", true);
-    return fabric && ics_hw__read_fabric(ld, fabric);
+    return fabric && ics_hw__read_fabric(ld, fabric) && ics_hw__read_calibration(ld, node_root) &&
+           ics_hw__read_calibration(ld, root);
 }
 
 static ics_hw *finish(ics_hw__ld *ld, GError **err)
@@ -212,6 +215,41 @@ static ics_hw *finish(ics_hw__ld *ld, GError **err)
     ics_jr_free(ld->r);
     ics_hw_free(ld->hw);
     return NULL;
+}
+
+static void read_top(ics_hw__ld *ld, const char *path, const cJSON *root, int nodes_override);
+
+/* A calibration overlay: its base model (a node or cluster file, read as if named directly),
+ * then the overlay's calibration over whatever the base had. Its provenance is for people. */
+static void load_calibration_file(ics_hw__ld *ld, const char *path, const cJSON *root,
+                                  int nodes_override)
+{
+    static const char *const keys[] = {"kind",        "name",       "base", "source",
+                                       "calibration", "provenance", NULL};
+    const char *base = NULL;
+    if (!ics_jr_keys(ld->r, root, keys) || !ics_jr_str(ld->r, root, "base", true, &base))
+        return;
+    char *base_path = relative_to(path, base);
+    file_ref ref = {.obj = root, .key = "base"};
+    const cJSON *base_root = load_kind(ld, base_path, -1, &ref);
+    int kind = -1;
+    if (base_root)
+        ics_jr_enum(ld->r, base_root, "kind", true, kind_names, &kind);
+    if (base_root && kind != KIND_NODE && kind != KIND_CLUSTER) {
+        char *msg = g_strdup_printf("expected a node or cluster file, got a %s file",
+                                    kind >= 0 ? kind_names[kind] : "?");
+        fail_at_ref(ld, &ref, msg);
+        g_free(msg);
+    }
+    if (ics_jr_ok(ld->r)) {
+        const char *name = ld->hw->name;
+        read_top(ld, base_path, base_root, nodes_override);
+        ld->hw->name = name; /* the overlay's */
+        ld->hw->base_path = g_strdup(base_path);
+    }
+    g_free(base_path);
+    if (ics_jr_ok(ld->r))
+        ics_hw__read_calibration(ld, root);
 }
 
 static void read_top(ics_hw__ld *ld, const char *path, const cJSON *root, int nodes_override)
@@ -227,6 +265,8 @@ static void read_top(ics_hw__ld *ld, const char *path, const cJSON *root, int no
         ics_jr_fail(ld->r, cJSON_GetObjectItemCaseSensitive(root, "kind"), "kind",
                     "expected \"node\" or \"cluster\" (a catalog alone has no GPUs), got "
                     "\"catalog\"");
+    } else if (kind == KIND_CALIBRATION) {
+        load_calibration_file(ld, path, root, nodes_override);
     } else if (kind == KIND_NODE) {
         if (nodes_override > 0)
             ics_jr_fail(ld->r, root, NULL, "expected a cluster file for --nodes, got a node file");

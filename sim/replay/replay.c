@@ -22,13 +22,14 @@ static int global_id(const ics_replay *r, int rank, int i)
 
 /* ---- setting up ---------------------------------------------------------------------------- */
 
-static bool map_ranks(ics_replay *r, const ics_replay_opts *o, char **err)
+static bool map_ranks(ics_replay *r, const ics_replay_opts *o, GError **error)
 {
     int nr = ics_trace_nranks(r->tr);
     int per = ics_topo_gpus_per_node(r->t), nodes = ics_topo_nodes(r->t);
     if (!o->gpu_of_rank && nr > per * nodes) {
-        *err = g_strdup_printf("the trace has %d ranks, the system only %d GPUs (%d nodes of %d)",
-                               nr, per * nodes, nodes, per);
+        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                    "the trace has %d ranks, the system only %d GPUs (%d nodes of %d)", nr,
+                    per * nodes, nodes, per);
         return false;
     }
     r->gpu = g_new(int, nr);
@@ -108,7 +109,7 @@ static void build_graph(ics_replay *r)
     g_free(nsucc);
 }
 
-static bool check_comms(ics_replay *r, char **err)
+static bool check_comms(ics_replay *r, GError **error)
 {
     int nc = ics_trace_ncomms(r->tr);
     r->comms = g_new0(comm_state, nc > 0 ? nc : 1);
@@ -143,14 +144,13 @@ static bool check_comms(ics_replay *r, char **err)
         cs->calls = g_new0(call_state, cs->ncalls > 0 ? cs->ncalls : 1);
         cs->members = g_new(int, (size_t)cs->ncalls *(size_t)cs->active + 1);
     }
-    return ics_replay_classify_comms(r, err);
+    return ics_replay_classify_comms(r, error);
 }
 
 ics_replay *ics_replay_new(const ics_trace *tr, const ics_topo *t, const ics_replay_opts *o,
-                           char **err)
+                           GError **error)
 {
-    *err = NULL;
-    if (!ics_trace_check(tr, err))
+    if (!ics_trace_check(tr, error))
         return NULL;
     ics_replay *r = g_new0(ics_replay, 1);
     r->tr = tr;
@@ -162,12 +162,12 @@ ics_replay *ics_replay_new(const ics_trace *tr, const ics_topo *t, const ics_rep
     r->sample_ps = o->sample_ps;
     r->p2p_lat_ps = o->p2p_lat_ps >= 0 ? o->p2p_lat_ps : DEFAULT_P2P_LAT_PS;
     r->gpu_type = ics_hw_node_of(ics_topo_hw(t))->gpu_type;
-    if (!map_ranks(r, o, err)) {
+    if (!map_ranks(r, o, error)) {
         ics_replay_free(r);
         return NULL;
     }
     build_graph(r);
-    if (!check_comms(r, err)) {
+    if (!check_comms(r, error)) {
         ics_replay_free(r);
         return NULL;
     }
@@ -281,9 +281,8 @@ static char *stuck_message(const ics_replay *r)
     return g_strdup("the replay cannot finish");
 }
 
-bool ics_replay_run(ics_replay *r, ics_replay_result *out, char **err)
+bool ics_replay_run(ics_replay *r, ics_replay_result *out, GError **error)
 {
-    *err = NULL;
     int nr = ics_trace_nranks(r->tr), total = r->base[nr];
     g_return_val_if_fail(!r->ran, false); /* one run per replay */
     r->ran = true;
@@ -296,8 +295,11 @@ bool ics_replay_run(ics_replay *r, ics_replay_result *out, char **err)
             ics_replay_op_start(r, g);
     ics_engine_run(r->e, ICS_TIME_MAX);
     bool ok = r->remaining == 0;
-    if (!ok)
-        *err = stuck_message(r);
+    if (!ok) {
+        char *msg = stuck_message(r);
+        g_set_error_literal(error, ICS_ERROR, ICS_ERROR_INPUT, msg);
+        g_free(msg);
+    }
     *out = (ics_replay_result){.events = ics_engine_events_processed(r->e),
                                .folded = r->folded,
                                .colls_full = r->colls_full,

@@ -76,15 +76,15 @@ typedef struct {
 typedef struct ics_replay ics_replay;
 
 /* Checks the trace fits the topology (enough GPUs, the communicators' collectives can run) and
- * prepares the replay; NULL with *err (transfer full) otherwise. The trace and topology must
- * outlive the replay. Transfer full. */
+ * prepares the replay; NULL and sets *error (ICS_ERROR_INPUT) otherwise. The trace and topology
+ * must outlive the replay. Transfer full. */
 ics_replay *ics_replay_new(const ics_trace *tr, const ics_topo *t, const ics_replay_opts *o,
-                           char **err);
+                           GError **error);
 void ics_replay_free(ics_replay *r);
 
-/* Plays the whole trace once. False with *err if it cannot finish (a dependency cycle, a
- * collective or recv some rank never reaches). */
-bool ics_replay_run(ics_replay *r, ics_replay_result *out, char **err);
+/* Plays the whole trace once. False and sets *error (ICS_ERROR_INPUT) if it cannot finish (a
+ * dependency cycle, a collective or recv some rank never reaches). */
+bool ics_replay_run(ics_replay *r, ics_replay_result *out, GError **error);
 
 /* After a run: rank r's breakdown (transfer none). */
 const ics_replay_rank *ics_replay_rank_stats(const ics_replay *r, int rank);

@@ -85,7 +85,7 @@ static char *shape_sig(const ics_replay *r, int c)
 
 /* Every operation a communicator issues must be one the tuner can run under the replay's
  * tuning (a forced NCCL_ALGO may exclude some). */
-static bool check_ops(ics_replay *r, int c, char **err)
+static bool check_ops(ics_replay *r, int c, GError **error)
 {
     comm_state *cs = &r->comms[c];
     int n;
@@ -101,9 +101,10 @@ static bool check_ops(ics_replay *r, int c, char **err)
         ics_coll_result res;
         struct ics_sched *s = ics_comm_plan(cs->comm, &req, &r->tuning, &res);
         if (!s) {
-            *err = g_strdup_printf("communicator '%s': no allowed algorithm runs %s on its %d "
-                                   "ranks (check NCCL_ALGO / NCCL_PROTO)",
-                                   ics_trace_comm_name(r->tr, c), ics_coll_op_name(op->coll.op), n);
+            g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                        "communicator '%s': no allowed algorithm runs %s on its %d ranks (check "
+                        "NCCL_ALGO / NCCL_PROTO)",
+                        ics_trace_comm_name(r->tr, c), ics_coll_op_name(op->coll.op), n);
             return false;
         }
         ics_sched_free(s);
@@ -111,11 +112,11 @@ static bool check_ops(ics_replay *r, int c, char **err)
     return true;
 }
 
-bool ics_replay_classify_comms(ics_replay *r, char **err)
+bool ics_replay_classify_comms(ics_replay *r, GError **error)
 {
     int nc = ics_trace_ncomms(r->tr), nch = ics_topo_nchans(r->t);
     for (int c = 0; c < nc; c++)
-        if (!check_ops(r, c, err))
+        if (!check_ops(r, c, error))
             return false;
     int *owner = g_new(int, nch > 0 ? nch : 1);
     for (int ch = 0; ch < nch; ch++)

@@ -71,7 +71,9 @@ void ics_replay_op_start(ics_replay *r, int g);
 void ics_replay_op_end(ics_replay *r, int g);
 
 /* replay_coll.c */
-bool ics_replay_classify_comms(ics_replay *r, char **err);
+/* Which communicators' calls are memoized; false and sets *error (ICS_ERROR_INPUT) if one
+ * issues an operation no algorithm the tuning allows can run. */
+bool ics_replay_classify_comms(ics_replay *r, GError **error);
 void ics_replay_coll_arrive(ics_replay *r, int g, const ics_trace_op *op);
 
 /* replay_p2p.c */

@@ -88,8 +88,8 @@ void ics_report_step_json(const ics_replay *r, const ics_replay_result *res, int
 
 /* Writes the timeline of a finished run of r (over trace tr and topology t) to path, at most
  * max_ranks ranks (<= 0: all), atomically: a temporary file renamed into place, nothing left
- * on failure. False with *err (transfer full). */
+ * on failure. False and sets *error (ICS_ERROR_IO) when the file cannot be written. */
 bool ics_timeline_write(const ics_replay *r, const ics_trace *tr, const ics_topo *t,
-                        const char *path, int max_ranks, char **err);
+                        const char *path, int max_ranks, GError **error);
 
 #endif

@@ -165,9 +165,8 @@ static void put_links(FILE *f, const ics_replay *r, const ics_topo *t, bool *fir
 }
 
 bool ics_timeline_write(const ics_replay *r, const ics_trace *tr, const ics_topo *t,
-                        const char *path, int max_ranks, char **err)
+                        const char *path, int max_ranks, GError **error)
 {
-    *err = NULL;
     char *dir = g_path_get_dirname(path);
     char *tmpl = g_build_filename(dir, ".icsim-timeline-XXXXXX", NULL);
     g_free(dir);
@@ -176,7 +175,8 @@ bool ics_timeline_write(const ics_replay *r, const ics_trace *tr, const ics_topo
         fchmod(fd, 0644); /* mkstemp's 0600 is for secrets: this is a result to share */
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
-        *err = g_strdup_printf("%s: cannot write: %s", path, g_strerror(errno));
+        g_set_error(error, ICS_ERROR, ICS_ERROR_IO, "%s: cannot write: %s", path,
+                    g_strerror(errno));
         if (fd >= 0)
             close(fd);
         g_free(tmpl);
@@ -195,7 +195,8 @@ bool ics_timeline_write(const ics_replay *r, const ics_trace *tr, const ics_topo
     if (ok && g_rename(tmpl, path) != 0)
         ok = false;
     if (!ok) {
-        *err = g_strdup_printf("%s: cannot write: %s", path, g_strerror(errno));
+        g_set_error(error, ICS_ERROR, ICS_ERROR_IO, "%s: cannot write: %s", path,
+                    g_strerror(errno));
         g_unlink(tmpl);
     }
     g_free(tmpl);

@@ -336,10 +336,9 @@ ics_topo *ics_topo_new(const ics_hw *hw)
     for (int node = 0; node < t->nodes; node++)
         build_node(t, n, node);
     if (ics_hw_fabric_of(hw)) {
-        char *why = NULL;
         t->has_fabric = true;
         ics_hw_fattree_params(hw, &t->fp);
-        bool ok = ics_fattree_plan_make(&t->fp, &t->plan, &why);
+        bool ok = ics_fattree_plan_make(&t->fp, &t->plan, NULL);
         g_assert(ok); /* ics_hw_load checked the same plan */
         build_fabric(t);
     }

@@ -3,6 +3,7 @@
 #include "trace/trace.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include <glib.h>
@@ -154,14 +155,22 @@ const int *ics_trace_op_deps(const ics_trace *t, int rank, int i, int *ndeps)
 
 /* ---- consistency ---------------------------------------------------------------------------- */
 
-static bool fail(char **err, char *msg)
+static bool fail(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+/* Sets *error (ICS_ERROR_INPUT); returns false. */
+static bool fail(GError **error, const char *fmt, ...)
 {
-    *err = msg;
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error_literal(error, ICS_ERROR, ICS_ERROR_INPUT, msg);
+    g_free(msg);
     return false;
 }
 
 /* Every member of a communicator issues the same collectives in the same order. */
-static bool check_colls(const ics_trace *t, char **err)
+static bool check_colls(const ics_trace *t, GError **error)
 {
     int nc = ics_trace_ncomms(t);
     /* per communicator, the sequence seen at its first rank, then compared at the others */
@@ -186,19 +195,19 @@ static bool check_colls(const ics_trace *t, char **err)
                            g_array_index(seq, ics_coll_req, k).op != op->coll.op ||
                            g_array_index(seq, ics_coll_req, k).size_bytes != op->coll.size_bytes) {
                     g_array_free(seq, TRUE);
-                    return fail(
-                        err, g_strdup_printf("rank %d op %d: collective %d on communicator '%s' "
-                                             "differs from rank %d's (same call, other op or size)",
-                                             r, i, k, ics_trace_comm_name(t, c), ref));
+                    return fail(error,
+                                "rank %d op %d: collective %d on communicator '%s' differs from "
+                                "rank %d's (same call, other op or size)",
+                                r, i, k, ics_trace_comm_name(t, c), ref);
                 }
                 k++;
             }
             if (r != ref && k != (int)seq->len) {
                 guint want = seq->len;
                 g_array_free(seq, TRUE);
-                return fail(err, g_strdup_printf("rank %d issues %d collectives on communicator "
-                                                 "'%s', rank %d issues %u",
-                                                 r, k, ics_trace_comm_name(t, c), ref, want));
+                return fail(error,
+                            "rank %d issues %d collectives on communicator '%s', rank %d issues %u",
+                            r, k, ics_trace_comm_name(t, c), ref, want);
             }
         }
         g_array_free(seq, TRUE);
@@ -207,7 +216,7 @@ static bool check_colls(const ics_trace *t, char **err)
 }
 
 /* Sends from a to b and recvs at b from a pair up in order, with equal sizes. */
-static bool check_p2p(const ics_trace *t, char **err)
+static bool check_p2p(const ics_trace *t, GError **error)
 {
     GHashTable *queues =
         g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_queue_free);
@@ -234,13 +243,13 @@ static bool check_p2p(const ics_trace *t, char **err)
             gint64 key = (gint64)op->peer * t->nranks + r;
             GQueue *q = g_hash_table_lookup(queues, &key);
             if (!q || g_queue_is_empty(q)) {
-                ok = fail(err, g_strdup_printf("rank %d op %d: recv from rank %d has no matching "
-                                               "send",
-                                               r, i, op->peer));
+                ok = fail(error, "rank %d op %d: recv from rank %d has no matching send", r, i,
+                          op->peer);
             } else if ((uint64_t)(guintptr)g_queue_pop_head(q) != op->bytes) {
-                ok = fail(err, g_strdup_printf("rank %d op %d: recv from rank %d expects %" PRIu64
-                                               " bytes, the matching send has another size",
-                                               r, i, op->peer, op->bytes));
+                ok = fail(error,
+                          "rank %d op %d: recv from rank %d expects %" PRIu64
+                          " bytes, the matching send has another size",
+                          r, i, op->peer, op->bytes);
             }
         }
     if (ok) {
@@ -250,18 +259,16 @@ static bool check_p2p(const ics_trace *t, char **err)
         while (ok && g_hash_table_iter_next(&it, &key, &val))
             if (!g_queue_is_empty(val)) {
                 gint64 k = *(gint64 *)key;
-                ok = fail(err, g_strdup_printf("rank %d sends to rank %d more times than rank %d "
-                                               "receives from it",
-                                               (int)(k / t->nranks), (int)(k % t->nranks),
-                                               (int)(k % t->nranks)));
+                ok =
+                    fail(error, "rank %d sends to rank %d more times than rank %d receives from it",
+                         (int)(k / t->nranks), (int)(k % t->nranks), (int)(k % t->nranks));
             }
     }
     g_hash_table_destroy(queues);
     return ok;
 }
 
-bool ics_trace_check(const ics_trace *t, char **err)
+bool ics_trace_check(const ics_trace *t, GError **error)
 {
-    *err = NULL;
-    return check_colls(t, err) && check_p2p(t, err);
+    return check_colls(t, error) && check_p2p(t, error);
 }

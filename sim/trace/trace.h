@@ -96,11 +96,11 @@ const ics_trace_op *ics_trace_get_op(const ics_trace *t, int rank, int i);
 /* The op's dependencies (transfer none). */
 const int *ics_trace_op_deps(const ics_trace *t, int rank, int i, int *ndeps);
 
-/* A consistency check of what replay relies on; on failure a message (transfer full) naming
- * the rank and op: every communicator's members issue the same sequence of collectives (op and
- * size), sends and recvs pair up. Members with no ops at all are skipped: a folded trace (one
+/* A consistency check of what replay relies on; on failure false and sets *error (ICS_ERROR_INPUT)
+ * naming the rank and op: every communicator's members issue the same sequence of collectives (op
+ * and size), sends and recvs pair up. Members with no ops at all are skipped: a folded trace (one
  * representative of symmetric ranks, see replay.h) leaves the others empty. */
-bool ics_trace_check(const ics_trace *t, char **err);
+bool ics_trace_check(const ics_trace *t, GError **error);
 
 const char *ics_trace_cat_name(ics_trace_cat c); /* "compute", "tp", "pp", "dp", "other" */
 
@@ -109,8 +109,9 @@ const char *ics_trace_cat_name(ics_trace_cat c); /* "compute", "tp", "pp", "dp",
  * trace (trace_chakra.h), given as one of its per-rank files or their common prefix. */
 
 /* comm_groups: ASTRA-sim's communicator-group JSON for Chakra traces (NULL: the one next to
- * the trace, if any). Returns NULL with *err (transfer full) on bad input. Transfer full. */
-ics_trace *ics_trace_read(const char *path, const char *comm_groups, char **err);
+ * the trace, if any). Returns NULL and sets *error on bad input or an unreadable file (as the
+ * reader of the format does). Transfer full. */
+ics_trace *ics_trace_read(const char *path, const char *comm_groups, GError **error);
 
 /* icsim's own JSON trace format (docs/trace-format.md): communicators, and per rank its streams
  * and ordered ops. The reader is strict (unknown keys are errors; every error reads
@@ -122,23 +123,26 @@ ics_trace *ics_trace_read(const char *path, const char *comm_groups, char **err)
  * ops, needs 20 GB or more. */
 #define ICS_TRACE_JSON_MAX_BYTES ((size_t)1 << 31)
 
-/* Reads a trace file. NULL with *err (transfer full, one line) on bad input; a returned trace
- * passes ics_trace_check. Transfer full. Time and memory are linear in the file's size. */
-ics_trace *ics_trace_read_json(const char *path, char **err);
+/* Reads a trace file. NULL and sets *error (one line) on bad input: the JSON reader's domain
+ * (core/json.h) for what it locates, ICS_ERROR_LIMIT for a file past ICS_TRACE_JSON_MAX_BYTES,
+ * ICS_ERROR_IO for a regular file that cannot be read, ICS_ERROR_INPUT otherwise. A returned
+ * trace passes ics_trace_check. Transfer full. Time and memory are linear in the file's size. */
+ics_trace *ics_trace_read_json(const char *path, GError **error);
 /* The same from memory; `name` is the file name used in messages. */
-ics_trace *ics_trace_read_json_text(const char *name, const char *text, size_t len, char **err);
+ics_trace *ics_trace_read_json_text(const char *name, const char *text, size_t len, GError **error);
 
 /* Writes t to path atomically (a temporary file in the same directory renamed into place;
- * nothing is left behind on failure). Same trace, same bytes. False with *err (transfer full)
- * when the file cannot be written or t holds something the format cannot say (see
- * ics_trace_write_json_to). Streams: memory stays O(ops of one rank). */
-bool ics_trace_write_json(const ics_trace *t, const char *path, char **err);
+ * nothing is left behind on failure). Same trace, same bytes. False and sets *error when the
+ * file cannot be written (ICS_ERROR_IO) or t holds something the format cannot say
+ * (ICS_ERROR_INPUT; see ics_trace_write_json_to). Streams: memory stays O(ops of one rank). */
+bool ics_trace_write_json(const ics_trace *t, const char *path, GError **error);
 
 /* Writes t to an open stream (transfer none; left open). Checks first and writes nothing when t
  * holds what the format cannot say: a collective whose element size is not 1, 2, 4 or 8 bytes
  * or whose size is not a whole number of elements, a size outside 1 .. 2^50 - 1, fractional
- * compute bytes. False with *err (transfer full) then, or on a write error. */
-bool ics_trace_write_json_to(const ics_trace *t, FILE *f, char **err);
+ * compute bytes. False and sets *error then (ICS_ERROR_INPUT), or on a write error
+ * (ICS_ERROR_IO). */
+bool ics_trace_write_json_to(const ics_trace *t, FILE *f, GError **error);
 
 /* Chakra execution traces (MLCommons; the format ASTRA-sim replays), read into and written from
  * icsim's trace model (trace.h) through protobuf-c. docs/trace-format.md, "Chakra execution
@@ -153,23 +157,24 @@ bool ics_trace_write_json_to(const ics_trace *t, FILE *f, char **err);
 /* Reads the ranks `<prefix>.0.et`, `<prefix>.1.et`, ... up to the first missing one (path: the
  * prefix, or any one of the files). comm_groups: the groups file, or NULL for
  * `<prefix>.comm_groups.json` if it exists. O(nodes x streams) time and memory per rank, however
- * nodes chain. NULL with *err (transfer full; one line: "FILE: node N (id I, "name"): what:
- * expected ..., got ...") on bad input. Transfer full. */
-ics_trace *ics_trace_read_chakra(const char *path, const char *comm_groups, char **err);
+ * nodes chain. NULL and sets *error on bad input (one line: "FILE: node N (id I, "name"): what:
+ * expected ..., got ..."; ICS_ERROR_INPUT, or the JSON reader's domain for the groups file) or
+ * a file that cannot be read (ICS_ERROR_IO). Transfer full. */
+ics_trace *ics_trace_read_chakra(const char *path, const char *comm_groups, GError **error);
 
 /* The same from memory (tests, fuzzing): rank k's file is data[k] (len[k] bytes), no groups
  * file; `name` stands for every file in messages. */
 ics_trace *ics_trace_read_chakra_mem(const char *name, int nranks, const uint8_t *const *data,
-                                     const size_t *len, char **err);
+                                     const size_t *len, GError **error);
 
 /* Writes t as `<prefix>.<rank>.et` plus `<prefix>.comm_groups.json` (communicator c is group
  * c + 1, its name in the nodes' pg_desc), with the attributes ASTRA-sim reads in the types it
  * reads them; attributes prefixed `icsim_` carry what makes the read-back trace identical
  * (streams, categories, durations to the picosecond, work kinds). Every file is encoded in
  * memory, written under a temporary name and then renamed; `<prefix>.<n>.et` files past the
- * last rank, left by a longer trace, are removed. Same trace, same bytes. False with *err
- * (transfer full) if an op has no Chakra form (a SENDRECV collective) or a file cannot be
- * written; then no file was changed, unless a rename failed midway. */
-bool ics_trace_write_chakra(const ics_trace *t, const char *prefix, char **err);
+ * last rank, left by a longer trace, are removed. Same trace, same bytes. False and sets *error
+ * if an op has no Chakra form (a SENDRECV collective: ICS_ERROR_INPUT) or a file cannot be
+ * written (ICS_ERROR_IO); then no file was changed, unless a rename failed midway. */
+bool ics_trace_write_chakra(const ics_trace *t, const char *prefix, GError **error);
 
 #endif

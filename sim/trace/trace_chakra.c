@@ -53,7 +53,7 @@ typedef struct {
     GStringChunk *strs;
     GHashTable *groups;     /* key -> group_rec *, keys interned */
     GPtrArray *group_order; /* keys, in order of first use */
-    char *err;
+    GError *err;            /* the first error */
 } reader;
 
 static reader *reader_new(int nranks)
@@ -90,7 +90,7 @@ static void reader_free(reader *r)
     g_hash_table_destroy(r->groups);
     g_ptr_array_free(r->group_order, TRUE);
     g_string_chunk_free(r->strs);
-    g_free(r->err);
+    g_clear_error(&r->err);
     g_free(r);
 }
 
@@ -99,22 +99,38 @@ static const char *intern(reader *r, const char *s)
     return ics_chakra__intern(r->strs, s);
 }
 
+/* Keeps e as the reader's error unless it has one; takes e. */
+static bool fail_with(reader *r, GError *e)
+{
+    if (!r->err)
+        r->err = e;
+    else
+        g_error_free(e);
+    return false;
+}
+
+/* Bad input, msg the message; takes msg. */
 static bool fail(reader *r, char *msg)
 {
     if (!r->err)
-        r->err = msg;
-    else
-        g_free(msg);
+        r->err = g_error_new_literal(ICS_ERROR, ICS_ERROR_INPUT, msg);
+    g_free(msg);
     return false;
+}
+
+/* "FILE: node IDX (id ID, "NAME"): " before why's message; takes why. */
+static bool node_fail_error(reader *r, const char *file, size_t idx, const node *n, GError *why)
+{
+    char *name = g_strescape(n->name ? n->name : "", NULL);
+    g_prefix_error(&why, "%s: node %zu (id %" PRIu64 ", \"%.60s\"): ", file, idx, n->id, name);
+    g_free(name);
+    return fail_with(r, why);
 }
 
 /* "FILE: node IDX (id ID, "NAME"): WHY"; takes why. */
 static bool node_fail(reader *r, const char *file, size_t idx, const node *n, char *why)
 {
-    char *name = g_strescape(n->name ? n->name : "", NULL);
-    fail(r, g_strdup_printf("%s: node %zu (id %" PRIu64 ", \"%.60s\"): %s", file, idx, n->id, name,
-                            why));
-    g_free(name);
+    node_fail_error(r, file, idx, n, g_error_new_literal(ICS_ERROR, ICS_ERROR_INPUT, why));
     g_free(why);
     return false;
 }
@@ -384,12 +400,12 @@ static bool add_ops(reader *r, int rank, const char *file, node **nodes, size_t 
     for (size_t k = 0; k < n && ok; k++) {
         size_t i = order[k];
         const node *x = nodes[i];
-        char *why = NULL;
+        GError *why = NULL;
         ics_chakra_op co;
         int role = ics_chakra__node_role(x, &why);
         if (role < 0 ||
             (role > 0 && !ics_chakra__node_op(x, rank, r->nranks, r->strs, &co, &why))) {
-            ok = node_fail(r, file, i, x, why);
+            ok = node_fail_error(r, file, i, x, why);
             break;
         }
         const uint64_t *lists[2];
@@ -513,7 +529,7 @@ static void free_ranks(gpointer a)
 
 /* ASTRA-sim's communicator-group file, {"name": [ranks...], ...}, with located errors. order:
  * the names in file order. */
-static GHashTable *read_groups(const char *path, int nranks, GPtrArray *order, char **err)
+static GHashTable *read_groups(const char *path, int nranks, GPtrArray *order, GError **error)
 {
     ics_jr *jr = ics_jr_new();
     const cJSON *root = ics_jr_load(jr, path);
@@ -555,8 +571,7 @@ static GHashTable *read_groups(const char *path, int nranks, GPtrArray *order, c
     GError *ge = ics_jr_take_error(jr);
     ics_jr_free(jr);
     if (ge) {
-        *err = g_strdup(ge->message);
-        g_error_free(ge);
+        g_propagate_error(error, ge);
         g_hash_table_destroy(g);
         return NULL;
     }
@@ -673,18 +688,18 @@ static ics_trace *assemble(reader *r, GHashTable *file_groups, GPtrArray *file_o
     return t;
 }
 
-/* Checks what replay relies on; the trace, or NULL with *err (transfer full). Takes r. */
-static ics_trace *finish(reader *r, ics_trace *t, const char *name, char **err)
+/* Checks what replay relies on; the trace, or NULL and sets *error. Takes r. */
+static ics_trace *finish(reader *r, ics_trace *t, const char *name, GError **error)
 {
-    char *why = NULL;
+    GError *why = NULL;
     if (t && !ics_trace_check(t, &why)) {
-        fail(r, g_strdup_printf("%s: %s", name, why));
+        g_prefix_error(&why, "%s: ", name);
+        fail_with(r, why);
         ics_trace_free(t);
         t = NULL;
     }
-    g_free(why);
-    if (!t) {
-        *err = r->err;
+    if (!t && r->err) {
+        g_propagate_error(error, r->err);
         r->err = NULL;
     }
     reader_free(r);
@@ -705,9 +720,8 @@ static char *prefix_of(const char *path)
     return g_strdup(path);
 }
 
-ics_trace *ics_trace_read_chakra(const char *path, const char *comm_groups, char **err)
+ics_trace *ics_trace_read_chakra(const char *path, const char *comm_groups, GError **error)
 {
-    *err = NULL;
     char *prefix = prefix_of(path);
     int nranks = 0;
     for (;; nranks++) {
@@ -718,9 +732,10 @@ ics_trace *ics_trace_read_chakra(const char *path, const char *comm_groups, char
             break;
     }
     if (nranks == 0) {
-        *err = g_strdup_printf("%s: expected a Chakra trace: files %s.0.et, %s.1.et, ... (or an "
-                               "icsim JSON trace), found none",
-                               path, prefix, prefix);
+        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                    "%s: expected a Chakra trace: files %s.0.et, %s.1.et, ... (or an icsim JSON "
+                    "trace), found none",
+                    path, prefix, prefix);
         g_free(prefix);
         return NULL;
     }
@@ -736,7 +751,8 @@ ics_trace *ics_trace_read_chakra(const char *path, const char *comm_groups, char
         gsize len = 0;
         GError *ge = NULL;
         if (!g_file_get_contents(f, &data, &len, &ge)) {
-            fail(r, g_strdup_printf("%s: cannot read: %s", f, ge->message));
+            fail_with(r,
+                      g_error_new(ICS_ERROR, ICS_ERROR_IO, "%s: cannot read: %s", f, ge->message));
             g_error_free(ge);
         } else {
             read_rank_data(r, k, intern(r, f), (const uint8_t *)data, len);
@@ -745,7 +761,7 @@ ics_trace *ics_trace_read_chakra(const char *path, const char *comm_groups, char
         g_free(f);
     }
     ics_trace *t = r->err ? NULL : assemble(r, groups, order, gpath);
-    t = finish(r, t, prefix, err);
+    t = finish(r, t, prefix, error);
     if (groups)
         g_hash_table_destroy(groups);
     g_ptr_array_free(order, TRUE);
@@ -755,12 +771,11 @@ ics_trace *ics_trace_read_chakra(const char *path, const char *comm_groups, char
 }
 
 ics_trace *ics_trace_read_chakra_mem(const char *name, int nranks, const uint8_t *const *data,
-                                     const size_t *len, char **err)
+                                     const size_t *len, GError **error)
 {
-    *err = NULL;
     reader *r = reader_new(nranks);
     for (int k = 0; k < nranks && !r->err; k++)
         read_rank_data(r, k, name, data[k], len[k]);
     ics_trace *t = r->err ? NULL : assemble(r, NULL, NULL, NULL);
-    return finish(r, t, name, err);
+    return finish(r, t, name, error);
 }

@@ -106,8 +106,8 @@ static void put_frame(GByteArray *out, const ProtobufCMessage *m)
     g_free(buf);
 }
 
-/* What Chakra cannot carry: false with *err (transfer full). */
-static bool check_op(const ics_trace_op *op, int rank, int i, char **err)
+/* What Chakra cannot carry: false and sets *error. */
+static bool check_op(const ics_trace_op *op, int rank, int i, GError **error)
 {
     const char *why = NULL;
     if (op->kind == ICS_TOP_COLL &&
@@ -123,7 +123,8 @@ static bool check_op(const ics_trace_op *op, int rank, int i, char **err)
                  (UINT64_C(1) << 50) - 1)
         why = "a size of 0 or of 1 PiB or more, which the reader does not take back";
     if (why)
-        *err = g_strdup_printf("rank %d op %d: cannot write to Chakra: %s", rank, i, why);
+        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT, "rank %d op %d: cannot write to Chakra: %s",
+                    rank, i, why);
     return !why;
 }
 
@@ -197,11 +198,12 @@ static void put_node(GByteArray *out, const ics_trace *t, int rank, int i, int p
     g_free(data);
 }
 
-/* Rank `rank`'s file, in memory; NULL with *err if an op cannot be written. Transfer full. */
-static GByteArray *encode_rank(const ics_trace *t, int rank, char **err)
+/* Rank `rank`'s file, in memory; NULL and sets *error if an op cannot be written. Transfer
+ * full. */
+static GByteArray *encode_rank(const ics_trace *t, int rank, GError **error)
 {
     for (int i = 0; i < ics_trace_nops(t, rank); i++)
-        if (!check_op(ics_trace_get_op(t, rank, i), rank, i, err))
+        if (!check_op(ics_trace_get_op(t, rank, i), rank, i, error))
             return NULL;
     GByteArray *out = g_byte_array_new();
     ChakraProtoMsg__GlobalMetadata meta;
@@ -254,8 +256,8 @@ static GByteArray *encode_groups(const ics_trace *t)
 }
 
 /* Writes each buffer to a temporary file next to its path, then renames them all; on any
- * failure removes the temporary files and sets *err. */
-static bool write_all(char **paths, GByteArray **bufs, int n, char **err)
+ * failure removes the temporary files and sets *error (ICS_ERROR_IO). */
+static bool write_all(char **paths, GByteArray **bufs, int n, GError **error)
 {
     char **tmps = g_new0(char *, n + 1);
     bool ok = true;
@@ -265,7 +267,8 @@ static bool write_all(char **paths, GByteArray **bufs, int n, char **err)
         g_free(dir);
         int fd = g_mkstemp_full(tmps[i], O_WRONLY, 0644);
         if (fd < 0) {
-            *err = g_strdup_printf("%s: cannot write: %s", paths[i], g_strerror(errno));
+            g_set_error(error, ICS_ERROR, ICS_ERROR_IO, "%s: cannot write: %s", paths[i],
+                        g_strerror(errno));
             g_clear_pointer(&tmps[i], g_free); /* nothing was created */
             ok = false;
             break;
@@ -276,11 +279,13 @@ static bool write_all(char **paths, GByteArray **bufs, int n, char **err)
         ok = f && fwrite(bufs[i]->data, 1, bufs[i]->len, f) == bufs[i]->len;
         ok = f && fclose(f) == 0 && ok;
         if (!ok)
-            *err = g_strdup_printf("%s: cannot write: %s", paths[i], g_strerror(errno));
+            g_set_error(error, ICS_ERROR, ICS_ERROR_IO, "%s: cannot write: %s", paths[i],
+                        g_strerror(errno));
     }
     for (int i = 0; i < n && ok; i++)
         if (g_rename(tmps[i], paths[i]) != 0) {
-            *err = g_strdup_printf("%s: cannot write: %s", paths[i], g_strerror(errno));
+            g_set_error(error, ICS_ERROR, ICS_ERROR_IO, "%s: cannot write: %s", paths[i],
+                        g_strerror(errno));
             ok = false;
         } else {
             g_clear_pointer(&tmps[i], g_free);
@@ -292,21 +297,20 @@ static bool write_all(char **paths, GByteArray **bufs, int n, char **err)
     return ok;
 }
 
-bool ics_trace_write_chakra(const ics_trace *t, const char *prefix, char **err)
+bool ics_trace_write_chakra(const ics_trace *t, const char *prefix, GError **error)
 {
-    *err = NULL;
     int nr = ics_trace_nranks(t);
     char **paths = g_new0(char *, nr + 2);
     GByteArray **bufs = g_new0(GByteArray *, nr + 1);
     bool ok = true;
     for (int k = 0; k < nr && ok; k++) {
         paths[k] = g_strdup_printf("%s.%d.et", prefix, k);
-        ok = (bufs[k] = encode_rank(t, k, err)) != NULL;
+        ok = (bufs[k] = encode_rank(t, k, error)) != NULL;
     }
     if (ok) {
         paths[nr] = g_strdup_printf("%s.comm_groups.json", prefix);
         bufs[nr] = encode_groups(t);
-        ok = write_all(paths, bufs, nr + 1, err);
+        ok = write_all(paths, bufs, nr + 1, error);
     }
     /* a longer trace written here before would otherwise lend the reader its extra ranks */
     for (int k = nr; ok; k++) {

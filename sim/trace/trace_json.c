@@ -566,27 +566,29 @@ static ics_trace *read_root(reader *r, const cJSON *root)
     return r->t;
 }
 
-/* The trace in the loaded document `root` (NULL: loading failed), or NULL and *err. */
-static ics_trace *read_doc(ics_jr *jr, const cJSON *root, const char *name, char **err)
+/* The trace in the loaded document `root` (NULL: loading failed), or NULL and sets *error. */
+static ics_trace *read_doc(ics_jr *jr, const cJSON *root, const char *name, GError **error)
 {
     reader r = {.jr = jr,
                 .comms = g_hash_table_new(g_str_hash, g_str_equal),
                 .members = g_ptr_array_new_with_free_func(g_free)};
     ics_trace *t = root ? read_root(&r, root) : NULL;
-    GError *ge = ics_jr_take_error(jr);
-    char *why = NULL;
+    GError *ge = ics_jr_take_error(jr), *why = NULL;
+    bool ok = false;
     if (ge) {
-        *err = g_strdup(ge->message);
-        g_error_free(ge);
+        g_propagate_error(error, ge);
     } else if (!t) {
-        *err = g_strdup_printf("%s: cannot be read", name); /* loaders always say why */
+        /* loaders always say why */
+        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT, "%s: cannot be read", name);
     } else if (!ics_trace_check(t, &why)) {
         /* the matcher checks all of this first; reaching here is a bug in it, still reported
          * as bad input rather than replayed */
-        *err = g_strdup_printf("%s: %s", name, why);
-        g_free(why);
+        g_prefix_error(&why, "%s: ", name);
+        g_propagate_error(error, why);
+    } else {
+        ok = true;
     }
-    if (*err) {
+    if (!ok) {
         ics_trace_free(t);
         t = NULL;
     }
@@ -600,7 +602,7 @@ static ics_trace *read_doc(ics_jr *jr, const cJSON *root, const char *name, char
  * so the first pass parses with cJSON alone, and only a read that fails is done again through
  * the located reader, for the message. Both passes read the same tree, so they fail alike. */
 static ics_trace *read_text(const char *name, const char *text, size_t len, bool terminated,
-                            char **err)
+                            GError **error)
 {
     char *copy = terminated ? NULL : g_strndup(text, len);
     const char *z = terminated ? text : copy;
@@ -610,22 +612,19 @@ static ics_trace *read_text(const char *name, const char *text, size_t len, bool
     if (root) {
         ics_jr *jr = ics_jr_new();
         ics_jr_adopt(jr, root);
-        ics_trace *t = read_doc(jr, root, name, err);
+        ics_trace *t = read_doc(jr, root, name, NULL); /* the second pass says why */
         ics_jr_free(jr);
         if (t)
             return t;
-        g_free(*err);
-        *err = NULL;
     }
     ics_jr *jr = ics_jr_new();
-    ics_trace *t = read_doc(jr, ics_jr_load_text(jr, name, text, len), name, err);
+    ics_trace *t = read_doc(jr, ics_jr_load_text(jr, name, text, len), name, error);
     ics_jr_free(jr);
     return t;
 }
 
-ics_trace *ics_trace_read_json(const char *path, char **err)
+ics_trace *ics_trace_read_json(const char *path, GError **error)
 {
-    *err = NULL;
     GStatBuf st;
     char *text = NULL;
     gsize len = 0;
@@ -634,23 +633,24 @@ ics_trace *ics_trace_read_json(const char *path, char **err)
     /* json.h's loader caps files at the size of a hardware model; traces are read here */
     if (g_stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
         ics_jr *jr = ics_jr_new(); /* its message for what is not a regular file */
-        t = read_doc(jr, ics_jr_load(jr, path), path, err);
+        t = read_doc(jr, ics_jr_load(jr, path), path, error);
         ics_jr_free(jr);
     } else if ((guint64)st.st_size > ICS_TRACE_JSON_MAX_BYTES) {
-        *err = g_strdup_printf("%s: expected a trace of at most %zu MiB, got %lld bytes", path,
-                               ICS_TRACE_JSON_MAX_BYTES >> 20, (long long)st.st_size);
+        g_set_error(error, ICS_ERROR, ICS_ERROR_LIMIT,
+                    "%s: expected a trace of at most %zu MiB, got %lld bytes", path,
+                    ICS_TRACE_JSON_MAX_BYTES >> 20, (long long)st.st_size);
     } else if (!g_file_get_contents(path, &text, &len, &io)) {
-        *err = g_strdup_printf("%s: expected a readable file, got %s", path, io->message);
+        g_set_error(error, ICS_ERROR, ICS_ERROR_IO, "%s: expected a readable file, got %s", path,
+                    io->message);
         g_error_free(io);
     } else {
-        t = read_text(path, text, len, true, err); /* g_file_get_contents ends it with a NUL */
+        t = read_text(path, text, len, true, error); /* g_file_get_contents ends it with a NUL */
         g_free(text);
     }
     return t;
 }
 
-ics_trace *ics_trace_read_json_text(const char *name, const char *text, size_t len, char **err)
+ics_trace *ics_trace_read_json_text(const char *name, const char *text, size_t len, GError **error)
 {
-    *err = NULL;
-    return read_text(name, text, len, false, err);
+    return read_text(name, text, len, false, error);
 }

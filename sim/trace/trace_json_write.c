@@ -83,13 +83,14 @@ static char *unsayable(const ics_trace *t, int k, int i)
     }
 }
 
-static bool check(const ics_trace *t, char **err)
+static bool check(const ics_trace *t, GError **error)
 {
     for (int k = 0; k < ics_trace_nranks(t); k++)
         for (int i = 0; i < ics_trace_nops(t, k); i++) {
             char *why = unsayable(t, k, i);
             if (why) {
-                *err = g_strdup_printf("rank %d op %d: the trace format cannot hold %s", k, i, why);
+                g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                            "rank %d op %d: the trace format cannot hold %s", k, i, why);
                 g_free(why);
                 return false;
             }
@@ -292,10 +293,9 @@ static void put_trace(writer *w)
     fputs("  ]\n}\n", f);
 }
 
-bool ics_trace_write_json_to(const ics_trace *t, FILE *f, char **err)
+bool ics_trace_write_json_to(const ics_trace *t, FILE *f, GError **error)
 {
-    *err = NULL;
-    if (!check(t, err))
+    if (!check(t, error))
         return false;
     int nc = ics_trace_ncomms(t);
     const char **names = g_new(const char *, nc + 1);
@@ -306,19 +306,18 @@ bool ics_trace_write_json_to(const ics_trace *t, FILE *f, char **err)
     g_strfreev(w.comms);
     g_free(names);
     if (ferror(f)) {
-        *err = g_strdup_printf("cannot write: %s", g_strerror(errno));
+        g_set_error(error, ICS_ERROR, ICS_ERROR_IO, "cannot write: %s", g_strerror(errno));
         return false;
     }
     return true;
 }
 
-bool ics_trace_write_json(const ics_trace *t, const char *path, char **err)
+bool ics_trace_write_json(const ics_trace *t, const char *path, GError **error)
 {
-    *err = NULL;
-    char *why = NULL;
+    GError *why = NULL;
     if (!check(t, &why)) { /* before any file exists */
-        *err = g_strdup_printf("%s: %s", path, why);
-        g_free(why);
+        g_prefix_error(&why, "%s: ", path);
+        g_propagate_error(error, why);
         return false;
     }
     char *dir = g_path_get_dirname(path), *base = g_path_get_basename(path);
@@ -332,8 +331,8 @@ bool ics_trace_write_json(const ics_trace *t, const char *path, char **err)
     bool ok = f != NULL;
     if (ok) {
         setvbuf(f, NULL, _IOFBF, 1 << 20);
-        ok = ics_trace_write_json_to(t, f, &why);
-        g_free(why);
+        ok = ics_trace_write_json_to(t, f, &why); /* said below, with the path */
+        g_clear_error(&why);
         ok = fclose(f) == 0 && ok;
     } else if (fd >= 0) {
         close(fd);
@@ -341,7 +340,7 @@ bool ics_trace_write_json(const ics_trace *t, const char *path, char **err)
     ok = ok && g_rename(tmp, path) == 0;
     if (!ok) {
         int e = errno; /* of the call that failed: nothing since has touched it */
-        *err = g_strdup_printf("%s: cannot write: %s", path, g_strerror(e));
+        g_set_error(error, ICS_ERROR, ICS_ERROR_IO, "%s: cannot write: %s", path, g_strerror(e));
         if (fd >= 0)
             g_unlink(tmp);
     }

@@ -19,10 +19,9 @@ static bool looks_json(const char *path)
     return c == '{';
 }
 
-ics_trace *ics_trace_read(const char *path, const char *comm_groups, char **err)
+ics_trace *ics_trace_read(const char *path, const char *comm_groups, GError **error)
 {
-    *err = NULL;
     if (g_file_test(path, G_FILE_TEST_IS_REGULAR) && looks_json(path))
-        return ics_trace_read_json(path, err);
-    return ics_trace_read_chakra(path, comm_groups, err);
+        return ics_trace_read_json(path, error);
+    return ics_trace_read_chakra(path, comm_groups, error);
 }

@@ -2,6 +2,7 @@
  * Messages name the field to change and the numbers that clash. */
 #include "workload/layout.h"
 
+#include <stdarg.h>
 #include <string.h>
 
 #include <glib.h>
@@ -110,13 +111,21 @@ int ics_attention_parse(const char *s)
 
 /* ---- the rules ------------------------------------------------------------------------------- */
 
-static bool fail(char **err, char *msg)
+static bool fail(GError **error, int code, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+
+/* Sets *error (domain ICS_ERROR); returns false. */
+static bool fail(GError **error, int code, const char *fmt, ...)
 {
-    *err = msg;
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error_literal(error, ICS_ERROR, code, msg);
+    g_free(msg);
     return false;
 }
 
-static bool check_sizes(const ics_layout *l, char **err)
+static bool check_sizes(const ics_layout *l, GError **error)
 {
     const struct {
         const char *what;
@@ -125,78 +134,81 @@ static bool check_sizes(const ics_layout *l, char **err)
              {"dp", l->dp}, {"mbs", l->mbs}, {"gbs", l->gbs}};
     for (size_t i = 0; i < G_N_ELEMENTS(f); i++)
         if (f[i].v < 1)
-            return fail(err, g_strdup_printf("layout: %s: expected an integer >= 1, got %d",
-                                             f[i].what, f[i].v));
+            return fail(error, ICS_ERROR_INPUT, "layout: %s: expected an integer >= 1, got %d",
+                        f[i].what, f[i].v);
     if ((int64_t)l->tp * l->pp * l->dp > 1 << 24)
-        return fail(err, g_strdup_printf("layout: tp x pp x dp: expected at most %d GPUs, got "
-                                         "%lld",
-                                         1 << 24, (long long)l->tp * l->pp * l->dp));
+        return fail(error, ICS_ERROR_LIMIT,
+                    "layout: tp x pp x dp: expected at most %d GPUs, got %lld", 1 << 24,
+                    (long long)l->tp * l->pp * l->dp);
     if (l->dtype != ICS_DTYPE_BF16 && l->dtype != ICS_DTYPE_FP16 && l->dtype != ICS_DTYPE_FP8)
-        return fail(err, g_strdup_printf("layout: dtype: expected bf16, fp16 or fp8, got %s",
-                                         ics_dtype_name(l->dtype)));
+        return fail(error, ICS_ERROR_INPUT, "layout: dtype: expected bf16, fp16 or fp8, got %s",
+                    ics_dtype_name(l->dtype));
     if (l->grad_dtype != ICS_DTYPE_FP32 && l->grad_dtype != ICS_DTYPE_BF16 &&
         l->grad_dtype != ICS_DTYPE_FP16)
-        return fail(err, g_strdup_printf("layout: grad_dtype: expected fp32, bf16 or fp16, got %s",
-                                         ics_dtype_name(l->grad_dtype)));
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: grad_dtype: expected fp32, bf16 or fp16, got %s",
+                    ics_dtype_name(l->grad_dtype));
     if ((unsigned)l->recompute >= ICS_RECOMPUTE_COUNT ||
         (unsigned)l->placement >= ICS_PLACE_COUNT || (unsigned)l->attention >= ICS_ATTN_COUNT)
-        return fail(err, g_strdup("layout: recompute, placement or attention: expected a known "
-                                  "value, got another"));
+        return fail(
+            error, ICS_ERROR_INPUT,
+            "layout: recompute, placement or attention: expected a known value, got another");
     return true;
 }
 
-static bool divides(char **err, const char *what, int d, const char *of, int n)
+static bool divides(GError **error, const char *what, int d, const char *of, int n)
 {
     if (n % d == 0)
         return true;
-    return fail(err,
-                g_strdup_printf("layout: %s: expected a divisor of the model's %s (%d), got %d",
-                                what, of, n, d));
+    return fail(error, ICS_ERROR_INPUT,
+                "layout: %s: expected a divisor of the model's %s (%d), got %d", what, of, n, d);
 }
 
-static bool check_model(const ics_layout *l, const ics_model *m, char **err)
+static bool check_model(const ics_layout *l, const ics_model *m, GError **error)
 {
-    if (!divides(err, "tp", l->tp, "heads", m->heads) ||
-        !divides(err, "tp", l->tp, "kv_heads", m->kv_heads) ||
-        !divides(err, "tp", l->tp, "ffn", m->ffn))
+    if (!divides(error, "tp", l->tp, "heads", m->heads) ||
+        !divides(error, "tp", l->tp, "kv_heads", m->kv_heads) ||
+        !divides(error, "tp", l->tp, "ffn", m->ffn))
         return false;
     int64_t chunks = (int64_t)l->pp * l->vp;
     if (chunks > m->layers || m->layers % chunks)
-        return fail(err, g_strdup_printf("layout: pp x vp: expected a divisor of the model's "
-                                         "layers (%d), got %d x %d = %lld",
-                                         m->layers, l->pp, l->vp, (long long)chunks));
+        return fail(
+            error, ICS_ERROR_INPUT,
+            "layout: pp x vp: expected a divisor of the model's layers (%d), got %d x %d = %lld",
+            m->layers, l->pp, l->vp, (long long)chunks);
     if (l->sp && m->seq % l->tp)
-        return fail(err, g_strdup_printf("layout: sp: expected the sequence (%d) divisible by tp "
-                                         "(%d), got a remainder",
-                                         m->seq, l->tp));
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: sp: expected the sequence (%d) divisible by tp (%d), got a remainder",
+                    m->seq, l->tp);
     return true;
 }
 
-static bool check_batches(const ics_layout *l, char **err)
+static bool check_batches(const ics_layout *l, GError **error)
 {
     int64_t per_step = (int64_t)l->mbs * l->dp;
     if (l->gbs % per_step)
-        return fail(err, g_strdup_printf("layout: gbs: expected a multiple of mbs x dp (%d x %d = "
-                                         "%lld), got %d",
-                                         l->mbs, l->dp, (long long)per_step, l->gbs));
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: gbs: expected a multiple of mbs x dp (%d x %d = %lld), got %d", l->mbs,
+                    l->dp, (long long)per_step, l->gbs);
     int m = ics_layout_microbatches(l);
     if (l->vp > 1 && l->pp <= 2)
-        return fail(err, g_strdup_printf("layout: vp: expected 1 with pp = %d (interleaving needs "
-                                         "more than 2 stages, as in Megatron), got %d",
-                                         l->pp, l->vp));
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: vp: expected 1 with pp = %d (interleaving needs more than 2 stages, "
+                    "as in Megatron), got %d",
+                    l->pp, l->vp);
     if (l->vp > 1 && m % l->pp)
-        return fail(err, g_strdup_printf("layout: vp: interleaving expected micro-batches (gbs / "
-                                         "(mbs x dp) = %d) divisible by pp (%d), got a remainder",
-                                         m, l->pp));
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: vp: interleaving expected micro-batches (gbs / (mbs x dp) = %d) "
+                    "divisible by pp (%d), got a remainder",
+                    m, l->pp);
     if ((int64_t)m * l->vp > 1 << 20)
-        return fail(err, g_strdup_printf("layout: gbs: expected at most %d micro-batches per "
-                                         "stage, got %lld",
-                                         1 << 20, (long long)m * l->vp));
+        return fail(error, ICS_ERROR_LIMIT,
+                    "layout: gbs: expected at most %d micro-batches per stage, got %lld", 1 << 20,
+                    (long long)m * l->vp);
     return true;
 }
 
-bool ics_layout_check(const ics_layout *l, const ics_model *m, char **err)
+bool ics_layout_check(const ics_layout *l, const ics_model *m, GError **error)
 {
-    *err = NULL;
-    return check_sizes(l, err) && check_model(l, m, err) && check_batches(l, err);
+    return check_sizes(l, error) && check_model(l, m, error) && check_batches(l, error);
 }

@@ -62,8 +62,9 @@ ics_layout ics_layout_defaults(void);
 
 /* Whether the layout fits the model: sizes >= 1; heads, kv_heads and ffn divisible by tp;
  * layers by pp x vp; gbs by mbs x dp; interleaving needs pp > 2 and micro-batches divisible by
- * pp (Megatron's rules). On failure a message saying what to change (transfer full). */
-bool ics_layout_check(const ics_layout *l, const ics_model *m, char **err);
+ * pp (Megatron's rules). On failure false and sets *error saying what to change (ICS_ERROR_INPUT,
+ * or ICS_ERROR_LIMIT past 2^24 GPUs or 2^20 micro-batches per stage). */
+bool ics_layout_check(const ics_layout *l, const ics_model *m, GError **error);
 
 int ics_layout_world(const ics_layout *l);        /* tp x pp x dp */
 int ics_layout_microbatches(const ics_layout *l); /* gbs / (mbs x dp) */

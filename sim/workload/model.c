@@ -2,6 +2,7 @@
  * entry is checked as ics_model_check checks a command-line model, with the error located at
  * the entry. */
 #include "workload/model.h"
+#include "core/core.h"
 #include "core/json.h"
 
 #include <string.h>
@@ -39,7 +40,7 @@ ics_model ics_model_make(const char *name, int layers, int hidden, int heads, in
     return m;
 }
 
-bool ics_model_check(const ics_model *m, char **err)
+bool ics_model_check(const ics_model *m, GError **error)
 {
     const struct {
         const char *what;
@@ -50,18 +51,21 @@ bool ics_model_check(const ics_model *m, char **err)
                {"seq", m->seq}};
     for (size_t i = 0; i < G_N_ELEMENTS(pos); i++)
         if (pos[i].v < 1) {
-            *err = g_strdup_printf("model %s: %s: expected an integer >= 1, got %d", m->name,
-                                   pos[i].what, pos[i].v);
+            g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                        "model %s: %s: expected an integer >= 1, got %d", m->name, pos[i].what,
+                        pos[i].v);
             return false;
         }
     if (m->hidden % m->heads) {
-        *err = g_strdup_printf("model %s: heads: expected a divisor of hidden (%d), got %d",
-                               m->name, m->hidden, m->heads);
+        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                    "model %s: heads: expected a divisor of hidden (%d), got %d", m->name,
+                    m->hidden, m->heads);
         return false;
     }
     if (m->heads % m->kv_heads) {
-        *err = g_strdup_printf("model %s: kv_heads: expected a divisor of heads (%d), got %d",
-                               m->name, m->heads, m->kv_heads);
+        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                    "model %s: kv_heads: expected a divisor of heads (%d), got %d", m->name,
+                    m->heads, m->kv_heads);
         return false;
     }
     return true;

@@ -35,8 +35,8 @@ ics_model ics_model_make(const char *name, int layers, int hidden, int heads, in
                          int seq);
 
 /* Whether the shapes make sense (all >= 1, hidden divisible by heads, heads by kv_heads); on
- * failure a message naming the field (transfer full). */
-bool ics_model_check(const ics_model *m, char **err);
+ * failure false and sets *error (ICS_ERROR_INPUT) naming the field. */
+bool ics_model_check(const ics_model *m, GError **error);
 
 /* Parameter counts. Per layer: `sharded` are split over tensor-parallel ranks (QKV, projection
  * and MLP weights, column-parallel biases), `replicated` are copied on each (norms, row-parallel

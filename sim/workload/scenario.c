@@ -69,10 +69,10 @@ static void read_model(ics_jr *r, const cJSON *root, const ics_model_catalog *ca
         s->model = ics_model_make(name, (int)layers, (int)hidden, (int)heads, (int)ffn, (int)vocab,
                                   (int)seq);
         s->have_model = true;
-        char *err = NULL;
+        GError *err = NULL;
         if (!ics_model_check(&s->model, &err)) {
-            ics_jr_fail(r, m, NULL, "%s", err);
-            g_free(err);
+            ics_jr_fail(r, m, NULL, "%s", err->message);
+            g_error_free(err);
         }
     }
     ics_jr_pop(r, mark);

@@ -366,19 +366,21 @@ static void make_comms(wl *w)
 /* ---- setting up ------------------------------------------------------------------------------ */
 
 static bool check_inputs(const ics_model *m, const ics_layout *l, const ics_hw_gpu_type *g,
-                         char **err)
+                         GError **error)
 {
-    if (!ics_model_check(m, err) || !ics_layout_check(l, m, err))
+    if (!ics_model_check(m, error) || !ics_layout_check(l, m, error))
         return false;
     if (!g) {
-        *err = g_strdup("workload: expected a GPU type to time compute on, got none");
+        g_set_error_literal(error, ICS_ERROR, ICS_ERROR_INPUT,
+                            "workload: expected a GPU type to time compute on, got none");
         return false;
     }
     if (ics_compute_peak(g, l->dtype) <= 0 ||
         (l->dtype == ICS_DTYPE_FP8 && g->tflops[l->dtype] <= 0)) {
-        *err = g_strdup_printf("layout: dtype: expected a type GPU %s has tensor cores for "
-                               "(tflops.%s in its catalog entry), got %s",
-                               g->name, ics_dtype_name(l->dtype), ics_dtype_name(l->dtype));
+        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                    "layout: dtype: expected a type GPU %s has tensor cores for (tflops.%s in its "
+                    "catalog entry), got %s",
+                    g->name, ics_dtype_name(l->dtype), ics_dtype_name(l->dtype));
         return false;
     }
     return true;
@@ -416,10 +418,9 @@ static void add_streams(ics_trace *tr, int rank)
 }
 
 ics_trace *ics_workload_build(const ics_model *m, const ics_layout *l, const ics_hw_gpu_type *g,
-                              char **err)
+                              GError **error)
 {
-    *err = NULL;
-    if (!check_inputs(m, l, g, err))
+    if (!check_inputs(m, l, g, error))
         return NULL;
     wl w;
     setup(&w, m, l, g);

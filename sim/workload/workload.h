@@ -53,11 +53,12 @@ typedef struct {
 ics_wl_step *ics_workload_schedule(const ics_layout *l, int stage, int *n);
 
 /* The step as a trace of ics_layout_world(l) ranks (rank = ics_layout_rank), compute ops timed
- * for GPU type g. NULL with *err (transfer full) when the model or layout is invalid or the GPU
- * cannot run the dtype. O(ranks x micro-batches x layers) ops (see docs/workload.md for counts);
- * with l->fold, only the representative ranks get ops. Transfer full. */
+ * for GPU type g. NULL and sets *error (as ics_model_check and ics_layout_check do, else
+ * ICS_ERROR_INPUT) when the model or layout is invalid or the GPU cannot run the dtype.
+ * O(ranks x micro-batches x layers) ops (see docs/workload.md for counts); with l->fold, only
+ * the representative ranks get ops. Transfer full. */
 ics_trace *ics_workload_build(const ics_model *m, const ics_layout *l, const ics_hw_gpu_type *g,
-                              char **err);
+                              GError **error);
 
 /* FLOPs of one training step (all GPUs together), counted from the GEMM shapes the generator
  * uses (QKV with grouped-query heads, projection, 2 or 3 MLP matrices, attention scores and

@@ -28,9 +28,9 @@ static void broken(const char *what)
 
 static void check_trace(const ics_trace *t)
 {
-    char *why = NULL;
+    GError *why = NULL;
     if (!ics_trace_check(t, &why))
-        broken(why);
+        broken(why->message);
     int nr = ics_trace_nranks(t);
     for (int k = 0; k < nr; k++) {
         if (ics_trace_nstreams(t, k) < 1)
@@ -74,15 +74,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         lens[k] = n;
         at += n;
     }
-    char *err = NULL;
+    GError *err = NULL;
     ics_trace *t = ics_trace_read_chakra_mem(NAME, nranks, parts, lens, &err);
     if (t && err)
         broken("a trace and an error");
-    if (!t && (!err || strncmp(err, NAME, strlen(NAME)) != 0 || strchr(err, '\n')))
-        broken(err ? err : "no trace and no error");
+    if (!t &&
+        (!err || strncmp(err->message, NAME, strlen(NAME)) != 0 || strchr(err->message, '\n')))
+        broken(err ? err->message : "no trace and no error");
     if (t)
         check_trace(t);
     ics_trace_free(t);
-    g_free(err);
+    g_clear_error(&err);
     return 0;
 }

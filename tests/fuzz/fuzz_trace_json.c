@@ -11,6 +11,7 @@
 
 #include <glib.h>
 
+#include "core/json.h"
 #include "trace/trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -27,9 +28,9 @@ static void broken(const char *what, const char *detail)
 static void check(const ics_trace *t)
 {
     int nr = ics_trace_nranks(t);
-    char *err = NULL;
+    GError *err = NULL;
     if (!ics_trace_check(t, &err))
-        broken("ics_trace_check", err);
+        broken("ics_trace_check", err->message);
     for (int c = 0; c < ics_trace_ncomms(t); c++) {
         int n;
         const int *ranks = ics_trace_comm_ranks(t, c, &n);
@@ -55,11 +56,14 @@ static void check(const ics_trace *t)
         }
 }
 
-/* "fuzz.json:LINE:COL: $...: expected ..., got ..." on one line. */
-static void check_error(const char *m)
+/* The JSON reader's error, "fuzz.json:LINE:COL: $...: expected ..., got ..." on one line. */
+static void check_error(const GError *e)
 {
-    if (!m)
+    if (!e)
         broken("no trace and no error", NULL);
+    const char *m = e->message;
+    if (e->domain != ICS_JSON_ERROR)
+        broken("error of another domain than the JSON reader's", m);
     if (strncmp(m, NAME ":", strlen(NAME ":")) != 0 || strchr(m, '\n') || !strstr(m, ": $") ||
         !strstr(m, "expected ") || !strstr(m, ", got "))
         broken("error message has the wrong shape", m);
@@ -68,12 +72,13 @@ static void check_error(const char *m)
 /* The trace as the writer writes it (transfer full). */
 static char *write_text(const ics_trace *t, size_t *len)
 {
-    char *buf = NULL, *err = NULL;
+    char *buf = NULL;
+    GError *err = NULL;
     FILE *f = open_memstream(&buf, len);
     if (!f)
         abort();
     if (!ics_trace_write_json_to(t, f, &err))
-        broken("the writer refused a trace the reader returned", err);
+        broken("the writer refused a trace the reader returned", err->message);
     fclose(f);
     return buf;
 }
@@ -82,10 +87,11 @@ static char *write_text(const ics_trace *t, size_t *len)
 static void check_roundtrip(const ics_trace *t)
 {
     size_t len1, len2;
-    char *text1 = write_text(t, &len1), *err = NULL;
+    char *text1 = write_text(t, &len1);
+    GError *err = NULL;
     ics_trace *back = ics_trace_read_json_text(NAME, text1, len1, &err);
     if (!back)
-        broken("the reader refused what the writer wrote", err);
+        broken("the reader refused what the writer wrote", err->message);
     char *text2 = write_text(back, &len2);
     if (len1 != len2 || memcmp(text1, text2, len1) != 0)
         broken("written, read and written again: other text", NULL);
@@ -96,10 +102,10 @@ static void check_roundtrip(const ics_trace *t)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *err = NULL;
+    GError *err = NULL;
     ics_trace *t = ics_trace_read_json_text(NAME, (const char *)data, size, &err);
     if (t && err)
-        broken("a trace and an error", err);
+        broken("a trace and an error", err->message);
     if (t) {
         check(t);
         check_roundtrip(t);
@@ -107,6 +113,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_error(err);
     }
     ics_trace_free(t);
-    g_free(err);
+    g_clear_error(&err);
     return 0;
 }

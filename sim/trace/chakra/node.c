@@ -84,60 +84,63 @@ static char *describe(const attr *a)
     }
 }
 
-/* The attribute `name` of n, NULL if absent; *why (transfer full) if it appears twice. */
-static const attr *find(const node *n, const char *name, char **why)
+/* The attribute `name` of n in *out: 1 when found, 0 when absent (*out NULL), -1 when it
+ * appears twice (sets *error). */
+static int find(const node *n, const char *name, const attr **out, GError **error)
 {
-    const attr *found = NULL;
+    *out = NULL;
     for (size_t i = 0; i < n->n_attr; i++)
         if (n->attr[i]->name && strcmp(n->attr[i]->name, name) == 0) {
-            if (found) {
-                *why =
-                    g_strdup_printf("%s: expected one attribute of that name, got several", name);
-                return NULL;
+            if (*out) {
+                g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                            "%s: expected one attribute of that name, got several", name);
+                return -1;
             }
-            found = n->attr[i];
+            *out = n->attr[i];
         }
-    return found;
+    return *out ? 1 : 0;
 }
 
-static int wrong(const attr *a, char **why, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static int wrong(const attr *a, GError **error, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 
-/* Sets *why to "NAME: expected <fmt>, got <what a holds>"; returns -1. */
-static int wrong(const attr *a, char **why, const char *fmt, ...)
+/* Sets *error to "NAME: expected <fmt>, got <what a holds>"; returns -1. */
+static int wrong(const attr *a, GError **error, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     char *expected = g_strdup_vprintf(fmt, ap);
     va_end(ap);
-    char *got = describe(a);
-    *why = g_strdup_printf("%s: expected %s, got %s", a->name, expected, got);
-    g_free(got);
+    char *msg = ics_chakra__wrong(a, expected);
+    g_set_error_literal(error, ICS_ERROR, ICS_ERROR_INPUT, msg);
+    g_free(msg);
     g_free(expected);
     return -1;
 }
 
 /* The getters return 1 when they read the attribute, 0 when it is absent (*out unchanged), -1
- * when it is there but unusable (*why, transfer full, says why). */
+ * when it is there but unusable (sets *error). */
 static int get_int(const node *n, const char *name, int64_t lo, int64_t hi, int64_t *out,
-                   char **why)
+                   GError **error)
 {
     int64_t v;
-    const attr *a = find(n, name, why);
-    if (!a)
-        return *why ? -1 : 0;
+    const attr *a;
+    int found = find(n, name, &a, error);
+    if (found <= 0)
+        return found;
     if (!int_of(a, &v) || v < lo || v > hi)
-        return wrong(a, why, "an integer %" PRId64 " .. %" PRId64, lo, hi);
+        return wrong(a, error, "an integer %" PRId64 " .. %" PRId64, lo, hi);
     *out = v;
     return 1;
 }
 
-static int get_num(const node *n, const char *name, double hi, double *out, char **why)
+static int get_num(const node *n, const char *name, double hi, double *out, GError **error)
 {
     int64_t v;
     double x;
-    const attr *a = find(n, name, why);
-    if (!a)
-        return *why ? -1 : 0;
+    const attr *a;
+    int found = find(n, name, &a, error);
+    if (found <= 0)
+        return found;
     if (a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_DOUBLE_VAL)
         x = a->double_val;
     else if (a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_FLOAT_VAL)
@@ -147,42 +150,45 @@ static int get_num(const node *n, const char *name, double hi, double *out, char
     else
         x = NAN;
     if (!(x >= 0 && x <= hi))
-        return wrong(a, why, "a number 0 .. %g", hi);
+        return wrong(a, error, "a number 0 .. %g", hi);
     *out = x;
     return 1;
 }
 
-static int get_bool(const node *n, const char *name, bool *out, char **why)
+static int get_bool(const node *n, const char *name, bool *out, GError **error)
 {
     int64_t v;
-    const attr *a = find(n, name, why);
-    if (!a)
-        return *why ? -1 : 0;
+    const attr *a;
+    int found = find(n, name, &a, error);
+    if (found <= 0)
+        return found;
     if (a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL)
         *out = a->bool_val;
     else if (int_of(a, &v) && (v == 0 || v == 1))
         *out = v == 1;
     else
-        return wrong(a, why, "a bool");
+        return wrong(a, error, "a bool");
     return 1;
 }
 
 /* *out points into the node (transfer none). */
-static int get_str(const node *n, const char *name, const char **out, char **why)
+static int get_str(const node *n, const char *name, const char **out, GError **error)
 {
-    const attr *a = find(n, name, why);
-    if (!a)
-        return *why ? -1 : 0;
+    const attr *a;
+    int found = find(n, name, &a, error);
+    if (found <= 0)
+        return found;
     if (a->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL)
-        return wrong(a, why, "a string");
+        return wrong(a, error, "a string");
     *out = a->string_val ? a->string_val : "";
     return 1;
 }
 
 /* A required attribute that is absent: "NAME: expected an attribute (WHAT), got none". */
-static bool absent(char **why, const char *name, const char *what)
+static bool absent(GError **error, const char *name, const char *what)
 {
-    *why = g_strdup_printf("%s: expected an attribute (%s), got none", name, what);
+    g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT, "%s: expected an attribute (%s), got none", name,
+                what);
     return false;
 }
 
@@ -197,7 +203,7 @@ static const char *enum_name(const ProtobufCEnumDescriptor *d, int v, char *buf,
     return buf;
 }
 
-int ics_chakra__node_role(const node *n, char **why)
+int ics_chakra__node_role(const node *n, GError **error)
 {
     bool cpu = false;
     char buf[16];
@@ -206,22 +212,24 @@ int ics_chakra__node_role(const node *n, char **why)
     case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
         return 0;
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
-        if (get_bool(n, "is_cpu_op", &cpu, why) < 0)
+        if (get_bool(n, "is_cpu_op", &cpu, error) < 0)
             return -1;
         return cpu ? 0 : 1;
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE:
-        if (get_bool(n, "is_cpu_op", &cpu, why) < 0)
+        if (get_bool(n, "is_cpu_op", &cpu, error) < 0)
             return -1;
         if (cpu) {
-            *why = g_strdup("is_cpu_op: expected false on a communication node (ASTRA-sim "
-                            "rejects it too), got true");
+            g_set_error_literal(error, ICS_ERROR, ICS_ERROR_INPUT,
+                                "is_cpu_op: expected false on a communication node (ASTRA-sim "
+                                "rejects it too), got true");
             return -1;
         }
         return 1;
     default:
-        *why = g_strdup_printf(
+        g_set_error(
+            error, ICS_ERROR, ICS_ERROR_INPUT,
             "type: expected a node icsim replays (COMP_NODE, COMM_COLL_NODE, COMM_SEND_NODE, "
             "COMM_RECV_NODE; METADATA_NODE and INVALID_NODE carry no work), got %s",
             enum_name(&chakra_proto_msg__node_type__descriptor, (int)n->type, buf, sizeof buf));
@@ -231,33 +239,33 @@ int ics_chakra__node_role(const node *n, char **why)
 
 static const char *const work_names[ICS_WORK_KIND_COUNT] = {"gemm", "attention", "elementwise"};
 
-static bool comp_op(const node *n, ics_trace_op *op, char **why)
+static bool comp_op(const node *n, ics_trace_op *op, GError **error)
 {
     int64_t v;
     const char *dtype = NULL;
     op->kind = ICS_TOP_COMPUTE;
     op->dtype = ICS_DTYPE_BF16;
-    int rc = get_int(n, "icsim_duration_ps", 1, MAX_MICROS * ICS_PS_PER_US, &v, why);
+    int rc = get_int(n, "icsim_duration_ps", 1, MAX_MICROS * ICS_PS_PER_US, &v, error);
     if (rc < 0)
         return false;
     if (rc > 0) {
         op->duration_ps = v;
     } else if (n->duration_micros > (uint64_t)MAX_MICROS) {
-        *why = g_strdup_printf("duration_micros: expected at most 2^40, got %" PRIu64,
-                               n->duration_micros);
+        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                    "duration_micros: expected at most 2^40, got %" PRIu64, n->duration_micros);
         return false;
     } else if (n->duration_micros > 0) {
         op->duration_ps = (ics_time)n->duration_micros * ICS_PS_PER_US;
     }
     /* the work is read even with a duration (which wins): it is part of the op */
-    int f = get_num(n, "num_ops", 1e24, &op->flops, why);
-    int b = f < 0 ? -1 : get_num(n, "tensor_size", 1e18, &op->mem_bytes, why);
+    int f = get_num(n, "num_ops", 1e24, &op->flops, error);
+    int b = f < 0 ? -1 : get_num(n, "tensor_size", 1e18, &op->mem_bytes, error);
     if (f < 0 || b < 0)
         return false;
     if (!op->duration_ps && !f && !b) /* no time, no work: ASTRA-sim replays such a node as 1 ns */
         op->duration_ps = ICS_PS_PER_NS;
     const char *work = NULL;
-    if ((rc = get_str(n, "icsim_work", &work, why)) < 0)
+    if ((rc = get_str(n, "icsim_work", &work, error)) < 0)
         return false;
     for (int w = 0; rc > 0 && w < ICS_WORK_KIND_COUNT; w++)
         if (strcmp(work, work_names[w]) == 0) {
@@ -265,10 +273,12 @@ static bool comp_op(const node *n, ics_trace_op *op, char **why)
             rc = 0;
         }
     if (rc > 0) {
-        wrong(find(n, "icsim_work", why), why, "gemm, attention or elementwise");
+        const attr *a;
+        find(n, "icsim_work", &a, NULL); /* there once: get_str read it */
+        wrong(a, error, "gemm, attention or elementwise");
         return false;
     }
-    if ((rc = get_str(n, "icsim_dtype", &dtype, why)) < 0)
+    if ((rc = get_str(n, "icsim_dtype", &dtype, error)) < 0)
         return false;
     for (int d = 0; rc > 0 && d < ICS_DTYPE_COUNT; d++)
         if (strcmp(dtype, ics_dtype_name((ics_dtype)d)) == 0) {
@@ -276,28 +286,30 @@ static bool comp_op(const node *n, ics_trace_op *op, char **why)
             rc = 0;
         }
     if (rc > 0) {
-        wrong(find(n, "icsim_dtype", why), why, "a data type (fp32, bf16, ...)");
+        const attr *a;
+        find(n, "icsim_dtype", &a, NULL); /* there once: get_str read it */
+        wrong(a, error, "a data type (fp32, bf16, ...)");
         return false;
     }
     int *mnk[3] = {&op->m, &op->n, &op->k};
     const char *names[3] = {"icsim_m", "icsim_n", "icsim_k"};
     for (int i = 0; i < 3; i++) {
         v = 0;
-        if (get_int(n, names[i], 0, INT32_MAX, &v, why) < 0)
+        if (get_int(n, names[i], 0, INT32_MAX, &v, error) < 0)
             return false;
         *mnk[i] = (int)v;
     }
     return true;
 }
 
-static bool coll_op(const node *n, ics_trace_op *op, char **why)
+static bool coll_op(const node *n, ics_trace_op *op, GError **error)
 {
     int64_t v = 0;
     char buf[16];
     op->kind = ICS_TOP_COLL;
-    int rc = get_int(n, "comm_type", 0, INT32_MAX, &v, why);
+    int rc = get_int(n, "comm_type", 0, INT32_MAX, &v, error);
     if (rc <= 0)
-        return rc == 0 ? absent(why, "comm_type", "the collective") : false;
+        return rc == 0 ? absent(error, "comm_type", "the collective") : false;
     switch (v) {
     case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE:
         op->coll.op = ICS_COLL_ALL_REDUCE;
@@ -319,50 +331,52 @@ static bool coll_op(const node *n, ics_trace_op *op, char **why)
         op->coll.op = ICS_COLL_REDUCE_SCATTER;
         break;
     default:
-        *why = g_strdup_printf(
-            "comm_type: expected ALL_REDUCE, REDUCE, ALL_GATHER, BROADCAST, ALL_TO_ALL, "
-            "REDUCE_SCATTER or REDUCE_SCATTER_BLOCK, got %s",
-            enum_name(&chakra_proto_msg__collective_comm_type__descriptor, (int)v, buf,
-                      sizeof buf));
+        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                    "comm_type: expected ALL_REDUCE, REDUCE, ALL_GATHER, BROADCAST, ALL_TO_ALL, "
+                    "REDUCE_SCATTER or REDUCE_SCATTER_BLOCK, got %s",
+                    enum_name(&chakra_proto_msg__collective_comm_type__descriptor, (int)v, buf,
+                              sizeof buf));
         return false;
     }
-    if ((rc = get_int(n, "comm_size", 1, MAX_BYTES, &v, why)) <= 0)
-        return rc == 0 ? absent(why, "comm_size", "bytes") : false;
+    if ((rc = get_int(n, "comm_size", 1, MAX_BYTES, &v, error)) <= 0)
+        return rc == 0 ? absent(error, "comm_size", "bytes") : false;
     op->coll.size_bytes = (uint64_t)v;
     v = 2;
-    if (get_int(n, "icsim_dtype_bytes", 1, 8, &v, why) < 0)
+    if (get_int(n, "icsim_dtype_bytes", 1, 8, &v, error) < 0)
         return false;
     op->coll.dtype_bytes = (int)v;
     v = 0;
-    if (get_int(n, "icsim_root", 0, INT32_MAX, &v, why) < 0)
+    if (get_int(n, "icsim_root", 0, INT32_MAX, &v, error) < 0)
         return false;
     op->coll.root = (int)v;
     return true;
 }
 
-static bool p2p_op(const node *n, int rank, int nranks, ics_trace_op *op, char **why)
+static bool p2p_op(const node *n, int rank, int nranks, ics_trace_op *op, GError **error)
 {
     bool send = n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
     const char *peer = send ? "comm_dst" : "comm_src", *self = send ? "comm_src" : "comm_dst";
     int64_t v = 0, me = rank;
     op->kind = send ? ICS_TOP_SEND : ICS_TOP_RECV;
-    int rc = get_int(n, peer, 0, nranks - 1, &v, why);
+    int rc = get_int(n, peer, 0, nranks - 1, &v, error);
     if (rc <= 0)
-        return rc == 0 ? absent(why, peer, send ? "the receiving rank" : "the sending rank")
+        return rc == 0 ? absent(error, peer, send ? "the receiving rank" : "the sending rank")
                        : false;
     if (v == rank) {
-        *why = g_strdup_printf("%s: expected another rank than this file's, got %d", peer, rank);
+        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                    "%s: expected another rank than this file's, got %d", peer, rank);
         return false;
     }
     op->peer = (int)v;
-    if (get_int(n, self, 0, INT32_MAX, &me, why) < 0)
+    if (get_int(n, self, 0, INT32_MAX, &me, error) < 0)
         return false;
     if (me != rank) {
-        *why = g_strdup_printf("%s: expected this file's rank %d, got %" PRId64, self, rank, me);
+        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                    "%s: expected this file's rank %d, got %" PRId64, self, rank, me);
         return false;
     }
-    if ((rc = get_int(n, "comm_size", 1, MAX_BYTES, &v, why)) <= 0)
-        return rc == 0 ? absent(why, "comm_size", "bytes") : false;
+    if ((rc = get_int(n, "comm_size", 1, MAX_BYTES, &v, error)) <= 0)
+        return rc == 0 ? absent(error, "comm_size", "bytes") : false;
     op->bytes = (uint64_t)v;
     return true;
 }
@@ -398,19 +412,20 @@ static ics_trace_cat cat_of_name(const char *s)
 static const char *const cat_names[ICS_CAT_COUNT] = {"compute", "tp", "pp", "dp", "other"};
 
 bool ics_chakra__node_op(const node *n, int rank, int nranks, GStringChunk *strs,
-                         ics_chakra_op *out, char **why)
+                         ics_chakra_op *out, GError **error)
 {
     const char *cat = NULL, *st = NULL, *pg = NULL, *desc = NULL;
     ics_trace_op *op = &out->op;
     memset(out, 0, sizeof *out);
-    if (get_str(n, "icsim_category", &cat, why) < 0 || get_str(n, "icsim_stream", &st, why) < 0 ||
-        get_str(n, "pg_name", &pg, why) < 0 || get_str(n, "pg_desc", &desc, why) < 0)
+    if (get_str(n, "icsim_category", &cat, error) < 0 ||
+        get_str(n, "icsim_stream", &st, error) < 0 || get_str(n, "pg_name", &pg, error) < 0 ||
+        get_str(n, "pg_desc", &desc, error) < 0)
         return false;
     op->name = n->name && *n->name ? ics_chakra__intern(strs, n->name) : NULL;
-    bool ok = n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE ? comp_op(n, op, why)
+    bool ok = n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE ? comp_op(n, op, error)
               : n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE
-                  ? coll_op(n, op, why)
-                  : p2p_op(n, rank, nranks, op, why);
+                  ? coll_op(n, op, error)
+                  : p2p_op(n, rank, nranks, op, error);
     if (!ok)
         return false;
     if (cat) {
@@ -418,7 +433,9 @@ bool ics_chakra__node_op(const node *n, int rank, int nranks, GStringChunk *strs
         while (c < ICS_CAT_COUNT && strcmp(cat, cat_names[c]) != 0)
             c++;
         if (c == ICS_CAT_COUNT) {
-            wrong(find(n, "icsim_category", why), why, "compute, tp, pp, dp or other");
+            const attr *a;
+            find(n, "icsim_category", &a, NULL); /* there once: get_str read it */
+            wrong(a, error, "compute, tp, pp, dp or other");
             return false;
         }
         op->cat = (ics_trace_cat)c;
@@ -463,7 +480,7 @@ bool ics_chakra__has_attr(const node *n, const char *name)
 
 char *ics_chakra__wrong(const attr *a, const char *what)
 {
-    char *why = NULL;
-    wrong(a, &why, "%s", what);
-    return why;
+    char *got = describe(a), *msg = g_strdup_printf("%s: expected %s, got %s", a->name, what, got);
+    g_free(got);
+    return msg;
 }

@@ -20,13 +20,13 @@ typedef struct {
 } ics_chakra_op;
 
 /* 1: the node does GPU work (an op), 0: it does not (metadata, CPU ops: folded), -1: icsim
- * cannot replay it (*why, transfer full). */
-int ics_chakra__node_role(const ChakraProtoMsg__Node *n, char **why);
+ * cannot replay it (sets *error, ICS_ERROR_INPUT). */
+int ics_chakra__node_role(const ChakraProtoMsg__Node *n, GError **error);
 
-/* The op of a node that does work (role 1) in the file of `rank` out of `nranks`; false with
- * *why (transfer full) if an attribute is missing, of the wrong type or out of range. */
+/* The op of a node that does work (role 1) in the file of `rank` out of `nranks`; false and
+ * sets *error (ICS_ERROR_INPUT) if an attribute is missing, of the wrong type or out of range. */
 bool ics_chakra__node_op(const ChakraProtoMsg__Node *n, int rank, int nranks, GStringChunk *strs,
-                         ics_chakra_op *out, char **why);
+                         ics_chakra_op *out, GError **error);
 
 /* s interned in strs, control characters written as \xNN: names from a file end up in one-line
  * messages and timelines. */

@@ -1,0 +1,355 @@
+/* The fit: GSL's trust-region nonlinear least squares (gsl_multifit_nlinear, Levenberg-
+ * Marquardt) over the parameters that move the simulated times, minimizing
+ *   sum_i (w_i ln(simulated_i / measured_i))^2
+ * so that a 10% error weighs the same at 8 B and at 8 GiB. Each parameter is searched through a
+ * logistic map onto its physical bounds (on a log scale where its lower bound is positive), so
+ * no step can leave them. The Jacobian is taken by forward differences of 0.1% in the
+ * parameters: the simulator's times are integer picoseconds, and the solver's own steps of
+ * 1e-8 would fall below their resolution. */
+#include "calibrate/calib_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_vector.h>
+
+#define REL_SIGMA_MAX 0.25 /* a fitted value known worse than +-25% is not determined */
+#define CORR_MAX      0.8  /* two estimates correlated beyond this trade off: neither is known */
+#define MOVES_MIN     1e-3 /* a parameter moving no time by 0.1% for a 20% change is idle */
+#define DIFF_STEP     1e-3 /* the Jacobian's step, in the search variable */
+#define XTOL          1e-4
+#define GTOL          1e-6
+#define FTOL          1e-6
+
+typedef struct {
+    ics_calib *c;
+    int n;                            /* free parameters */
+    ics_cal_param idx[ICS_CAL_COUNT]; /* which */
+    GError *error;                    /* the first simulation failure */
+} fit_ctx;
+
+static bool log_scale(ics_cal_param p)
+{
+    return ics_hw_cal_param(p)->lo > 0;
+}
+
+/* The search variable u in (-inf, inf) to the parameter's value in (lo, hi), and back. */
+static double value_of(ics_cal_param p, double u)
+{
+    const ics_cal_param_info *in = ics_hw_cal_param(p);
+    double s = 1 / (1 + exp(-u));
+    if (log_scale(p))
+        return exp(log(in->lo) + (log(in->hi) - log(in->lo)) * s);
+    return in->lo + (in->hi - in->lo) * s;
+}
+
+static double search_of(ics_cal_param p, double v)
+{
+    const ics_cal_param_info *in = ics_hw_cal_param(p);
+    double s = log_scale(p) ? (log(v) - log(in->lo)) / (log(in->hi) - log(in->lo))
+                            : (v - in->lo) / (in->hi - in->lo);
+    s = CLAMP(s, 1e-4, 1 - 1e-4);
+    return log(s / (1 - s));
+}
+
+void ics_calib__params_init(ics_calib *c)
+{
+    const calib_table *t0 = &g_array_index(c->tables, calib_table, 0);
+    const ics_hw *hw = ((calib_system *)g_ptr_array_index(c->systems, 0))->hw;
+    for (int p = 0; p < ICS_CAL_COUNT; p++) {
+        c->loaded[p] = ics_hw_cal(hw, (ics_cal_param)p);
+        double v = ics_comm_cal_value(t0->comm, (ics_cal_param)p);
+        c->params[p] = (ics_calib_param){.before = v, .after = v, .rel_sigma = NAN};
+    }
+}
+
+/* r_i = w_i ln(sim_i / measured_i); 0 for points held out. */
+static bool residuals_now(fit_ctx *f, gsl_vector *r)
+{
+    if (!ics_calib__simulate(f->c, false, f->error ? NULL : &f->error))
+        return false;
+    for (guint i = 0; i < f->c->points->len; i++) {
+        const ics_calib_point *p = &g_array_index(f->c->points, ics_calib_point, i);
+        double e = p->held_out ? 0 : p->weight * log(p->after_us / p->measured_us);
+        gsl_vector_set(r, i, isfinite(e) ? e : 0);
+    }
+    return true;
+}
+
+static void set_free(fit_ctx *f, const gsl_vector *u)
+{
+    for (int j = 0; j < f->n; j++)
+        ics_calib__set(f->c, f->idx[j], value_of(f->idx[j], gsl_vector_get(u, j)));
+}
+
+static int fn_f(const gsl_vector *u, void *data, gsl_vector *r)
+{
+    fit_ctx *f = data;
+    set_free(f, u);
+    return residuals_now(f, r) ? GSL_SUCCESS : GSL_EBADFUNC;
+}
+
+static int fn_df(const gsl_vector *u, void *data, gsl_matrix *J)
+{
+    fit_ctx *f = data;
+    size_t m = f->c->points->len;
+    gsl_vector *r0 = gsl_vector_alloc(m), *r1 = gsl_vector_alloc(m), *v = gsl_vector_alloc(f->n);
+    gsl_vector_memcpy(v, u);
+    int rc = fn_f(v, f, r0);
+    for (int j = 0; j < f->n && rc == GSL_SUCCESS; j++) {
+        gsl_vector_set(v, j, gsl_vector_get(u, j) + DIFF_STEP);
+        rc = fn_f(v, f, r1);
+        gsl_vector_set(v, j, gsl_vector_get(u, j));
+        for (size_t i = 0; i < m; i++)
+            gsl_matrix_set(J, i, j, (gsl_vector_get(r1, i) - gsl_vector_get(r0, i)) / DIFF_STEP);
+    }
+    set_free(f, u);
+    gsl_vector_free(r0);
+    gsl_vector_free(r1);
+    gsl_vector_free(v);
+    return rc;
+}
+
+/* Largest |change of ln(time)| over the points when p moves from its value by 20% (from 0: to
+ * a typical value), everything else as it is now. */
+static double moves(ics_calib *c, ics_cal_param p, GError **error)
+{
+    double v = c->params[p].before, probe = v > 0 ? v * 1.2 : 2.0;
+    const ics_cal_param_info *in = ics_hw_cal_param(p);
+    probe = MIN(probe, in->hi);
+    GArray *base = g_array_sized_new(FALSE, FALSE, sizeof(double), c->points->len);
+    for (guint i = 0; i < c->points->len; i++)
+        g_array_append_val(base, g_array_index(c->points, ics_calib_point, i).after_us);
+    ics_calib__set(c, p, probe);
+    bool ok = ics_calib__simulate(c, false, error);
+    ics_calib__set(c, p, c->loaded[p]);
+    double most = 0;
+    for (guint i = 0; ok && i < c->points->len; i++) {
+        const ics_calib_point *pt = &g_array_index(c->points, ics_calib_point, i);
+        if (!pt->held_out)
+            most = MAX(most, fabs(log(pt->after_us / g_array_index(base, double, i))));
+    }
+    g_array_free(base, TRUE);
+    ok = ok && ics_calib__simulate(c, false, error);
+    return ok ? most : -1;
+}
+
+/* Which parameters the points move at all: the candidates. */
+static bool find_candidates(ics_calib *c, GError **error)
+{
+    for (int p = 0; p < ICS_CAL_COUNT; p++) {
+        ics_calib_param *cp = &c->params[p];
+        cp->candidate = cp->determined = false;
+        cp->why = "not asked for";
+        if (!(c->mask & (1u << p)))
+            continue;
+        double m = moves(c, (ics_cal_param)p, error);
+        if (m < 0)
+            return false;
+        cp->candidate = m >= MOVES_MIN;
+        cp->why = cp->candidate ? NULL : "the measurements do not depend on it";
+    }
+    return true;
+}
+
+/* J in ln(value) (or value, for parameters whose bound is 0) at u: how each point's weighted
+ * log error moves per relative change of each free parameter. */
+static void jacobian_values(fit_ctx *f, const gsl_vector *u, gsl_matrix *J)
+{
+    gsl_matrix_set_zero(J);
+    fn_df(u, f, J);
+    for (int j = 0; j < f->n; j++) {
+        double uj = gsl_vector_get(u, j), s = 1 / (1 + exp(-uj));
+        const ics_cal_param_info *in = ics_hw_cal_param(f->idx[j]);
+        double v = value_of(f->idx[j], uj);
+        double dvdu = log_scale(f->idx[j]) ? v * (log(in->hi) - log(in->lo)) * s * (1 - s)
+                                           : (in->hi - in->lo) * s * (1 - s);
+        double scale = log_scale(f->idx[j]) ? v / dvdu : 1 / dvdu; /* du per unit of ln v, v */
+        for (size_t i = 0; i < J->size1; i++)
+            gsl_matrix_set(J, i, j, gsl_matrix_get(J, i, j) * scale);
+    }
+}
+
+/* Relative standard errors of the free parameters kept (keep[j]), from the columns of J they
+ * own and the residuals' variance: (J'J)^-1 s^2. */
+static void sigmas(fit_ctx *f, const gsl_matrix *J, double ssr, const bool *keep,
+                   double corr[ICS_CAL_COUNT][ICS_CAL_COUNT])
+{
+    int k = 0, col[ICS_CAL_COUNT];
+    for (int j = 0; j < f->n; j++)
+        if (keep[j])
+            col[k++] = j;
+    if (k == 0)
+        return;
+    gsl_matrix *Jk = gsl_matrix_alloc(J->size1, k), *cov = gsl_matrix_alloc(k, k);
+    for (int j = 0; j < k; j++)
+        for (size_t i = 0; i < J->size1; i++)
+            gsl_matrix_set(Jk, i, j, gsl_matrix_get(J, i, col[j]));
+    gsl_multifit_nlinear_covar(Jk, 1e-12, cov);
+    int dof = (int)J->size1 - k;
+    double var = dof > 0 ? ssr / dof : ssr;
+    for (int a = 0; corr && a < k; a++)
+        for (int b = 0; b < k; b++)
+            corr[col[a]][col[b]] =
+                gsl_matrix_get(cov, a, b) /
+                sqrt(gsl_matrix_get(cov, a, a) * gsl_matrix_get(cov, b, b) + 1e-300);
+    for (int j = 0; j < k; j++) {
+        ics_cal_param p = f->idx[col[j]];
+        double sd = sqrt(fabs(gsl_matrix_get(cov, j, j)) * var);
+        f->c->params[p].rel_sigma = log_scale(p) ? sd : sd / MAX(f->c->params[p].after, 1e-12);
+    }
+    gsl_matrix_free(Jk);
+    gsl_matrix_free(cov);
+}
+
+static void free_set(ics_calib *c, fit_ctx *f)
+{
+    *f = (fit_ctx){.c = c};
+    for (int p = 0; p < ICS_CAL_COUNT; p++)
+        if (c->params[p].determined)
+            f->idx[f->n++] = (ics_cal_param)p;
+}
+
+/* One least-squares fit of the determined parameters from their current values; leaves them
+ * at the solution, with its Jacobian (in values, transfer full) and sum of squares in *J, *ssr
+ * when asked. */
+static bool solve(ics_calib *c, gsl_matrix **J, double *ssr, GError **error)
+{
+    fit_ctx f;
+    free_set(c, &f);
+    if (f.n == 0)
+        return ics_calib__simulate(c, false, error);
+    size_t m = c->points->len;
+    gsl_multifit_nlinear_fdf fdf = {
+        .f = fn_f, .df = fn_df, .fvv = NULL, .n = m, .p = (size_t)f.n, .params = &f};
+    gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
+    gsl_multifit_nlinear_workspace *w =
+        gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, m, (size_t)f.n);
+    gsl_vector *u = gsl_vector_alloc(f.n), *r = gsl_vector_alloc(m);
+    for (int j = 0; j < f.n; j++)
+        gsl_vector_set(u, j, search_of(f.idx[j], c->params[f.idx[j]].after));
+    gsl_multifit_nlinear_init(u, &fdf, w);
+    int info;
+    gsl_multifit_nlinear_driver((size_t)c->max_iter, XTOL, GTOL, FTOL, NULL, NULL, &info, w);
+    gsl_vector *best = gsl_multifit_nlinear_position(w);
+    for (int j = 0; j < f.n; j++)
+        c->params[f.idx[j]].after = value_of(f.idx[j], gsl_vector_get(best, j));
+    if (J) {
+        *J = gsl_matrix_alloc(m, f.n);
+        jacobian_values(&f, best, *J);
+    }
+    set_free(&f, best);
+    bool ok = residuals_now(&f, r) && !f.error;
+    if (ssr)
+        gsl_blas_ddot(r, r, ssr);
+    gsl_vector_free(r);
+    gsl_vector_free(u);
+    gsl_multifit_nlinear_free(w);
+    if (f.error)
+        g_propagate_error(error, f.error);
+    return ok;
+}
+
+static void drop(ics_calib *c, ics_cal_param p, const char *why)
+{
+    ics_calib_param *cp = &c->params[p];
+    cp->determined = false;
+    cp->why = why;
+    cp->after = cp->before;
+    ics_calib__set(c, p, c->loaded[p]);
+}
+
+/* The kept pair whose estimates are correlated the most, beyond CORR_MAX: they trade off (on a
+ * DGX H100 all-reduce, the NVLink rate and the NVLS efficiency both set the NVLS plateau), and
+ * neither value can be believed. False if none. */
+static bool traded_pair(const fit_ctx *f, const bool *keep,
+                        double corr[ICS_CAL_COUNT][ICS_CAL_COUNT], int *a, int *b)
+{
+    double most = CORR_MAX;
+    *a = *b = -1;
+    for (int i = 0; i < f->n; i++)
+        for (int j = i + 1; j < f->n; j++)
+            if (keep[i] && keep[j] && fabs(corr[i][j]) > most) {
+                most = fabs(corr[i][j]);
+                *a = i;
+                *b = j;
+            }
+    return *a >= 0;
+}
+
+/* Puts back to their defaults, re-estimating the rest from J's remaining columns each time:
+ * first both members of pairs that trade off, then, one at a time, the parameter known worst
+ * while it is known worse than REL_SIGMA_MAX. Returns how many went. */
+static int drop_undetermined(ics_calib *c, const gsl_matrix *J, double ssr)
+{
+    double corr[ICS_CAL_COUNT][ICS_CAL_COUNT] = {{0}};
+    fit_ctx f;
+    free_set(c, &f);
+    bool keep[ICS_CAL_COUNT];
+    for (int j = 0; j < f.n; j++)
+        keep[j] = true;
+    int dropped = 0, a, b;
+    for (;; dropped++) {
+        sigmas(&f, J, ssr, keep, corr);
+        if (traded_pair(&f, keep, corr, &a, &b)) {
+            keep[a] = keep[b] = false;
+            drop(c, f.idx[a], "trades off with another parameter: the data fix only both");
+            drop(c, f.idx[b], "trades off with another parameter: the data fix only both");
+            dropped++;
+            continue;
+        }
+        int worst = -1;
+        for (int j = 0; j < f.n; j++) {
+            double s = c->params[f.idx[j]].rel_sigma;
+            s = isfinite(s) ? s : INFINITY;
+            if (keep[j] && s > REL_SIGMA_MAX &&
+                (worst < 0 || s > c->params[f.idx[worst]].rel_sigma))
+                worst = j;
+        }
+        if (worst < 0)
+            return dropped;
+        keep[worst] = false;
+        drop(c, f.idx[worst], "the measurements do not pin it down (over +-25%)");
+    }
+}
+
+bool ics_calib__fit(ics_calib *c, GError **error)
+{
+    for (int p = 0; p < ICS_CAL_COUNT; p++) { /* start from the model as loaded */
+        ics_calib__set(c, (ics_cal_param)p, c->loaded[p]);
+        c->params[p].after = c->params[p].before;
+        c->params[p].rel_sigma = NAN;
+    }
+    if (!ics_calib__simulate(c, false, error) || !find_candidates(c, error))
+        return false;
+    for (int p = 0; p < ICS_CAL_COUNT; p++)
+        c->params[p].determined = c->params[p].candidate;
+    gsl_matrix *J = NULL;
+    double ssr = 0;
+    bool ok = solve(c, &J, &ssr, error);
+    int dropped = ok && J ? drop_undetermined(c, J, ssr) : 0;
+    if (J)
+        gsl_matrix_free(J);
+    J = NULL;
+    if (ok && dropped) { /* the rest again, from where they are, and their errors */
+        ok = solve(c, &J, &ssr, error);
+        fit_ctx f;
+        free_set(c, &f);
+        bool keep[ICS_CAL_COUNT] = {0};
+        for (int j = 0; j < f.n; j++)
+            keep[j] = true;
+        if (ok && J)
+            sigmas(&f, J, ssr, keep, NULL);
+        if (J)
+            gsl_matrix_free(J);
+    }
+    return ok;
+}
+
+bool ics_calib_fit(ics_calib *c, GError **error)
+{
+    return ics_calib__fit(c, error);
+}

@@ -1,0 +1,61 @@
+/* What the calibration's files share (calib.c: set-up and simulation; calib_fit.c: the fit and
+ * cross-validation; calib_overlay.c: the calibrated model written out). Not the module's face. */
+#ifndef ICS_CALIB_INTERNAL_H
+#define ICS_CALIB_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "calibrate/calibrate.h"
+
+/* The model loaded for one node count (transfer: owned by the ics_calib). */
+typedef struct {
+    int nodes;
+    ics_hw *hw;
+    ics_topo *t;
+} calib_system;
+
+/* A measured table and the communicator it is simulated on. */
+typedef struct {
+    int sys; /* index in systems */
+    const ics_meas_table *tab;
+    ics_comm *comm; /* owned */
+} calib_table;
+
+/* A point's call, and its last simulated time. */
+typedef struct {
+    ics_coll_req req;
+    double sim_us;
+    bool ok; /* the model could run it */
+} calib_req;
+
+struct ics_calib {
+    char *model_path;
+    GPtrArray *systems; /* of calib_system*, owned; [0] has the model's own node count */
+    GArray *tables;     /* of calib_table */
+    GArray *points;     /* of ics_calib_point */
+    GArray *reqs;       /* of calib_req, parallel to points */
+    const ics_net_ops *backend;
+    ics_coll_tuning tuning;
+    unsigned mask; /* parameters asked for */
+    int max_iter;
+    int gpus_per_node;
+    const char *gpu_product;
+    bool is_cluster;
+    ics_calib_param params[ICS_CAL_COUNT];
+    int sims;                     /* simulations of every point so far */
+    int threads;                  /* points simulated at once */
+    double loaded[ICS_CAL_COUNT]; /* the model's own calibration as loaded (NAN: default) */
+};
+
+/* Every model's value of p (NAN: back to the default). */
+void ics_calib__set(ics_calib *c, ics_cal_param p, double value);
+/* Simulates every point: sets after_us (and before_us too if `before`). */
+bool ics_calib__simulate(ics_calib *c, bool before, GError **error);
+/* Fills params[] with the values in effect before any fit (calib_fit.c). */
+void ics_calib__params_init(ics_calib *c);
+/* The fit (calib_fit.c), from the model as loaded. */
+bool ics_calib__fit(ics_calib *c, GError **error);
+/* floor(log10(size)), at most 20. */
+int ics_calib__decade(uint64_t size_bytes);
+
+#endif

@@ -1,0 +1,139 @@
+/* The calibrated model, written as an overlay: a file of kind "calibration" that names its base
+ * model and holds only the fitted values, with the provenance a reader needs to trust them
+ * (which measurements, how each parameter moved and how well the data fix it, the residuals).
+ * Every command takes it with -s (hw_load.c reads it). Same fit, same bytes: no dates. */
+#include "calibrate/calib_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+/* Five significant digits: what a fit can claim, and stable text. */
+static double round5(double x)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.5g", x);
+    return g_ascii_strtod(buf, NULL);
+}
+
+/* `target` relative to the directory of `from` (both made absolute; transfer full). */
+static char *relative_path(const char *from, const char *target)
+{
+    char *dir = g_path_get_dirname(from);
+    char *a = g_canonicalize_filename(dir, NULL), *b = g_canonicalize_filename(target, NULL);
+    char **pa = g_strsplit(a, "/", -1), **pb = g_strsplit(b, "/", -1);
+    int k = 0;
+    while (pa[k] && pb[k] && strcmp(pa[k], pb[k]) == 0)
+        k++;
+    GString *out = g_string_new(NULL);
+    for (int i = k; pa[i]; i++)
+        if (*pa[i])
+            g_string_append(out, "../");
+    for (int i = k; pb[i]; i++)
+        g_string_append_printf(out, "%s%s", pb[i], pb[i + 1] ? "/" : "");
+    g_strfreev(pa);
+    g_strfreev(pb);
+    g_free(a);
+    g_free(b);
+    g_free(dir);
+    return g_string_free(out, FALSE);
+}
+
+static cJSON *measurements(const ics_calib *c)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (guint t = 0; t < c->tables->len; t++) {
+        const ics_meas_table *tab = g_array_index(c->tables, calib_table, t).tab;
+        int n = 0;
+        for (guint i = 0; i < c->points->len; i++)
+            n += g_array_index(c->points, ics_calib_point, i).table == (int)t;
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "file", tab->source);
+        cJSON_AddStringToObject(m, "op", ics_coll_op_name(tab->op));
+        cJSON_AddNumberToObject(m, "ranks", tab->nranks);
+        cJSON_AddNumberToObject(m, "points", n);
+        cJSON_AddItemToArray(arr, m);
+    }
+    return arr;
+}
+
+static cJSON *parameters(const ics_calib *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int p = 0; p < ICS_CAL_COUNT; p++) {
+        const ics_calib_param *cp = &c->params[p];
+        if (!cp->candidate)
+            continue;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "before", round5(cp->before));
+        cJSON_AddNumberToObject(e, "after", round5(cp->after));
+        cJSON_AddBoolToObject(e, "determined", cp->determined);
+        if (isfinite(cp->rel_sigma))
+            cJSON_AddNumberToObject(e, "rel_sigma", round5(cp->rel_sigma));
+        if (cp->why)
+            cJSON_AddStringToObject(e, "why", cp->why);
+        cJSON_AddItemToObject(o, ics_hw_cal_param((ics_cal_param)p)->key, e);
+    }
+    return o;
+}
+
+static cJSON *errors(const ics_calib *c, bool after)
+{
+    cJSON *o = cJSON_CreateObject();
+    double small = ics_calib_median_error(c, 0, 1 << 20, after);
+    double large = ics_calib_median_error(c, 1 << 20, UINT64_MAX, after);
+    if (isfinite(small))
+        cJSON_AddNumberToObject(o, "below_1MiB", round5(small));
+    if (isfinite(large))
+        cJSON_AddNumberToObject(o, "from_1MiB", round5(large));
+    return o;
+}
+
+static cJSON *overlay(const ics_calib *c, const char *path)
+{
+    const ics_hw *hw = ((calib_system *)g_ptr_array_index(c->systems, 0))->hw;
+    cJSON *doc = cJSON_CreateObject(), *cal = cJSON_CreateObject();
+    char *base = relative_path(path, ics_hw_base_path(hw));
+    char *name = g_strdup_printf("%s (calibrated)", ics_hw_name(hw));
+    cJSON_AddStringToObject(doc, "kind", "calibration");
+    cJSON_AddStringToObject(doc, "name", name);
+    cJSON_AddStringToObject(doc, "base", base);
+    for (int p = 0; p < ICS_CAL_COUNT; p++)
+        if (c->params[p].determined)
+            cJSON_AddNumberToObject(cal, ics_hw_cal_param((ics_cal_param)p)->key,
+                                    round5(c->params[p].after));
+    cJSON_AddStringToObject(cal, "source", "icsim calibrate (see provenance)");
+    cJSON_AddItemToObject(doc, "calibration", cal);
+    cJSON *prov = cJSON_CreateObject();
+    cJSON_AddStringToObject(prov, "tool", "icsim calibrate");
+    cJSON_AddStringToObject(prov, "engine", c->backend->name);
+    cJSON_AddItemToObject(prov, "measurements", measurements(c));
+    cJSON_AddItemToObject(prov, "parameters", parameters(c));
+    cJSON *err = cJSON_CreateObject();
+    cJSON_AddItemToObject(err, "before", errors(c, false));
+    cJSON_AddItemToObject(err, "after", errors(c, true));
+    cJSON_AddItemToObject(prov, "median_abs_time_error", err);
+    cJSON_AddItemToObject(doc, "provenance", prov);
+    g_free(base);
+    g_free(name);
+    return doc;
+}
+
+bool ics_calib_write_overlay(const ics_calib *c, const char *path, GError **error)
+{
+    cJSON *doc = overlay(c, path);
+    char *text = cJSON_Print(doc);
+    char *with_nl = g_strconcat(text, "\n", NULL);
+    GError *e = NULL;
+    bool ok = g_file_set_contents(path, with_nl, -1, &e);
+    if (!ok) {
+        g_set_error(error, ICS_ERROR, ICS_ERROR_IO, "%s", e->message);
+        g_error_free(e);
+    }
+    g_free(with_nl);
+    cJSON_free(text);
+    cJSON_Delete(doc);
+    return ok;
+}

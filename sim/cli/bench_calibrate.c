@@ -1,0 +1,191 @@
+/* `icsim bench calibrate`: does a calibration carry? For every system of validate/data/nccl with
+ * two or more operations or rank counts, calibrate on one log and predict the others: their
+ * median busbw error below and from 1 MiB with the model as shipped and with the calibration.
+ * A calibration that only fits its own log shows here as no better, or worse, on the others. */
+#include "calibrate/calibrate.h"
+#include "cli/cli.h"
+#include "cli/cli_common.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef ICS_HWMODELS_DIR
+#define ICS_HWMODELS_DIR "hwmodels"
+#endif
+#define DATA_DIR ICS_HWMODELS_DIR "/../validate/data/nccl"
+#define MIB      (1ULL << 20)
+#define MAX_LOGS 6
+
+/* A system and its logs. A log marked slow (80 ranks: a minute per prediction) is predicted
+ * only with --all and never calibrated on. */
+typedef struct {
+    const char *id;
+    bool slow;
+} bench_log;
+
+static const struct {
+    const char *system;
+    const char *model;
+    bench_log logs[MAX_LOGS];
+} systems[] = {
+    {"DGX H100 (3 clusters)",
+     "dgx-h100.json",
+     {{"nvidia_dgxc_dgxh100_1node_allreduce", false},
+      {"xxrjun_h100_1node_8gpu_all_gather", false},
+      {"xxrjun_h100_1node_8gpu_sendrecv", false}}},
+    {"H100 cluster, 1 and 10 nodes (xxrjun)",
+     "superpod-h100-ndr.json",
+     {{"xxrjun_h100_1node_8gpu_all_gather", false},
+      {"xxrjun_h100_10node_1gpn_all_reduce", false},
+      {"xxrjun_h100_10node_8gpn_all_gather", true},
+      {"xxrjun_h100_10node_8gpn_all_reduce", true}}},
+    {"DGX A100, 1 and 2 nodes (OCI, Sophia)",
+     "superpod-a100-hdr.json",
+     {{"oci_bm_gpu4_8_a100_1node_allreduce_fullsweep", false},
+      {"alcf_sophia_dgxa100_2node_all_reduce", false}}},
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median |busbw error| (measured / simulated time - 1) of c's points in [lo, hi). */
+static double busbw_median(const ics_calib *c, uint64_t lo, uint64_t hi, bool after)
+{
+    double *e = g_new(double, ics_calib_n_points(c) + 1);
+    int n = 0;
+    for (int i = 0; i < ics_calib_n_points(c); i++) {
+        const ics_calib_point *p = ics_calib_point_at(c, i);
+        if (p->size_bytes >= lo && p->size_bytes < hi)
+            e[n++] = fabs(p->measured_us / (after ? p->after_us : p->before_us) - 1);
+    }
+    qsort(e, n, sizeof(double), cmp_double);
+    double m = n == 0 ? NAN : (n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2);
+    g_free(e);
+    return m;
+}
+
+/* A log and the calibration set up on it (the calibration reads the log's tables). */
+typedef struct {
+    ics_meas *m;
+    ics_calib *c;
+} log_fit;
+
+static bool open_log(const char *model, const char *id, log_fit *lf, GError **err)
+{
+    char *path = g_strdup_printf("%s/%s.json", DATA_DIR, id);
+    ics_calib_opts o = {0};
+    lf->m = ics_meas_new();
+    lf->c =
+        ics_meas_read_file(lf->m, path, NULL, err) ? ics_calib_new(model, lf->m, &o, err) : NULL;
+    g_free(path);
+    return lf->c != NULL;
+}
+
+static void close_log(log_fit *lf)
+{
+    ics_calib_free(lf->c);
+    ics_meas_free(lf->m);
+}
+
+static void pct(GString *out, double x)
+{
+    if (isfinite(x))
+        g_string_append_printf(out, " %7.1f%%", 100 * x);
+    else
+        g_string_append_printf(out, " %8s", "-");
+}
+
+/* Calibrates on log `t` of system s and predicts its others; appends the rows and the
+ * predictions' errors from 1 MiB (before, after) to `large`. */
+static bool one(int s, int t, bool all, GArray *large, GString *out, GError **err)
+{
+    char *model = g_strdup_printf("%s/%s", ICS_HWMODELS_DIR, systems[s].model);
+    const char *train = systems[s].logs[t].id;
+    gint64 t0 = g_get_monotonic_time();
+    log_fit fit;
+    bool ok = open_log(model, train, &fit, err) && ics_calib_fit(fit.c, err);
+    double secs = (g_get_monotonic_time() - t0) / 1e6;
+    if (ok)
+        g_string_append_printf(out, "  fit on %-44s %5.1f s\n", train, secs);
+    for (int k = 0; ok && k < MAX_LOGS && systems[s].logs[k].id; k++) {
+        if (k == t || (systems[s].logs[k].slow && !all))
+            continue;
+        log_fit lf;
+        ok = open_log(model, systems[s].logs[k].id, &lf, err) &&
+             ics_calib_predict_with(lf.c, fit.c, err);
+        const ics_calib *c = lf.c;
+        if (ok) {
+            double row[4] = {busbw_median(c, 0, MIB, false), busbw_median(c, 0, MIB, true),
+                             busbw_median(c, MIB, UINT64_MAX, false),
+                             busbw_median(c, MIB, UINT64_MAX, true)};
+            g_string_append_printf(out, "    predict %-42s", systems[s].logs[k].id);
+            for (int i = 0; i < 4; i++)
+                pct(out, row[i]);
+            g_string_append_c(out, '\n');
+            if (isfinite(row[2]))
+                g_array_append_vals(large, &row[2], 2);
+        }
+        close_log(&lf);
+    }
+    close_log(&fit);
+    g_free(model);
+    return ok;
+}
+
+static double median_of(GArray *v, int offset)
+{
+    int n = (int)v->len / 2;
+    double *x = g_new(double, n + 1);
+    for (int i = 0; i < n; i++)
+        x[i] = g_array_index(v, double, 2 * i + offset);
+    qsort(x, n, sizeof(double), cmp_double);
+    double m = n == 0 ? NAN : (n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2);
+    g_free(x);
+    return m;
+}
+
+int ics_bench_calibrate(int argc, char **argv)
+{
+    gboolean all = FALSE;
+    const GOptionEntry entries[] = {
+        {"all", 0, 0, G_OPTION_ARG_NONE, &all, "also predict the 80-rank logs (minutes)", NULL},
+        {NULL}};
+    if (!ics_cli_parse("bench calibrate", "",
+                       "Calibrate on one real log of a system, predict its others.", entries, &argc,
+                       &argv))
+        return ICS_EXIT_USAGE;
+    if (argc > 1) {
+        fprintf(stderr, "icsim bench calibrate: expected no arguments, got \"%s\"\n", argv[1]);
+        return ICS_EXIT_USAGE;
+    }
+    GString *out = g_string_new(NULL);
+    g_string_append_printf(out,
+                           "# median |busbw error| of the logs not fitted on: as shipped -> "
+                           "calibrated\n#   %-50s %8s %8s %8s %8s\n",
+                           "", "<1MiB", "cal", ">=1MiB", "cal");
+    GArray *large = g_array_new(FALSE, FALSE, sizeof(double));
+    GError *err = NULL;
+    bool ok = true;
+    for (size_t s = 0; ok && s < G_N_ELEMENTS(systems); s++) {
+        g_string_append_printf(out, "%s (%s)\n", systems[s].system, systems[s].model);
+        for (int t = 0; ok && t < MAX_LOGS && systems[s].logs[t].id; t++)
+            if (!systems[s].logs[t].slow)
+                ok = one((int)s, t, all, large, out, &err);
+    }
+    if (ok) {
+        g_string_append_printf(out, "median over predictions >= 1MiB: %.1f%% -> %.1f%%\n",
+                               100 * median_of(large, 0), 100 * median_of(large, 1));
+        ics_cli_emit(out);
+    } else {
+        fprintf(stderr, "icsim bench calibrate: %s\n", err->message);
+        g_error_free(err);
+    }
+    g_string_free(out, TRUE);
+    g_array_free(large, TRUE);
+    return ok ? ICS_EXIT_OK : ICS_EXIT_FAIL;
+}

@@ -1,0 +1,97 @@
+/* A model's calibration: what measurements of a real system (icsim calibrate, or a person by
+ * hand) say its parts achieve, in place of the defaults taken from datasheets and NCCL's
+ * constants. The table below is the one list of parameters: the reader, the tuner that applies
+ * them (collectives/tuner.c) and the fitter (calibrate/) all go by it. */
+#include "hw/hw_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Bounds are physical: wide enough for any real system, narrow enough that a fit cannot wander
+ * into nonsense (a CTA faster than an NVLink bond, a latency of a second). */
+static const ics_cal_param_info params[ICS_CAL_COUNT] = {
+    [ICS_CAL_NVLINK_GBPS] = {"nvlink_gbps", "GB/s", 1, 200,
+                             "what NCCL's kernels move per NVLink and direction (NCCL: 20 on "
+                             "Volta and Ampere, 20.6 on Hopper, 40.1 on Blackwell)"},
+    [ICS_CAL_CTA_GBPS] = {"cta_gbps", "GB/s", 1, 200,
+                          "what one channel's thread block copies per direction (half NCCL's "
+                          "per-channel tree ceiling on one node: 19.35 on Hopper)"},
+    [ICS_CAL_SYNC_US] = {"sync_us", "us", 0, 50,
+                         "a Simple slice's synchronization: fence and flag (half NCCL's "
+                         "per-step latency inside a node: 1.7 on NVLink)"},
+    [ICS_CAL_NVLS_EFF] = {"nvls_eff", "", 0.1, 1,
+                          "share of the NVLink rate NVLS reductions reach (NCCL: 0.85 Hopper, "
+                          "0.74 Blackwell)"},
+    [ICS_CAL_HOP_SCALE_NVLINK] = {"hop_scale_nvlink", "x", 0.05, 20,
+                                  "factor on NCCL's per-hop latencies over NVLink"},
+    [ICS_CAL_HOP_SCALE_PCI] = {"hop_scale_pci", "x", 0.05, 20,
+                               "factor on NCCL's per-hop latencies over PCIe"},
+    [ICS_CAL_HOP_SCALE_NET] = {"hop_scale_net", "x", 0.05, 20,
+                               "factor on NCCL's per-hop latencies across the network"},
+    [ICS_CAL_BASE_SCALE] = {"base_latency_scale", "x", 0.05, 20,
+                            "factor on NCCL's base latency of a call (launch and start-up)"},
+    [ICS_CAL_NET_EFF] = {"net_eff", "", 0.1, 1,
+                         "share of a NIC's line rate the network transport reaches (1)"},
+    [ICS_CAL_LAUNCH_US] = {"launch_us", "us", 0, 100,
+                           "host time to launch one GPU's kernel, paid in series by a thread "
+                           "that drives several GPUs (nccl-tests -g G: a floor of G launches; 0)"},
+};
+
+const ics_cal_param_info *ics_hw_cal_param(ics_cal_param p)
+{
+    return (unsigned)p < ICS_CAL_COUNT ? &params[p] : NULL;
+}
+
+int ics_hw_cal_param_find(const char *key)
+{
+    for (int p = 0; p < ICS_CAL_COUNT; p++)
+        if (strcmp(key, params[p].key) == 0)
+            return p;
+    return -1;
+}
+
+void ics_hw__calibration_clear(ics_hw_calibration *c)
+{
+    for (int p = 0; p < ICS_CAL_COUNT; p++)
+        c->value[p] = NAN;
+    c->source = NULL;
+}
+
+bool ics_hw__read_calibration(ics_hw__ld *ld, const cJSON *obj)
+{
+    const cJSON *o = ics_jr_obj(ld->r, obj, "calibration", false);
+    if (!o)
+        return ics_jr_ok(ld->r);
+    const char *keys[ICS_CAL_COUNT + 2];
+    for (int p = 0; p < ICS_CAL_COUNT; p++)
+        keys[p] = params[p].key;
+    keys[ICS_CAL_COUNT] = "source";
+    keys[ICS_CAL_COUNT + 1] = NULL;
+    size_t mark = ics_jr_push_key(ld->r, "calibration");
+    ics_hw_calibration *c = &ld->hw->calibration;
+    if (ics_jr_keys(ld->r, o, keys)) {
+        for (int p = 0; p < ICS_CAL_COUNT; p++)
+            ics_jr_num(ld->r, o, params[p].key, false, params[p].lo, params[p].hi, &c->value[p]);
+        const char *src = NULL;
+        if (ics_jr_str(ld->r, o, "source", false, &src))
+            c->source = ics_hw__str(ld->hw, src);
+    }
+    ics_jr_pop(ld->r, mark);
+    return ics_jr_ok(ld->r);
+}
+
+const ics_hw_calibration *ics_hw_calibration_of(const ics_hw *hw)
+{
+    return &hw->calibration;
+}
+
+double ics_hw_cal(const ics_hw *hw, ics_cal_param p)
+{
+    return (unsigned)p < ICS_CAL_COUNT ? hw->calibration.value[p] : NAN;
+}
+
+void ics_hw_cal_set(ics_hw *hw, ics_cal_param p, double value)
+{
+    g_assert((unsigned)p < ICS_CAL_COUNT);
+    hw->calibration.value[p] = value;
+}
