@@ -109,7 +109,8 @@ static bool add_table(ics_calib *c, const ics_meas_table *tab, GError **error)
     int *gpus = g_new(int, tab->nranks);
     for (int r = 0; r < tab->nranks; r++)
         gpus[r] = ics_topo_gpu(s->t, r / gpn, r % gpn);
-    calib_table ct = {.sys = sys, .tab = tab};
+    calib_table ct = {.sys = sys, .tab = tab, .tuning = c->tuning};
+    ct.tuning.gpus_per_thread = tab->gpus_per_thread;
     ct.comm = ics_comm_new(s->t, c->backend, gpus, tab->nranks, NULL);
     g_free(gpus);
     g_array_append_val(c->tables, ct);
@@ -258,7 +259,7 @@ static void simulate_point(gpointer data, gpointer user)
     calib_req *q = &g_array_index(c->reqs, calib_req, i);
     const calib_table *t = &g_array_index(c->tables, calib_table, p->table);
     ics_coll_result r;
-    q->ok = ics_comm_run(t->comm, &q->req, &c->tuning, &r);
+    q->ok = ics_comm_run(t->comm, &q->req, &t->tuning, &r);
     q->sim_us = q->ok ? ics_time_to_us(r.time_ps) : 0;
 }
 

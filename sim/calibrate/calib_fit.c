@@ -117,7 +117,9 @@ static int fn_df(const gsl_vector *u, void *data, gsl_matrix *J)
  * a typical value), everything else as it is now. */
 static double moves(ics_calib *c, ics_cal_param p, GError **error)
 {
-    double v = c->params[p].before, probe = v > 0 ? v * 1.2 : 2.0;
+    const ics_cal_param_info *pi = ics_hw_cal_param(p);
+    double v = c->params[p].before,
+           probe = v > pi->lo ? v * 1.2 : pi->lo + 0.05 * (pi->hi - pi->lo);
     const ics_cal_param_info *in = ics_hw_cal_param(p);
     probe = MIN(probe, in->hi);
     GArray *base = g_array_sized_new(FALSE, FALSE, sizeof(double), c->points->len);
@@ -198,7 +200,10 @@ static void sigmas(fit_ctx *f, const gsl_matrix *J, double ssr, const bool *keep
                 sqrt(gsl_matrix_get(cov, a, a) * gsl_matrix_get(cov, b, b) + 1e-300);
     for (int j = 0; j < k; j++) {
         ics_cal_param p = f->idx[col[j]];
+        gsl_vector_const_view cj = gsl_matrix_const_column(Jk, j);
         double sd = sqrt(fabs(gsl_matrix_get(cov, j, j)) * var);
+        if (gsl_blas_dnrm2(&cj.vector) < 1e-9) /* moves nothing here: unknown, not exact */
+            sd = INFINITY;
         f->c->params[p].rel_sigma = log_scale(p) ? sd : sd / MAX(f->c->params[p].after, 1e-12);
     }
     gsl_matrix_free(Jk);
@@ -211,6 +216,27 @@ static void free_set(ics_calib *c, fit_ctx *f)
     for (int p = 0; p < ICS_CAL_COUNT; p++)
         if (c->params[p].determined)
             f->idx[f->n++] = (ics_cal_param)p;
+}
+
+/* Where the search of p starts from value v: v, but off a bound of 0, where the logistic map is
+ * flat, at the value find_candidates probed (a launch floor of 0 binds nowhere and would never
+ * move). */
+static double start_value(ics_cal_param p, double v)
+{
+    const ics_cal_param_info *in = ics_hw_cal_param(p);
+    return log_scale(p) || v > in->lo ? v : in->lo + 0.05 * (in->hi - in->lo);
+}
+
+/* The objective at the points' last simulated times. */
+static double ssr_now(const ics_calib *c)
+{
+    double ssr = 0;
+    for (guint i = 0; i < c->points->len; i++) {
+        const ics_calib_point *p = &g_array_index(c->points, ics_calib_point, i);
+        double e = p->weight * log(p->after_us / p->measured_us);
+        ssr += p->held_out || !isfinite(e) ? 0 : e * e;
+    }
+    return ssr;
 }
 
 /* One least-squares fit of the determined parameters from their current values; leaves them
@@ -230,7 +256,7 @@ static bool solve(ics_calib *c, gsl_matrix **J, double *ssr, GError **error)
         gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, m, (size_t)f.n);
     gsl_vector *u = gsl_vector_alloc(f.n), *r = gsl_vector_alloc(m);
     for (int j = 0; j < f.n; j++)
-        gsl_vector_set(u, j, search_of(f.idx[j], c->params[f.idx[j]].after));
+        gsl_vector_set(u, j, search_of(f.idx[j], start_value(f.idx[j], c->params[f.idx[j]].after)));
     gsl_multifit_nlinear_init(u, &fdf, w);
     int info;
     gsl_multifit_nlinear_driver((size_t)c->max_iter, XTOL, GTOL, FTOL, NULL, NULL, &info, w);
@@ -288,7 +314,7 @@ static int drop_undetermined(ics_calib *c, const gsl_matrix *J, double ssr)
     double corr[ICS_CAL_COUNT][ICS_CAL_COUNT] = {{0}};
     fit_ctx f;
     free_set(c, &f);
-    bool keep[ICS_CAL_COUNT];
+    bool keep[ICS_CAL_COUNT] = {0};
     for (int j = 0; j < f.n; j++)
         keep[j] = true;
     int dropped = 0, a, b;
@@ -316,15 +342,43 @@ static int drop_undetermined(ics_calib *c, const gsl_matrix *J, double ssr)
     }
 }
 
-bool ics_calib__fit(ics_calib *c, GError **error)
+/* Every parameter back to the model as loaded. */
+static void reset(ics_calib *c)
 {
-    for (int p = 0; p < ICS_CAL_COUNT; p++) { /* start from the model as loaded */
+    for (int p = 0; p < ICS_CAL_COUNT; p++) {
         ics_calib__set(c, (ics_cal_param)p, c->loaded[p]);
         c->params[p].after = c->params[p].before;
         c->params[p].rel_sigma = NAN;
     }
+}
+
+/* The kept parameters again, from the model's values (the first fit's values compensated for
+ * those that went), with their standard errors. */
+static bool refit(ics_calib *c, GError **error)
+{
+    for (int p = 0; p < ICS_CAL_COUNT; p++)
+        c->params[p].after = c->params[p].before;
+    gsl_matrix *J = NULL;
+    double ssr = 0;
+    bool ok = solve(c, &J, &ssr, error);
+    fit_ctx f;
+    free_set(c, &f);
+    bool keep[ICS_CAL_COUNT] = {0};
+    for (int j = 0; j < f.n; j++)
+        keep[j] = true;
+    if (ok && J)
+        sigmas(&f, J, ssr, keep, NULL);
+    if (J)
+        gsl_matrix_free(J);
+    return ok;
+}
+
+bool ics_calib__fit(ics_calib *c, GError **error)
+{
+    reset(c);
     if (!ics_calib__simulate(c, false, error) || !find_candidates(c, error))
         return false;
+    double ssr_loaded = ssr_now(c);
     for (int p = 0; p < ICS_CAL_COUNT; p++)
         c->params[p].determined = c->params[p].candidate;
     gsl_matrix *J = NULL;
@@ -333,18 +387,16 @@ bool ics_calib__fit(ics_calib *c, GError **error)
     int dropped = ok && J ? drop_undetermined(c, J, ssr) : 0;
     if (J)
         gsl_matrix_free(J);
-    J = NULL;
-    if (ok && dropped) { /* the rest again, from where they are, and their errors */
-        ok = solve(c, &J, &ssr, error);
-        fit_ctx f;
-        free_set(c, &f);
-        bool keep[ICS_CAL_COUNT] = {0};
-        for (int j = 0; j < f.n; j++)
-            keep[j] = true;
-        if (ok && J)
-            sigmas(&f, J, ssr, keep, NULL);
-        if (J)
-            gsl_matrix_free(J);
+    if (ok && dropped)
+        ok = refit(c, error);
+    if (ok && ssr_now(c) >= ssr_loaded) { /* a fit no better than the model: none */
+        reset(c);
+        for (int p = 0; p < ICS_CAL_COUNT; p++)
+            if (c->params[p].determined) {
+                c->params[p].determined = false;
+                c->params[p].why = "the fit did not improve on the model as loaded";
+            }
+        ok = ics_calib__simulate(c, false, error);
     }
     return ok;
 }

@@ -18,7 +18,8 @@ typedef struct {
 typedef struct {
     int sys; /* index in systems */
     const ics_meas_table *tab;
-    ics_comm *comm; /* owned */
+    ics_comm *comm;         /* owned */
+    ics_coll_tuning tuning; /* NCCL's defaults, launched as the log says (-g) */
 } calib_table;
 
 /* A point's call, and its last simulated time. */

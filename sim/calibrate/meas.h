@@ -60,6 +60,7 @@ typedef struct ics_meas_table {
     int nranks;              /* >= 1 */
     int ranks_per_node;      /* 0: unknown or not the same on every node */
     int nodes;               /* 0: unknown */
+    int gpus_per_thread;     /* GPUs one host thread drove (nccl-tests -g, "nGpus"); 0: unknown */
     char *dtype;             /* as printed: "float", "half", "bfloat16", "int8", ... */
     int dtype_bytes;         /* 4 for float; 0 when the name is not one nccl-tests prints */
     char *redop;             /* "sum", "none", ...; NULL when the table has no redop column */

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/json.h"
@@ -19,6 +20,7 @@ typedef struct {
     GPtrArray *out;
     ics_coll_op op;
     int nranks, ranks_per_node, nodes;
+    int gpus_per_thread; /* -g of the "command", 0 if none */
     char *gpu;
     /* the series being filled */
     ics_meas_table *cur;
@@ -91,6 +93,7 @@ static void finish_series(jreader *j)
     t->nranks_from = "JSON";
     t->ranks_per_node = j->ranks_per_node;
     t->nodes = j->nodes;
+    t->gpus_per_thread = j->gpus_per_thread;
     t->gpu_name = g_strdup(j->gpu);
     t->n_rows = j->rows->len;
     t->rows = (ics_meas_row *)(void *)g_array_free(j->rows, FALSE);
@@ -189,6 +192,21 @@ static void read_hardware(jreader *j, const cJSON *hw)
     j->gpu = g_strdup(gpu);
 }
 
+/* nccl-tests' -g N in the descriptive "command" string, if it has one (0 otherwise). */
+static int gpus_per_thread(const char *command)
+{
+    char **w = g_strsplit_set(command, " \t", -1);
+    int g = 0;
+    for (int i = 0; w[i] && w[i + 1]; i++)
+        if (strcmp(w[i], "-g") == 0) {
+            char *end;
+            long v = strtol(w[i + 1], &end, 10);
+            g = *end == '\0' && v >= 1 && v <= 1024 ? (int)v : 0;
+        }
+    g_strfreev(w);
+    return g;
+}
+
 bool ics_meas__read_json(const char *name, const char *text, size_t len, guint rows_left,
                          GPtrArray *out, GError **error)
 {
@@ -211,6 +229,9 @@ bool ics_meas__read_json(const char *name, const char *text, size_t len, guint r
                         "expected one of %s, got %s", ics_meas__op_list(), got);
             g_free(got);
         }
+        const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(root, "command");
+        if (cJSON_IsString(cmd))
+            j.gpus_per_thread = gpus_per_thread(cmd->valuestring);
         const cJSON *hw = ics_jr_obj(jr, root, "hardware", true);
         if (hw) {
             size_t mark = ics_jr_push_key(jr, "hardware");

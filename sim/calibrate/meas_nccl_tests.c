@@ -731,6 +731,7 @@ static void finish_series(reader *r)
     }
     t->nranks = n;
     t->nranks_from = n_from;
+    t->gpus_per_thread = run->hdr_gpus ? run->hdr_gpus : run->arg_g;
     t->gpu_name = g_strdup(run->gpu_name);
     placement(r, t);
     for (guint i = 0; i < r->rows->len; i++) {

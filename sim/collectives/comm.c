@@ -4,6 +4,8 @@
 #include "collectives/algo.h"
 #include "collectives/tuner.h"
 
+#include <math.h>
+
 static const ics_algo_ops *const algorithms[ICS_ALGO_COUNT] = {
     [ICS_ALGO_RING] = &ics_algo_ring,
     [ICS_ALGO_NVLS] = &ics_algo_nvls,
@@ -119,5 +121,13 @@ bool ics_comm_run(ics_comm *c, const ics_coll_req *req, const ics_coll_tuning *t
         return false;
     out->time_ps = ics_sched_run(s, c->t, c->backend, &c->params);
     ics_sched_free(s);
+    /* A thread that drives G GPUs launches their kernels one after another: back to back, calls
+     * go no faster than G launches (the flat floors of nccl-tests -g G logs at small sizes). */
+    double launch_us = ics_tuner_cal_value(&c->tuner, ICS_CAL_LAUNCH_US);
+    if (launch_us > 0) {
+        ics_time floor =
+            (ics_time)llround(launch_us * MAX(1, tuning->gpus_per_thread) * (double)ICS_PS_PER_US);
+        out->time_ps = MAX(out->time_ps, floor);
+    }
     return true;
 }

@@ -30,6 +30,9 @@ typedef struct {
     bool nvls_enable;
     bool collnet_enable; /* CollNet (SHARP) as NCCL: off unless asked for, even when forced */
     ics_coll_plan plan;  /* not NCCL's: how icsim plans the call */
+    int gpus_per_thread; /* not NCCL's: GPUs one host thread launches in turn (nccl-tests -g);
+                            with a calibrated launch_us a call lasts at least that many launches.
+                            0 or 1: one */
 } ics_coll_tuning;
 
 typedef struct {
