@@ -11,6 +11,15 @@
 
 /* Our own table of nccl-tests' busbw factors (getBw in src/ of nccl-tests), independent of the
  * library's. */
+/* A row as nccl-tests sizes the call (ics_coll_req_nccltests) and prints it. */
+static void sizes(ics_coll_op op, uint64_t bytes, int dtype_bytes, int root, int nranks,
+                  ics_coll_row *row)
+{
+    uint64_t count;
+    ics_coll_req req = ics_coll_req_nccltests(op, bytes, dtype_bytes, root, nranks, &count);
+    ics_report_coll_request(&req, count, row);
+}
+
 static double factor(ics_coll_op op, int n)
 {
     switch (op) {
@@ -97,7 +106,7 @@ static void test_real_rows(void)
             double time_us = cJSON_GetObjectItem(r, "oop_time_us")->valuedouble;
             ics_coll_row row = {.type = type,
                                 .redop = ics_report_coll_reduces(ds->op) ? "sum" : "none"};
-            ics_report_coll_sizes(ds->op, (uint64_t)size, dtype_bytes(type), 0, ds->nranks, &row);
+            sizes(ds->op, (uint64_t)size, dtype_bytes(type), 0, ds->nranks, &row);
             ics_report_coll_time(ds->op, ds->nranks, time_us, &row);
             GString *out = g_string_new(NULL);
             ics_report_coll_row(ds->style, &row, out);
@@ -155,14 +164,14 @@ static void test_sizes(void)
 {
     ics_coll_row row = {0};
     /* 80 ranks: 32 MiB of doubles gathered is 52428 per rank, printed size 33553920 */
-    ics_report_coll_sizes(ICS_COLL_ALL_GATHER, 33554432, 8, 0, 80, &row);
+    sizes(ICS_COLL_ALL_GATHER, 33554432, 8, 0, 80, &row);
     g_assert_cmpuint(row.count, ==, 52428);
     g_assert_cmpuint(row.size_bytes, ==, 33553920);
     g_assert_cmpint(row.root, ==, -1);
-    ics_report_coll_sizes(ICS_COLL_BROADCAST, 1000, 4, 3, 8, &row);
+    sizes(ICS_COLL_BROADCAST, 1000, 4, 3, 8, &row);
     g_assert_cmpuint(row.count, ==, 250);
     g_assert_cmpint(row.root, ==, 3);
-    ics_report_coll_sizes(ICS_COLL_ALL_REDUCE, 0, 4, 0, 8, &row);
+    sizes(ICS_COLL_ALL_REDUCE, 0, 4, 0, 8, &row);
     ics_report_coll_time(ICS_COLL_ALL_REDUCE, 8, 0.0, &row);
     g_assert_cmpfloat(row.algbw_gbps, ==, 0.0);
 }
@@ -181,7 +190,7 @@ static void test_layout(void)
     g_strfreev(lines);
     g_string_truncate(out, 0);
     ics_coll_row row = {.type = "float", .redop = "sum", .root = -1};
-    ics_report_coll_sizes(ICS_COLL_ALL_REDUCE, 8589934592ULL, 4, 0, 8, &row);
+    sizes(ICS_COLL_ALL_REDUCE, 8589934592ULL, 4, 0, 8, &row);
     ics_report_coll_time(ICS_COLL_ALL_REDUCE, 8, 31307.0, &row);
     ics_report_coll_row(ICS_NCCLTESTS_CLASSIC, &row, out);
     g_assert_cmpstr(out->str, ==,

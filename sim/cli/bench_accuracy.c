@@ -108,10 +108,7 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
     gsize len = 0;
     int rc = ICS_EXIT_USAGE;
     cJSON *doc = NULL;
-    ics_hw *hw = NULL;
-    ics_topo *t = NULL;
-    ics_comm *comm = NULL;
-    int *gpus = NULL;
+    ics_cli_setup su = {0};
     GArray *small = g_array_new(FALSE, FALSE, sizeof(double));
     GArray *large = g_array_new(FALSE, FALSE, sizeof(double));
     GString *detail = g_string_new(NULL); /* --rows: one line per size */
@@ -132,17 +129,12 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
                 path);
         goto done;
     }
-    hw = ics_cli_load_hw(model, datasets[i].nodes > 1 ? datasets[i].nodes : 0);
-    if (!hw)
+    if (!ics_cli_setup_open(&su, model, datasets[i].nodes > 1 ? datasets[i].nodes : 0))
         goto done;
-    t = ics_topo_new(hw);
     int g = datasets[i].gpus_per_node, nranks = datasets[i].nodes * g;
-    g_assert(ics_topo_nodes(t) == datasets[i].nodes && g <= ics_topo_gpus_per_node(t));
-    gpus = g_new(int, nranks);
-    for (int r = 0; r < nranks; r++)
-        gpus[r] = ics_topo_gpu(t, r / g, r % g);
-    ics_net_params params = {0};
-    comm = ics_comm_new(t, backend, gpus, nranks, &params);
+    g_assert(ics_topo_nodes(su.t) == datasets[i].nodes && g <= ics_topo_gpus_per_node(su.t));
+    ics_cli_setup_comm(&su, g, nranks, backend, NULL);
+    ics_comm *comm = su.comm;
     int compared = 0;
     const cJSON *row;
     cJSON_ArrayForEach(row, rows)
@@ -161,8 +153,10 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
         if (busbw->valuedouble <= 0 || size->valuedouble < 1)
             continue; /* too small for nccl-tests to print a bandwidth */
         ics_coll_row r = {0};
-        ics_report_coll_sizes(op, (uint64_t)size->valuedouble, db, 0, nranks, &r);
-        ics_coll_req req = {.op = op, .size_bytes = r.size_bytes, .dtype_bytes = db};
+        uint64_t count;
+        ics_coll_req req =
+            ics_coll_req_nccltests(op, (uint64_t)size->valuedouble, db, 0, nranks, &count);
+        ics_report_coll_request(&req, count, &r);
         ics_coll_result res;
         if (!ics_comm_run(comm, &req, tuning, &res)) {
             fprintf(stderr, "icsim bench accuracy: %s: %s cannot run with this tuning\n",
@@ -202,10 +196,7 @@ done:
     g_string_free(detail, TRUE);
     g_array_free(small, TRUE);
     g_array_free(large, TRUE);
-    ics_comm_free(comm);
-    g_free(gpus);
-    ics_topo_free(t);
-    ics_hw_free(hw);
+    ics_cli_setup_close(&su);
     cJSON_Delete(doc);
     g_free(text);
     g_free(model);

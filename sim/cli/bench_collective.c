@@ -32,16 +32,14 @@ static const bench_case cases[] = {
 static int run_case(const bench_case *c, const char *dir)
 {
     char *path = g_build_filename(dir, c->model, NULL);
-    ics_hw *hw = ics_cli_load_hw(path, c->nodes);
+    ics_cli_setup su;
+    bool ok = ics_cli_setup_open(&su, path, c->nodes);
     g_free(path);
-    if (!hw)
+    if (!ok)
         return ICS_EXIT_USAGE;
-    ics_topo *t = ics_topo_new(hw);
-    int per = ics_topo_gpus_per_node(t), n = per * ics_topo_nodes(t);
-    int *gpus = g_new(int, n);
-    for (int r = 0; r < n; r++)
-        gpus[r] = ics_topo_gpu(t, r / per, r % per);
-    ics_comm *comm = ics_comm_new(t, ics_net_backend(c->backend), gpus, n, NULL);
+    int n = ics_topo_gpus_per_node(su.t) * ics_topo_nodes(su.t);
+    ics_cli_setup_comm(&su, ics_topo_gpus_per_node(su.t), n, ics_net_backend(c->backend), NULL);
+    ics_comm *comm = su.comm;
     ics_coll_tuning tu = {.algo = -1, .proto = -1, .nvls_enable = true};
     ics_coll_result res = {0};
     int sizes = 0;
@@ -59,10 +57,7 @@ static int run_case(const bench_case *c, const char *dir)
            sizes, ics_coll_algo_name(res.algo), res.streams ? "streams" : "chunks", us,
            us > 0 ? (double)last / us / 1e3 * ics_coll_busbw_factor(ICS_COLL_ALL_REDUCE, n) : 0);
     fflush(stdout);
-    ics_comm_free(comm);
-    g_free(gpus);
-    ics_topo_free(t);
-    ics_hw_free(hw);
+    ics_cli_setup_close(&su);
     return ICS_EXIT_OK;
 }
 

@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #ifndef ICS_VERSION
 #define ICS_VERSION "0.1.0"
 #endif
@@ -115,21 +113,6 @@ static void header(const coll_args *a, const ics_topo *t, const int *gpus, int n
                          "does not tell them apart\n");
 }
 
-static cJSON *json_row(const ics_coll_row *row, const ics_coll_result *res)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "size", (double)row->size_bytes);
-    cJSON_AddNumberToObject(o, "count", (double)row->count);
-    cJSON_AddNumberToObject(o, "time_us", row->time_us);
-    cJSON_AddNumberToObject(o, "algbw", row->algbw_gbps);
-    cJSON_AddNumberToObject(o, "busbw", row->busbw_gbps);
-    cJSON_AddStringToObject(o, "algo", ics_coll_algo_name(res->algo));
-    cJSON_AddStringToObject(o, "proto", ics_coll_proto_name(res->proto));
-    cJSON_AddNumberToObject(o, "channels", res->nchannels);
-    cJSON_AddStringToObject(o, "plan", res->streams ? "streams" : "chunks");
-    return o;
-}
-
 /* The largest call size: a TiB is several times any GPU's memory (nccl-tests allocates the
  * buffers), and beyond it the packet engine's trains and the schedules grow without use. */
 #define MAX_COLL_BYTES (1ULL << 40)
@@ -184,31 +167,23 @@ static int run(const coll_args *a)
     if (a->gpus && a->gpus_per_node)
         return usage_error("expected --gpus N or --gpus-per-node G, not both%s", "");
 
-    ics_hw *hw = ics_cli_load_hw(a->system, a->nodes);
-    if (!hw)
+    ics_cli_setup su;
+    if (!ics_cli_setup_open(&su, a->system, a->nodes))
         return ICS_EXIT_USAGE;
-    ics_topo *t = ics_topo_new(hw);
-    int nodes = ics_topo_nodes(t), per_node = ics_topo_gpus_per_node(t);
-    int total = nodes * per_node, nranks;
-    int rc = ICS_EXIT_USAGE;
-    int *gpus = NULL;
-    ics_comm *comm = NULL;
+    int nodes = ics_topo_nodes(su.t), per_node = ics_topo_gpus_per_node(su.t);
+    int total = nodes * per_node, rc = ICS_EXIT_USAGE;
     GError *warning = NULL;
     GString *out = g_string_new(NULL);
-    cJSON *rows = cJSON_CreateArray();
+    ics_coll_json *json = NULL;
     if (a->gpus > total || a->gpus_per_node > per_node) {
         fprintf(stderr, "icsim collective: %s: expected %s <= %d, got %d\n", a->system,
                 a->gpus ? "--gpus" : "--gpus-per-node", a->gpus ? total : per_node,
                 a->gpus ? a->gpus : a->gpus_per_node);
         goto done;
     }
-    /* ranks: nodes in order, GPU index within a node */
+    /* ranks: nodes in order, GPU index within a node; --gpus N: the first N of them */
     int g = a->gpus_per_node ? a->gpus_per_node : per_node;
-    nranks = a->gpus ? a->gpus : nodes * g;
-    gpus = g_new(int, nranks);
-    for (int r = 0; r < nranks; r++)
-        gpus[r] =
-            a->gpus ? ics_topo_gpu(t, r / per_node, r % per_node) : ics_topo_gpu(t, r / g, r % g);
+    int nranks = a->gpus ? a->gpus : nodes * g;
     if ((a->op == ICS_COLL_BROADCAST || a->op == ICS_COLL_REDUCE) &&
         (a->root < 0 || a->root >= nranks)) {
         fprintf(stderr, "icsim collective: -r: expected a root in [0, %d), got %d\n", nranks,
@@ -218,22 +193,24 @@ static int run(const coll_args *a)
     ics_coll_tuning tuning;
     ics_coll_tuning_from_env(&tuning, &warning);
     tuning.plan = plan;
-    ics_net_params params = {0};
-    comm = ics_comm_new(t, backend, gpus, nranks, &params);
-    header(a, t, gpus, nranks, min_b, max_b, warning ? warning->message : NULL, out);
+    ics_cli_setup_comm(&su, g, nranks, backend, NULL);
+    header(a, su.t, su.gpus, nranks, min_b, max_b, warning ? warning->message : NULL, out);
     ics_report_coll_columns(style, out);
+    if (a->json)
+        json = ics_report_coll_json_new(ics_hw_name(su.hw), a->op, nranks, a->engine);
     double bw_sum = 0;
     int bw_count = 0;
     rc = ICS_EXIT_OK;
     for (uint64_t size = min_b; size <= max_b;) {
         ics_coll_row row = {.type = a->dtype,
                             .redop = ics_report_coll_reduces(a->op) ? a->redop : "none"};
-        ics_report_coll_sizes(a->op, size, dtype_bytes, a->root, nranks, &row);
-        ics_coll_req req = {
-            .op = a->op, .size_bytes = row.size_bytes, .dtype_bytes = dtype_bytes, .root = a->root};
+        uint64_t count;
+        ics_coll_req req =
+            ics_coll_req_nccltests(a->op, size, dtype_bytes, a->root, nranks, &count);
+        ics_report_coll_request(&req, count, &row);
         /* in place the simulated call is the same call: one run gives both columns */
         ics_coll_result res;
-        if (!ics_comm_run(comm, &req, &tuning, &res)) {
+        if (!ics_comm_run(su.comm, &req, &tuning, &res)) {
             fprintf(stderr,
                     "icsim collective: %s of %llu bytes cannot run on %s with the tuning "
                     "asked for (NCCL_ALGO, NCCL_PROTO)\n",
@@ -245,42 +222,30 @@ static int run(const coll_args *a)
         ics_report_coll_row(style, &row, out);
         bw_sum += 2 * row.busbw_gbps; /* nccl-tests averages both columns */
         bw_count += 2;
-        cJSON_AddItemToArray(rows, json_row(&row, &res));
+        if (json)
+            ics_report_coll_json_add(json, &row, &res);
         if (size > max_b / (uint64_t)a->factor)
             break;
         size *= (uint64_t)a->factor;
     }
     ics_report_coll_trailer(bw_count ? bw_sum / bw_count : 0.0, out);
-    if (a->json) {
-        cJSON *doc = cJSON_CreateObject();
-        cJSON_AddStringToObject(doc, "system", ics_hw_name(hw));
-        cJSON_AddStringToObject(doc, "op", ics_coll_op_name(a->op));
-        cJSON_AddNumberToObject(doc, "ranks", nranks);
-        cJSON_AddStringToObject(doc, "engine", a->engine);
-        cJSON_AddItemToObject(doc, "rows", rows);
-        rows = NULL;
-        char *text = cJSON_Print(doc);
+    if (json) {
+        char *text = ics_report_coll_json_text(json);
         GError *err = NULL;
-        char *with_nl = g_strconcat(text, "\n", NULL);
-        if (!g_file_set_contents(a->json, with_nl, -1, &err)) {
+        if (!g_file_set_contents(a->json, text, -1, &err)) {
             fprintf(stderr, "icsim collective: --json: %s\n", err->message);
             g_error_free(err);
             rc = ICS_EXIT_FAIL;
         }
-        g_free(with_nl);
-        cJSON_free(text);
-        cJSON_Delete(doc);
+        g_free(text);
     }
     if (rc == ICS_EXIT_OK)
         ics_cli_emit(out);
 done:
-    cJSON_Delete(rows);
+    ics_report_coll_json_free(json);
     g_string_free(out, TRUE);
     g_clear_error(&warning);
-    ics_comm_free(comm);
-    g_free(gpus);
-    ics_topo_free(t);
-    ics_hw_free(hw);
+    ics_cli_setup_close(&su);
     return rc;
 }
 

@@ -9,9 +9,17 @@
 bool ics_cli_parse(const char *cmd, const char *params, const char *summary,
                    const GOptionEntry *entries, int *argc, char ***argv)
 {
+    const GOptionEntry *const groups[] = {entries, NULL};
+    return ics_cli_parse_groups(cmd, params, summary, groups, argc, argv);
+}
+
+bool ics_cli_parse_groups(const char *cmd, const char *params, const char *summary,
+                          const GOptionEntry *const *groups, int *argc, char ***argv)
+{
     GOptionContext *ctx = g_option_context_new(params);
     g_option_context_set_summary(ctx, summary);
-    g_option_context_add_main_entries(ctx, entries, NULL);
+    for (int i = 0; groups[i]; i++) /* each adds to the main group, in order */
+        g_option_context_add_main_entries(ctx, groups[i], NULL);
     GError *err = NULL;
     bool ok = g_option_context_parse(ctx, argc, argv, &err);
     if (!ok) {
@@ -32,6 +40,32 @@ ics_hw *ics_cli_load_hw(const char *path, int nodes_override)
         g_error_free(err);
     }
     return hw;
+}
+
+bool ics_cli_setup_open(ics_cli_setup *s, const char *path, int nodes_override)
+{
+    *s = (ics_cli_setup){.hw = ics_cli_load_hw(path, nodes_override)};
+    if (s->hw)
+        s->t = ics_topo_new(s->hw);
+    return s->hw != NULL;
+}
+
+void ics_cli_setup_comm(ics_cli_setup *s, int gpn, int n, const ics_net_ops *backend,
+                        const ics_net_params *params)
+{
+    s->nranks = n;
+    s->gpus = g_new(int, n);
+    ics_topo_gpus_by_node(s->t, gpn, n, s->gpus);
+    s->comm = ics_comm_new(s->t, backend, s->gpus, n, params);
+}
+
+void ics_cli_setup_close(ics_cli_setup *s)
+{
+    ics_comm_free(s->comm);
+    g_free(s->gpus);
+    ics_topo_free(s->t);
+    ics_hw_free(s->hw);
+    *s = (ics_cli_setup){0};
 }
 
 bool ics_cli_output_ok(const char *cmd, const char *option, const char *path)

@@ -5,6 +5,7 @@
 
 #include <glib.h>
 
+#include "collectives/comm.h"
 #include "hw/hw.h"
 #include "topo/topo.h"
 
@@ -12,6 +13,10 @@
  * stderr and returns false. argv[0] is the subcommand. */
 bool ics_cli_parse(const char *cmd, const char *params, const char *summary,
                    const GOptionEntry *entries, int *argc, char ***argv);
+/* The same with several NULL-terminated entry arrays (a command's own, then shared ones), in
+ * the order --help lists them; `groups` ends with NULL. */
+bool ics_cli_parse_groups(const char *cmd, const char *params, const char *summary,
+                          const GOptionEntry *const *groups, int *argc, char ***argv);
 
 /* Loads a node or cluster file; on bad input prints the error to stderr and returns NULL
  * (exit with ICS_EXIT_USAGE). Transfer full. */
@@ -21,6 +26,25 @@ ics_hw *ics_cli_load_hw(const char *path, int nodes_override);
  * directory that exists and is writable. If not, prints "icsim CMD: OPTION: PATH: why" to
  * stderr and returns false (exit status 2: nothing was written). */
 bool ics_cli_output_ok(const char *cmd, const char *option, const char *path);
+
+/* What most commands start from: a hardware model, its topology, ranks on its GPUs and a
+ * communicator over them. Each part is NULL until set up; ics_cli_setup_close frees what is. */
+typedef struct {
+    ics_hw *hw;
+    ics_topo *t;
+    int *gpus; /* rank -> GPU device */
+    int nranks;
+    ics_comm *comm;
+} ics_cli_setup;
+
+/* Loads path (nodes_override: a cluster's node count, 0: the file's) and builds its topology;
+ * on bad input prints the error and returns false. */
+bool ics_cli_setup_open(ics_cli_setup *s, const char *path, int nodes_override);
+/* n ranks, gpn per node, nodes in order (ics_topo_gpus_by_node), and a communicator over them
+ * on `backend` (params NULL: defaults). */
+void ics_cli_setup_comm(ics_cli_setup *s, int gpn, int n, const ics_net_ops *backend,
+                        const ics_net_params *params);
+void ics_cli_setup_close(ics_cli_setup *s);
 
 /* Writes a finished report to stdout in one piece. */
 void ics_cli_emit(GString *out);

@@ -19,22 +19,17 @@ int ics_cli_replay(int argc, char **argv)
         {"comm-groups", 0, 0, G_OPTION_ARG_FILENAME, &groups,
          "Chakra: communicator groups JSON (default: PREFIX.comm_groups.json if present)", "FILE"},
         G_OPTION_ENTRY_NULL};
-    const GOptionEntry *step = ics_cli_step_entries(&sa);
-    GOptionEntry entries[16];
-    int n = 0;
-    for (int i = 0; base[i].long_name; i++)
-        entries[n++] = base[i];
-    for (int i = 0; step[i].long_name; i++)
-        entries[n++] = step[i];
-    entries[n] = (GOptionEntry)G_OPTION_ENTRY_NULL;
+    GOptionEntry step[ICS_CLI_STEP_ENTRIES];
+    ics_cli_step_entries(&sa, step);
+    const GOptionEntry *const entries[] = {base, step, NULL};
     int rc = ICS_EXIT_USAGE;
     ics_hw *hw = NULL;
     ics_topo *t = NULL;
     ics_trace *tr = NULL;
-    if (!ics_cli_parse("replay", "TRACE -s FILE",
-                       "Replay a trace (icsim JSON or Chakra execution trace, told apart by "
-                       "content) and report the step time.",
-                       entries, &argc, &argv))
+    if (!ics_cli_parse_groups("replay", "TRACE -s FILE",
+                              "Replay a trace (icsim JSON or Chakra execution trace, told apart by "
+                              "content) and report the step time.",
+                              entries, &argc, &argv))
         goto done;
     if (argc != 2 || !system) {
         fprintf(stderr, "icsim replay: expected one TRACE and -s FILE\nRun `icsim replay "

@@ -7,10 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-const GOptionEntry *ics_cli_step_entries(ics_cli_step_args *a)
+void ics_cli_step_entries(ics_cli_step_args *a, GOptionEntry out[ICS_CLI_STEP_ENTRIES])
 {
-    static GOptionEntry e[8];
-    GOptionEntry v[] = {
+    const GOptionEntry v[ICS_CLI_STEP_ENTRIES] = {
         {"engine", 0, 0, G_OPTION_ARG_STRING, &a->engine,
          "network backend: analytic (default) or packet", "ENGINE"},
         {"collectives", 0, 0, G_OPTION_ARG_STRING, &a->colls,
@@ -30,8 +29,7 @@ const GOptionEntry *ics_cli_step_entries(ics_cli_step_args *a)
          "packet)",
          "KIB"},
         G_OPTION_ENTRY_NULL};
-    memcpy(e, v, sizeof v);
-    return e;
+    memcpy(out, v, sizeof v);
 }
 
 static bool fail(const char *cmd, const char *msg, const char *what)

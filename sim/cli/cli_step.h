@@ -18,8 +18,9 @@ typedef struct {
     int packet_kib;   /* packet engine: payload per simulated packet; 0: 256 KiB */
 } ics_cli_step_args;
 
-/* The option entries for these fields (static storage inside; call once per command). */
-const GOptionEntry *ics_cli_step_entries(ics_cli_step_args *a);
+/* The option entries for these fields, NULL-terminated, into out. */
+#define ICS_CLI_STEP_ENTRIES 8
+void ics_cli_step_entries(ics_cli_step_args *a, GOptionEntry out[ICS_CLI_STEP_ENTRIES]);
 /* Checks the values; on error prints "icsim CMD: ..." and returns false. */
 bool ics_cli_step_check(const char *cmd, const ics_cli_step_args *a);
 /* Replays tr on t and prints the report; returns an exit status. Writes nothing on failure. */

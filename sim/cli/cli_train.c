@@ -277,22 +277,17 @@ int ics_cli_train(int argc, char **argv)
         {"no-fold", 0, 0, G_OPTION_ARG_NONE, &a.no_fold,
          "simulate every rank, not one per symmetric set (docs/replay.md)", NULL},
         G_OPTION_ENTRY_NULL};
-    const GOptionEntry *step = ics_cli_step_entries(&a.step);
-    GOptionEntry entries[48];
-    int n = 0;
-    for (int i = 0; base[i].long_name; i++)
-        entries[n++] = base[i];
-    for (int i = 0; step[i].long_name; i++)
-        entries[n++] = step[i];
-    entries[n] = (GOptionEntry)G_OPTION_ENTRY_NULL;
+    GOptionEntry step[ICS_CLI_STEP_ENTRIES];
+    ics_cli_step_entries(&a.step, step);
+    const GOptionEntry *const entries[] = {base, step, NULL};
     int rc = ICS_EXIT_USAGE;
     ics_model_catalog *cat = NULL;
     ics_train_scenario s;
     ics_train_scenario_init(&s);
-    if (!ics_cli_parse("train", "[SCENARIO.json]",
-                       "Simulate one step of 3D-parallel training and report where the time "
-                       "goes.",
-                       entries, &argc, &argv))
+    if (!ics_cli_parse_groups("train", "[SCENARIO.json]",
+                              "Simulate one step of 3D-parallel training and report where the time "
+                              "goes.",
+                              entries, &argc, &argv))
         goto done;
     if (argc > 2) {
         usage("expected at most one SCENARIO file, got \"%s\"", argv[2]);

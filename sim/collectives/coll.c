@@ -66,3 +66,25 @@ int ics_coll_proto_from_name(const char *name)
 {
     return lookup(name, proto_names, ICS_PROTO_COUNT);
 }
+
+ics_coll_req ics_coll_req_nccltests(ics_coll_op op, uint64_t requested_bytes, int dtype_bytes,
+                                    int root, int nranks, uint64_t *count)
+{
+    g_assert(dtype_bytes > 0 && nranks > 0);
+    uint64_t n = requested_bytes / (uint64_t)dtype_bytes, size;
+    switch (op) {
+    case ICS_COLL_ALL_GATHER:
+    case ICS_COLL_REDUCE_SCATTER:
+    case ICS_COLL_ALLTOALL:
+        /* nccl-tests' paramCount: each rank's share; the buffer is share x nranks */
+        n /= (uint64_t)nranks;
+        size = n * (uint64_t)nranks * (uint64_t)dtype_bytes;
+        break;
+    default:
+        size = n * (uint64_t)dtype_bytes;
+        break;
+    }
+    if (count)
+        *count = n;
+    return (ics_coll_req){.op = op, .size_bytes = size, .dtype_bytes = dtype_bytes, .root = root};
+}

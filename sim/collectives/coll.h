@@ -41,6 +41,12 @@ typedef struct {
     int root;            /* broadcast, reduce */
 } ics_coll_req;
 
+/* The call nccl-tests makes for `requested_bytes` (its -b/-e sizes) of dtype_bytes elements on
+ * nranks: all-gather, reduce-scatter and all-to-all run each rank's share of the count, rounded
+ * down, and print the whole buffer as their size; *count (may be NULL) is the count printed. */
+ics_coll_req ics_coll_req_nccltests(ics_coll_op op, uint64_t requested_bytes, int dtype_bytes,
+                                    int root, int nranks, uint64_t *count);
+
 const char *ics_coll_op_name(ics_coll_op op);      /* nccl-tests' names: "all_reduce" */
 const char *ics_coll_algo_name(ics_coll_algo a);   /* NCCL's names: "Ring", "NVLSTree" */
 const char *ics_coll_proto_name(ics_coll_proto p); /* "LL", "LL128", "Simple" */

@@ -794,3 +794,21 @@ const cJSON *ics_jr_arr(ics_jr *r, const cJSON *obj, const char *key, bool requi
     }
     return v;
 }
+
+void ics_json_write_string(FILE *f, const char *s)
+{
+    char *valid = s && !g_utf8_validate(s, -1, NULL) ? g_utf8_make_valid(s, -1) : NULL;
+    const char *p = valid ? valid : s ? s : "";
+    fputc('"', f);
+    for (; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+    g_free(valid);
+}

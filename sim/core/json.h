@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cjson/cJSON.h>
 #include <glib.h>
@@ -85,5 +86,12 @@ const cJSON *ics_jr_arr(ics_jr *r, const cJSON *obj, const char *key, bool requi
 
 /* A short description of a value for "got ..." ("\"eight\"", "-5", "an object", "null"). */
 char *ics_json_describe(const cJSON *v); /* transfer full, g_free */
+
+/* ---- writing ---- */
+
+/* Writes s (NULL: "") to f as a JSON string, quoted and escaped ('"', '\\', control
+ * characters); bytes that are not UTF-8 become U+FFFD, so what is written is always valid JSON.
+ * For writers that stream (traces, timelines: millions of values, no tree). */
+void ics_json_write_string(FILE *f, const char *s);
 
 #endif

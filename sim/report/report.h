@@ -41,15 +41,24 @@ typedef struct {
     double busbw_gbps; /* algbw x ics_coll_busbw_factor(op, nranks) */
 } ics_coll_row;
 
-/* Fills size_bytes, count, root (-1 unless broadcast/reduce) for `requested_bytes` of an
- * operation over nranks with dtype_bytes elements; type and redop are left alone. */
-void ics_report_coll_sizes(ics_coll_op op, uint64_t requested_bytes, int dtype_bytes, int root,
-                           int nranks, ics_coll_row *row);
+/* Fills size_bytes, count and root (-1 unless broadcast/reduce) of the row a request prints
+ * (ics_coll_req_nccltests gives both); type and redop are left alone. */
+void ics_report_coll_request(const ics_coll_req *req, uint64_t count, ics_coll_row *row);
 /* Fills time_us, algbw and busbw from a time in microseconds (0 time: 0 bandwidth). */
 void ics_report_coll_time(ics_coll_op op, int nranks, double time_us, ics_coll_row *row);
 /* nccl-tests' "redop" column: the reduction for all-reduce, reduce-scatter, reduce and
  * send/recv (nccl-tests loops send/recv over the reductions too), "none" for the others. */
 bool ics_report_coll_reduces(ics_coll_op op);
+
+/* `collective --json`: a document of the sweep's rows with the tuner's choices, built row by
+ * row. ics_report_coll_json_text ends it (transfer full: the text, newline-terminated). */
+typedef struct ics_coll_json ics_coll_json;
+ics_coll_json *ics_report_coll_json_new(const char *system, ics_coll_op op, int nranks,
+                                        const char *engine);
+void ics_report_coll_json_add(ics_coll_json *j, const ics_coll_row *row,
+                              const ics_coll_result *res);
+char *ics_report_coll_json_text(ics_coll_json *j);
+void ics_report_coll_json_free(ics_coll_json *j); /* NULL: no-op */
 
 /* The column header (three lines: out-of-place/in-place, names, units). */
 void ics_report_coll_columns(ics_nccltests_style style, GString *out);

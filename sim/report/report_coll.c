@@ -5,31 +5,19 @@
 
 #include <stdio.h>
 
+#include <cjson/cJSON.h>
+
 bool ics_report_coll_reduces(ics_coll_op op)
 {
     return op == ICS_COLL_ALL_REDUCE || op == ICS_COLL_REDUCE_SCATTER || op == ICS_COLL_REDUCE ||
            op == ICS_COLL_SENDRECV;
 }
 
-void ics_report_coll_sizes(ics_coll_op op, uint64_t requested_bytes, int dtype_bytes, int root,
-                           int nranks, ics_coll_row *row)
+void ics_report_coll_request(const ics_coll_req *req, uint64_t count, ics_coll_row *row)
 {
-    g_assert(dtype_bytes > 0 && nranks > 0);
-    uint64_t count = requested_bytes / (uint64_t)dtype_bytes;
-    switch (op) {
-    case ICS_COLL_ALL_GATHER:
-    case ICS_COLL_REDUCE_SCATTER:
-    case ICS_COLL_ALLTOALL:
-        /* nccl-tests' paramCount: each rank's share; the buffer is share x nranks */
-        row->count = count / (uint64_t)nranks;
-        row->size_bytes = row->count * (uint64_t)nranks * (uint64_t)dtype_bytes;
-        break;
-    default:
-        row->count = count;
-        row->size_bytes = count * (uint64_t)dtype_bytes;
-        break;
-    }
-    row->root = (op == ICS_COLL_BROADCAST || op == ICS_COLL_REDUCE) ? root : -1;
+    row->size_bytes = req->size_bytes;
+    row->count = count;
+    row->root = (req->op == ICS_COLL_BROADCAST || req->op == ICS_COLL_REDUCE) ? req->root : -1;
 }
 
 void ics_report_coll_time(ics_coll_op op, int nranks, double time_us, ics_coll_row *row)
@@ -87,4 +75,52 @@ void ics_report_coll_trailer(double avg_busbw_gbps, GString *out)
     g_string_append(out, "# Out of bounds values : 0 OK\n");
     g_string_append_printf(out, "# Avg bus bandwidth    : %g \n", avg_busbw_gbps);
     g_string_append(out, "#\n");
+}
+
+struct ics_coll_json {
+    cJSON *doc, *rows;
+};
+
+ics_coll_json *ics_report_coll_json_new(const char *system, ics_coll_op op, int nranks,
+                                        const char *engine)
+{
+    ics_coll_json *j = g_new0(ics_coll_json, 1);
+    j->doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(j->doc, "system", system);
+    cJSON_AddStringToObject(j->doc, "op", ics_coll_op_name(op));
+    cJSON_AddNumberToObject(j->doc, "ranks", nranks);
+    cJSON_AddStringToObject(j->doc, "engine", engine);
+    j->rows = cJSON_AddArrayToObject(j->doc, "rows");
+    return j;
+}
+
+void ics_report_coll_json_add(ics_coll_json *j, const ics_coll_row *row, const ics_coll_result *res)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "size", (double)row->size_bytes);
+    cJSON_AddNumberToObject(o, "count", (double)row->count);
+    cJSON_AddNumberToObject(o, "time_us", row->time_us);
+    cJSON_AddNumberToObject(o, "algbw", row->algbw_gbps);
+    cJSON_AddNumberToObject(o, "busbw", row->busbw_gbps);
+    cJSON_AddStringToObject(o, "algo", ics_coll_algo_name(res->algo));
+    cJSON_AddStringToObject(o, "proto", ics_coll_proto_name(res->proto));
+    cJSON_AddNumberToObject(o, "channels", res->nchannels);
+    cJSON_AddStringToObject(o, "plan", res->streams ? "streams" : "chunks");
+    cJSON_AddItemToArray(j->rows, o);
+}
+
+char *ics_report_coll_json_text(ics_coll_json *j)
+{
+    char *text = cJSON_Print(j->doc);
+    char *with_nl = g_strconcat(text, "\n", NULL);
+    cJSON_free(text);
+    return with_nl;
+}
+
+void ics_report_coll_json_free(ics_coll_json *j)
+{
+    if (!j)
+        return;
+    cJSON_Delete(j->doc);
+    g_free(j);
 }

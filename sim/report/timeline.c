@@ -1,6 +1,7 @@
 /* The Chrome/Perfetto timeline writer (timeline.h). Streams the events to a temporary file in
  * the target's directory, then renames it: a timeline of millions of ops never sits in memory
  * twice and a failed write leaves nothing behind. */
+#include "core/json.h"
 #include "report/report.h"
 
 #include <errno.h>
@@ -20,22 +21,6 @@ static void put_us(FILE *f, ics_time ps)
 {
     ics_time ns = ps / ICS_PS_PER_NS;
     fprintf(f, "%" PRId64 ".%03" PRId64, ns / 1000, ns % 1000);
-}
-
-/* A JSON string body: the names we write are ours or the trace's, escaped anyway. */
-static void put_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
 }
 
 static const char *op_label(const ics_trace_op *op)
@@ -58,7 +43,7 @@ static void put_meta(FILE *f, const char *what, int pid, int tid, const char *na
 {
     fprintf(f, "%s\n{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":",
             *first ? "" : ",", what, pid, tid);
-    put_str(f, name);
+    ics_json_write_string(f, name);
     fputs("}}", f);
     *first = false;
 }
@@ -85,7 +70,7 @@ static void put_ranks(FILE *f, const ics_replay *r, const ics_trace *tr, const i
         fputs(",\"dur\":", f);
         put_us(f, sp[i].end - sp[i].start);
         fputs(",\"name\":", f);
-        put_str(f, op_label(op));
+        ics_json_write_string(f, op_label(op));
         fprintf(f,
                 ",\"cat\":\"%s\",\"args\":{\"op\":%d,\"issued_us\":", ics_trace_cat_name(op->cat),
                 sp[i].op);
@@ -105,7 +90,7 @@ static char *chan_label(const ics_topo *t, int c)
 static void put_rate(FILE *f, const char *label, ics_time at, double gbps)
 {
     fprintf(f, ",\n{\"ph\":\"C\",\"pid\":%d,\"name\":", LINKS_PID);
-    put_str(f, label);
+    ics_json_write_string(f, label);
     fputs(",\"ts\":", f);
     put_us(f, at);
     fprintf(f, ",\"args\":{\"GB/s\":%.3f}}", gbps);

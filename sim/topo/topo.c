@@ -410,6 +410,13 @@ int ics_topo_gpu(const ics_topo *t, int node, int gpu)
     return node * t->devs_per_node + gpu;
 }
 
+void ics_topo_gpus_by_node(const ics_topo *t, int gpn, int n, int *out)
+{
+    g_assert(gpn >= 1 && gpn <= ics_topo_gpus_per_node(t));
+    for (int r = 0; r < n; r++)
+        out[r] = ics_topo_gpu(t, r / gpn, r % gpn);
+}
+
 int ics_topo_nics_per_node(const ics_topo *t)
 {
     return t->nics;

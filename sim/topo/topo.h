@@ -74,6 +74,9 @@ const ics_topo_chan *ics_topo_chan_get(const ics_topo *t, int chan);
 int ics_topo_nodes(const ics_topo *t);
 int ics_topo_gpus_per_node(const ics_topo *t);
 int ics_topo_gpu(const ics_topo *t, int node, int gpu);
+/* Ranks as launchers place them, nodes in order: rank r is GPU r % gpn of node r / gpn, for
+ * r < n (gpn <= GPUs per node; n <= gpn x nodes). Fills out[0 .. n). */
+void ics_topo_gpus_by_node(const ics_topo *t, int gpn, int n, int *out);
 /* Device id of the i-th NIC (compute and storage, in pcie[] order) of a node; count via
  * ics_topo_nics_per_node. */
 int ics_topo_nics_per_node(const ics_topo *t);

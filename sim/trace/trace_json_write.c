@@ -2,6 +2,7 @@
  * then streams it op by op through stdio, so a 10^6-op trace never exists as a tree. Keys
  * holding their default are left out. Invariant: the reader takes the output back as the same
  * trace. */
+#include "core/json.h"
 #include "trace/trace.h"
 #include "trace/trace_json_internal.h"
 
@@ -100,21 +101,6 @@ static bool check(const ics_trace *t, GError **error)
 
 /* ---- values --------------------------------------------------------------------------------- */
 
-static void put_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 /* The shortest decimal that reads back as v, in any locale. */
 static void put_num(FILE *f, double v)
 {
@@ -188,7 +174,7 @@ static void put_compute(FILE *f, const ics_trace_op *op)
 static void put_coll(writer *w, const ics_trace_op *op)
 {
     fputs(", \"comm\": ", w->f);
-    put_str(w->f, w->comms[op->comm]);
+    ics_json_write_string(w->f, w->comms[op->comm]);
     fprintf(w->f, ", \"bytes\": %" PRIu64, op->coll.size_bytes);
     if (op->coll.dtype_bytes != 4)
         fprintf(w->f, ", \"dtype\": \"%s\"", ics_trace_json__coll_dtype_for(op->coll.dtype_bytes));
@@ -208,11 +194,11 @@ static void put_op(writer *w, int rank, int i, const bool *is_dep, char *const *
             op->kind == ICS_TOP_COLL ? ics_coll_op_name(op->coll.op) : kind_names[op->kind]);
     if (op->name && *op->name) {
         fputs(", \"name\": ", f);
-        put_str(f, op->name);
+        ics_json_write_string(f, op->name);
     }
     if (op->stream != 0) {
         fputs(", \"stream\": ", f);
-        put_str(f, streams[op->stream]);
+        ics_json_write_string(f, streams[op->stream]);
     }
     if (op->cat != (op->kind == ICS_TOP_COMPUTE ? ICS_CAT_COMPUTE : ICS_CAT_OTHER))
         fprintf(f, ", \"category\": \"%s\"", ics_trace_json__cats[op->cat]);
@@ -246,7 +232,7 @@ static void put_rank(writer *w, int rank)
         fputs("\"streams\": [", f);
         for (int s = 0; s < ns; s++) {
             fputs(s ? ", " : "", f);
-            put_str(f, streams[s]);
+            ics_json_write_string(f, streams[s]);
         }
         fputs("], ", f);
     }
@@ -279,7 +265,7 @@ static void put_trace(writer *w)
         int n;
         const int *ranks = ics_trace_comm_ranks(w->t, c, &n);
         fputs(c ? ",\n    " : "\n    ", f);
-        put_str(f, w->comms[c]);
+        ics_json_write_string(f, w->comms[c]);
         fputs(": [", f);
         for (int i = 0; i < n; i++)
             fprintf(f, "%s%d", i ? ", " : "", ranks[i]);
