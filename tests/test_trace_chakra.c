@@ -1,9 +1,9 @@
-/* Chakra traces (trace_chakra.h). A small trace built here (three ranks: compute with a time and
- * with work, collectives on two communicators, a send/recv pair, dependencies across streams)
- * is written and read back op by op, written again to the same bytes, and its files say what
- * ASTRA-sim reads; traces as other tools write them (nodes out of order, CPU and metadata nodes,
- * groups named only by pg_name) read as Chakra means; every kind of broken file, built here in a
- * temporary directory, gives the error it should and no trace. */
+/* Chakra traces (trace.h: ics_trace_read_chakra). A small trace built here (three ranks: compute
+ * with a time and with work, collectives on two communicators, a send/recv pair, dependencies
+ * across streams) is written and read back op by op, written again to the same bytes, and its files
+ * say what ASTRA-sim reads; traces as other tools write them (nodes out of order, CPU and metadata
+ * nodes, groups named only by pg_name) read as Chakra means; every kind of broken file, built here
+ * in a temporary directory, gives the error it should and no trace. */
 #include "trace/trace.h"
 
 #include <glib.h>

@@ -188,8 +188,8 @@ static void read_us(ics_hw__ld *ld, const cJSON *o, const char *key, ics_time *o
         *out = (ics_time)llround(us * ICS_PS_PER_US);
 }
 
-/* The optional compute-model parameters (compute.h); absent keys keep what the entry had (the
- * defaults for a new entry). */
+/* The optional compute-model parameters (workload/compute.h); absent keys keep what the entry had
+ * (the defaults for a new entry). */
 static void read_compute(ics_hw__ld *ld, const cJSON *o, ics_hw_compute *c)
 {
     static const char *const keys[] = {"gemm_efficiency",

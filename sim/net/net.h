@@ -2,7 +2,7 @@
  * fills one ics_net_ops (listed once in net.c); collectives and replays only see this header.
  *
  * Primitives, all starting at the engine's current time:
- *   - send:      src device -> dst device, routed by route.h (NVSwitch striping, ECMP);
+ *   - send:      src device -> dst device, routed by topo.h's routes (NVSwitch striping, ECMP);
  *   - multicast: src -> a switch once, then the switch copies to every destination
  *                (NVLS multicast on NVSwitch gen3+, SHARP/IB multicast);
  *   - reduce:    every source sends its bytes to a switch, which reduces them at its reduction

@@ -1,6 +1,6 @@
-/* The Chrome/Perfetto timeline writer (timeline.h). Streams the events to a temporary file in
- * the target's directory, then renames it: a timeline of millions of ops never sits in memory
- * twice and a failed write leaves nothing behind. */
+/* The Chrome/Perfetto timeline writer (report.h: ics_timeline_write). Streams the events to a
+ * temporary file in the target's directory, then renames it: a timeline of millions of ops never
+ * sits in memory twice and a failed write leaves nothing behind. */
 #include "core/json.h"
 #include "report/report.h"
 

@@ -1,5 +1,5 @@
-/* Route computation; the rules are in route.h. Routes are built from the topology's device
- * tree and fabric plan rather than by generic shortest-path search, so that they follow what
+/* Route computation; the rules are in topo.h ("Routes"). Routes are built from the topology's
+ * device tree and fabric plan rather than by generic shortest-path search, so that they follow what
  * the hardware and NCCL actually do (NVLink first, nearest NIC, up/down fat-tree routing). */
 #include "topo/topo.h"
 

@@ -39,7 +39,7 @@ typedef enum {
     ICS_CAT_COUNT
 } ics_trace_cat;
 
-/* How compute ops without a duration are costed (compute.h). */
+/* How compute ops without a duration are costed (workload/compute.h). */
 typedef enum {
     ICS_WORK_GEMM,        /* tensor-core matrix multiply: FLOP-bound, efficiency by shape */
     ICS_WORK_ATTENTION,   /* fused attention */
@@ -105,8 +105,9 @@ bool ics_trace_check(const ics_trace *t, GError **error);
 const char *ics_trace_cat_name(ics_trace_cat c); /* "compute", "tp", "pp", "dp", "other" */
 
 /* Reading a trace in any format icsim knows, told apart by content: a file whose first
- * non-blank byte is '{' is our JSON trace (trace_json.h); anything else is a Chakra execution
- * trace (trace_chakra.h), given as one of its per-rank files or their common prefix. */
+ * non-blank byte is '{' is our JSON trace (ics_trace_read_json, below); anything else is a
+ * Chakra execution trace (ics_trace_read_chakra), given as one of its per-rank files or their
+ * common prefix. */
 
 /* comm_groups: ASTRA-sim's communicator-group JSON for Chakra traces (NULL: the one next to
  * the trace, if any). Returns NULL and sets *error on bad input or an unreadable file (as the

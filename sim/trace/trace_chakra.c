@@ -1,6 +1,6 @@
-/* The Chakra reader (trace_chakra.h). Per rank: frame the file's messages, unpack them with
- * protobuf-c, order the nodes so that dependencies come first, and turn each node that does GPU
- * work into an op (chakra/node.c; docs/trace-format.md, "Chakra execution traces"); nodes
+/* The Chakra reader (trace.h: ics_trace_read_chakra). Per rank: frame the file's messages, unpack
+ * them with protobuf-c, order the nodes so that dependencies come first, and turn each node that
+ * does GPU work into an op (chakra/node.c; docs/trace-format.md, "Chakra execution traces"); nodes
  * without work (metadata, CPU-side ops) are folded: whoever depends on them depends on their
  * dependencies. With every rank read, the communicators are resolved (pg_name through the
  * groups file, or the ranks that use it) and the trace is built.

@@ -1,7 +1,7 @@
-/* The Chakra writer (trace_chakra.h): one file per rank, a GlobalMetadata then one Node per op,
- * each framed by its length as a varint; ids are op indices. Attributes are the ones ASTRA-sim's
- * workload layer reads, in the types it reads them (astra-sim/workload/Workload.cc and the
- * Chakra feeder): a stream's order becomes control dependencies (Chakra has no streams), the
+/* The Chakra writer (trace.h: ics_trace_write_chakra): one file per rank, a GlobalMetadata then one
+ * Node per op, each framed by its length as a varint; ids are op indices. Attributes are the ones
+ * ASTRA-sim's workload layer reads, in the types it reads them (astra-sim/workload/Workload.cc and
+ * the Chakra feeder): a stream's order becomes control dependencies (Chakra has no streams), the
  * op's own deps data dependencies, communicators numbered groups 1..n of the groups file.
  * Invariant: everything is checked and encoded in memory first, then every file is written to
  * a temporary name and renamed, so a failed write leaves no file half-written. */

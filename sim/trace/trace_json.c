@@ -1,6 +1,6 @@
-/* The JSON trace reader (trace_json.h): cJSON parses, every value is checked as it is read,
- * then what ranks issue to each other is matched (trace_json_match.c); a read that fails is
- * done again through the located reader (json.h) for the message. Invariant: a returned trace
+/* The JSON trace reader (trace.h: ics_trace_read_json): cJSON parses, every value is checked as it
+ * is read, then what ranks issue to each other is matched (trace_json_match.c); a read that fails
+ * is done again through the located reader (json.h) for the message. Invariant: a returned trace
  * passes ics_trace_check. */
 #include "trace/trace.h"
 #include "trace/trace_json_internal.h"

@@ -1,6 +1,6 @@
-/* The JSON trace writer (trace_json.h): checks that the format can say everything in the trace,
- * then streams it op by op through stdio, so a 10^6-op trace never exists as a tree. Keys
- * holding their default are left out. Invariant: the reader takes the output back as the same
+/* The JSON trace writer (trace.h: ics_trace_write_json): checks that the format can say everything
+ * in the trace, then streams it op by op through stdio, so a 10^6-op trace never exists as a tree.
+ * Keys holding their default are left out. Invariant: the reader takes the output back as the same
  * trace. */
 #include "core/json.h"
 #include "trace/trace.h"

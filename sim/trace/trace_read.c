@@ -1,4 +1,4 @@
-/* Format detection for trace files; see trace_read.h. */
+/* Format detection for trace files; see trace.h (ics_trace_read). */
 #include "trace/trace.h"
 
 #include <stdio.h>
