@@ -177,6 +177,18 @@ static void model_facts(ics_calib *c)
     c->is_cluster = ics_hw_fabric_of(s->hw) != NULL;
 }
 
+/* Fills params[] with the values in effect before any fit. */
+static void params_init(ics_calib *c)
+{
+    const calib_table *t0 = &g_array_index(c->tables, calib_table, 0);
+    const ics_hw *hw = ((calib_system *)g_ptr_array_index(c->systems, 0))->hw;
+    for (int p = 0; p < ICS_CAL_COUNT; p++) {
+        c->loaded[p] = ics_hw_cal(hw, (ics_cal_param)p);
+        double v = ics_comm_cal_value(t0->comm, (ics_cal_param)p);
+        c->params[p] = (ics_calib_param){.before = v, .after = v, .rel_sigma = NAN};
+    }
+}
+
 ics_calib *ics_calib_new(const char *model_path, const ics_meas *m, const ics_calib_opts *o,
                          GError **error)
 {
@@ -213,7 +225,7 @@ ics_calib *ics_calib_new(const char *model_path, const ics_meas *m, const ics_ca
     }
     if (ok) {
         weigh(c);
-        ics_calib__params_init(c);
+        params_init(c);
         ok = ics_calib__simulate(c, true, error);
     }
     if (!ok) {

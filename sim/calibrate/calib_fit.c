@@ -55,17 +55,6 @@ static double search_of(ics_cal_param p, double v)
     return log(s / (1 - s));
 }
 
-void ics_calib__params_init(ics_calib *c)
-{
-    const calib_table *t0 = &g_array_index(c->tables, calib_table, 0);
-    const ics_hw *hw = ((calib_system *)g_ptr_array_index(c->systems, 0))->hw;
-    for (int p = 0; p < ICS_CAL_COUNT; p++) {
-        c->loaded[p] = ics_hw_cal(hw, (ics_cal_param)p);
-        double v = ics_comm_cal_value(t0->comm, (ics_cal_param)p);
-        c->params[p] = (ics_calib_param){.before = v, .after = v, .rel_sigma = NAN};
-    }
-}
-
 /* r_i = w_i ln(sim_i / measured_i); 0 for points held out. */
 static bool residuals_now(fit_ctx *f, gsl_vector *r)
 {

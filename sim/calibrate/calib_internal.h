@@ -52,8 +52,6 @@ struct ics_calib {
 void ics_calib__set(ics_calib *c, ics_cal_param p, double value);
 /* Simulates every point: sets after_us (and before_us too if `before`). */
 bool ics_calib__simulate(ics_calib *c, bool before, GError **error);
-/* Fills params[] with the values in effect before any fit (calib_fit.c). */
-void ics_calib__params_init(ics_calib *c);
 /* The fit (calib_fit.c), from the model as loaded. */
 bool ics_calib__fit(ics_calib *c, GError **error);
 /* floor(log10(size)), at most 20. */

@@ -1,7 +1,7 @@
 /* A model's calibration: what measurements of a real system (icsim calibrate, or a person by
  * hand) say its parts achieve, in place of the defaults taken from datasheets and NCCL's
- * constants. The table below is the one list of parameters: the reader, the tuner that applies
- * them (collectives/tuner.c) and the fitter (calibrate/) all go by it. */
+ * constants. The table below is the one list of parameters: the reader (hw_load.c), the tuner
+ * that applies them (collectives/tuner.c) and the fitter (calibrate/) all go by it. */
 #include "hw/hw_internal.h"
 
 #include <math.h>
@@ -55,29 +55,6 @@ void ics_hw__calibration_clear(ics_hw_calibration *c)
     for (int p = 0; p < ICS_CAL_COUNT; p++)
         c->value[p] = NAN;
     c->source = NULL;
-}
-
-bool ics_hw__read_calibration(ics_hw__ld *ld, const cJSON *obj)
-{
-    const cJSON *o = ics_jr_obj(ld->r, obj, "calibration", false);
-    if (!o)
-        return ics_jr_ok(ld->r);
-    const char *keys[ICS_CAL_COUNT + 2];
-    for (int p = 0; p < ICS_CAL_COUNT; p++)
-        keys[p] = params[p].key;
-    keys[ICS_CAL_COUNT] = "source";
-    keys[ICS_CAL_COUNT + 1] = NULL;
-    size_t mark = ics_jr_push_key(ld->r, "calibration");
-    ics_hw_calibration *c = &ld->hw->calibration;
-    if (ics_jr_keys(ld->r, o, keys)) {
-        for (int p = 0; p < ICS_CAL_COUNT; p++)
-            ics_jr_num(ld->r, o, params[p].key, false, params[p].lo, params[p].hi, &c->value[p]);
-        const char *src = NULL;
-        if (ics_jr_str(ld->r, o, "source", false, &src))
-            c->source = ics_hw__str(ld->hw, src);
-    }
-    ics_jr_pop(ld->r, mark);
-    return ics_jr_ok(ld->r);
 }
 
 const ics_hw_calibration *ics_hw_calibration_of(const ics_hw *hw)

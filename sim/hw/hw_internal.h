@@ -58,9 +58,7 @@ const ics_hw_cpu_type *ics_hw__ref_cpu(ics_hw__ld *ld, const cJSON *obj, const c
 bool ics_hw__read_node(ics_hw__ld *ld, const cJSON *obj);
 /* Reads a cluster's "fabric" object; the node has been read. */
 bool ics_hw__read_fabric(ics_hw__ld *ld, const cJSON *obj);
-/* The optional "calibration" object of obj (hw_calibration.c): values replace what the model
- * had; absent keys keep it. */
-bool ics_hw__read_calibration(ics_hw__ld *ld, const cJSON *obj);
+/* Every calibration value back to "not calibrated" (hw_calibration.c). */
 void ics_hw__calibration_clear(ics_hw_calibration *c);
 
 /* Keys of the catalog sections: in a catalog file, and as overrides in node and cluster files. */

@@ -119,6 +119,33 @@ static const cJSON *merged_node(ics_hw__ld *ld, const cJSON *node_root, const cJ
     return m;
 }
 
+/* A model's optional "calibration" object (hw_calibration.c has the table): values replace
+ * what the model had; absent keys keep it. */
+static bool read_calibration(ics_hw__ld *ld, const cJSON *obj)
+{
+    const cJSON *o = ics_jr_obj(ld->r, obj, "calibration", false);
+    if (!o)
+        return ics_jr_ok(ld->r);
+    const char *keys[ICS_CAL_COUNT + 2];
+    for (int p = 0; p < ICS_CAL_COUNT; p++)
+        keys[p] = ics_hw_cal_param((ics_cal_param)p)->key;
+    keys[ICS_CAL_COUNT] = "source";
+    keys[ICS_CAL_COUNT + 1] = NULL;
+    size_t mark = ics_jr_push_key(ld->r, "calibration");
+    ics_hw_calibration *c = &ld->hw->calibration;
+    if (ics_jr_keys(ld->r, o, keys)) {
+        for (int p = 0; p < ICS_CAL_COUNT; p++) {
+            const ics_cal_param_info *in = ics_hw_cal_param((ics_cal_param)p);
+            ics_jr_num(ld->r, o, in->key, false, in->lo, in->hi, &c->value[p]);
+        }
+        const char *src = NULL;
+        if (ics_jr_str(ld->r, o, "source", false, &src))
+            c->source = ics_hw__str(ld->hw, src);
+    }
+    ics_jr_pop(ld->r, mark);
+    return ics_jr_ok(ld->r);
+}
+
 #define NODE_KEYS                                                                                  \
     "kind", "name", "catalog", "source", "gpu", "gpus", "cpus", "pcie", "nvlink", "calibration"
 
@@ -128,7 +155,7 @@ static bool load_node_file(ics_hw__ld *ld, const char *path, const cJSON *root)
     if (!ics_jr_keys(ld->r, root, keys))
         return false;
     return read_catalog_of(ld, path, root) && ics_hw__read_catalog_sections(ld, root, false) &&
-           ics_hw__read_node(ld, root) && ics_hw__read_calibration(ld, root);
+           ics_hw__read_node(ld, root) && read_calibration(ld, root);
 }
 
 /* Opens the node a cluster names: its file, and the object of replacement keys (or NULL). */
@@ -201,8 +228,8 @@ static bool load_cluster_file(ics_hw__ld *ld, const char *path, const cJSON *roo
     ld->hw->nodes = nodes_override > 0 ? nodes_override : (int)nodes;
     ld->hw->is_cluster = true;
     const cJSON *fabric = ics_jr_obj(ld->r, root, "fabric", true);
-    return fabric && ics_hw__read_fabric(ld, fabric) && ics_hw__read_calibration(ld, node_root) &&
-           ics_hw__read_calibration(ld, root);
+    return fabric && ics_hw__read_fabric(ld, fabric) && read_calibration(ld, node_root) &&
+           read_calibration(ld, root);
 }
 
 static ics_hw *finish(ics_hw__ld *ld, GError **err)
@@ -249,7 +276,7 @@ static void load_calibration_file(ics_hw__ld *ld, const char *path, const cJSON 
     }
     g_free(base_path);
     if (ics_jr_ok(ld->r))
-        ics_hw__read_calibration(ld, root);
+        read_calibration(ld, root);
 }
 
 static void read_top(ics_hw__ld *ld, const char *path, const cJSON *root, int nodes_override)
