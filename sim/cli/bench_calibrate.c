@@ -154,7 +154,7 @@ int ics_bench_calibrate(int argc, char **argv)
     gboolean all = FALSE;
     const GOptionEntry entries[] = {
         {"all", 0, 0, G_OPTION_ARG_NONE, &all, "also predict the 80-rank logs (minutes)", NULL},
-        {NULL}};
+        G_OPTION_ENTRY_NULL};
     if (!ics_cli_parse("bench calibrate", "",
                        "Calibrate on one real log of a system, predict its others.", entries, &argc,
                        &argv))

@@ -164,7 +164,7 @@ int ics_cli_calibrate(int argc, char **argv)
          "fit only these parameters (comma-separated keys; default: all)", "LIST"},
         {"no-cv", 0, 0, G_OPTION_ARG_NONE, &a.no_cv, "skip the cross-validation", NULL},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet, "no per-point table", NULL},
-        {NULL}};
+        G_OPTION_ENTRY_NULL};
     int rc = ICS_EXIT_USAGE;
     unsigned mask = 0;
     char *bad = NULL;
