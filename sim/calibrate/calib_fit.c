@@ -341,27 +341,6 @@ static void reset(ics_calib *c)
     }
 }
 
-/* The kept parameters again, from the model's values (the first fit's values compensated for
- * those that went), with their standard errors. */
-static bool refit(ics_calib *c, GError **error)
-{
-    for (int p = 0; p < ICS_CAL_COUNT; p++)
-        c->params[p].after = c->params[p].before;
-    gsl_matrix *J = NULL;
-    double ssr = 0;
-    bool ok = solve(c, &J, &ssr, error);
-    fit_ctx f;
-    free_set(c, &f);
-    bool keep[ICS_CAL_COUNT] = {0};
-    for (int j = 0; j < f.n; j++)
-        keep[j] = true;
-    if (ok && J)
-        sigmas(&f, J, ssr, keep, NULL);
-    if (J)
-        gsl_matrix_free(J);
-    return ok;
-}
-
 bool ics_calib__fit(ics_calib *c, GError **error)
 {
     reset(c);
@@ -370,14 +349,22 @@ bool ics_calib__fit(ics_calib *c, GError **error)
     double ssr_loaded = ssr_now(c);
     for (int p = 0; p < ICS_CAL_COUNT; p++)
         c->params[p].determined = c->params[p].candidate;
-    gsl_matrix *J = NULL;
-    double ssr = 0;
-    bool ok = solve(c, &J, &ssr, error);
-    int dropped = ok && J ? drop_undetermined(c, J, ssr) : 0;
-    if (J)
-        gsl_matrix_free(J);
-    if (ok && dropped)
-        ok = refit(c, error);
+    /* fit, put back what the data cannot pin, fit the rest again from the model's values (the
+     * last fit's values compensated for those that went), until every one kept holds */
+    bool ok = true;
+    for (int round = 0; ok && round <= ICS_CAL_COUNT; round++) {
+        for (int p = 0; p < ICS_CAL_COUNT; p++)
+            if (c->params[p].determined)
+                c->params[p].after = c->params[p].before;
+        gsl_matrix *J = NULL;
+        double ssr = 0;
+        ok = solve(c, &J, &ssr, error);
+        int dropped = ok && J ? drop_undetermined(c, J, ssr) : 0;
+        if (J)
+            gsl_matrix_free(J);
+        if (dropped == 0)
+            break;
+    }
     if (ok && ssr_now(c) >= ssr_loaded) { /* a fit no better than the model: none */
         reset(c);
         for (int p = 0; p < ICS_CAL_COUNT; p++)
