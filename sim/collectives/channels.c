@@ -199,6 +199,7 @@ double ics_tuner_sync_share(const ics_tuner *tu, ics_coll_algo algo, ics_coll_pr
     case ICS_ALGO_NVLS: /* 128 KiB per head, two hand-offs, 1 + 1/n of the data on the links */
         nch = ICS_NVLS_CHANNELS;
         full = 128.0 * 1024 * tu->n;
+        total = tu->nvlinks * tu->nvlink_gbps * 1e9; /* NCCL's link figure: see wire_factor */
         total *= nvls / (1 + 1.0 / tu->n);
         sync_s *= 2;
         break;

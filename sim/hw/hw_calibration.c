@@ -11,8 +11,9 @@
  * into nonsense (a CTA faster than an NVLink bond, a latency of a second). */
 static const ics_cal_param_info params[ICS_CAL_COUNT] = {
     [ICS_CAL_NVLINK_GBPS] = {"nvlink_gbps", "GB/s", 1, 200,
-                             "what NCCL's kernels move per NVLink and direction (NCCL: 20 on "
-                             "Volta and Ampere, 20.6 on Hopper, 40.1 on Blackwell)"},
+                             "what NCCL's copy kernels move per NVLink and direction, NVLS "
+                             "aside (NCCL: 20 on Volta and Ampere, 20.6 on Hopper, 40.1 on "
+                             "Blackwell)"},
     [ICS_CAL_CTA_GBPS] = {"cta_gbps", "GB/s", 1, 200,
                           "what one channel's thread block copies per direction (half NCCL's "
                           "per-channel tree ceiling on one node: 19.35 on Hopper)"},
@@ -20,8 +21,8 @@ static const ics_cal_param_info params[ICS_CAL_COUNT] = {
                          "a Simple slice's synchronization: fence and flag (half NCCL's "
                          "per-step latency inside a node: 1.7 on NVLink)"},
     [ICS_CAL_NVLS_EFF] = {"nvls_eff", "", 0.1, 1,
-                          "share of the NVLink rate NVLS reductions reach (NCCL: 0.85 Hopper, "
-                          "0.74 Blackwell)"},
+                          "share of NCCL's per-NVLink figure NVLS reductions reach (NCCL: "
+                          "0.85 Hopper, 0.74 Blackwell)"},
     [ICS_CAL_HOP_SCALE_NVLINK] = {"hop_scale_nvlink", "x", 0.05, 20,
                                   "factor on NCCL's per-hop latencies over NVLink"},
     [ICS_CAL_HOP_SCALE_PCI] = {"hop_scale_pci", "x", 0.05, 20,
