@@ -9,6 +9,7 @@
 #include "collectives/ring_order.h"
 #include "collectives/tuner_internal.h"
 
+#include <limits.h>
 #include <math.h>
 
 /* NCCL's ring search tries these per-channel speeds (GB/s), fastest first (search.cc). */
@@ -53,15 +54,38 @@ static int search_channels(const ics_tuner *tu, double total_gbps)
     return MIN(MAX_CHANNELS, 2 * nc);
 }
 
+/* Across nodes NCCL's search finds one ring per NIC and duplicates it (16 on 8-NIC DGX); with
+ * NICs down (topo.h, ics_topo_fail) as many fewer as the worst node of the ranks lost: the
+ * count the intact machine's logs were matched with, scaled. */
+static int multi_node_channels(const ics_tuner *tu)
+{
+    const ics_topo *t = tu->t;
+    if (ics_topo_nfailures(t) == 0)
+        return 16;
+    int nics = ics_topo_nics_per_node(t), fewest = INT_MAX, compute = 0;
+    for (int i = 0; i < nics; i++)
+        compute += ics_topo_dev_get(t, ics_topo_nic(t, 0, i))->rail >= 0;
+    for (int r = 0; r < tu->n; r++) {
+        int node = ics_topo_dev_get(t, tu->ranks[r])->node, live = 0;
+        if (r > 0 && node == ics_topo_dev_get(t, tu->ranks[r - 1])->node)
+            continue;
+        for (int i = 0; i < nics; i++) {
+            const ics_topo_dev *d = ics_topo_dev_get(t, ics_topo_nic(t, node, i));
+            live += d->rail >= 0 && !d->down;
+        }
+        fewest = MIN(fewest, live);
+    }
+    return compute > 0 ? MAX(2, 16 * fewest / compute) : 16;
+}
+
 int ics_tuner_channels_find(const ics_tuner *tu)
 {
-    /* across nodes one ring per NIC (8 on DGX), duplicated: what tuner_nccl.c's model reads */
     if (tu->nnodes > 1)
-        return 16;
+        return multi_node_channels(tu);
     /* GPUs wired to each other (DGX-1): one NVLink-only ring per link of a GPU, each run twice,
-     * so that every link carries the same share (ring_order.h) */
+     * so that every link carries the same share (ring_order.h); fewer after failures */
     if (ics_ring_orders_differ(tu->t, tu->ranks, tu->n))
-        return MIN(MAX_CHANNELS, 2 * tu->nvlinks);
+        return MIN(MAX_CHANNELS, 2 * ics_ring_mesh_rings(tu->t, tu->ranks, tu->n));
     bool nvlink = tu->intra_class == 0 && tu->nvlinks > 0;
     return search_channels(tu, nvlink ? tu->nvlinks * tu->nvlink_gbps : tu->ring_gbps);
 }

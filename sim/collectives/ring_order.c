@@ -3,6 +3,7 @@
  * fixed order, so that every run finds the same rings. */
 #include "collectives/ring_order.h"
 
+#include <limits.h>
 #include <string.h>
 
 #include <glib.h>
@@ -126,4 +127,100 @@ bool ics_ring_orders_differ(const ics_topo *t, const int *ranks, int n)
     bool differ = s->ncycles > 0;
     g_free(s);
     return differ;
+}
+
+/* ---- ring counts after failures ------------------------------------------------------------ */
+
+/* Direct NVLink bonds between the ranks as the model wired them (before any failure). */
+static void intact_widths(const ics_topo *t, const int *ranks, int n, search *s)
+{
+    const ics_hw_node *hn = ics_hw_node_of(ics_topo_hw(t));
+    s->n = n;
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++) {
+            int ga = ics_topo_dev_get(t, ranks[a])->local,
+                gb = ics_topo_dev_get(t, ranks[b])->local;
+            s->width[a][b] = 0;
+            for (int k = 0; k < hn->n_nvbonds && a != b; k++) {
+                const ics_hw_nvbond *bd = &hn->nvbonds[k];
+                if ((bd->a == ga && bd->b == gb) || (bd->a == gb && bd->b == ga))
+                    s->width[a][b] = bd->count;
+            }
+        }
+}
+
+#define PACK_BUDGET 200000 /* DFS steps: far above what 8 GPUs need (DGX-1V: 60 cycles) */
+
+typedef struct {
+    const search *s;
+    int cap[MAX_GPUS][MAX_GPUS];
+    int best, steps;
+} packing;
+
+/* The most cycles (from index `from` on, repeats allowed) the remaining capacity takes, k so
+ * far; prunes on the smallest remaining out-capacity of a GPU (each ring leaves every GPU once). */
+static void pack(packing *p, int from, int k)
+{
+    const search *s = p->s;
+    p->best = MAX(p->best, k);
+    if (++p->steps > PACK_BUDGET)
+        return;
+    int bound = INT_MAX;
+    for (int a = 0; a < s->n; a++) {
+        int out = 0;
+        for (int b = 0; b < s->n; b++)
+            out += p->cap[a][b];
+        bound = MIN(bound, out);
+    }
+    if (k + bound <= p->best)
+        return;
+    for (int c = from; c < s->ncycles; c++) {
+        const int *cy = s->cycles[c];
+        bool fits = true;
+        for (int i = 0; i < s->n && fits; i++)
+            fits = p->cap[cy[i]][cy[(i + 1) % s->n]] > 0;
+        if (!fits)
+            continue;
+        for (int i = 0; i < s->n; i++)
+            p->cap[cy[i]][cy[(i + 1) % s->n]]--;
+        pack(p, c, k + 1);
+        for (int i = 0; i < s->n; i++)
+            p->cap[cy[i]][cy[(i + 1) % s->n]]++;
+    }
+}
+
+/* Rings a set of widths carries at once (the cycles enumerated from s's widths). */
+static int max_rings(search *s)
+{
+    int path[MAX_GPUS] = {0};
+    bool used[MAX_GPUS] = {true};
+    s->ncycles = 0;
+    grow(s, path, 1, used);
+    packing *p = g_new0(packing, 1);
+    p->s = s;
+    memcpy(p->cap, s->width, sizeof p->cap);
+    pack(p, 0, 0);
+    int best = p->best;
+    g_free(p);
+    return best;
+}
+
+int ics_ring_mesh_rings(const ics_topo *t, const int *ranks, int n)
+{
+    int nvlinks;
+    ics_topo_dev_bw(t, ranks[0], ICS_CHAN_NVLINK, &nvlinks);
+    if (ics_topo_nfailures(t) == 0)
+        return MAX(1, nvlinks);
+    /* the first rank's links as wired: the intact count */
+    const ics_hw_node *hn = ics_hw_node_of(ics_topo_hw(t));
+    int g0 = ics_topo_dev_get(t, ranks[0])->local, wired = 0;
+    for (int k = 0; k < hn->n_nvbonds; k++)
+        if (hn->nvbonds[k].a == g0 || hn->nvbonds[k].b == g0)
+            wired += hn->nvbonds[k].count;
+    search *s = g_new0(search, 1);
+    int live = nvlink_mesh(t, ranks, n, s) ? max_rings(s) : 0;
+    intact_widths(t, ranks, n, s);
+    int intact = max_rings(s);
+    g_free(s);
+    return MAX(1, wired - MAX(0, intact - live));
 }

@@ -20,4 +20,12 @@ void ics_ring_order(const ics_topo *t, const int *ranks, int n, int ch, int *ord
  * ring is a rotation of one order and crosses the same links. */
 bool ics_ring_orders_differ(const ics_topo *t, const int *ranks, int n);
 
+/* How many NVLink-only rings NCCL's search finds on ranks that ics_ring_orders_differ calls a
+ * mesh: on the intact machine one per NVLink of the first rank (DGX-1V: 6; the count its logs
+ * were matched with); after failures (topo.h, ics_topo_fail) as many fewer as the rings the
+ * failures break, counted as the most directed Hamiltonian cycles the bonds carry at once (a
+ * bond of w links carries w rings each way) on the intact wiring less on what is left. At
+ * least 1. O(cycles x depth) per count, bounded; only run when the topology has failures. */
+int ics_ring_mesh_rings(const ics_topo *t, const int *ranks, int n);
+
 #endif

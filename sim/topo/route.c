@@ -1,7 +1,7 @@
 /* Route computation; the rules are in topo.h ("Routes"). Routes are built from the topology's
  * device tree and fabric plan rather than by generic shortest-path search, so that they follow what
  * the hardware and NCCL actually do (NVLink first, nearest NIC, up/down fat-tree routing). */
-#include "topo/topo.h"
+#include "topo/topo_internal.h"
 
 #include <string.h>
 
@@ -161,6 +161,67 @@ static int leaf_of_nic(const ics_topo *t, int nic)
     return -1;
 }
 
+/* Whether spine index i joins leaf ls (pod a) to leaf ld (pod b) through core `core` (pods
+ * differ) or directly (same pod), with every channel on the way live. */
+static bool up_down_live(const ics_topo *t, const ics_fattree_plan *p, int ls, int ld, int i,
+                         int core)
+{
+    int pa = ics_topo_dev_get(t, ls)->pod, pb = ics_topo_dev_get(t, ld)->pod;
+    int ss = ics_topo_net_switch(t, 2, pa * p->spines_per_pod + i);
+    int sd = ics_topo_net_switch(t, 2, pb * p->spines_per_pod + i);
+    if (ics_topo_chan_between(t, ls, ss) < 0 || ics_topo_chan_between(t, sd, ld) < 0)
+        return false;
+    return pa == pb ||
+           (ics_topo_chan_between(t, ss, core) >= 0 && ics_topo_chan_between(t, core, sd) >= 0);
+}
+
+/* ECMP's pick: spine index *i and (pods differing) core *core. On an intact fabric every index
+ * qualifies and the flow hash picks h mod count; once failures took parts down (topo_fail.c)
+ * the hash picks among the spines and cores that still join the two leaves, as switches
+ * re-hash over their live ports. False if none does. */
+static bool ecmp_pick(const ics_topo *t, const ics_fattree_plan *p, int ls, int ld, uint64_t h,
+                      int *i, int *core)
+{
+    bool cross = ics_topo_dev_get(t, ls)->pod != ics_topo_dev_get(t, ld)->pod;
+    int spp = p->spines_per_pod, cpg = p->cores_per_group;
+    if (!t->failures) {
+        *i = (int)(h % (uint64_t)spp);
+        *core = cross ? ics_topo_net_switch(t, 3, *i * cpg + (int)((h >> 32) % (uint64_t)cpg)) : -1;
+        return true;
+    }
+    int live_i = 0, pick = -1, live_c = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int s = 0, k = 0; s < spp; s++) {
+            bool any = false;
+            for (int c = 0; c < (cross ? cpg : 1) && !any; c++)
+                any = up_down_live(t, p, ls, ld, s,
+                                   cross ? ics_topo_net_switch(t, 3, s * cpg + c) : -1);
+            if (!any)
+                continue;
+            if (pass == 0)
+                live_i++;
+            else if (k++ == (int)(h % (uint64_t)live_i))
+                pick = s;
+        }
+    if (pick < 0)
+        return false;
+    *i = pick;
+    *core = -1;
+    if (!cross)
+        return true;
+    for (int pass = 0; pass < 2; pass++)
+        for (int c = 0, k = 0; c < cpg; c++) {
+            int cd = ics_topo_net_switch(t, 3, pick * cpg + c);
+            if (!up_down_live(t, p, ls, ld, pick, cd))
+                continue;
+            if (pass == 0)
+                live_c++;
+            else if (k++ == (int)((h >> 32) % (uint64_t)live_c))
+                *core = cd;
+        }
+    return true;
+}
+
 /* Up/down: climb only to the lowest tier that holds both leaves. */
 static void fabric_path(path_builder *pb, int nic_s, int nic_d, uint64_t hash)
 {
@@ -174,13 +235,14 @@ static void fabric_path(path_builder *pb, int nic_s, int nic_d, uint64_t hash)
     hop(pb, nic_s, ls);
     if (ls != ld) {
         const ics_topo_dev *a = ics_topo_dev_get(t, ls), *b = ics_topo_dev_get(t, ld);
-        uint64_t h = mix(hash);
-        int i = (int)(h % (uint64_t)p->spines_per_pod);
+        int i, c;
+        if (!ecmp_pick(t, p, ls, ld, mix(hash), &i, &c)) {
+            pb->ok = false;
+            return;
+        }
         int ss = ics_topo_net_switch(t, 2, a->pod * p->spines_per_pod + i);
         hop(pb, ls, ss);
         if (a->pod != b->pod) {
-            int c = ics_topo_net_switch(
-                t, 3, i * p->cores_per_group + (int)((h >> 32) % (uint64_t)p->cores_per_group));
             int sd = ics_topo_net_switch(t, 2, b->pod * p->spines_per_pod + i);
             hop(pb, ss, c);
             hop(pb, c, sd);
@@ -207,8 +269,8 @@ int ics_route_nic_of_gpu(const ics_topo *t, int gpu)
     for (int i = 0; i < ics_topo_nics_per_node(t); i++) {
         int nic = ics_topo_nic(t, g->node, i);
         const ics_topo_dev *d = ics_topo_dev_get(t, nic);
-        if (d->rail < 0)
-            continue; /* storage NIC */
+        if (d->rail < 0 || d->down)
+            continue; /* a storage NIC, or one that failed (topo_fail.c) */
         char buf[16];
         int rank =
             class_rank(ics_topo_path_class(t, gpu, nic, buf)) * 2 + (d->rail == g->local ? 0 : 1);

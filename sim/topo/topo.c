@@ -1,28 +1,10 @@
 /* Building the device/channel graph from a hardware model: per node the GPUs, sockets, PCIe
  * tree, NICs and NVSwitches; then the fat-tree that joins the nodes' compute NICs.
  * Invariant: channels come in pairs (2k, 2k+1) that are each other's reverse. */
-#include "topo/topo.h"
+#include "topo/topo_internal.h"
 
 #include <stdio.h>
 #include <string.h>
-
-struct ics_topo {
-    const ics_hw *hw;
-    GArray *devs;              /* ics_topo_dev */
-    GArray *chans;             /* ics_topo_chan */
-    int *out_start, *out_list; /* outgoing channels, CSR */
-    int nodes, gpus, nics, devs_per_node;
-    int *pcie_dev; /* pcie element -> device offset within a node */
-    int *gpu_pcie; /* GPU index -> pcie element, or -1 */
-    int *nic_pcie; /* i-th NIC -> pcie element */
-    int *sw_comp;  /* NVSwitch -> connected component among switches */
-    bool has_fabric;
-    int tier0[4]; /* first device id of each fabric tier (1..3) */
-    ics_fattree_params fp;
-    ics_fattree_plan plan;
-    char **labels;
-    GHashTable *by_label; /* label -> device id + 1 */
-};
 
 static const char *const dev_kind_names[] = {"gpu", "nvswitch", "pcie_switch", "host_bridge",
                                              "cpu", "nic",      "net_switch"};
@@ -294,9 +276,11 @@ static void build_fabric(ics_topo *t)
 
 /* ---- indexes ------------------------------------------------------------------------------ */
 
-static void build_csr(ics_topo *t)
+void ics_topo_build_csr(ics_topo *t)
 {
     int nd = (int)t->devs->len, nc = (int)t->chans->len;
+    g_free(t->out_start);
+    g_free(t->out_list);
     t->out_start = g_new0(int, nd + 1);
     t->out_list = g_new(int, nc + 1);
     for (int c = 0; c < nc; c++)
@@ -342,7 +326,7 @@ ics_topo *ics_topo_new(const ics_hw *hw)
         g_assert(ok); /* ics_hw_load checked the same plan */
         build_fabric(t);
     }
-    build_csr(t);
+    ics_topo_build_csr(t);
     build_labels(t);
     return t;
 }
@@ -363,6 +347,8 @@ void ics_topo_free(ics_topo *t)
     g_free(t->gpu_pcie);
     g_free(t->nic_pcie);
     g_free(t->sw_comp);
+    if (t->failures)
+        g_ptr_array_free(t->failures, TRUE);
     g_free(t);
 }
 
@@ -476,6 +462,31 @@ int ics_topo_find(const ics_topo *t, const char *label)
 
 /* ---- nvidia-smi path classes -------------------------------------------------------------- */
 
+/* NVLinks between two GPU devices of one node as the live channels have them: a direct bond,
+ * else the smaller of the two GPUs' links into switches of one
+ * switch component they both reach. */
+static int live_nvlinks_between(const ics_topo *t, int da, int db)
+{
+    int c = ics_topo_chan_between(t, da, db);
+    if (c >= 0 && ics_topo_chan_get(t, c)->kind == ICS_CHAN_NVLINK)
+        return ics_topo_chan_get(t, c)->width;
+    int to_sw[2] = {0, 0};
+    guint64 comps[2] = {0, 0};
+    for (int side = 0; side < 2; side++) {
+        int deg;
+        const int *out = ics_topo_out(t, side ? db : da, &deg);
+        for (int i = 0; i < deg; i++) {
+            const ics_topo_chan *ch = ics_topo_chan_get(t, out[i]);
+            const ics_topo_dev *d = ics_topo_dev_get(t, ch->dst);
+            if (ch->kind != ICS_CHAN_NVLINK || d->kind != ICS_DEV_NVSWITCH)
+                continue;
+            to_sw[side] += ch->width;
+            comps[side] |= G_GUINT64_CONSTANT(1) << (t->sw_comp[d->local] % 64);
+        }
+    }
+    return (comps[0] & comps[1]) ? MIN(to_sw[0], to_sw[1]) : 0;
+}
+
 /* NVLinks between two GPUs of one node: a direct bond, or each GPU's links into a common
  * NVSwitch fabric (nvidia-smi reports the GPU's bonded set: NV12 on DGX A100). 0 if none. */
 static int nvlinks_between(const ics_topo *t, int ga, int gb)
@@ -538,7 +549,9 @@ const char *ics_topo_path_class(const ics_topo *t, int a, int b, char buf[16])
     if (da->node != db->node || da->node < 0)
         return strcpy(buf, "NET");
     if (da->kind == ICS_DEV_GPU && db->kind == ICS_DEV_GPU) {
-        int nv = nvlinks_between(t, da->local, db->local);
+        /* after failures (topo_fail.c), what is left of the bonds, not what the model wired */
+        int nv =
+            t->failures ? live_nvlinks_between(t, a, b) : nvlinks_between(t, da->local, db->local);
         if (nv > 0) {
             snprintf(buf, 16, "NV%d", nv);
             return buf;

@@ -47,6 +47,8 @@ typedef struct {
     int rail;            /* compute NICs and rail-optimized leaves; -1 otherwise */
     ics_time latency_ps; /* crossing the device: switch port to port, NIC processing */
     const ics_hw_switch_type *switch_type; /* NVSwitches, PCIe and fabric switches; else NULL */
+    bool down; /* taken down by ics_topo_fail (a NIC also when its fabric port died): it has no
+                  channels left and routes never pick it */
 } ics_topo_dev;
 
 typedef struct {
@@ -93,6 +95,32 @@ int ics_topo_net_switch(const ics_topo *t, int tier, int index);
 const char *ics_topo_dev_label(const ics_topo *t, int dev);
 /* Device id by label (as above, or a bare name meaning node 0), or -1. */
 int ics_topo_find(const ics_topo *t, const char *label);
+
+/* ---- failures and degradations (topo_fail.c) ---- */
+
+/* Takes parts of a built topology down or slows them, as a what-if: `specs` is one failure or
+ * several separated by commas or blanks, each of the form KIND:[NODE:]WHAT, where NODE is a node
+ * number or `*` (every node; default node 0) and names are ics_topo_find's:
+ *   nvlink:A-B       the NVLink bond between GPUs or NVSwitches A and B dies (DGX-1: gpu0-gpu1)
+ *   nvswitch:NAME    an NVSwitch dies with all its links
+ *   nic:NAME         a NIC dies (its PCIe and fabric links)
+ *   switch:NAME      a fabric switch (leaf, spine, core) dies; NICs cabled to it go down
+ *   link:A-B         the link or bond between A and B dies (NVLink or network only)
+ *   link:A-B@F       it runs at F x its rate, 0 < F <= 1 (any link: PCIe too)
+ *   lanes:A-B=N      the bond keeps N of its links (NVLink: NVLinks; network: cables; PCIe:
+ *                    lanes), its rate in proportion; 0 is link:A-B
+ * A dead link loses both of its channels (they leave ics_topo_chan_get's numbering, which is
+ * compacted: channel ids change, device ids never do); a dead device keeps its id, `down`
+ * set. Routes, NCCL's channel search and NVLS/SHARP read what is left. Refused (false,
+ * ICS_ERROR_INPUT naming the spec, topology unchanged by that spec): a malformed spec, a name
+ * that is not there or of the wrong kind, a link that does not exist or is already down, and a
+ * failure that splits the machine (a node without a live compute NIC, two leaves no live
+ * up/down path joins). Call before anything reads the topology (communicators, backends). */
+bool ics_topo_fail(ics_topo *t, const char *specs, GError **error);
+/* Failures applied so far, and what each did ("0:nvsw2 down: 8 NVLink bonds (36 links)");
+ * transfer none. 0: the topology is as the model built it. */
+int ics_topo_nfailures(const ics_topo *t);
+const char *ics_topo_failure(const ics_topo *t, int i);
 
 /* ---- facts (topo_facts.c) ---- */
 

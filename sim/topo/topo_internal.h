@@ -1,0 +1,32 @@
+/* What the topology's files share: the object itself (topo.c builds it, topo_fail.c takes parts
+ * of it down, route.c reads it) and the index that must be rebuilt when channels go. Nothing
+ * outside sim/topo/ includes this. */
+#ifndef ICS_TOPO_INTERNAL_H
+#define ICS_TOPO_INTERNAL_H
+
+#include "topo/topo.h"
+
+struct ics_topo {
+    const ics_hw *hw;
+    GArray *devs;              /* ics_topo_dev */
+    GArray *chans;             /* ics_topo_chan */
+    int *out_start, *out_list; /* outgoing channels, CSR */
+    int nodes, gpus, nics, devs_per_node;
+    int *pcie_dev; /* pcie element -> device offset within a node */
+    int *gpu_pcie; /* GPU index -> pcie element, or -1 */
+    int *nic_pcie; /* i-th NIC -> pcie element */
+    int *sw_comp;  /* NVSwitch -> connected component among switches */
+    bool has_fabric;
+    int tier0[4]; /* first device id of each fabric tier (1..3) */
+    ics_fattree_params fp;
+    ics_fattree_plan plan;
+    char **labels;
+    GHashTable *by_label; /* label -> device id + 1 */
+    GPtrArray *failures;  /* char *: what each applied failure did (topo_fail.c); NULL: none */
+};
+
+/* (Re)builds the outgoing-channel index (out_start, out_list) from chans. O(devices +
+ * channels). */
+void ics_topo_build_csr(ics_topo *t);
+
+#endif
