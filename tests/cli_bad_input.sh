@@ -3,6 +3,8 @@
 # exits with status 2, writes nothing to stdout, and prints the message its NAME.expect lines
 # name on stderr (with or without an "icsim: " prefix). The valid helpers in bad-input/ok/
 # exit 0. Runs from tests/, so messages name files "bad-input/NAME.json".
+# Then every command line of tests/bad-input-cli (README.md there): the same rule, stderr valid
+# UTF-8, and no file written where the arguments name one.
 #   tests/cli_bad_input.sh ICSIM_BINARY TESTS_DIR
 set -u
 icsim=$1
@@ -50,5 +52,47 @@ for json in bad-input/ok/*.json; do
     fi
 done
 
-echo "cli_bad_input: $cases cases, $fails failures"
-[ $cases -ge 30 ] && [ $fails -eq 0 ]
+tmpdir=$(mktemp -d) tmpname=$(mktemp --suffix=.json)
+trap 'rm -f "$out" "$err" "$tmpname"; rm -rf "$tmpdir"' EXIT
+
+# a model whose name is not UTF-8 (Latin-1) still gives valid JSON: the byte becomes U+FFFD
+sed 's/"name": "test node"/"name": "n\xe9ud"/' bad-input/ok/node.json >"$tmpname"
+if ! "$icsim" topo -s "$tmpname" --json >"$out" 2>"$err" ||
+    ! python3 -c 'import json,sys; assert json.load(open(sys.argv[1], encoding="utf-8"))["name"] == "n\ufffdud"' "$out"; then
+    fail "topo --json of a Latin-1 name" "not valid JSON with U+FFFD"
+fi
+
+# command lines: NAME.args holds one argument a line, "@TMP@" standing for an empty directory
+# that must stay empty; NAME.env optional VAR=VALUE lines for the environment
+cli_cases=0
+for argsf in bad-input-cli/*.args; do
+    base=${argsf%.args}
+    mapfile -t args < <(sed "s|@TMP@|$tmpdir|g" "$argsf")
+    envs=()
+    [ -f "$base.env" ] && mapfile -t envs <"$base.env"
+    env "${envs[@]}" "$icsim" "${args[@]}" >"$out" 2>"$err"
+    rc=$?
+    cli_cases=$((cli_cases + 1))
+    if [ $rc -ne 2 ]; then
+        fail "$argsf" "exit status $rc, expected 2"
+    elif [ -s "$out" ]; then
+        fail "$argsf" "wrote $(wc -c <"$out") bytes to stdout"
+    elif ! iconv -f UTF-8 -t UTF-8 "$err" >/dev/null 2>&1; then
+        fail "$argsf" "stderr is not valid UTF-8"
+    elif [ -n "$(ls -A "$tmpdir")" ]; then
+        fail "$argsf" "wrote $(ls -A "$tmpdir" | head -1)"
+    else
+        while IFS= read -r line; do
+            [ -z "$line" ] && continue
+            line=${line//@TMP@/$tmpdir}
+            if ! grep -qF -- "$line" "$err"; then
+                fail "$argsf" "stderr lacks: $line"
+                break
+            fi
+        done <"$base.expect"
+    fi
+    rm -rf "${tmpdir:?}"/* "$tmpdir"/.[!.]* 2>/dev/null
+done
+
+echo "cli_bad_input: $cases model cases, $cli_cases command lines, $fails failures"
+[ $cases -ge 30 ] && [ $cli_cases -ge 30 ] && [ $fails -eq 0 ]

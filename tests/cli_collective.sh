@@ -64,6 +64,11 @@ bad all_reduce -s "$h100" -b 8 -e 1025G
 bad all_reduce -s "$h100" -b 18446744073709551615 -e 18446744073709551615
 bad all_reduce -s "$h100" --gpus 9
 bad all_reduce -s "$h100" --gpus -1
+bad all_reduce -s "$h100" --gpus 0
+bad all_reduce -s "$h100" --gpus-per-node 0
+bad all_reduce -s "$h100" -f 1
+bad all_reduce -s "$h100" --json "$tmp"
+bad all_reduce -s "$h100" --json "$tmp/missing/bad.json"
 bad all_reduce -s "$h100" -d float33
 bad all_reduce -s "$h100" -o mean
 bad all_reduce -s "$h100" --engine flow
@@ -80,6 +85,73 @@ for op in all_reduce all_gather alltoall broadcast sendrecv; do
         grep -q '^ *1099511627776 ' "$tmp/out" || fail "$op 1 TiB on $engine: no row"
     done
 done
+
+# one rank: no algorithm, a copy in the GPU's memory (NCCL's ncclLaunchOneRank); nccl-tests'
+# busbw factor 2(n-1)/n is 0 for all-reduce, 1 for broadcast; whatever NCCL_ALGO says
+for v in "" Tree; do
+    NCCL_ALGO=$v "$icsim" collective all_reduce -s "$h100" --gpus 1 -b 8 -e 1G -f 8 \
+        --json "$tmp/one.json" >"$tmp/out" 2>"$tmp/err" || fail "1 rank (NCCL_ALGO=$v) exited $?"
+    grep -q '^  1073741824     268435456     float     sum      -1 .*  0.00    N/A ' "$tmp/out" ||
+        fail "1 rank: busbw 0 at 1 GiB"
+    grep -q '^# Avg bus bandwidth    : 0 $' "$tmp/out" || fail "1 rank: average busbw 0"
+done
+python3 - "$tmp/one.json" <<'PY' || fail "1 rank: --json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["ranks"] == 1
+for r in d["rows"]:
+    assert r["algo"] == "local" and r["busbw"] == 0 and r["time_us"] >= 1, r
+# a copy at HBM rate: 1 GiB read and written at 3.35 TB/s x 0.85 in about 0.75 ms
+assert 700 < d["rows"][-1]["time_us"] < 800, d["rows"][-1]
+PY
+"$icsim" collective broadcast -s "$h100" --gpus 1 -b 1M -e 1M >"$tmp/out" || fail "1-rank broadcast"
+grep -q '^     1048576        262144     float    none       0 .* 603.85  603.85 ' "$tmp/out" ||
+    fail "1-rank broadcast: busbw = algbw"
+
+# NCCL_ALGO as NCCL reads it (parseList): lists, '^' negation, any case. On one DGX H100 NCCL
+# takes NVLS for large all-reduces; without it the ring (Tree inside one node is a chain NCCL
+# leaves to the ring, NVLSTree needs several nodes); NCCL_PROTO likewise.
+algo_at() { # NCCL_ALGO NCCL_PROTO SIZE -> "algo proto" of that row
+    NCCL_ALGO=$1 NCCL_PROTO=$2 "$icsim" collective all_reduce -s "$h100" -b "$3" -e "$3" \
+        --json "$tmp/a.json" >/dev/null 2>"$tmp/err" || { echo "exit $?"; return; }
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"][0]; print(r["algo"], r["proto"])' "$tmp/a.json"
+}
+check_algo() { # NCCL_ALGO NCCL_PROTO SIZE EXPECTED
+    local got
+    got=$(algo_at "$1" "$2" "$3")
+    [ "$got" = "$4" ] || fail "NCCL_ALGO=$1 NCCL_PROTO=$2 at $3: $got, expected $4"
+}
+check_algo "" "" 1G "NVLS Simple"
+check_algo "" "" 8M "NVLS Simple"
+check_algo "^NVLS" "" 1G "Ring Simple"
+check_algo "^NVLS" "" 8M "Ring LL128"
+check_algo "^nvls" "" 8M "Ring LL128"
+check_algo "Ring,Tree" "" 1G "Ring Simple"
+check_algo "Ring,Tree" "" 8M "Ring LL128"
+check_algo "ring,TREE" "" 8 "Ring LL"
+check_algo "Tree" "" 8M "Tree LL128"
+check_algo "^NVLS,Ring" "" 8M "Tree LL128"
+check_algo "^NVLS" "^LL128" 8M "Ring LL"
+check_algo "Ring" "Simple,LL128" 1G "Ring Simple"
+check_algo "Ring" "^LL" 8 "Ring LL128"
+
+# values NCCL would not understand: a warning line, the rest applies
+warn() { # VAR=VALUE EXPECTED-WARNING
+    env "$1" "$icsim" collective all_reduce -s "$h100" -b 1M -e 1M >"$tmp/out" 2>"$tmp/err" ||
+        fail "$1: exited $?"
+    grep -qxF -- "# warning: $2" "$tmp/out" || fail "$1: no line '# warning: $2'"
+}
+warn NCCL_ALGO=foo "NCCL_ALGO=foo not understood, ignored"
+warn NCCL_ALGO=Ring,foo "NCCL_ALGO=Ring,foo: foo not understood, ignored"
+warn NCCL_ALGO=^Ring,Tree,NVLS,Direct,NVLSTree,CollNetDirect,CollNetChain,PAT \
+    "NCCL_ALGO=^Ring,Tree,NVLS,Direct,NVLSTree,CollNetDirect,CollNetChain,PAT leaves nothing to choose from, ignored"
+warn NCCL_PROTO=LL256 "NCCL_PROTO=LL256 not understood, ignored"
+warn NCCL_MAX_NCHANNELS=foo \
+    "NCCL_MAX_NCHANNELS=foo not understood (expected an integer in 0..2147483647), ignored"
+warn NCCL_MIN_NCHANNELS=-1 \
+    "NCCL_MIN_NCHANNELS=-1 not understood (expected an integer in 0..2147483647), ignored"
+warn NCCL_NVLS_ENABLE=yes \
+    "NCCL_NVLS_ENABLE=yes not understood (expected an integer in -2147483648..2147483647), ignored"
 
 [ $fails -eq 0 ] && echo "cli_collective: all checks passed"
 exit $((fails > 0))

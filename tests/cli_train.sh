@@ -101,12 +101,12 @@ bad() {
     local rc=$?
     [ $rc = 2 ] || fail "$what: exit $rc, expected 2"
     [ -s "$tmp/out" ] && fail "$what: wrote to stdout"
-    grep -q "$want" "$tmp/err" || fail "$what: stderr lacks '$want': $(cat "$tmp/err")"
+    grep -q -- "$want" "$tmp/err" || fail "$what: stderr lacks '$want': $(cat "$tmp/err")"
 }
 bad "unknown model" 'expected a model of the catalog' -s "$pod" --model gpt-5 --tp 8
 bad "no model" 'expected a model' -s "$pod" --tp 8
-bad "heads vs tp" 'layout: .*tp' -s "$pod" --layers 8 --hidden 3072 --heads 24 --vocab 100 --seq 128 --tp 16
-bad "too many GPUs" 'needs 2048 GPUs' -s "$src/hwmodels/dgx-h100.json" --model gpt3-175b --tp 8 --pp 16 --dp 16
+bad "heads vs tp" "--tp: expected a divisor of the model's heads (24), got 16" -s "$pod" --layers 8 --hidden 3072 --heads 24 --vocab 100 --seq 128 --tp 16
+bad "too many GPUs" 'needs 2048 GPUs' -s "$src/hwmodels/dgx-h100.json" --model gpt3-175b --tp 8 --pp 16 --dp 16 --gbs 256
 bad "bad recompute" 'expected none, selective or full' -s "$pod" --model gpt3-175b --recompute some
 bad "bad engine" 'expected packet or analytic' -s "$pod" --model gpt3-175b --engine fluid
 echo '{"kind": "training", "system": "x.json", "model": "gpt3-175b", "layout": {"tp": 8, "tpp": 2}}' >"$tmp/bad.json"
@@ -132,6 +132,29 @@ printf '\x08\x01' >"$tmp/t.et"
 badr "not JSON" 't.et' "$tmp/t.et" -s "$pod"
 echo '{"format": "icsim-trace", "version": 1, "ranks": [{}, {}, {}, {}, {}, {}, {}, {}, {}]}' >"$tmp/nine.json"
 badr "more ranks than GPUs" '9 ranks' "$tmp/nine.json" -s "$src/hwmodels/dgx-h100.json"
+
+# a trace with a one-rank communicator replays (a local copy, as NCCL runs it), on both engines
+cat >"$tmp/solo.json" <<'JSON'
+{"format": "icsim-trace", "version": 1, "communicators": {"solo": [0], "pair": [0, 1]},
+ "ranks": [
+  {"ops": [{"op": "all_reduce", "comm": "solo", "bytes": 1048576, "dtype": "fp32"},
+           {"op": "all_reduce", "comm": "pair", "bytes": 1048576, "dtype": "fp32"}]},
+  {"ops": [{"op": "all_reduce", "comm": "pair", "bytes": 1048576, "dtype": "fp32"}]}]}
+JSON
+for engine in analytic packet; do
+    "$icsim" replay "$tmp/solo.json" -s "$src/hwmodels/dgx-h100.json" --engine $engine \
+        --collectives full >"$tmp/out" 2>"$tmp/err" || fail "1-rank communicator on $engine: exit $?"
+    grep -q '^step time ' "$tmp/out" || fail "1-rank communicator on $engine: no report"
+done
+# a training job of one GPU: its data-parallel gradients need no reduction, yet run as NCCL's
+"$icsim" train -s "$src/hwmodels/dgx-h100.json" --layers 2 --hidden 1024 --heads 8 --vocab 1000 \
+    --seq 128 --dp 1 >"$tmp/out" || fail "a one-GPU job exited $?"
+
+# every bench parses its arguments: --help prints and exits 0, an unknown option exits 2 at once
+"$icsim" bench training --help >"$tmp/out" 2>"$tmp/err" || fail "bench training --help exited $?"
+grep -q 'Usage:' "$tmp/out" || fail "bench training --help: no usage"
+"$icsim" bench training --no-such-option >"$tmp/out" 2>"$tmp/err"
+[ $? = 2 ] && [ ! -s "$tmp/out" ] || fail "bench training --no-such-option: expected exit 2, nothing out"
 
 [ $fails = 0 ] && echo "cli_train: all checks passed"
 exit $((fails > 0))

@@ -108,7 +108,7 @@ static char *simulated_log(const char *model, ics_coll_op op, uint64_t lo, uint6
     for (int i = 0; i < n; i++)
         gpus[i] = ics_topo_gpu(t, 0, i);
     ics_comm *c = ics_comm_new(t, ics_net_backend("analytic"), gpus, n, NULL);
-    ics_coll_tuning tu = {.algo = -1, .proto = -1, .nvls_enable = true};
+    ics_coll_tuning tu = {.nvls_enable = true};
     GString *log = g_string_new(NULL);
     g_string_append_printf(log, "$ ./build/%s_perf -b 1 -e 1 -g %d\n", ics_coll_op_name(op), n);
     for (int i = 0; i < n; i++)

@@ -10,7 +10,7 @@
 #include <glib.h>
 #include <math.h>
 
-static const ics_coll_tuning auto_tuning = {.algo = -1, .proto = -1, .nvls_enable = true};
+static const ics_coll_tuning auto_tuning = {.nvls_enable = true};
 
 static double busbw(const rig *g, ics_coll_op op, uint64_t size, ics_time t)
 {
@@ -121,7 +121,7 @@ static void test_cluster(void)
     /* the ring: NCCL's tuner takes NVLS-Tree here (test_coll_tree.c), whose busbw the ring's
      * normalization does not bound */
     ics_coll_tuning ring = auto_tuning;
-    ring.algo = ICS_ALGO_RING;
+    ring.algos = ICS_COLL_SET(ICS_ALGO_RING);
     ics_coll_result r = rig_run(&g, ICS_COLL_ALL_REDUCE, 256u << 20, &ring);
     double bw = busbw(&g, ICS_COLL_ALL_REDUCE, 256u << 20, r.time_ps);
     g_test_message("2 x DGX H100 all-reduce 256 MiB: %s %s, busbw %.1f GB/s",
@@ -164,8 +164,8 @@ static void test_tuner_obeys(void)
     r = rig_run(&g, ICS_COLL_ALL_REDUCE, 1u << 30, &no_nvls);
     g_assert_cmpint(r.algo, ==, ICS_ALGO_RING);
     ics_coll_tuning ll = auto_tuning;
-    ll.proto = ICS_PROTO_LL;
-    ll.algo = ICS_ALGO_RING;
+    ll.protos = ICS_COLL_SET(ICS_PROTO_LL);
+    ll.algos = ICS_COLL_SET(ICS_ALGO_RING);
     ll.max_channels = 2;
     r = rig_run(&g, ICS_COLL_ALL_REDUCE, 1u << 30, &ll);
     g_assert_cmpint(r.proto, ==, ICS_PROTO_LL);
@@ -177,7 +177,7 @@ static void test_tuner_obeys(void)
     rig_open(&g, "dgx-a100.json", 0, 0, "analytic");
     ics_coll_req req = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = 1 << 20, .dtype_bytes = 4};
     ics_coll_tuning nvls = auto_tuning;
-    nvls.algo = ICS_ALGO_NVLS;
+    nvls.algos = ICS_COLL_SET(ICS_ALGO_NVLS);
     ics_coll_result out;
     g_assert_false(ics_comm_run(g.c, &req, &nvls, &out)); /* NVSwitch gen2 has no NVLS */
     rig_close(&g);
@@ -187,12 +187,69 @@ static void test_tuner_obeys(void)
     ics_coll_tuning env;
     GError *err = NULL;
     ics_coll_tuning_from_env(&env, &err);
-    g_assert_cmpint(env.algo, ==, ICS_ALGO_RING);
-    g_assert_cmpint(env.proto, ==, -1);
+    g_assert_cmpuint(env.algos, ==, ICS_COLL_SET(ICS_ALGO_RING));
+    g_assert_cmpuint(env.protos, ==, 0);
     g_assert_error(err, ICS_ERROR, ICS_ERROR_INPUT); /* a warning: the rest still applies */
     g_clear_error(&err);
     g_unsetenv("NCCL_ALGO");
     g_unsetenv("NCCL_PROTO");
+}
+
+/* NCCL_ALGO and NCCL_PROTO as NCCL's parseList reads them: lists, '^' negation, any case;
+ * unknown names skipped and reported. */
+static void test_tuning_sets(void)
+{
+    char *bad = NULL;
+    g_assert_cmpuint(ics_coll_algos_parse("Ring,Tree", &bad), ==,
+                     ICS_COLL_SET(ICS_ALGO_RING) | ICS_COLL_SET(ICS_ALGO_TREE));
+    g_assert_null(bad);
+    g_assert_cmpuint(ics_coll_algos_parse("ring,,TREE", &bad), ==,
+                     ICS_COLL_SET(ICS_ALGO_RING) | ICS_COLL_SET(ICS_ALGO_TREE));
+    unsigned all = ICS_COLL_SET(ICS_ALGO_COUNT) - 1;
+    g_assert_cmpuint(ics_coll_algos_parse("^NVLS", &bad), ==, all & ~ICS_COLL_SET(ICS_ALGO_NVLS));
+    g_assert_cmpuint(ics_coll_algos_parse("^", &bad), ==, all);
+    g_assert_cmpuint(ics_coll_protos_parse("^LL128", &bad), ==,
+                     ICS_COLL_SET(ICS_PROTO_LL) | ICS_COLL_SET(ICS_PROTO_SIMPLE));
+    g_assert_cmpuint(ics_coll_algos_parse("Ring,foo,bar", &bad), ==, ICS_COLL_SET(ICS_ALGO_RING));
+    g_assert_cmpstr(bad, ==, "foo");
+    g_clear_pointer(&bad, g_free);
+    g_assert_cmpuint(ics_coll_protos_parse("^LL,LL128,Simple", &bad), ==, 0);
+    g_assert_null(bad);
+
+    /* the tuner takes the cheapest allowed: NVLS on one DGX H100 at 1 GiB, else the ring */
+    rig g;
+    rig_open(&g, "dgx-h100.json", 0, 0, "analytic");
+    ics_coll_tuning tu = auto_tuning;
+    g_assert_cmpint(rig_run(&g, ICS_COLL_ALL_REDUCE, 1u << 30, &tu).algo, ==, ICS_ALGO_NVLS);
+    tu.algos = ics_coll_algos_parse("^NVLS", &bad);
+    g_assert_cmpint(rig_run(&g, ICS_COLL_ALL_REDUCE, 1u << 30, &tu).algo, ==, ICS_ALGO_RING);
+    tu.algos = ics_coll_algos_parse("Ring,Tree", &bad);
+    g_assert_cmpint(rig_run(&g, ICS_COLL_ALL_REDUCE, 1u << 30, &tu).algo, ==, ICS_ALGO_RING);
+    /* Tree inside one node only when nothing else may run */
+    tu.algos = ics_coll_algos_parse("Tree", &bad);
+    g_assert_cmpint(rig_run(&g, ICS_COLL_ALL_REDUCE, 1u << 30, &tu).algo, ==, ICS_ALGO_TREE);
+    tu.protos = ics_coll_protos_parse("^Simple,LL128", &bad);
+    g_assert_cmpint(rig_run(&g, ICS_COLL_ALL_REDUCE, 1u << 30, &tu).proto, ==, ICS_PROTO_LL);
+    rig_close(&g);
+}
+
+/* One rank: no algorithm, whatever the tuning; a copy that reads and writes the buffer at the
+ * GPU's streaming HBM rate after a launch. */
+static void test_one_rank(void)
+{
+    rig g;
+    rig_open(&g, "dgx-h100.json", 0, 1, "packet");
+    g_assert_cmpint(ics_comm_nranks(g.c), ==, 1);
+    const ics_hw_gpu_type *gpu = ics_hw_node_of(g.hw)->gpu_type;
+    ics_coll_tuning forced = {.algos = ICS_COLL_SET(ICS_ALGO_NVLS), .nvls_enable = false};
+    for (int op = 0; op < ICS_COLL_OP_COUNT; op++) {
+        ics_coll_result r = rig_run(&g, (ics_coll_op)op, 1u << 30, &forced);
+        g_assert_true(r.local);
+        double rate = (double)gpu->hbm_bw_bytes_per_s * gpu->compute.mem_eff;
+        double want_ps = (double)gpu->compute.launch_ps + 2.0 * (1u << 30) / rate * 1e12;
+        g_assert_cmpfloat(fabs((double)r.time_ps - want_ps), <, 2);
+    }
+    rig_close(&g);
 }
 
 /* At 8 GiB the busbw follows from the links and NCCL's documented efficiencies, which are what
@@ -244,6 +301,8 @@ int main(int argc, char **argv)
     g_test_add_func("/coll/nvlink-rings", test_nvlink_rings);
     g_test_add_func("/coll/backends-agree", test_backends_agree);
     g_test_add_func("/coll/tuner-obeys", test_tuner_obeys);
+    g_test_add_func("/coll/tuning-sets", test_tuning_sets);
+    g_test_add_func("/coll/one-rank", test_one_rank);
     g_test_add_func("/coll/large-bandwidth", test_large_bandwidth);
     g_test_add_func("/coll/deterministic", test_deterministic);
     return g_test_run();

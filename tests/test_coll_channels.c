@@ -8,14 +8,15 @@
 #include <glib.h>
 #include <math.h>
 
-static const ics_coll_tuning auto_tuning = {.algo = -1, .proto = -1, .nvls_enable = true};
+static const ics_coll_tuning auto_tuning = {.nvls_enable = true};
 
 /* What the tuner charges a call of `size` bytes run with (a, p), NCCL's defaults otherwise. */
 static ics_tuner_price price_of(const ics_tuner *tu, ics_coll_op op, uint64_t size, ics_coll_algo a,
                                 ics_coll_proto p)
 {
     ics_coll_req req = {.op = op, .size_bytes = size, .dtype_bytes = 4};
-    ics_coll_tuning want = {.algo = a, .proto = p, .nvls_enable = true};
+    ics_coll_tuning want = {
+        .algos = ICS_COLL_SET(a), .protos = ICS_COLL_SET(p), .nvls_enable = true};
     ics_tuner_price out;
     ics_tuner_price_call(tu, &req, &want, a, p, &out);
     return out;
@@ -50,7 +51,9 @@ static void test_call_counts(void)
 {
     rig g;
     rig_open(&g, "dgx-h100.json", 0, 0, "analytic");
-    ics_coll_tuning ring = {.algo = ICS_ALGO_RING, .proto = ICS_PROTO_SIMPLE, .nvls_enable = true};
+    ics_coll_tuning ring = {.algos = ICS_COLL_SET(ICS_ALGO_RING),
+                            .protos = ICS_COLL_SET(ICS_PROTO_SIMPLE),
+                            .nvls_enable = true};
     g_assert_cmpint(rig_run(&g, ICS_COLL_ALL_REDUCE, 256 << 10, &ring).nchannels, ==, 8);
     g_assert_cmpint(rig_run(&g, ICS_COLL_ALL_REDUCE, 64 << 20, &ring).nchannels, ==, 24);
     g_assert_cmpint(rig_run(&g, ICS_COLL_ALL_REDUCE, 64 << 20, &auto_tuning).nchannels, ==, 16);

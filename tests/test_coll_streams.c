@@ -92,7 +92,8 @@ static void test_net_shared(void)
 
 static double time_us(rig *g, int algo, ics_coll_plan plan, uint64_t size, ics_coll_result *out)
 {
-    ics_coll_tuning tu = {.algo = algo, .proto = -1, .nvls_enable = true, .plan = plan};
+    ics_coll_tuning tu = {
+        .algos = algo < 0 ? 0 : ICS_COLL_SET(algo), .nvls_enable = true, .plan = plan};
     ics_coll_req req = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = size, .dtype_bytes = 4};
     ics_coll_result r;
     g_assert_true(ics_comm_run(g->c, &req, &tu, &r));
@@ -175,7 +176,7 @@ static void test_auto(void)
     for (int i = 0; i < 2; i++) {
         rig g;
         rig_open(&g, "superpod-h100-ndr.json", nodes[i], 0, "analytic");
-        ics_coll_tuning tu = {.algo = -1, .proto = -1, .nvls_enable = true};
+        ics_coll_tuning tu = {.nvls_enable = true};
         ics_coll_req req = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = 1 << 20, .dtype_bytes = 4};
         ics_coll_result r;
         g_assert_true(ics_comm_run(g.c, &req, &tu, &r));
@@ -201,7 +202,8 @@ static void test_scale(void)
     for (int a = 0; a < 4; a++) {
         double prev = 0, busbw = 0;
         for (uint64_t size = 8; size <= (8ull << 30); size *= 4) {
-            ics_coll_tuning tu = {.algo = algos[a], .proto = -1, .nvls_enable = true};
+            ics_coll_tuning tu = {.algos = algos[a] < 0 ? 0 : ICS_COLL_SET(algos[a]),
+                                  .nvls_enable = true};
             ics_coll_req req = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = size, .dtype_bytes = 4};
             ics_coll_result r;
             g_assert_true(ics_comm_run(g.c, &req, &tu, &r));

@@ -13,8 +13,10 @@
 
 static ics_coll_tuning force(int algo, int proto)
 {
-    return (ics_coll_tuning){
-        .algo = algo, .proto = proto, .nvls_enable = true, .collnet_enable = true};
+    return (ics_coll_tuning){.algos = algo < 0 ? 0 : ICS_COLL_SET(algo),
+                             .protos = proto < 0 ? 0 : ICS_COLL_SET(proto),
+                             .nvls_enable = true,
+                             .collnet_enable = true};
 }
 
 static bool try_run(rig *g, ics_coll_op op, uint64_t size, ics_coll_tuning tu, ics_coll_result *r)
@@ -289,7 +291,8 @@ static ics_tuner_price price_of(const ics_tuner *tu, ics_coll_op op, uint64_t si
                                 ics_coll_proto p)
 {
     ics_coll_req req = {.op = op, .size_bytes = size, .dtype_bytes = 4};
-    ics_coll_tuning want = {.algo = a, .proto = p, .nvls_enable = true};
+    ics_coll_tuning want = {
+        .algos = ICS_COLL_SET(a), .protos = ICS_COLL_SET(p), .nvls_enable = true};
     ics_tuner_price out;
     ics_tuner_price_call(tu, &req, &want, a, p, &out);
     return out;
@@ -409,7 +412,7 @@ static void test_single_node_chain(void)
             g_assert_false(try_run(&g, ICS_COLL_ALL_REDUCE, 1u << 20, force(a, -1), &no));
         /* NCCL's model never prefers a chain to the ring inside a node */
         for (uint64_t size = 8; size <= (1u << 30); size *= 4) {
-            ics_coll_tuning any = {.algo = -1, .proto = -1, .nvls_enable = true};
+            ics_coll_tuning any = {.nvls_enable = true};
             g_assert_cmpint(run(&g, ICS_COLL_ALL_REDUCE, size, any).algo, !=, ICS_ALGO_TREE);
         }
         rig_close(&g);
@@ -427,7 +430,7 @@ static void test_forcing(void)
         GError *err = NULL;
         ics_coll_tuning_from_env(&env, &err);
         g_assert_no_error(err);
-        g_assert_cmpint(env.algo, ==, a);
+        g_assert_cmpuint(env.algos, ==, ICS_COLL_SET(a));
     }
     g_unsetenv("NCCL_ALGO");
     g_setenv("NCCL_COLLNET_ENABLE", "1", TRUE);
@@ -479,7 +482,7 @@ static void test_forcing(void)
  * sizes; CollNet only when enabled. */
 static void test_tuner_picks(void)
 {
-    ics_coll_tuning any = {.algo = -1, .proto = -1, .nvls_enable = true};
+    ics_coll_tuning any = {.nvls_enable = true};
     rig g;
     rig_open(&g, "superpod-h100-ndr.json", 16, 1, "analytic");
     g_assert_cmpint(run(&g, ICS_COLL_ALL_GATHER, 16 * 1024, any).algo, ==, ICS_ALGO_PAT);

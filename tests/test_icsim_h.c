@@ -25,7 +25,7 @@ static void test_embed_collective(void)
         ranks[i] = ics_topo_gpu(t, 0, i);
     ics_comm *c = ics_comm_new(t, ics_net_backend("analytic"), ranks, n, NULL);
     ics_coll_req req = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = 1u << 30, .dtype_bytes = 4};
-    ics_coll_tuning tuning = {.algo = -1, .proto = -1, .nvls_enable = true};
+    ics_coll_tuning tuning = {.nvls_enable = true};
     ics_coll_result r;
     g_assert_true(ics_comm_run(c, &req, &tuning, &r));
     double busbw =

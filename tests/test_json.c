@@ -393,6 +393,55 @@ static void test_load_file(void)
 
 /* The exit status an error means (core/error.h): 2 for the user's input, the JSON reader's
  * errors included, 1 for files that cannot be read or written. */
+/* Keys and values that are not UTF-8 (Latin-1 "\xe9", a lone continuation byte) reach messages
+ * escaped, so that every message is valid UTF-8; UTF-8 text stays as it is. */
+static void test_messages_utf8(void)
+{
+    ics_jr *r = ics_jr_new();
+    const cJSON *root = load(r, "{\"caf\xe9\": 1, \"na\xc3\xafve\": {\"\x80\": 2}}");
+    g_assert_nonnull(root);
+    const char *const none[] = {NULL};
+    ics_jr_keys(r, root, none);
+    char *m = take_msg(r);
+    g_assert_true(g_utf8_validate(m, -1, NULL));
+    g_assert_nonnull(strstr(m, "t.json:1:2: $[\"caf\\xe9\"]: expected one of the keys"));
+    g_free(m);
+    const cJSON *inner = cJSON_GetObjectItemCaseSensitive(root, "na\xc3\xafve");
+    size_t mark = ics_jr_push_key(r, inner->string);
+    char *where = ics_jr_where(r, inner->child, "\x80");
+    g_assert_cmpstr(where, ==, "t.json:1:27: $[\"na\xc3\xafve\"][\"\\x80\"]");
+    g_free(where);
+    ics_jr_pop(r, mark);
+    ics_jr_free(r);
+}
+
+/* The range checks of values that come without a location (core/error.h) word their messages
+ * as the reader's getters do. */
+static void test_range_checks(void)
+{
+    GError *err = NULL;
+    g_assert_true(ics_check_int("--tp", 8, 1, 65536, &err));
+    g_assert_false(ics_check_int("--tp", 0, 1, 65536, &err));
+    g_assert_cmpstr(err->message, ==, "--tp: expected an integer in 1..65536, got 0");
+    g_clear_error(&err);
+    g_assert_false(ics_check_int(NULL, -1, 0, INT64_MAX, &err));
+    g_assert_cmpstr(err->message, ==, "expected an integer >= 0, got -1");
+    g_clear_error(&err);
+    g_assert_false(ics_check_num("--mb", NAN, 0, 1, &err));
+    g_assert_cmpstr(err->message, ==, "--mb: expected a number in 0..1, got nan");
+    g_clear_error(&err);
+    g_assert_false(ics_check_num("--mb", INFINITY, 0, INFINITY, &err));
+    g_assert_error(err, ICS_ERROR, ICS_ERROR_INPUT);
+    g_clear_error(&err);
+    /* 2^63 is no int64_t, whatever the bound */
+    ics_jr *r = ics_jr_new();
+    const cJSON *root = load(r, "{\"n\": 9223372036854775808}");
+    int64_t v;
+    g_assert_false(ics_jr_int(r, root, "n", true, 0, INT64_MAX, &v));
+    assert_msg(r, "t.json:1:7: $.n: expected an integer >= 0, got 9.22337203685478e+18");
+    ics_jr_free(r);
+}
+
 static void test_exit_status(void)
 {
     ics_jr *r = ics_jr_new();
@@ -431,5 +480,7 @@ int main(int argc, char **argv)
     g_test_add_func("/json/alias", test_alias);
     g_test_add_func("/json/load-file", test_load_file);
     g_test_add_func("/json/exit-status", test_exit_status);
+    g_test_add_func("/json/messages-utf8", test_messages_utf8);
+    g_test_add_func("/json/range-checks", test_range_checks);
     return g_test_run();
 }

@@ -34,8 +34,7 @@ static void rig_close(rig *g)
 
 static ics_replay_opts opts(ics_replay_colls colls)
 {
-    return (ics_replay_opts){
-        .tuning = {.algo = -1, .proto = -1, .nvls_enable = true}, .colls = colls, .p2p_lat_ps = -1};
+    return (ics_replay_opts){.tuning = {.nvls_enable = true}, .colls = colls, .p2p_lat_ps = -1};
 }
 
 static ics_trace_op compute_us(int stream, double us)
@@ -195,7 +194,7 @@ static void test_coll_alone(void)
         gpus[k] = ics_topo_gpu(g.t, 0, k);
     ics_comm *cm = ics_comm_new(g.t, ics_net_backend("packet"), gpus, 8, NULL);
     ics_coll_req req = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = bytes, .dtype_bytes = 2};
-    ics_coll_tuning tu = {.algo = -1, .proto = -1, .nvls_enable = true};
+    ics_coll_tuning tu = {.nvls_enable = true};
     ics_coll_result alone;
     g_assert_true(ics_comm_run(cm, &req, &tu, &alone));
     for (int m = 0; m < 3; m++)
@@ -239,7 +238,7 @@ static void test_coll_serialize(void)
     int gpus[4];
     for (int k = 0; k < 4; k++)
         gpus[k] = ics_topo_gpu(g.t, 0, k);
-    ics_coll_tuning tu = {.algo = -1, .proto = -1, .nvls_enable = true};
+    ics_coll_tuning tu = {.nvls_enable = true};
     ics_coll_req req = {.op = ICS_COLL_ALL_GATHER, .size_bytes = bytes, .dtype_bytes = 2};
     ics_coll_result r4, r2;
     ics_comm *c4 = ics_comm_new(g.t, ics_net_backend("packet"), gpus, 4, NULL);

@@ -35,9 +35,8 @@ static ics_topo *open_topo(const char *model, int nodes, ics_hw **hw)
 
 static ics_time replay(const ics_trace *tr, const ics_topo *t)
 {
-    ics_replay_opts o = {.tuning = {.algo = -1, .proto = -1, .nvls_enable = true},
-                         .backend = ics_net_backend("packet"),
-                         .p2p_lat_ps = -1};
+    ics_replay_opts o = {
+        .tuning = {.nvls_enable = true}, .backend = ics_net_backend("packet"), .p2p_lat_ps = -1};
     GError *err = NULL;
     ics_replay *r = ics_replay_new(tr, t, &o, &err);
     g_assert_no_error(err);

@@ -202,7 +202,7 @@ ics_calib *ics_calib_new(const char *model_path, const ics_meas *m, const ics_ca
     c->mask = o && o->params ? o->params : (1u << ICS_CAL_COUNT) - 1;
     c->max_iter = o && o->max_iter > 0 ? o->max_iter : 100;
     c->threads = (int)MAX(1, MIN(g_get_num_processors(), 64));
-    c->tuning = (ics_coll_tuning){.algo = -1, .proto = -1, .nvls_enable = true};
+    c->tuning = (ics_coll_tuning){.nvls_enable = true};
     bool ok = c->backend != NULL;
     if (!ok)
         g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT, "expected an engine: %s",

@@ -40,7 +40,7 @@ static int run_case(const bench_case *c, const char *dir)
     int n = ics_topo_gpus_per_node(su.t) * ics_topo_nodes(su.t);
     ics_cli_setup_comm(&su, ics_topo_gpus_per_node(su.t), n, ics_net_backend(c->backend), NULL);
     ics_comm *comm = su.comm;
-    ics_coll_tuning tu = {.algo = -1, .proto = -1, .nvls_enable = true};
+    ics_coll_tuning tu = {.nvls_enable = true};
     ics_coll_result res = {0};
     int sizes = 0;
     uint64_t last = 0;
@@ -65,14 +65,29 @@ int ics_bench_collective(int argc, char **argv)
 {
     char *dir = NULL;
     int one = 0;
+    char *one_text = NULL;
     const GOptionEntry entries[] = {
-        {"case", 0, 0, G_OPTION_ARG_INT, &one, "run only case N (1-4)", "N"},
+        {"case", 0, 0, G_OPTION_ARG_STRING, &one_text, "run only case N (1-4)", "N"},
         {"hwmodels", 0, 0, G_OPTION_ARG_FILENAME, &dir,
          "directory of the models (default: " ICS_HWMODELS_DIR ")", "DIR"},
         G_OPTION_ENTRY_NULL};
     if (!ics_cli_parse("bench collective", "", "Speed of whole nccl-tests sweeps.", entries, &argc,
                        &argv))
         return ICS_EXIT_USAGE;
+    GError *err = NULL;
+    if (argc > 1) {
+        fprintf(stderr, "icsim bench collective: expected no arguments, got \"%s\"\n", argv[1]);
+        g_free(one_text);
+        g_free(dir);
+        return ICS_EXIT_USAGE;
+    }
+    if (one_text &&
+        !ics_cli_int_in("--case", one_text, 1, (int64_t)G_N_ELEMENTS(cases), &one, &err)) {
+        g_free(one_text);
+        g_free(dir);
+        return ics_cli_fail("bench collective", err);
+    }
+    g_free(one_text);
     int rc = ICS_EXIT_OK;
     for (size_t i = 0; i < G_N_ELEMENTS(cases) && rc == ICS_EXIT_OK; i++)
         if (!one || one == (int)i + 1)

@@ -121,15 +121,30 @@ int ics_bench_net(int argc, char **argv)
     gboolean json = FALSE;
     char *dir = NULL;
     int one = 0;
+    char *one_text = NULL;
     const GOptionEntry entries[] = {
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print a JSON array", NULL},
-        {"case", 0, 0, G_OPTION_ARG_INT, &one, "run only case N (1-3)", "N"},
+        {"case", 0, 0, G_OPTION_ARG_STRING, &one_text, "run only case N (1-3)", "N"},
         {"hwmodels", 0, 0, G_OPTION_ARG_FILENAME, &dir,
          "directory of the models (default: " ICS_HWMODELS_DIR ")", "DIR"},
         G_OPTION_ENTRY_NULL};
     if (!ics_cli_parse("bench net", "", "Packet-backend speed on three standard loads.", entries,
                        &argc, &argv))
         return ICS_EXIT_USAGE;
+    GError *err = NULL;
+    if (argc > 1) {
+        fprintf(stderr, "icsim bench net: expected no arguments, got \"%s\"\n", argv[1]);
+        g_free(one_text);
+        g_free(dir);
+        return ICS_EXIT_USAGE;
+    }
+    if (one_text &&
+        !ics_cli_int_in("--case", one_text, 1, (int64_t)G_N_ELEMENTS(cases), &one, &err)) {
+        g_free(one_text);
+        g_free(dir);
+        return ics_cli_fail("bench net", err);
+    }
+    g_free(one_text);
     int rc = ICS_EXIT_OK;
     bool first = true;
     for (size_t i = 0; i < G_N_ELEMENTS(cases) && rc == ICS_EXIT_OK; i++) {

@@ -101,7 +101,7 @@ static double predict(const row *r, const ics_model_catalog *cat, double *step_s
         goto done;
     tr = ics_workload_build(m, &l, ics_hw_node_of(hw)->gpu_type, &err);
     ics_replay_opts o = {.backend = ics_net_backend("analytic"),
-                         .tuning = {.algo = -1, .proto = -1, .nvls_enable = true},
+                         .tuning = {.nvls_enable = true},
                          .colls = ICS_REPLAY_MEMO,
                          .p2p_lat_ps = -1};
     rp = tr ? ics_replay_new(tr, t, &o, &err) : NULL;
@@ -132,8 +132,16 @@ static int cmp_double(const void *a, const void *b)
 
 int ics_bench_training(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    const GOptionEntry none[] = {G_OPTION_ENTRY_NULL};
+    if (!ics_cli_parse("bench training", "",
+                       "Predicted against published training throughput (Megatron-LM SC'21 Table "
+                       "1 on superpod-a100-hdr).",
+                       none, &argc, &argv))
+        return ICS_EXIT_USAGE;
+    if (argc > 1) {
+        fprintf(stderr, "icsim bench training: expected no arguments, got \"%s\"\n", argv[1]);
+        return ICS_EXIT_USAGE;
+    }
     GArray *rows = g_array_new(FALSE, FALSE, sizeof(row));
     GError *err = NULL;
     ics_model_catalog *cat = ics_model_catalog_load_default(&err);

@@ -27,9 +27,23 @@ int ics_bench_accuracy(int argc, char **argv);
 int ics_bench_training(int argc, char **argv);
 int ics_bench_calibrate(int argc, char **argv);
 
-/* Helpers of `icsim collective`, shared with `icsim bench accuracy`. */
 #include <stdbool.h>
 #include <stdint.h>
+
+/* `icsim train`'s and `icsim collective`'s arguments parsed and checked: everything that needs
+ * no hardware model (train reads its model catalog and scenario file), so that bad input is
+ * refused before anything is loaded or simulated, and so that the fuzz target
+ * (tests/fuzz/fuzz_cli.c) can drive the option handling alone. help false: "--help" is an
+ * unknown option, since GLib's prints and exits. Returns ICS_EXIT_OK (ready to run) or the exit
+ * status of the error it printed; *job is set either way (transfer full; free it). */
+typedef struct ics_cli_train_job ics_cli_train_job;
+int ics_cli_train_prepare(int argc, char **argv, bool help, ics_cli_train_job **job);
+void ics_cli_train_job_free(ics_cli_train_job *job);
+typedef struct ics_cli_coll_job ics_cli_coll_job;
+int ics_cli_collective_prepare(int argc, char **argv, bool help, ics_cli_coll_job **job);
+void ics_cli_coll_job_free(ics_cli_coll_job *job);
+
+/* Helpers of `icsim collective`, shared with `icsim bench accuracy`. */
 
 #include "collectives/comm.h"
 

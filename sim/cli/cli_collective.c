@@ -7,6 +7,7 @@
 #include "report/report.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,20 +75,29 @@ bool ics_cli_parse_size(const char *s, uint64_t *out)
     return true;
 }
 
-typedef struct {
+/* The options as given, then as read. Counts given as text: 0 is a value the user may type and
+ * must be refused, not "not given" (cli_common.h). */
+struct ics_cli_coll_job {
     ics_coll_op op;
     char *system, *min_s, *max_s, *dtype, *redop, *engine, *json, *format, *plan;
-    int gpus, nodes, gpus_per_node, factor, root;
-} coll_args;
+    char *gpus_text, *nodes_text, *gpn_text;
+    int gpus, nodes, gpus_per_node; /* 0: not given */
+    int factor, root;
+    uint64_t min_b, max_b;
+    int dtype_bytes;
+    const ics_net_ops *backend;
+    ics_coll_plan plan_kind;
+    ics_nccltests_style style;
+};
+typedef struct ics_cli_coll_job coll_args;
 
 static int usage_error(const char *fmt, const char *what)
 {
-    fprintf(stderr, "icsim collective: ");
-    fprintf(stderr, fmt, what);
-    fprintf(stderr, "\nRun `icsim collective --help` for its options.\n");
+    char *esc = g_strescape(what, NULL);
+    ics_cli_fail("collective", g_error_new(ICS_ERROR, ICS_ERROR_INPUT, fmt, esc));
+    g_free(esc);
     return ICS_EXIT_USAGE;
 }
-
 static void header(const coll_args *a, const ics_topo *t, const int *gpus, int nranks,
                    uint64_t min_b, uint64_t max_b, const char *tuning_err, GString *out)
 {
@@ -117,26 +127,30 @@ static void header(const coll_args *a, const ics_topo *t, const int *gpus, int n
  * buffers), and beyond it the packet engine's trains and the schedules grow without use. */
 #define MAX_COLL_BYTES (1ULL << 40)
 
-static int run(const coll_args *a)
+/* -b, -e and -f */
+static int check_sizes(coll_args *a)
 {
-    uint64_t min_b, max_b;
-    if (!ics_cli_parse_size(a->min_s, &min_b) || min_b == 0)
-        return usage_error("-b: expected a size >= 1 (N, NK, NM or NG), got \"%s\"",
-                           a->min_s ? a->min_s : "");
-    if (!ics_cli_parse_size(a->max_s, &max_b))
-        return usage_error("-e: expected a size (N, NK, NM or NG), got \"%s\"",
-                           a->max_s ? a->max_s : "");
-    if (max_b > MAX_COLL_BYTES)
+    if (!ics_cli_parse_size(a->min_s, &a->min_b) || a->min_b == 0)
+        return usage_error("-b: expected a size >= 1 (N, NK, NM or NG), got \"%s\"", a->min_s);
+    if (!ics_cli_parse_size(a->max_s, &a->max_b))
+        return usage_error("-e: expected a size (N, NK, NM or NG), got \"%s\"", a->max_s);
+    if (a->max_b > MAX_COLL_BYTES)
         return usage_error("-e: expected a size <= 1024G (1 TiB), got \"%s\"", a->max_s);
-    if (min_b > max_b)
+    if (a->min_b > a->max_b)
         return usage_error("expected -b <= -e, got -b %s", a->min_s);
-    if (a->factor < 2)
-        return usage_error("-f: expected a factor >= 2%s", "");
-    int dtype_bytes = 0;
+    GError *err = NULL;
+    if (!ics_check_int("-f", a->factor, 2, INT_MAX, &err))
+        return ics_cli_fail("collective", err);
+    return ICS_EXIT_OK;
+}
+
+/* -d, -o, --engine, --plan, --format */
+static int check_words(coll_args *a)
+{
     for (size_t i = 0; i < G_N_ELEMENTS(dtypes); i++)
         if (strcmp(a->dtype, dtypes[i].name) == 0)
-            dtype_bytes = dtypes[i].bytes;
-    if (!dtype_bytes)
+            a->dtype_bytes = dtypes[i].bytes;
+    if (!a->dtype_bytes)
         return usage_error("-d: expected float, half, bfloat16, double, int8, int32, ..., got "
                            "\"%s\"",
                            a->dtype);
@@ -145,28 +159,47 @@ static int run(const coll_args *a)
         redop_ok |= strcmp(a->redop, redops[i]) == 0;
     if (!redop_ok)
         return usage_error("-o: expected sum, prod, max, min or avg, got \"%s\"", a->redop);
-    const ics_net_ops *backend = ics_net_backend(a->engine);
-    if (!backend)
+    a->backend = ics_net_backend(a->engine);
+    if (!a->backend)
         return usage_error("--engine: expected packet or analytic, got \"%s\"", a->engine);
-    ics_coll_plan plan = ICS_PLAN_AUTO;
     if (strcmp(a->plan, "chunks") == 0)
-        plan = ICS_PLAN_CHUNKS;
+        a->plan_kind = ICS_PLAN_CHUNKS;
     else if (strcmp(a->plan, "streams") == 0)
-        plan = ICS_PLAN_STREAMS;
-    else if (strcmp(a->plan, "auto") != 0)
+        a->plan_kind = ICS_PLAN_STREAMS;
+    else if (strcmp(a->plan, "auto") == 0)
+        a->plan_kind = ICS_PLAN_AUTO;
+    else
         return usage_error("--plan: expected auto, chunks or streams, got \"%s\"", a->plan);
-    ics_nccltests_style style;
     if (strcmp(a->format, "classic") == 0)
-        style = ICS_NCCLTESTS_CLASSIC;
+        a->style = ICS_NCCLTESTS_CLASSIC;
     else if (strcmp(a->format, "2.17") == 0)
-        style = ICS_NCCLTESTS_2_17;
+        a->style = ICS_NCCLTESTS_2_17;
     else
         return usage_error("--format: expected classic or 2.17, got \"%s\"", a->format);
-    if (a->nodes < 0 || a->gpus < 0 || a->gpus_per_node < 0)
-        return usage_error("expected --nodes, --gpus and --gpus-per-node >= 1%s", "");
+    return ICS_EXIT_OK;
+}
+
+/* --gpus, --nodes, --gpus-per-node (each >= 1 when given; the model bounds them further), -r */
+static int check_ranks(coll_args *a)
+{
+    GError *err = NULL;
+    if (!ics_cli_int_in("--gpus", a->gpus_text, 1, INT_MAX, &a->gpus, &err) ||
+        !ics_cli_nodes(a->nodes_text, &a->nodes, &err) ||
+        !ics_cli_int_in("--gpus-per-node", a->gpn_text, 1, INT_MAX, &a->gpus_per_node, &err) ||
+        !ics_check_int("-r", a->root, 0, INT_MAX, &err))
+        return ics_cli_fail("collective", err);
     if (a->gpus && a->gpus_per_node)
         return usage_error("expected --gpus N or --gpus-per-node G, not both%s", "");
+    return ICS_EXIT_OK;
+}
 
+static int run(const coll_args *a)
+{
+    uint64_t min_b = a->min_b, max_b = a->max_b;
+    int dtype_bytes = a->dtype_bytes;
+    const ics_net_ops *backend = a->backend;
+    ics_coll_plan plan = a->plan_kind;
+    ics_nccltests_style style = a->style;
     ics_cli_setup su;
     if (!ics_cli_setup_open(&su, a->system, a->nodes))
         return ICS_EXIT_USAGE;
@@ -249,75 +282,99 @@ done:
     return rc;
 }
 
-int ics_cli_collective(int argc, char **argv)
+void ics_cli_coll_job_free(ics_cli_coll_job *a)
 {
-    coll_args a = {.factor = 2};
+    if (!a)
+        return;
+    char *strs[] = {a->system, a->min_s,  a->max_s, a->dtype,     a->redop,      a->engine,
+                    a->json,   a->format, a->plan,  a->gpus_text, a->nodes_text, a->gpn_text};
+    for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
+        g_free(strs[i]);
+    g_free(a);
+}
+
+/* What is not given: nccl-tests' defaults. */
+static void defaults(coll_args *a)
+{
+    if (!a->dtype)
+        a->dtype = g_strdup("float");
+    if (!a->redop)
+        a->redop = g_strdup("sum");
+    if (!a->engine)
+        a->engine = g_strdup("analytic");
+    if (!a->format)
+        a->format = g_strdup("classic");
+    if (!a->plan)
+        a->plan = g_strdup("auto");
+    if (!a->min_s)
+        a->min_s = g_strdup("32M");
+    if (!a->max_s)
+        a->max_s = g_strdup(a->min_s);
+}
+
+int ics_cli_collective_prepare(int argc, char **argv, bool help, ics_cli_coll_job **out)
+{
+    coll_args *a = g_new0(coll_args, 1);
+    *out = a;
+    a->factor = 2;
     const GOptionEntry entries[] = {
-        {"system", 's', 0, G_OPTION_ARG_FILENAME, &a.system, "hardware model (node or cluster)",
+        {"system", 's', 0, G_OPTION_ARG_FILENAME, &a->system, "hardware model (node or cluster)",
          "FILE"},
-        {"gpus", 0, 0, G_OPTION_ARG_INT, &a.gpus, "ranks: the first N GPUs (default: all)", "N"},
-        {"nodes", 0, 0, G_OPTION_ARG_INT, &a.nodes, "node count of a cluster", "N"},
-        {"gpus-per-node", 0, 0, G_OPTION_ARG_INT, &a.gpus_per_node,
+        {"gpus", 0, 0, G_OPTION_ARG_STRING, &a->gpus_text, "ranks: the first N GPUs (default: all)",
+         "N"},
+        {"nodes", 0, 0, G_OPTION_ARG_STRING, &a->nodes_text, "node count of a cluster", "N"},
+        {"gpus-per-node", 0, 0, G_OPTION_ARG_STRING, &a->gpn_text,
          "ranks: the first G GPUs of every node", "G"},
-        {"minbytes", 'b', 0, G_OPTION_ARG_STRING, &a.min_s, "smallest size (K, M, G suffixes)",
+        {"minbytes", 'b', 0, G_OPTION_ARG_STRING, &a->min_s, "smallest size (K, M, G suffixes)",
          "MIN"},
-        {"maxbytes", 'e', 0, G_OPTION_ARG_STRING, &a.max_s, "largest size", "MAX"},
-        {"stepfactor", 'f', 0, G_OPTION_ARG_INT, &a.factor, "size multiplier (default 2)",
+        {"maxbytes", 'e', 0, G_OPTION_ARG_STRING, &a->max_s, "largest size", "MAX"},
+        {"stepfactor", 'f', 0, G_OPTION_ARG_INT, &a->factor, "size multiplier (default 2)",
          "FACTOR"},
-        {"datatype", 'd', 0, G_OPTION_ARG_STRING, &a.dtype,
+        {"datatype", 'd', 0, G_OPTION_ARG_STRING, &a->dtype,
          "float (default), half, bfloat16, "
          "double, int8, int32, ...",
          "TYPE"},
-        {"op", 'o', 0, G_OPTION_ARG_STRING, &a.redop, "sum (default), prod, max, min, avg", "OP"},
-        {"root", 'r', 0, G_OPTION_ARG_INT, &a.root, "broadcast and reduce root (default 0)",
+        {"op", 'o', 0, G_OPTION_ARG_STRING, &a->redop, "sum (default), prod, max, min, avg", "OP"},
+        {"root", 'r', 0, G_OPTION_ARG_INT, &a->root, "broadcast and reduce root (default 0)",
          "ROOT"},
-        {"engine", 0, 0, G_OPTION_ARG_STRING, &a.engine, "analytic (default) or packet", "ENGINE"},
-        {"plan", 0, 0, G_OPTION_ARG_STRING, &a.plan,
+        {"engine", 0, 0, G_OPTION_ARG_STRING, &a->engine, "analytic (default) or packet", "ENGINE"},
+        {"plan", 0, 0, G_OPTION_ARG_STRING, &a->plan,
          "auto (default: streams from 256 ranks), chunks or streams", "PLAN"},
-        {"json", 0, 0, G_OPTION_ARG_FILENAME, &a.json, "also write the rows as JSON", "FILE"},
-        {"format", 0, 0, G_OPTION_ARG_STRING, &a.format,
+        {"json", 0, 0, G_OPTION_ARG_FILENAME, &a->json, "also write the rows as JSON", "FILE"},
+        {"format", 0, 0, G_OPTION_ARG_STRING, &a->format,
          "nccl-tests layout: classic (default, up to 2.16) or 2.17", "STYLE"},
         G_OPTION_ENTRY_NULL};
-    int rc = ICS_EXIT_USAGE;
-    if (!ics_cli_parse("collective", "OP -s FILE -b MIN -e MAX",
-                       "Simulate one nccl-tests sweep (OP: all_reduce all_gather reduce_scatter "
-                       "alltoall broadcast reduce sendrecv).",
-                       entries, &argc, &argv))
-        goto done;
-    if (argc != 2 || !ics_cli_coll_op(argv[1], &a.op)) {
-        rc = usage_error("expected one OP (all_reduce, all_gather, reduce_scatter, alltoall, "
-                         "broadcast, reduce, sendrecv), got \"%s\"",
-                         argc >= 2 ? argv[1] : "");
-        goto done;
-    }
-    if (!a.system) {
-        rc = usage_error("expected -s FILE%s", "");
-        goto done;
-    }
-    if (!a.dtype)
-        a.dtype = g_strdup("float");
-    if (!a.redop)
-        a.redop = g_strdup("sum");
-    if (!a.engine)
-        a.engine = g_strdup("analytic");
-    if (!a.format)
-        a.format = g_strdup("classic");
-    if (!a.plan)
-        a.plan = g_strdup("auto");
-    if (!a.min_s)
-        a.min_s = g_strdup("32M"); /* nccl-tests' defaults */
-    if (!a.max_s)
-        a.max_s = g_strdup(a.min_s);
-    rc = run(&a);
-done:
-    g_free(a.system);
-    g_free(a.min_s);
-    g_free(a.max_s);
-    g_free(a.dtype);
-    g_free(a.redop);
-    g_free(a.engine);
-    g_free(a.json);
-    g_free(a.format);
-    g_free(a.plan);
+    const GOptionEntry *const groups[] = {entries, NULL};
+    if (!ics_cli_parse_help("collective", "OP -s FILE -b MIN -e MAX",
+                            "Simulate one nccl-tests sweep (OP: all_reduce all_gather "
+                            "reduce_scatter alltoall broadcast reduce sendrecv).",
+                            groups, help, &argc, &argv))
+        return ICS_EXIT_USAGE;
+    if (argc > 2)
+        return usage_error("expected one OP, got another argument \"%s\"", argv[2]);
+    if (argc != 2 || !ics_cli_coll_op(argv[1], &a->op))
+        return usage_error("expected one OP (all_reduce, all_gather, reduce_scatter, alltoall, "
+                           "broadcast, reduce, sendrecv), got \"%s\"",
+                           argc == 2 ? argv[1] : "");
+    if (!a->system)
+        return usage_error("expected -s FILE%s", "");
+    defaults(a);
+    int rc = check_sizes(a);
+    if (rc == ICS_EXIT_OK)
+        rc = check_words(a);
+    if (rc == ICS_EXIT_OK)
+        rc = check_ranks(a);
+    if (rc == ICS_EXIT_OK && a->json && !ics_cli_output_ok("collective", "--json", a->json))
+        rc = ICS_EXIT_USAGE;
+    return rc;
+}
+
+int ics_cli_collective(int argc, char **argv)
+{
+    ics_cli_coll_job *a = NULL;
+    int rc = ics_cli_collective_prepare(argc, argv, true, &a);
+    if (rc == ICS_EXIT_OK)
+        rc = run(a);
+    ics_cli_coll_job_free(a);
     return rc;
 }

@@ -1,8 +1,12 @@
 /* Shared CLI plumbing; see cli_common.h. */
 #include "cli/cli_common.h"
 
+#include "cli/cli.h"
+#include "workload/workload.h"
+
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -16,7 +20,14 @@ bool ics_cli_parse(const char *cmd, const char *params, const char *summary,
 bool ics_cli_parse_groups(const char *cmd, const char *params, const char *summary,
                           const GOptionEntry *const *groups, int *argc, char ***argv)
 {
+    return ics_cli_parse_help(cmd, params, summary, groups, true, argc, argv);
+}
+
+bool ics_cli_parse_help(const char *cmd, const char *params, const char *summary,
+                        const GOptionEntry *const *groups, bool help, int *argc, char ***argv)
+{
     GOptionContext *ctx = g_option_context_new(params);
+    g_option_context_set_help_enabled(ctx, help);
     g_option_context_set_summary(ctx, summary);
     for (int i = 0; groups[i]; i++) /* each adds to the main group, in order */
         g_option_context_add_main_entries(ctx, groups[i], NULL);
@@ -29,6 +40,70 @@ bool ics_cli_parse_groups(const char *cmd, const char *params, const char *summa
     }
     g_option_context_free(ctx);
     return ok;
+}
+
+int ics_cli_fail(const char *cmd, GError *err)
+{
+    fprintf(stderr, "icsim %s: %s\nRun `icsim %s --help` for its options.\n", cmd, err->message,
+            cmd);
+    g_error_free(err);
+    return ICS_EXIT_USAGE;
+}
+
+/* "OPTION: expected WHAT, got \"TEXT\"", the text escaped (it may be any bytes). */
+static bool bad_text(const char *option, const char *what, const char *text, GError **error)
+{
+    char *esc = g_strescape(text, NULL);
+    g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT, "%s: expected %s, got \"%s\"", option, what,
+                esc);
+    g_free(esc);
+    return false;
+}
+
+bool ics_cli_int(const char *option, const char *text, int64_t *out, GError **error)
+{
+    if (!text)
+        return true;
+    const char *p = text + (*text == '-' || *text == '+');
+    bool digits = *p != '\0';
+    for (; *p && digits; p++)
+        digits = g_ascii_isdigit(*p);
+    char *end = NULL;
+    errno = 0;
+    long long v = digits ? strtoll(text, &end, 10) : 0;
+    if (!digits || errno || *end)
+        return bad_text(option, "an integer", text, error);
+    *out = v;
+    return true;
+}
+
+bool ics_cli_int_in(const char *option, const char *text, int64_t lo, int64_t hi, int *out,
+                    GError **error)
+{
+    int64_t v = 0;
+    if (!text)
+        return true;
+    if (!ics_cli_int(option, text, &v, error) || !ics_check_int(option, v, lo, hi, error))
+        return false;
+    *out = (int)v;
+    return true;
+}
+
+bool ics_cli_num(const char *option, const char *text, double *out, GError **error)
+{
+    if (!text)
+        return true;
+    char *end = NULL;
+    double v = *text && !g_ascii_isspace(*text) ? g_ascii_strtod(text, &end) : 0;
+    if (!end || end == text || *end)
+        return bad_text(option, "a number", text, error);
+    *out = v;
+    return true;
+}
+
+bool ics_cli_nodes(const char *text, int *nodes, GError **error)
+{
+    return ics_cli_int_in("--nodes", text, 1, ICS_SCENARIO_NODES_MAX, nodes, error);
 }
 
 ics_hw *ics_cli_load_hw(const char *path, int nodes_override)

@@ -3,6 +3,8 @@
 #ifndef ICS_CLI_COMMON_H
 #define ICS_CLI_COMMON_H
 
+#include <stdint.h>
+
 #include <glib.h>
 
 #include "collectives/comm.h"
@@ -17,6 +19,32 @@ bool ics_cli_parse(const char *cmd, const char *params, const char *summary,
  * the order --help lists them; `groups` ends with NULL. */
 bool ics_cli_parse_groups(const char *cmd, const char *params, const char *summary,
                           const GOptionEntry *const *groups, int *argc, char ***argv);
+
+/* The same, with --help (GLib's, which prints and exits the process) on or off: off, "--help"
+ * is an unknown option like any other (the fuzz target, which must not exit). */
+bool ics_cli_parse_help(const char *cmd, const char *params, const char *summary,
+                        const GOptionEntry *const *groups, bool help, int *argc, char ***argv);
+
+/* Prints "icsim CMD: MESSAGE" and the --help hint to stderr, frees err; returns ICS_EXIT_USAGE
+ * (2: nothing has been written). */
+int ics_cli_fail(const char *cmd, GError *err);
+
+/* Numeric options are read as text, so that "not given" (NULL) never collides with a value the
+ * user typed (--tp -1, --bucket-mb nan), and checked here for form, then by the library for
+ * range (model.h, layout.h: the ranges a scenario is checked against).
+ * An integer: an optional sign and decimal digits, within int64; else false and *error
+ * (ICS_ERROR_INPUT) "OPTION: expected an integer, got \"TEXT\"". NULL text: true, *out as is. */
+bool ics_cli_int(const char *option, const char *text, int64_t *out, GError **error);
+/* An integer in lo..hi (core/error.h's message: "OPTION: expected an integer in LO..HI, got V"). */
+bool ics_cli_int_in(const char *option, const char *text, int64_t lo, int64_t hi, int *out,
+                    GError **error);
+/* A number as strtod reads it, the whole text; NaN and infinities parse, for the range checks to
+ * refuse by name. */
+bool ics_cli_num(const char *option, const char *text, double *out, GError **error);
+
+/* --nodes as text (NULL: *nodes is left, 0 meaning the file's count): 1..ICS_SCENARIO_NODES_MAX,
+ * the scenario's range (workload/scenario.h), the hardware loader's bound. */
+bool ics_cli_nodes(const char *text, int *nodes, GError **error);
 
 /* Loads a node or cluster file; on bad input prints the error to stderr and returns NULL
  * (exit with ICS_EXIT_USAGE). Transfer full. */

@@ -56,12 +56,12 @@ static void explain_model(const ics_topo *t, GString *out)
 
 int ics_cli_explain(int argc, char **argv)
 {
-    char *system = NULL, *catalog = NULL;
+    char *system = NULL, *catalog = NULL, *nodes_text = NULL;
     int nodes = 0, rc = ICS_EXIT_USAGE;
     const GOptionEntry entries[] = {
         {"system", 's', 0, G_OPTION_ARG_FILENAME, &system, "hardware model (node or cluster)",
          "FILE"},
-        {"nodes", 0, 0, G_OPTION_ARG_INT, &nodes, "node count of a cluster", "N"},
+        {"nodes", 0, 0, G_OPTION_ARG_STRING, &nodes_text, "node count of a cluster", "N"},
         {"catalog", 0, 0, G_OPTION_ARG_FILENAME, &catalog,
          "catalog for a standard's name (default: " ICS_DEFAULT_CATALOG ")", "FILE"},
         G_OPTION_ENTRY_NULL};
@@ -73,6 +73,11 @@ int ics_cli_explain(int argc, char **argv)
         goto done;
     if ((system != NULL) == (argc == 2) || argc > 2) {
         fprintf(stderr, "icsim explain: expected -s FILE or one standard name (e.g. nvlink4)\n");
+        goto done;
+    }
+    GError *nerr = NULL;
+    if (!ics_cli_nodes(nodes_text, &nodes, &nerr)) {
+        ics_cli_fail("explain", nerr);
         goto done;
     }
     if (system) {
@@ -109,5 +114,6 @@ done:
     ics_hw_free(hw);
     g_free(system);
     g_free(catalog);
+    g_free(nodes_text);
     return rc;
 }

@@ -9,13 +9,13 @@
 
 int ics_cli_replay(int argc, char **argv)
 {
-    char *system = NULL, *groups = NULL;
+    char *system = NULL, *groups = NULL, *nodes_text = NULL;
     int nodes = 0;
     ics_cli_step_args sa = {0};
     const GOptionEntry base[] = {
         {"system", 's', 0, G_OPTION_ARG_FILENAME, &system, "hardware model (node or cluster)",
          "FILE"},
-        {"nodes", 0, 0, G_OPTION_ARG_INT, &nodes, "node count of a cluster", "N"},
+        {"nodes", 0, 0, G_OPTION_ARG_STRING, &nodes_text, "node count of a cluster", "N"},
         {"comm-groups", 0, 0, G_OPTION_ARG_FILENAME, &groups,
          "Chakra: communicator groups JSON (default: PREFIX.comm_groups.json if present)", "FILE"},
         G_OPTION_ENTRY_NULL};
@@ -31,18 +31,22 @@ int ics_cli_replay(int argc, char **argv)
                               "content) and report the step time.",
                               entries, &argc, &argv))
         goto done;
+    GError *err = NULL;
     if (argc != 2 || !system) {
-        fprintf(stderr, "icsim replay: expected one TRACE and -s FILE\nRun `icsim replay "
-                        "--help` for its options.\n");
+        if (argc > 2)
+            err = g_error_new(ICS_ERROR, ICS_ERROR_INPUT,
+                              "expected one TRACE, got another argument \"%s\"", argv[2]);
+        else
+            err = g_error_new(ICS_ERROR, ICS_ERROR_INPUT, "expected one TRACE and -s FILE");
+        ics_cli_fail("replay", err);
         goto done;
     }
-    if (nodes < 0) {
-        fprintf(stderr, "icsim replay: --nodes: expected N >= 1, got %d\n", nodes);
+    if (!ics_cli_nodes(nodes_text, &nodes, &err)) {
+        ics_cli_fail("replay", err);
         goto done;
     }
     if (!ics_cli_step_check("replay", &sa))
         goto done;
-    GError *err = NULL;
     tr = ics_trace_read(argv[1], groups, &err);
     if (!tr) {
         fprintf(stderr, "%s\n", err->message);
@@ -61,5 +65,6 @@ done:
     ics_cli_step_args_clear(&sa);
     g_free(system);
     g_free(groups);
+    g_free(nodes_text);
     return rc;
 }

@@ -4,6 +4,7 @@
 #include "cli/cli_common.h"
 #include "report/report.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,13 +19,13 @@ void ics_cli_step_entries(ics_cli_step_args *a, GOptionEntry out[ICS_CLI_STEP_EN
          "MODE"},
         {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &a->timeline,
          "write a Chrome/Perfetto trace (open in ui.perfetto.dev)", "FILE"},
-        {"timeline-ranks", 0, 0, G_OPTION_ARG_INT, &a->timeline_ranks,
+        {"timeline-ranks", 0, 0, G_OPTION_ARG_STRING, &a->timeline_ranks_text,
          "only the first N ranks in the timeline (default: all)", "N"},
-        {"sample-us", 0, 0, G_OPTION_ARG_DOUBLE, &a->sample_us,
+        {"sample-us", 0, 0, G_OPTION_ARG_STRING, &a->sample_us_text,
          "timeline: link load sampling interval, microseconds (default 10; grows on long runs)",
          "US"},
         {"json", 0, 0, G_OPTION_ARG_NONE, &a->json, "print the report as JSON", NULL},
-        {"packet-kib", 0, 0, G_OPTION_ARG_INT, &a->packet_kib,
+        {"packet-kib", 0, 0, G_OPTION_ARG_STRING, &a->packet_kib_text,
          "packet engine: payload per simulated packet, KiB (default 256; 4 is a network "
          "packet)",
          "KIB"},
@@ -34,26 +35,38 @@ void ics_cli_step_entries(ics_cli_step_args *a, GOptionEntry out[ICS_CLI_STEP_EN
 
 static bool fail(const char *cmd, const char *msg, const char *what)
 {
-    fprintf(stderr, "icsim %s: ", cmd);
-    fprintf(stderr, msg, what);
-    fprintf(stderr, "\nRun `icsim %s --help` for its options.\n", cmd);
+    char *esc = g_strescape(what, NULL);
+    GError *err = g_error_new(ICS_ERROR, ICS_ERROR_INPUT, msg, esc);
+    g_free(esc);
+    ics_cli_fail(cmd, err);
     return false;
 }
 
-bool ics_cli_step_check(const char *cmd, const ics_cli_step_args *a)
+/* The numbers, each in its range. */
+static bool read_numbers(ics_cli_step_args *a, GError **err)
+{
+    return ics_cli_int_in("--timeline-ranks", a->timeline_ranks_text, 1, INT_MAX,
+                          &a->timeline_ranks, err) &&
+           ics_cli_int_in("--packet-kib", a->packet_kib_text, 1, ICS_CLI_PACKET_KIB_MAX,
+                          &a->packet_kib, err) &&
+           ics_cli_num("--sample-us", a->sample_us_text, &a->sample_us, err) &&
+           (!a->sample_us_text || ics_check_num("--sample-us", a->sample_us, ICS_CLI_SAMPLE_US_MIN,
+                                                ICS_CLI_SAMPLE_US_MAX, err));
+}
+
+bool ics_cli_step_check(const char *cmd, ics_cli_step_args *a)
 {
     if (a->engine && !ics_net_backend(a->engine))
         return fail(cmd, "--engine: expected packet or analytic, got \"%s\"", a->engine);
     if (a->colls && strcmp(a->colls, "auto") && strcmp(a->colls, "full") &&
         strcmp(a->colls, "memo"))
         return fail(cmd, "--collectives: expected auto, full or memo, got \"%s\"", a->colls);
-    if (a->packet_kib < 0 || a->packet_kib > 1 << 20)
-        return fail(cmd, "--packet-kib: expected 1 .. 1048576%s", "");
-    if (a->timeline_ranks < 0)
-        return fail(cmd, "--timeline-ranks: expected N >= 1%s", "");
-    if (a->sample_us < 0 || a->sample_us > 1e9)
-        return fail(cmd, "--sample-us: expected a positive interval%s", "");
-    return true;
+    GError *err = NULL;
+    if (!read_numbers(a, &err)) {
+        ics_cli_fail(cmd, err);
+        return false;
+    }
+    return !a->timeline || ics_cli_output_ok(cmd, "--timeline", a->timeline);
 }
 
 /* Not given: the analytic engine memoizes every collective (its fidelity is the isolated
@@ -127,4 +140,8 @@ void ics_cli_step_args_clear(ics_cli_step_args *a)
     g_free(a->engine);
     g_free(a->colls);
     g_free(a->timeline);
+    g_free(a->timeline_ranks_text);
+    g_free(a->sample_us_text);
+    g_free(a->packet_kib_text);
+    *a = (ics_cli_step_args){0};
 }

@@ -12,17 +12,25 @@ typedef struct {
     char *engine;   /* "analytic" (default) or "packet" */
     char *colls;    /* "auto" (default), "full", "memo" */
     char *timeline; /* a Chrome trace to write, or NULL */
-    int timeline_ranks;
-    double sample_us; /* link sampling interval for the timeline */
-    gboolean json;    /* the report as JSON on stdout */
-    int packet_kib;   /* packet engine: payload per simulated packet; 0: 256 KiB */
+    gboolean json;  /* the report as JSON on stdout */
+    /* as given (NULL: not given), then as ics_cli_step_check reads them */
+    char *timeline_ranks_text, *sample_us_text, *packet_kib_text;
+    int timeline_ranks; /* 0: all */
+    double sample_us;   /* link sampling interval for the timeline; 0: 10 us */
+    int packet_kib;     /* packet engine: payload per simulated packet; 0: 256 KiB */
 } ics_cli_step_args;
+
+/* The ranges of the replay options (docs/limits.md). */
+#define ICS_CLI_PACKET_KIB_MAX (1 << 20)
+#define ICS_CLI_SAMPLE_US_MIN  1e-6 /* one picosecond, the clock's unit */
+#define ICS_CLI_SAMPLE_US_MAX  1e9
 
 /* The option entries for these fields, NULL-terminated, into out. */
 #define ICS_CLI_STEP_ENTRIES 8
 void ics_cli_step_entries(ics_cli_step_args *a, GOptionEntry out[ICS_CLI_STEP_ENTRIES]);
-/* Checks the values; on error prints "icsim CMD: ..." and returns false. */
-bool ics_cli_step_check(const char *cmd, const ics_cli_step_args *a);
+/* Reads and checks the values, and that the timeline can be written (before anything runs); on
+ * error prints "icsim CMD: ..." and returns false. */
+bool ics_cli_step_check(const char *cmd, ics_cli_step_args *a);
 /* Replays tr on t and prints the report; returns an exit status. Writes nothing on failure. */
 int ics_cli_step_run(const char *cmd, const ics_cli_step_args *a, const ics_trace *tr,
                      const ics_topo *t, const int *gpu_of_rank, const ics_step_info *info);

@@ -31,13 +31,13 @@ static int route_arg(const ics_topo *t, const char *arg, GString *out)
 
 int ics_cli_topo(int argc, char **argv)
 {
-    char *system = NULL, *route = NULL;
+    char *system = NULL, *route = NULL, *nodes_text = NULL;
     int nodes = 0;
     gboolean matrix = FALSE, json = FALSE, dot = FALSE;
     const GOptionEntry entries[] = {
         {"system", 's', 0, G_OPTION_ARG_FILENAME, &system, "hardware model (node or cluster)",
          "FILE"},
-        {"nodes", 0, 0, G_OPTION_ARG_INT, &nodes, "node count of a cluster", "N"},
+        {"nodes", 0, 0, G_OPTION_ARG_STRING, &nodes_text, "node count of a cluster", "N"},
         {"matrix", 0, 0, G_OPTION_ARG_NONE, &matrix, "add the nvidia-smi topo -m matrix", NULL},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print the facts as JSON", NULL},
         {"dot", 0, 0, G_OPTION_ARG_NONE, &dot, "print the graph as Graphviz DOT", NULL},
@@ -51,9 +51,14 @@ int ics_cli_topo(int argc, char **argv)
     if (!ics_cli_parse("topo", "-s FILE", "Summarize a hardware model and its paths.", entries,
                        &argc, &argv))
         goto done;
-    if (!system || argc > 1 || nodes < 0) {
-        fprintf(stderr, "icsim topo: expected -s FILE%s\n",
-                nodes < 0 ? " and --nodes >= 1" : " and no other arguments");
+    GError *err = NULL;
+    if (!system || argc > 1) {
+        fprintf(stderr, "icsim topo: expected -s FILE and no other arguments%s%s%s\n",
+                argc > 1 ? ", got \"" : "", argc > 1 ? argv[1] : "", argc > 1 ? "\"" : "");
+        goto done;
+    }
+    if (!ics_cli_nodes(nodes_text, &nodes, &err)) {
+        ics_cli_fail("topo", err);
         goto done;
     }
     hw = ics_cli_load_hw(system, nodes);
@@ -81,5 +86,6 @@ done:
     ics_hw_free(hw);
     g_free(system);
     g_free(route);
+    g_free(nodes_text);
     return rc;
 }

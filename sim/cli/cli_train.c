@@ -1,94 +1,138 @@
 /* `icsim train [SCENARIO.json] -s SYSTEM --model NAME --tp T --pp P ...`: one training step of
  * a model under a 3D-parallel layout, generated (workload.h), replayed (replay.h) and reported
- * with Megatron's throughput figures. Options override the scenario's values. */
+ * with Megatron's throughput figures. Options override the scenario's values. Every option is
+ * checked against the ranges a scenario is (model.h, layout.h) before any file but the catalog
+ * and the scenario is read: ics_cli_train_prepare, which the fuzz target drives. */
 #include "cli/cli.h"
 #include "cli/cli_common.h"
 #include "cli/cli_step.h"
 #include "trace/trace.h"
 #include "workload/workload.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-/* Integers start at -1: "not given". */
+/* The options as given: strings, NULL when not given (cli_common.h says why numbers are text). */
 typedef struct {
     char *system, *model, *models, *recompute, *dtype, *placement, *attention, *grad_dtype;
-    char *trace_out;
-    int nodes, layers, hidden, heads, ffn, vocab, seq;
-    int tp, pp, vp, dp, mbs, gbs;
-    double bucket_mb;
+    char *trace_out, *nodes, *bucket_mb;
+    char *model_text[ICS_MODEL_FIELD_COUNT];  /* --layers ...; kv_heads is never an option */
+    char *layout_text[ICS_LAYOUT_INT_FIELDS]; /* --tp ... --gbs */
     gboolean sp, dist_opt, no_overlap, no_fold;
     ics_cli_step_args step;
 } train_args;
 
+struct ics_cli_train_job {
+    train_args a;
+    ics_model_catalog *cat;
+    ics_train_scenario s;
+    int nodes; /* --nodes, else the scenario's; 0: what the layout needs */
+    /* how each field is named in messages: the option, or where the scenario gave it */
+    char *model_names[ICS_MODEL_FIELD_COUNT];
+    char *layout_names[ICS_LAYOUT_FIELD_COUNT];
+    bool layout_checked;
+};
+
 static bool usage(const char *fmt, const char *what)
 {
-    fprintf(stderr, "icsim train: ");
-    fprintf(stderr, fmt, what);
-    fprintf(stderr, "\nRun `icsim train --help` for its options.\n");
+    char *esc = g_strescape(what, NULL);
+    ics_cli_fail("train", g_error_new(ICS_ERROR, ICS_ERROR_INPUT, fmt, esc));
+    g_free(esc);
     return false;
 }
 
-static void set_int(int *dst, int v)
+static bool failed(GError *err)
 {
-    if (v >= 0)
-        *dst = v;
+    ics_cli_fail("train", err);
+    return false;
 }
 
-/* The model: --model NAME, or --layers/--hidden/--heads/... (all of them), over the scenario's. */
-static bool pick_model(const train_args *a, const ics_model_catalog *cat, ics_train_scenario *s)
+/* --layers ... --ffn: each in the model's range, all five of the shape given (ffn: 4H). */
+static bool model_by_shape(ics_cli_train_job *j)
 {
-    bool shape = a->layers >= 0 || a->hidden >= 0 || a->heads >= 0 || a->vocab >= 0 ||
-                 a->seq >= 0 || a->ffn >= 0;
-    if (a->model && shape)
-        return usage("expected --model NAME or the model's shape (--layers ...), not both%s", "");
-    if (a->model) {
-        const ics_model *m = ics_model_find(cat, a->model);
-        if (!m)
-            return usage("--model: expected a model of the catalog (models/models.json: "
-                         "gpt3-175b, llama3-70b, ...), got \"%s\"",
-                         a->model);
-        s->model = *m;
-        s->have_model = true;
-    } else if (shape) {
-        if (a->layers < 1 || a->hidden < 1 || a->heads < 1 || a->vocab < 1 || a->seq < 1)
-            return usage("a model by shape needs --layers, --hidden, --heads, --vocab and --seq "
-                         "(all >= 1)%s",
-                         "");
-        s->model = ics_model_make("custom", a->layers, a->hidden, a->heads,
-                                  a->ffn > 0 ? a->ffn : 4 * a->hidden, a->vocab, a->seq);
-        s->have_model = true;
-    }
-    if (!s->have_model)
-        return usage("expected a model: --model NAME, --layers ... or a scenario file%s", "");
+    int64_t v[ICS_MODEL_FIELD_COUNT] = {0};
     GError *err = NULL;
-    if (!ics_model_check(&s->model, &err)) {
-        fprintf(stderr, "icsim train: model: %s\n", err->message);
-        g_error_free(err);
-        return false;
+    for (int f = 0; f < ICS_MODEL_FIELD_COUNT; f++) {
+        const char *opt = j->model_names[f];
+        if (!j->a.model_text[f])
+            continue;
+        if (!ics_cli_int(opt, j->a.model_text[f], &v[f], &err) ||
+            !ics_model_check_field((ics_model_field)f, v[f], opt, &err))
+            return failed(err);
     }
+    const ics_model_field need[] = {ICS_MODEL_LAYERS, ICS_MODEL_HIDDEN, ICS_MODEL_HEADS,
+                                    ICS_MODEL_VOCAB, ICS_MODEL_SEQ};
+    for (size_t i = 0; i < G_N_ELEMENTS(need); i++)
+        if (!j->a.model_text[need[i]])
+            return usage("a model by shape needs --layers, --hidden, --heads, --vocab and --seq, "
+                         "got no %s",
+                         j->model_names[need[i]]);
+    if (!j->a.model_text[ICS_MODEL_FFN])
+        v[ICS_MODEL_FFN] = 4 * v[ICS_MODEL_HIDDEN]; /* in range: hidden <= 2^22 */
+    j->s.model = ics_model_make("custom", (int)v[ICS_MODEL_LAYERS], (int)v[ICS_MODEL_HIDDEN],
+                                (int)v[ICS_MODEL_HEADS], (int)v[ICS_MODEL_FFN],
+                                (int)v[ICS_MODEL_VOCAB], (int)v[ICS_MODEL_SEQ]);
+    j->s.have_model = true;
     return true;
 }
 
-static bool pick_layout(const train_args *a, ics_train_scenario *s)
+/* The model: --model NAME, or --layers/--hidden/--heads/... (all of them), over the scenario's. */
+static bool pick_model(ics_cli_train_job *j)
 {
-    ics_layout *l = &s->layout;
-    set_int(&l->tp, a->tp);
-    set_int(&l->pp, a->pp);
-    set_int(&l->vp, a->vp);
-    set_int(&l->mbs, a->mbs);
-    set_int(&l->gbs, a->gbs);
-    if (a->dp >= 0) {
-        l->dp = a->dp;
-        s->layout_dp = true;
+    bool shape = false;
+    for (int f = 0; f < ICS_MODEL_FIELD_COUNT; f++)
+        shape |= j->a.model_text[f] != NULL;
+    if (j->a.model && shape)
+        return usage("expected --model NAME or the model's shape (--layers ...), not both%s", "");
+    if (j->a.model) {
+        const ics_model *m = ics_model_find(j->cat, j->a.model);
+        if (!m)
+            return usage("--model: expected a model of the catalog (models/models.json: "
+                         "gpt3-175b, llama3-70b, ...), got \"%s\"",
+                         j->a.model);
+        j->s.model = *m;
+        j->s.have_model = true;
+    } else if (shape && !model_by_shape(j)) {
+        return false;
     }
-    l->sp |= a->sp;
-    l->dist_opt |= a->dist_opt;
-    if (a->no_overlap)
-        l->overlap_grad_reduce = false;
-    if (a->bucket_mb > 0)
-        l->bucket_bytes = (uint64_t)(a->bucket_mb * 1024 * 1024);
+    if (!j->s.have_model)
+        return usage("expected a model: --model NAME, --layers ... or a scenario file%s", "");
+    GError *err = NULL;
+    if (shape && !ics_model_check_named(&j->s.model, (const char *const *)j->model_names, &err))
+        return failed(err);
+    return true;
+}
+
+/* --tp ... --gbs, each in the layout's range, over the scenario's; --bucket-mb likewise. */
+static bool layout_numbers(ics_cli_train_job *j)
+{
+    ics_layout *l = &j->s.layout;
+    int *dst[ICS_LAYOUT_INT_FIELDS] = {
+        [ICS_LAYOUT_TP] = &l->tp, [ICS_LAYOUT_PP] = &l->pp,   [ICS_LAYOUT_VP] = &l->vp,
+        [ICS_LAYOUT_DP] = &l->dp, [ICS_LAYOUT_MBS] = &l->mbs, [ICS_LAYOUT_GBS] = &l->gbs};
+    GError *err = NULL;
+    for (int f = 0; f < ICS_LAYOUT_INT_FIELDS; f++) {
+        const char *text = j->a.layout_text[f], *opt = j->layout_names[f];
+        int64_t v = 0;
+        if (!text)
+            continue;
+        if (!ics_cli_int(opt, text, &v, &err) ||
+            !ics_layout_check_field((ics_layout_field)f, v, opt, &err))
+            return failed(err);
+        *dst[f] = (int)v;
+    }
+    j->s.layout_dp |= j->a.layout_text[ICS_LAYOUT_DP] != NULL;
+    double mb = 0;
+    if (!ics_cli_num("--bucket-mb", j->a.bucket_mb, &mb, &err) ||
+        (j->a.bucket_mb && !ics_layout_check_bucket_mb(mb, "--bucket-mb", &err)))
+        return failed(err);
+    if (j->a.bucket_mb)
+        l->bucket_bytes = (uint64_t)(mb * 1024 * 1024);
+    return true;
+}
+
+static bool layout_words(const train_args *a, ics_layout *l)
+{
     if (a->recompute) {
         int v = ics_recompute_parse(a->recompute);
         if (v < 0)
@@ -130,25 +174,104 @@ static bool pick_layout(const train_args *a, ics_train_scenario *s)
     return true;
 }
 
+static bool pick_layout(ics_cli_train_job *j)
+{
+    const train_args *a = &j->a;
+    ics_layout *l = &j->s.layout;
+    if (!layout_numbers(j))
+        return false;
+    l->sp |= a->sp;
+    l->dist_opt |= a->dist_opt;
+    if (a->no_overlap)
+        l->overlap_grad_reduce = false;
+    if (a->no_fold)
+        l->fold = false;
+    return layout_words(a, l);
+}
+
+/* Each field named as the user gave it: the option, the scenario's location, or the option
+ * with what it defaults to for a value nobody gave. */
+static void name_fields(ics_cli_train_job *j)
+{
+    static const char *const layout_opts[ICS_LAYOUT_FIELD_COUNT] = {
+        [ICS_LAYOUT_TP] = "--tp",   [ICS_LAYOUT_PP] = "--pp",
+        [ICS_LAYOUT_VP] = "--vp",   [ICS_LAYOUT_DP] = "--dp",
+        [ICS_LAYOUT_MBS] = "--mbs", [ICS_LAYOUT_GBS] = "--gbs",
+        [ICS_LAYOUT_SP] = "--sp",   [ICS_LAYOUT_BUCKET_MB] = "--bucket-mb"};
+    for (int f = 0; f < ICS_MODEL_FIELD_COUNT; f++)
+        j->model_names[f] = g_strdup_printf("--%s", ics_model_field_range(f)->key);
+    for (int f = 0; f < ICS_LAYOUT_FIELD_COUNT; f++) {
+        bool given = f < ICS_LAYOUT_INT_FIELDS ? j->a.layout_text[f] != NULL
+                     : f == ICS_LAYOUT_SP      ? j->a.sp
+                                               : j->a.bucket_mb != NULL;
+        const char *where = j->s.layout_where[f];
+        if (given || !where)
+            j->layout_names[f] = g_strdup_printf(
+                "%s%s", layout_opts[f],
+                given                ? ""
+                : f == ICS_LAYOUT_DP ? " (default: every GPU of the system over tp x pp)"
+                                     : " (default)");
+        else
+            j->layout_names[f] = g_strdup(where);
+    }
+}
+
+static bool check_layout(ics_cli_train_job *j)
+{
+    GError *err = NULL;
+    j->layout_checked = true;
+    if (!ics_layout_check_named(&j->s.layout, &j->s.model, (const char *const *)j->layout_names,
+                                &err))
+        return failed(err);
+    return true;
+}
+
+/* Everything that needs no system: the options, merged over the scenario, each checked. */
+static bool settle(ics_cli_train_job *j)
+{
+    train_args *a = &j->a;
+    if (a->system) {
+        g_free(j->s.system);
+        j->s.system = g_strdup(a->system);
+    }
+    if (!j->s.system)
+        return usage("expected -s FILE (or a scenario naming its system)%s", "");
+    GError *err = NULL;
+    j->nodes = j->s.nodes;
+    if (!ics_cli_nodes(a->nodes, &j->nodes, &err))
+        return failed(err);
+    name_fields(j);
+    if (!pick_model(j) || !pick_layout(j))
+        return false;
+    if (!a->step.engine && j->s.engine)
+        a->step.engine = g_strdup(j->s.engine);
+    if (!ics_cli_step_check("train", &a->step))
+        return false;
+    if (a->trace_out && !ics_cli_output_ok("train", "--trace-out", a->trace_out))
+        return false;
+    /* dp given: the whole layout now; else once the system says how many GPUs there are */
+    return !j->s.layout_dp || check_layout(j);
+}
+
 /* Loads the system with as many nodes as the job needs (clusters), and checks it has the GPUs.
  * dp not given: every GPU of the system. */
-static ics_hw *load_system(const train_args *a, ics_train_scenario *s, ics_topo **t)
+static ics_hw *load_system(ics_cli_train_job *j, ics_topo **t)
 {
-    int nodes = a->nodes > 0 ? a->nodes : s->nodes;
-    ics_hw *hw = ics_cli_load_hw(s->system, nodes);
+    ics_train_scenario *s = &j->s;
+    ics_hw *hw = ics_cli_load_hw(s->system, j->nodes);
     if (!hw)
         return NULL;
     *t = ics_topo_new(hw);
     int per = ics_topo_gpus_per_node(*t), have = per * ics_topo_nodes(*t);
     ics_layout *l = &s->layout;
     if (!s->layout_dp)
-        l->dp = MAX(1, have / MAX(1, l->tp * l->pp));
-    int need = ics_layout_world(l);
+        l->dp = (int)MAX(1, have / MAX(1, (int64_t)l->tp * l->pp));
+    int64_t need = (int64_t)l->tp * l->pp * l->dp;
     bool cluster = ics_topo_nodes(*t) > 1;
-    if (cluster && nodes == 0 && need != have) { /* fit the cluster to the job */
-        ics_topo_free(*t);
+    if (cluster && j->nodes == 0 && need != have && need <= ICS_SCENARIO_NODES_MAX * (int64_t)per) {
+        ics_topo_free(*t); /* fit the cluster to the job */
         ics_hw_free(hw);
-        hw = ics_cli_load_hw(s->system, (need + per - 1) / per);
+        hw = ics_cli_load_hw(s->system, (int)((need + per - 1) / per));
         if (!hw)
             return NULL;
         *t = ics_topo_new(hw);
@@ -156,8 +279,8 @@ static ics_hw *load_system(const train_args *a, ics_train_scenario *s, ics_topo 
     }
     if (need > have) {
         fprintf(stderr,
-                "icsim train: the layout needs %d GPUs (tp %d x pp %d x dp %d), %s has %d\n", need,
-                l->tp, l->pp, l->dp, s->system, have);
+                "icsim train: the layout needs %lld GPUs (tp %d x pp %d x dp %d), %s has %d\n",
+                (long long)need, l->tp, l->pp, l->dp, s->system, have);
         ics_topo_free(*t);
         *t = NULL;
         ics_hw_free(hw);
@@ -166,53 +289,141 @@ static ics_hw *load_system(const train_args *a, ics_train_scenario *s, ics_topo 
     return hw;
 }
 
-static int run(train_args *a, ics_train_scenario *s, const ics_model_catalog *cat)
+void ics_cli_train_job_free(ics_cli_train_job *j)
 {
-    if (a->system) {
-        g_free(s->system);
-        s->system = g_strdup(a->system);
+    if (!j)
+        return;
+    train_args *a = &j->a;
+    ics_model_catalog_free(j->cat);
+    ics_train_scenario_clear(&j->s);
+    ics_cli_step_args_clear(&a->step);
+    char **strs[] = {&a->system,    &a->model,     &a->models,    &a->recompute,
+                     &a->dtype,     &a->placement, &a->attention, &a->grad_dtype,
+                     &a->trace_out, &a->nodes,     &a->bucket_mb};
+    for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
+        g_free(*strs[i]);
+    for (int f = 0; f < ICS_MODEL_FIELD_COUNT; f++) {
+        g_free(a->model_text[f]);
+        g_free(j->model_names[f]);
     }
-    if (!s->system)
-        return usage("expected -s FILE (or a scenario naming its system)%s", ""), ICS_EXIT_USAGE;
-    if (a->nodes < -1 || a->nodes == 0)
-        return usage("--nodes: expected N >= 1%s", ""), ICS_EXIT_USAGE;
-    if (!pick_model(a, cat, s) || !pick_layout(a, s))
+    for (int f = 0; f < ICS_LAYOUT_INT_FIELDS; f++)
+        g_free(a->layout_text[f]);
+    for (int f = 0; f < ICS_LAYOUT_FIELD_COUNT; f++)
+        g_free(j->layout_names[f]);
+    g_free(j);
+}
+
+int ics_cli_train_prepare(int argc, char **argv, bool help, ics_cli_train_job **out)
+{
+    ics_cli_train_job *j = g_new0(ics_cli_train_job, 1);
+    *out = j;
+    ics_train_scenario_init(&j->s);
+    train_args *a = &j->a;
+    char **m = a->model_text, **l = a->layout_text;
+    const GOptionEntry base[] = {
+        {"system", 's', 0, G_OPTION_ARG_FILENAME, &a->system, "hardware model (node or cluster)",
+         "FILE"},
+        {"nodes", 0, 0, G_OPTION_ARG_STRING, &a->nodes,
+         "node count of a cluster (default: what the layout needs)", "N"},
+        {"model", 0, 0, G_OPTION_ARG_STRING, &a->model, "a model of the catalog", "NAME"},
+        {"models", 0, 0, G_OPTION_ARG_FILENAME, &a->models,
+         "model catalog (default: models/models.json)", "FILE"},
+        {"layers", 0, 0, G_OPTION_ARG_STRING, &m[ICS_MODEL_LAYERS], "model by shape: layers", "L"},
+        {"hidden", 0, 0, G_OPTION_ARG_STRING, &m[ICS_MODEL_HIDDEN], "hidden size", "H"},
+        {"heads", 0, 0, G_OPTION_ARG_STRING, &m[ICS_MODEL_HEADS], "attention heads", "A"},
+        {"ffn", 0, 0, G_OPTION_ARG_STRING, &m[ICS_MODEL_FFN], "MLP width (default 4H)", "F"},
+        {"vocab", 0, 0, G_OPTION_ARG_STRING, &m[ICS_MODEL_VOCAB], "vocabulary", "V"},
+        {"seq", 0, 0, G_OPTION_ARG_STRING, &m[ICS_MODEL_SEQ], "sequence length", "S"},
+        {"tp", 0, 0, G_OPTION_ARG_STRING, &l[ICS_LAYOUT_TP], "tensor-parallel size", "T"},
+        {"pp", 0, 0, G_OPTION_ARG_STRING, &l[ICS_LAYOUT_PP], "pipeline stages", "P"},
+        {"vp", 0, 0, G_OPTION_ARG_STRING, &l[ICS_LAYOUT_VP],
+         "virtual stages per rank (interleaved 1F1B)", "V"},
+        {"dp", 0, 0, G_OPTION_ARG_STRING, &l[ICS_LAYOUT_DP],
+         "data-parallel replicas (default: every GPU of the system)", "D"},
+        {"mbs", 0, 0, G_OPTION_ARG_STRING, &l[ICS_LAYOUT_MBS], "micro-batch size", "M"},
+        {"gbs", 0, 0, G_OPTION_ARG_STRING, &l[ICS_LAYOUT_GBS], "global batch size", "B"},
+        {"recompute", 0, 0, G_OPTION_ARG_STRING, &a->recompute,
+         "activation recomputation: none (default), selective, full", "MODE"},
+        {"sp", 0, 0, G_OPTION_ARG_NONE, &a->sp, "sequence parallelism", NULL},
+        {"dist-opt", 0, 0, G_OPTION_ARG_NONE, &a->dist_opt, "distributed optimizer", NULL},
+        {"dtype", 0, 0, G_OPTION_ARG_STRING, &a->dtype, "bf16 (default), fp16 or fp8", "TYPE"},
+        {"attention", 0, 0, G_OPTION_ARG_STRING, &a->attention,
+         "flash (default) or unfused (s x s scores in HBM, Megatron before 2022)", "KIND"},
+        {"grad-dtype", 0, 0, G_OPTION_ARG_STRING, &a->grad_dtype,
+         "gradient reduction type: fp32 (default), bf16, fp16", "TYPE"},
+        {"bucket-mb", 0, 0, G_OPTION_ARG_STRING, &a->bucket_mb,
+         "gradient bucket, MiB (default: Megatron's rule)", "MB"},
+        {"no-overlap", 0, 0, G_OPTION_ARG_NONE, &a->no_overlap,
+         "reduce gradients after the backward pass, not during it", NULL},
+        {"placement", 0, 0, G_OPTION_ARG_STRING, &a->placement,
+         "rank order: tp-pp-dp (default) or tp-dp-pp", "ORDER"},
+        {"trace-out", 0, 0, G_OPTION_ARG_FILENAME, &a->trace_out,
+         "also write the generated trace (icsim JSON; replay it with `icsim replay`)", "FILE"},
+        {"no-fold", 0, 0, G_OPTION_ARG_NONE, &a->no_fold,
+         "simulate every rank, not one per symmetric set (docs/replay.md)", NULL},
+        G_OPTION_ENTRY_NULL};
+    GOptionEntry step[ICS_CLI_STEP_ENTRIES];
+    ics_cli_step_entries(&a->step, step);
+    const GOptionEntry *const entries[] = {base, step, NULL};
+    if (!ics_cli_parse_help("train", "[SCENARIO.json]",
+                            "Simulate one step of 3D-parallel training and report where the time "
+                            "goes.",
+                            entries, help, &argc, &argv))
         return ICS_EXIT_USAGE;
-    if (a->no_fold)
-        s->layout.fold = false;
-    if (!a->step.engine && s->engine)
-        a->step.engine = g_strdup(s->engine);
-    if (!ics_cli_step_check("train", &a->step))
+    if (argc > 2)
+        return usage("expected at most one SCENARIO file, got \"%s\"", argv[2]), ICS_EXIT_USAGE;
+    GError *gerr = NULL;
+    /* the catalog where a model may be named: --model, a scenario, or a catalog asked for */
+    if (a->models)
+        j->cat = ics_model_catalog_load(a->models, &gerr);
+    else if (a->model || argc == 2)
+        j->cat = ics_model_catalog_load_default(&gerr);
+    if (!gerr && argc == 2)
+        ics_train_scenario_load(argv[1], j->cat, &j->s, &gerr);
+    if (gerr) {
+        fprintf(stderr, "%s\n", gerr->message);
+        g_error_free(gerr);
         return ICS_EXIT_USAGE;
+    }
+    return settle(j) ? ICS_EXIT_OK : ICS_EXIT_USAGE;
+}
+
+static int run(ics_cli_train_job *j)
+{
+    ics_train_scenario *s = &j->s;
     ics_topo *t = NULL;
-    ics_hw *hw = load_system(a, s, &t);
+    ics_hw *hw = load_system(j, &t);
     if (!hw)
         return ICS_EXIT_USAGE;
     int rc = ICS_EXIT_USAGE;
     GError *err = NULL;
     ics_trace *tr = NULL;
     const ics_hw_gpu_type *g = ics_hw_node_of(hw)->gpu_type;
-    if (!ics_layout_check(&s->layout, &s->model, &err)) {
-        fprintf(stderr, "icsim train: layout: %s\n", err->message);
+    if (!j->layout_checked && !check_layout(j))
         goto done;
-    }
     tr = ics_workload_build(&s->model, &s->layout, g, &err);
     if (!tr) {
         fprintf(stderr, "icsim train: %s\n", err->message);
+        rc = ics_error_exit_status(err);
         goto done;
     }
-    if (a->trace_out && !ics_trace_write_json(tr, a->trace_out, &err)) {
+    if (j->a.trace_out && !ics_trace_write_json(tr, j->a.trace_out, &err)) {
         fprintf(stderr, "icsim train: --trace-out: %s\n", err->message);
-        rc = ICS_EXIT_FAIL;
+        rc = ics_error_exit_status(err); /* a file that cannot be written: 1 */
         goto done;
     }
     ics_step_flops fl;
     ics_workload_flops(&s->model, &s->layout, &fl);
+    /* MFU over the training type's peak; an fp8 run keeps attention in bf16, so on a GPU whose
+     * fp8 peak were below its bf16 one the larger is the bound (report_step.c checks it) */
+    double peak = g->tflops[s->layout.dtype];
+    if (s->layout.dtype == ICS_DTYPE_FP8 && peak > 0)
+        peak = MAX(peak, g->tflops[ICS_DTYPE_BF16]);
     ics_step_info info = {.tokens = fl.tokens,
                           .model_flops = fl.model_flops,
                           .hw_flops = fl.hardware_flops,
-                          .peak_tflops = g->tflops[s->layout.dtype]};
-    rc = ics_cli_step_run("train", &a->step, tr, t, NULL, &info);
+                          .peak_tflops = peak};
+    rc = ics_cli_step_run("train", &j->a.step, tr, t, NULL, &info);
 done:
     g_clear_error(&err);
     ics_trace_free(tr);
@@ -223,99 +434,10 @@ done:
 
 int ics_cli_train(int argc, char **argv)
 {
-    train_args a = {.nodes = -1,
-                    .layers = -1,
-                    .hidden = -1,
-                    .heads = -1,
-                    .ffn = -1,
-                    .vocab = -1,
-                    .seq = -1,
-                    .tp = -1,
-                    .pp = -1,
-                    .vp = -1,
-                    .dp = -1,
-                    .mbs = -1,
-                    .gbs = -1};
-    const GOptionEntry base[] = {
-        {"system", 's', 0, G_OPTION_ARG_FILENAME, &a.system, "hardware model (node or cluster)",
-         "FILE"},
-        {"nodes", 0, 0, G_OPTION_ARG_INT, &a.nodes,
-         "node count of a cluster (default: what the layout needs)", "N"},
-        {"model", 0, 0, G_OPTION_ARG_STRING, &a.model, "a model of the catalog", "NAME"},
-        {"models", 0, 0, G_OPTION_ARG_FILENAME, &a.models,
-         "model catalog (default: models/models.json)", "FILE"},
-        {"layers", 0, 0, G_OPTION_ARG_INT, &a.layers, "model by shape: layers", "L"},
-        {"hidden", 0, 0, G_OPTION_ARG_INT, &a.hidden, "hidden size", "H"},
-        {"heads", 0, 0, G_OPTION_ARG_INT, &a.heads, "attention heads", "A"},
-        {"ffn", 0, 0, G_OPTION_ARG_INT, &a.ffn, "MLP width (default 4H)", "F"},
-        {"vocab", 0, 0, G_OPTION_ARG_INT, &a.vocab, "vocabulary", "V"},
-        {"seq", 0, 0, G_OPTION_ARG_INT, &a.seq, "sequence length", "S"},
-        {"tp", 0, 0, G_OPTION_ARG_INT, &a.tp, "tensor-parallel size", "T"},
-        {"pp", 0, 0, G_OPTION_ARG_INT, &a.pp, "pipeline stages", "P"},
-        {"vp", 0, 0, G_OPTION_ARG_INT, &a.vp, "virtual stages per rank (interleaved 1F1B)", "V"},
-        {"dp", 0, 0, G_OPTION_ARG_INT, &a.dp,
-         "data-parallel replicas (default: every GPU of the system)", "D"},
-        {"mbs", 0, 0, G_OPTION_ARG_INT, &a.mbs, "micro-batch size", "M"},
-        {"gbs", 0, 0, G_OPTION_ARG_INT, &a.gbs, "global batch size", "B"},
-        {"recompute", 0, 0, G_OPTION_ARG_STRING, &a.recompute,
-         "activation recomputation: none (default), selective, full", "MODE"},
-        {"sp", 0, 0, G_OPTION_ARG_NONE, &a.sp, "sequence parallelism", NULL},
-        {"dist-opt", 0, 0, G_OPTION_ARG_NONE, &a.dist_opt, "distributed optimizer", NULL},
-        {"dtype", 0, 0, G_OPTION_ARG_STRING, &a.dtype, "bf16 (default), fp16 or fp8", "TYPE"},
-        {"attention", 0, 0, G_OPTION_ARG_STRING, &a.attention,
-         "flash (default) or unfused (s x s scores in HBM, Megatron before 2022)", "KIND"},
-        {"grad-dtype", 0, 0, G_OPTION_ARG_STRING, &a.grad_dtype,
-         "gradient reduction type: fp32 (default), bf16, fp16", "TYPE"},
-        {"bucket-mb", 0, 0, G_OPTION_ARG_DOUBLE, &a.bucket_mb,
-         "gradient bucket, MiB (default: Megatron's rule)", "MB"},
-        {"no-overlap", 0, 0, G_OPTION_ARG_NONE, &a.no_overlap,
-         "reduce gradients after the backward pass, not during it", NULL},
-        {"placement", 0, 0, G_OPTION_ARG_STRING, &a.placement,
-         "rank order: tp-pp-dp (default) or tp-dp-pp", "ORDER"},
-        {"trace-out", 0, 0, G_OPTION_ARG_FILENAME, &a.trace_out,
-         "also write the generated trace (icsim JSON; replay it with `icsim replay`)", "FILE"},
-        {"no-fold", 0, 0, G_OPTION_ARG_NONE, &a.no_fold,
-         "simulate every rank, not one per symmetric set (docs/replay.md)", NULL},
-        G_OPTION_ENTRY_NULL};
-    GOptionEntry step[ICS_CLI_STEP_ENTRIES];
-    ics_cli_step_entries(&a.step, step);
-    const GOptionEntry *const entries[] = {base, step, NULL};
-    int rc = ICS_EXIT_USAGE;
-    ics_model_catalog *cat = NULL;
-    ics_train_scenario s;
-    ics_train_scenario_init(&s);
-    if (!ics_cli_parse_groups("train", "[SCENARIO.json]",
-                              "Simulate one step of 3D-parallel training and report where the time "
-                              "goes.",
-                              entries, &argc, &argv))
-        goto done;
-    if (argc > 2) {
-        usage("expected at most one SCENARIO file, got \"%s\"", argv[2]);
-        goto done;
-    }
-    GError *gerr = NULL;
-    cat =
-        a.models ? ics_model_catalog_load(a.models, &gerr) : ics_model_catalog_load_default(&gerr);
-    if (cat && argc == 2)
-        ics_train_scenario_load(argv[1], cat, &s, &gerr);
-    if (gerr) {
-        fprintf(stderr, "%s\n", gerr->message);
-        g_error_free(gerr);
-        goto done;
-    }
-    rc = run(&a, &s, cat);
-done:
-    ics_model_catalog_free(cat);
-    ics_train_scenario_clear(&s);
-    ics_cli_step_args_clear(&a.step);
-    g_free(a.system);
-    g_free(a.model);
-    g_free(a.models);
-    g_free(a.recompute);
-    g_free(a.dtype);
-    g_free(a.placement);
-    g_free(a.attention);
-    g_free(a.grad_dtype);
-    g_free(a.trace_out);
+    ics_cli_train_job *j = NULL;
+    int rc = ics_cli_train_prepare(argc, argv, true, &j);
+    if (rc == ICS_EXIT_OK)
+        rc = run(j);
+    ics_cli_train_job_free(j);
     return rc;
 }

@@ -91,9 +91,29 @@ static unsigned supported(const ics_comm *c, const ics_coll_req *req)
     return mask;
 }
 
+/* One rank: NCCL runs no algorithm (ncclLaunchOneRank), it copies the send buffer to the
+ * receive buffer on the GPU, a kernel or cudaMemcpyAsync that reads and writes every byte: the
+ * GPU's launch latency plus twice the bytes at the rate its streaming kernels reach in HBM
+ * (hw.h's compute parameters: the workload's elementwise kernels run at the same rate). No
+ * link is used, so the call plays the same alone or on a shared network. */
+static ics_sched *local_copy(const ics_comm *c, const ics_coll_req *req, ics_coll_result *out)
+{
+    const ics_hw_gpu_type *g = ics_hw_node_of(ics_topo_hw(c->t))->gpu_type;
+    double rate = (double)g->hbm_bw_bytes_per_s * g->compute.mem_eff;
+    ics_time copy = ics_time_serialize(2 * req->size_bytes, (uint64_t)MAX(1.0, rate));
+    ics_sched *s = ics_sched_new();
+    ics_sched_delay(
+        s, copy > ICS_TIME_MAX - g->compute.launch_ps ? ICS_TIME_MAX : g->compute.launch_ps + copy,
+        NULL, 0);
+    *out = (ics_coll_result){.local = true};
+    return s;
+}
+
 ics_sched *ics_comm_plan(ics_comm *c, const ics_coll_req *req, const ics_coll_tuning *tuning,
                          ics_coll_result *out)
 {
+    if (c->n == 1)
+        return local_copy(c, req, out);
     ics_coll_algo algo;
     ics_coll_proto proto;
     if (!ics_tuner_pick(&c->tuner, req, tuning, supported(c, req), &algo, &proto))

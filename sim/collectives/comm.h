@@ -21,11 +21,12 @@
 typedef enum { ICS_PLAN_AUTO, ICS_PLAN_CHUNKS, ICS_PLAN_STREAMS } ics_coll_plan;
 #define ICS_STREAMS_AUTO_RANKS 256
 
-/* What the tuner may use: -1 / ICS_*_COUNT mean "choose" (NCCL_ALGO, NCCL_PROTO,
- * NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE). */
+/* What the tuner may use (NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS,
+ * NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE). Zero-initialized: NCCL's defaults but NVLS, which
+ * nvls_enable turns on. */
 typedef struct {
-    int algo;                       /* an ics_coll_algo, or -1 */
-    int proto;                      /* an ics_coll_proto, or -1 */
+    unsigned algos;                 /* the algorithms it may pick: ICS_COLL_SET(a) each; 0: any */
+    unsigned protos;                /* the protocols, the same way (ICS_COLL_SET(p)); 0: any */
     int min_channels, max_channels; /* 0: NCCL's defaults */
     bool nvls_enable;
     bool collnet_enable; /* CollNet (SHARP) as NCCL: off unless asked for, even when forced */
@@ -35,12 +36,16 @@ typedef struct {
                             0 or 1: one */
 } ics_coll_tuning;
 
+/* A set of algorithms or protocols, a bit per member. */
+#define ICS_COLL_SET(x) (1u << (unsigned)(x))
+
 typedef struct {
     ics_time time_ps; /* from the first rank's start to the last rank's end */
     ics_coll_algo algo;
     ics_coll_proto proto;
     int nchannels;
     bool streams; /* planned as streams (ics_coll_plan) */
+    bool local;   /* one rank: a copy in the GPU's memory, no algorithm (algo, proto unset) */
 } ics_coll_result;
 
 typedef struct ics_comm ics_comm;
@@ -56,8 +61,11 @@ int ics_comm_nranks(const ics_comm *c);
 double ics_comm_cal_value(const ics_comm *c, ics_cal_param p);
 
 /* Simulates one call, alone on an idle network, with the tuner's choices under `tuning`.
- * Returns false (and fills nothing) if the forced algorithm cannot run this operation here
- * (NVLS without an NVLS switch, tree for all-gather, ...). */
+ * Returns false (and fills nothing) if no algorithm the tuning allows can run this operation
+ * here (NVLS without an NVLS switch, tree for all-gather, ...). On one rank every call is what
+ * NCCL makes of it, a copy from the send to the receive buffer (cudaMemcpy in ncclLaunchOneRank):
+ * the GPU's launch latency plus the bytes read and written at its HBM rate, whatever the tuning
+ * (result.local). */
 bool ics_comm_run(ics_comm *c, const ics_coll_req *req, const ics_coll_tuning *tuning,
                   ics_coll_result *out);
 
@@ -67,8 +75,16 @@ ics_sched *ics_comm_plan(ics_comm *c, const ics_coll_req *req, const ics_coll_tu
                          ics_coll_result *out);
 
 /* The tuning NCCL's environment variables ask for (NCCL_ALGO, NCCL_PROTO, NCCL_NVLS_ENABLE,
- * NCCL_COLLNET_ENABLE, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS). Never fails: unknown values are
- * ignored and named in *warning (set, ICS_ERROR_INPUT, only if there are any). */
+ * NCCL_COLLNET_ENABLE, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS). Never fails: values not
+ * understood are ignored and named in *warning (set, ICS_ERROR_INPUT, only if there are any). */
 void ics_coll_tuning_from_env(ics_coll_tuning *t, GError **warning);
+
+/* NCCL_ALGO's and NCCL_PROTO's syntax as NCCL's parseList reads it: names separated by commas,
+ * case-insensitive ("Ring,Tree"), the set of them; after a leading '^', every member but those
+ * ("^NVLS"). Names not understood are skipped, as NCCL skips them, and the first goes to *bad
+ * (transfer full; NULL if none). Returns the set, 0 when it is empty (every name unknown, or all
+ * excluded). */
+unsigned ics_coll_algos_parse(const char *list, char **bad);
+unsigned ics_coll_protos_parse(const char *list, char **bad);
 
 #endif

@@ -1,43 +1,112 @@
-/* The tuning NCCL's environment variables ask for (comm.h: ics_coll_tuning_from_env). */
+/* The tuning NCCL's environment variables ask for (comm.h: ics_coll_tuning_from_env), read as
+ * NCCL reads them: lists and negations for NCCL_ALGO and NCCL_PROTO (src/graph/tuning.cc,
+ * parseList), integers for the rest; what NCCL would warn about is a warning here too. */
 #include "collectives/comm.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 
-/* Appends the variable to the warning so far. The message has always read "=VAR not
- * understood, ignored", without the value v; it stays so, for identical outputs. */
-static void note(GString *w, const char *var, const char *v)
+/* A set of names of `count` members (lookup: name -> member or -1), parseList's way. */
+static unsigned parse_set(const char *list, int count, int (*lookup)(const char *), char **bad)
 {
-    g_string_append_printf(w, "%s=%s not understood, ignored", w->len ? "; " : "", var);
-    (void)v;
+    *bad = NULL;
+    bool negate = *list == '^';
+    unsigned all = (1u << count) - 1, named = 0;
+    char **words = g_strsplit(list + negate, ",", -1);
+    for (int i = 0; words[i]; i++) {
+        if (!*words[i]) /* strtok skips empty fields: "Ring,,Tree" */
+            continue;
+        int x = lookup(words[i]);
+        if (x >= 0)
+            named |= ICS_COLL_SET(x);
+        else if (!*bad)
+            *bad = g_strdup(words[i]);
+    }
+    g_strfreev(words);
+    return negate ? all & ~named : named;
+}
+
+unsigned ics_coll_algos_parse(const char *list, char **bad)
+{
+    return parse_set(list, ICS_ALGO_COUNT, ics_coll_algo_from_name, bad);
+}
+
+unsigned ics_coll_protos_parse(const char *list, char **bad)
+{
+    return parse_set(list, ICS_PROTO_COUNT, ics_coll_proto_from_name, bad);
+}
+
+/* Appends one warning to those so far. */
+static void note(GString *w, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void note(GString *w, const char *fmt, ...)
+{
+    if (w->len)
+        g_string_append(w, "; ");
+    va_list ap;
+    va_start(ap, fmt);
+    g_string_append_vprintf(w, fmt, ap);
+    va_end(ap);
+}
+
+/* NCCL_ALGO or NCCL_PROTO into *set: an empty result (nothing understood, or everything
+ * excluded, which NCCL would fail every call on) is ignored as a whole. */
+static void read_set(GString *w, const char *var, unsigned (*parse)(const char *, char **),
+                     unsigned *set)
+{
+    const char *v = g_getenv(var);
+    if (!v || !*v)
+        return;
+    char *bad = NULL;
+    unsigned s = parse(v, &bad);
+    char *shown = g_strescape(v, NULL), *bad_shown = bad ? g_strescape(bad, NULL) : NULL;
+    if (!s && bad)
+        note(w, "%s=%s not understood, ignored", var, shown);
+    else if (!s)
+        note(w, "%s=%s leaves nothing to choose from, ignored", var, shown);
+    else if (bad)
+        note(w, "%s=%s: %s not understood, ignored", var, shown, bad_shown);
+    if (s)
+        *set = s;
+    g_free(shown);
+    g_free(bad_shown);
+    g_free(bad);
+}
+
+/* An integer variable in lo..hi into *out; anything else is warned about and ignored. */
+static void read_int(GString *w, const char *var, int lo, int hi, int *out)
+{
+    const char *v = g_getenv(var);
+    if (!v || !*v)
+        return;
+    char *end = NULL;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi) {
+        char *shown = g_strescape(v, NULL);
+        note(w, "%s=%s not understood (expected an integer in %d..%d), ignored", var, shown, lo,
+             hi);
+        g_free(shown);
+        return;
+    }
+    *out = (int)x;
 }
 
 void ics_coll_tuning_from_env(ics_coll_tuning *t, GError **warning)
 {
-    *t = (ics_coll_tuning){.algo = -1, .proto = -1, .nvls_enable = true};
+    *t = (ics_coll_tuning){.nvls_enable = true};
     GString *w = g_string_new(NULL);
-    const char *v;
-    if ((v = g_getenv("NCCL_ALGO")) && *v) {
-        int a = ics_coll_algo_from_name(v);
-        if (a >= 0)
-            t->algo = a;
-        else
-            note(w, "NCCL_ALGO", v);
-    }
-    if ((v = g_getenv("NCCL_PROTO")) && *v) {
-        int p = ics_coll_proto_from_name(v);
-        if (p >= 0)
-            t->proto = p;
-        else
-            note(w, "NCCL_PROTO", v);
-    }
-    if ((v = g_getenv("NCCL_NVLS_ENABLE")) && *v)
-        t->nvls_enable = atoi(v) != 0;
-    if ((v = g_getenv("NCCL_COLLNET_ENABLE")) && *v)
-        t->collnet_enable = atoi(v) != 0;
-    if ((v = g_getenv("NCCL_MIN_NCHANNELS")) && *v)
-        t->min_channels = MAX(0, atoi(v));
-    if ((v = g_getenv("NCCL_MAX_NCHANNELS")) && *v)
-        t->max_channels = MAX(0, atoi(v));
+    read_set(w, "NCCL_ALGO", ics_coll_algos_parse, &t->algos);
+    read_set(w, "NCCL_PROTO", ics_coll_protos_parse, &t->protos);
+    int nvls = 1, collnet = 0;
+    read_int(w, "NCCL_NVLS_ENABLE", INT_MIN, INT_MAX, &nvls);
+    read_int(w, "NCCL_COLLNET_ENABLE", INT_MIN, INT_MAX, &collnet);
+    t->nvls_enable = nvls != 0;
+    t->collnet_enable = collnet != 0;
+    /* NCCL's channel counts are at most 64 (MAXCHANNELS); larger values are clamped there */
+    read_int(w, "NCCL_MIN_NCHANNELS", 0, INT_MAX, &t->min_channels);
+    read_int(w, "NCCL_MAX_NCHANNELS", 0, INT_MAX, &t->max_channels);
     if (w->len)
         g_set_error_literal(warning, ICS_ERROR, ICS_ERROR_INPUT, w->str);
     g_string_free(w, TRUE);

@@ -182,15 +182,22 @@ double ics_tuner_cal_value(const ics_tuner *tu, ics_cal_param p)
     }
 }
 
-/* Whether `want` rules combination (a, p) out before any estimate. */
-static bool ruled_out(const ics_tuner *tu, const ics_coll_tuning *want, int a, int p)
+/* Whether a set of comm.h's form (0: any) holds x. */
+static bool allows(unsigned set, int x)
 {
-    if ((want->algo >= 0 && want->algo != a) || (want->proto >= 0 && want->proto != p))
+    return set == 0 || (set & ICS_COLL_SET(x));
+}
+
+/* Whether `want` rules combination (a, p) out before any estimate; tree_in_node: whether Tree
+ * may run inside one node (below). */
+static bool ruled_out(const ics_tuner *tu, const ics_coll_tuning *want, int a, int p,
+                      bool tree_in_node)
+{
+    if (!allows(want->algos, a) || !allows(want->protos, p))
         return true;
     if ((a == ICS_ALGO_NVLS || a == ICS_ALGO_NVLS_TREE) && !want->nvls_enable)
         return true;
-    /* Tree only across nodes (inside one it is a chain, which NCCL leaves to the ring) */
-    if (a == ICS_ALGO_TREE && tu->nnodes == 1 && want->algo != a)
+    if (a == ICS_ALGO_TREE && tu->nnodes == 1 && !tree_in_node)
         return true;
     /* CollNet needs NCCL_COLLNET_ENABLE=1 in NCCL, even under NCCL_ALGO */
     if ((a == ICS_ALGO_COLLNET_DIRECT || a == ICS_ALGO_COLLNET_CHAIN) && !want->collnet_enable)
@@ -198,15 +205,17 @@ static bool ruled_out(const ics_tuner *tu, const ics_coll_tuning *want, int a, i
     return a == ICS_ALGO_NVLS && p != ICS_PROTO_SIMPLE;
 }
 
-bool ics_tuner_pick(const ics_tuner *tu, const ics_coll_req *req, const ics_coll_tuning *want,
-                    unsigned supported, ics_coll_algo *algo, ics_coll_proto *proto)
+/* The cheapest allowed combination by NCCL's estimate; false if none. */
+static bool cheapest(const ics_tuner *tu, const ics_coll_req *req, const ics_coll_tuning *want,
+                     unsigned supported, bool tree_in_node, ics_coll_algo *algo,
+                     ics_coll_proto *proto)
 {
     double best = INFINITY;
     for (int a = 0; a < ICS_ALGO_COUNT; a++) {
         if (!(supported & (1u << a)))
             continue;
         for (int p = 0; p < ICS_PROTO_COUNT; p++) {
-            if (ruled_out(tu, want, a, p))
+            if (ruled_out(tu, want, a, p, tree_in_node))
                 continue;
             double us = ics_tuner_nccl_estimate_us(tu, req, (ics_coll_algo)a, (ics_coll_proto)p);
             if (us < best) {
@@ -217,4 +226,13 @@ bool ics_tuner_pick(const ics_tuner *tu, const ics_coll_req *req, const ics_coll
         }
     }
     return isfinite(best);
+}
+
+bool ics_tuner_pick(const ics_tuner *tu, const ics_coll_req *req, const ics_coll_tuning *want,
+                    unsigned supported, ics_coll_algo *algo, ics_coll_proto *proto)
+{
+    /* Inside one node Tree is a chain, which NCCL leaves to the ring: it runs there only when
+     * the tuning allows nothing else that can run the call (NCCL_ALGO=Tree). */
+    return cheapest(tu, req, want, supported, false, algo, proto) ||
+           cheapest(tu, req, want, supported, true, algo, proto);
 }

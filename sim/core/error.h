@@ -4,6 +4,9 @@
 #ifndef ICS_ERROR_H
 #define ICS_ERROR_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include <glib.h>
 
 /* Errors are data (STYLE.md): every function that can fail on the user's input takes GError **
@@ -19,6 +22,14 @@ typedef enum {
     ICS_ERROR_IO,
 } ics_error_code;
 GQuark ics_error_quark(void);
+
+/* Range checks of values that reach a check without a reader's location: command-line options,
+ * fields of a struct filled from several places. Out of [lo, hi], false and *error
+ * (ICS_ERROR_INPUT) "NAME: expected an integer in LO..HI, got V", worded as the JSON reader
+ * words its own (NAME NULL: the message starts at "expected"; hi INT64_MAX: "an integer >= LO").
+ * A number's check refuses NaN and the infinities, which are in no range. */
+bool ics_check_int(const char *name, int64_t v, int64_t lo, int64_t hi, GError **error);
+bool ics_check_num(const char *name, double v, double lo, double hi, GError **error);
 
 /* 2 for errors in the user's input (ICS_ERROR_INPUT, ICS_ERROR_LIMIT, the JSON reader's
  * domain), 1 otherwise. */

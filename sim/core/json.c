@@ -67,8 +67,30 @@ static void path_append_key(GString *path, const char *key, bool raw)
     g_string_append(path, "\"]");
 }
 
-/* Sets the reader's error to a message made one line: names and values from the input may
- * hold control characters, which are shown escaped. */
+/* A message made one line of valid UTF-8: names and values from the input may hold control
+ * characters or bytes that are not UTF-8 (a key in Latin-1), shown escaped as \\xNN, so that
+ * what reaches a terminal or a log is the text, not its bytes. Transfer full. */
+static char *one_line(const char *msg)
+{
+    GString *line = g_string_sized_new(strlen(msg));
+    for (const char *c = msg; *c;) {
+        gunichar u = g_utf8_get_char_validated(c, -1);
+        if (*c == '\n') {
+            g_string_append(line, "\\n");
+        } else if ((unsigned char)*c < 0x20 || *c == 0x7f || u == (gunichar)-1 ||
+                   u == (gunichar)-2) {
+            g_string_append_printf(line, "\\x%02x", (unsigned char)*c);
+        } else {
+            const char *next = g_utf8_next_char(c);
+            g_string_append_len(line, c, next - c);
+            c = next;
+            continue;
+        }
+        c++;
+    }
+    return g_string_free(line, FALSE);
+}
+
 static void set_error(ics_jr *r, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 static void set_error(ics_jr *r, const char *fmt, ...)
 {
@@ -76,17 +98,9 @@ static void set_error(ics_jr *r, const char *fmt, ...)
     va_start(ap, fmt);
     char *msg = g_strdup_vprintf(fmt, ap);
     va_end(ap);
-    GString *line = g_string_sized_new(strlen(msg));
-    for (const char *c = msg; *c; c++) {
-        if (*c == '\n')
-            g_string_append(line, "\\n");
-        else if ((unsigned char)*c < 0x20 || *c == 0x7f)
-            g_string_append_printf(line, "\\x%02x", (unsigned char)*c);
-        else
-            g_string_append_c(line, *c);
-    }
-    g_set_error_literal(&r->error, ICS_JSON_ERROR, ICS_JSON_ERROR_INPUT, line->str);
-    g_string_free(line, TRUE);
+    char *line = one_line(msg);
+    g_set_error_literal(&r->error, ICS_JSON_ERROR, ICS_JSON_ERROR_INPUT, line);
+    g_free(line);
     g_free(msg);
 }
 
@@ -550,12 +564,9 @@ const char *ics_jr_file_of(const ics_jr *r, const cJSON *item)
     return d ? d->name : NULL;
 }
 
-static void fail_v(ics_jr *r, const cJSON *at, bool at_key, const char *key, const char *fmt,
-                   va_list ap)
+/* "<file>:<line>:<col>: <path>[.key]" of value `at` (its key's position with at_key). */
+static char *locate(const ics_jr *r, const cJSON *at, bool at_key, const char *key)
 {
-    if (r->error)
-        return;
-    char *msg = g_strdup_vprintf(fmt, ap);
     GString *where = g_string_new(NULL);
     size_t off;
     ics_jdoc *d = at ? doc_of(r, at, &off, at_key) : NULL;
@@ -567,17 +578,35 @@ static void fail_v(ics_jr *r, const cJSON *at, bool at_key, const char *key, con
         ics_jdoc *last = g_ptr_array_index(r->docs, r->docs->len - 1);
         g_string_printf(where, "%s: ", last->name);
     }
-    GString *path = g_string_new(r->path->str);
-    size_t eoff;
+    size_t start = where->len, eoff;
+    g_string_append(where, r->path->str);
     if (d && r->elide_item && doc_of(r, r->elide_item, &eoff, false) == d &&
-        r->elide_from <= r->elide_to && r->elide_to <= path->len)
-        g_string_erase(path, (gssize)r->elide_from, (gssize)(r->elide_to - r->elide_from));
+        r->elide_from <= r->elide_to && r->elide_to <= r->path->len)
+        g_string_erase(where, (gssize)(start + r->elide_from),
+                       (gssize)(r->elide_to - r->elide_from));
     if (key)
-        path_append_key(path, key, false);
-    set_error(r, "%s%s: %s", where->str, path->str, msg);
-    g_string_free(path, TRUE);
-    g_string_free(where, TRUE);
+        path_append_key(where, key, false);
+    return g_string_free(where, FALSE);
+}
+
+static void fail_v(ics_jr *r, const cJSON *at, bool at_key, const char *key, const char *fmt,
+                   va_list ap)
+{
+    if (r->error)
+        return;
+    char *msg = g_strdup_vprintf(fmt, ap);
+    char *where = locate(r, at, at_key, key);
+    set_error(r, "%s: %s", where, msg);
+    g_free(where);
     g_free(msg);
+}
+
+char *ics_jr_where(const ics_jr *r, const cJSON *at, const char *key)
+{
+    char *where = locate(r, at, false, key);
+    char *line = one_line(where);
+    g_free(where);
+    return line;
 }
 
 void ics_jr_fail(ics_jr *r, const cJSON *at, const char *key, const char *fmt, ...)
@@ -700,7 +729,8 @@ bool ics_jr_int(ics_jr *r, const cJSON *obj, const char *key, bool required, int
     if (!v)
         return false;
     double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
-    if (!cJSON_IsNumber(v) || d != floor(d) || d < (double)lo || d > (double)hi) {
+    /* (double)INT64_MAX rounds up to 2^63, which no int64_t holds */
+    if (!cJSON_IsNumber(v) || d != floor(d) || d < (double)lo || d > (double)hi || d >= 0x1p63) {
         fail_got(r, obj, key, v, expected);
         return false;
     }

@@ -48,6 +48,10 @@ size_t ics_jr_push_key(ics_jr *r, const char *key);
 size_t ics_jr_push_index(ics_jr *r, int index);
 void ics_jr_pop(ics_jr *r, size_t mark);
 const char *ics_jr_path(const ics_jr *r);
+/* Where value `at` sits as an error would name it, "<file>:<line>:<col>: <path>[.key]" with the
+ * current path (one line of valid UTF-8; transfer full, g_free): for checks made after reading,
+ * which name the value wherever it came from (a scenario's layout checked against its model). */
+char *ics_jr_where(const ics_jr *r, const cJSON *at, const char *key);
 /* The file the value was loaded from (transfer none), or NULL. */
 const char *ics_jr_file_of(const ics_jr *r, const cJSON *item);
 

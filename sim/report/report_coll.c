@@ -102,8 +102,9 @@ void ics_report_coll_json_add(ics_coll_json *j, const ics_coll_row *row, const i
     cJSON_AddNumberToObject(o, "time_us", row->time_us);
     cJSON_AddNumberToObject(o, "algbw", row->algbw_gbps);
     cJSON_AddNumberToObject(o, "busbw", row->busbw_gbps);
-    cJSON_AddStringToObject(o, "algo", ics_coll_algo_name(res->algo));
-    cJSON_AddStringToObject(o, "proto", ics_coll_proto_name(res->proto));
+    /* one rank runs no algorithm: a copy on the GPU (comm.h) */
+    cJSON_AddStringToObject(o, "algo", res->local ? "local" : ics_coll_algo_name(res->algo));
+    cJSON_AddStringToObject(o, "proto", res->local ? "none" : ics_coll_proto_name(res->proto));
     cJSON_AddNumberToObject(o, "channels", res->nchannels);
     cJSON_AddStringToObject(o, "plan", res->streams ? "streams" : "chunks");
     cJSON_AddItemToArray(j->rows, o);
@@ -112,7 +113,10 @@ void ics_report_coll_json_add(ics_coll_json *j, const ics_coll_row *row, const i
 char *ics_report_coll_json_text(ics_coll_json *j)
 {
     char *text = cJSON_Print(j->doc);
-    char *with_nl = g_strconcat(text, "\n", NULL);
+    /* the system's name is the user's bytes; JSON is UTF-8 (report_topo.c does the same) */
+    char *valid = g_utf8_validate(text, -1, NULL) ? NULL : g_utf8_make_valid(text, -1);
+    char *with_nl = g_strconcat(valid ? valid : text, "\n", NULL);
+    g_free(valid);
     cJSON_free(text);
     return with_nl;
 }

@@ -52,6 +52,18 @@ static void text_parts(const parts *p, double step, GString *out)
                            p->bubble, step > 0 ? 100 * p->bubble / step : 0);
 }
 
+/* Model FLOPs utilization as a fraction of `whole` (1, or 100 for a percentage). The compute
+ * model charges every op at least its FLOPs at the peak of its type (workload/compute.c), so
+ * above the whole it is a bug upstream (an overflowed duration, a step shorter than its compute),
+ * never a figure to print. The slack covers rounding each op to the picosecond. */
+static double mfu_checked(double mfu, double whole)
+{
+    if (!(mfu <= whole * 1.001))
+        g_error("MFU %g%s over the GPUs' peak: the simulated step is shorter than its compute", mfu,
+                whole == 100 ? "%" : "");
+    return mfu;
+}
+
 void ics_report_step_text(const ics_replay *r, const ics_replay_result *res, int nranks,
                           const ics_step_info *info, GString *out)
 {
@@ -65,11 +77,12 @@ void ics_report_step_text(const ics_replay *r, const ics_replay_result *res, int
                                "with recomputation)\n",
                                info->hw_flops / step / nranks / 1e12);
     if (info && info->model_flops > 0 && info->peak_tflops > 0)
-        g_string_append_printf(out,
-                               "MFU                          %12.1f %% (model FLOPs over "
-                               "%.1f TFLOP/s peak)\n",
-                               100 * info->model_flops / step / nranks / (info->peak_tflops * 1e12),
-                               info->peak_tflops);
+        g_string_append_printf(
+            out,
+            "MFU                          %12.1f %% (model FLOPs over "
+            "%.1f TFLOP/s peak)\n",
+            mfu_checked(100 * info->model_flops / step / nranks / (info->peak_tflops * 1e12), 100),
+            info->peak_tflops);
     g_string_append_printf(out,
                            "\nwhere the critical rank (%d) spends the step, on its compute "
                            "stream:\n",
@@ -119,7 +132,8 @@ void ics_report_step_json(const ics_replay *r, const ics_replay_result *res, int
     known = info && info->model_flops > 0 && info->peak_tflops > 0;
     cJSON_AddItemToObject(
         o, "mfu",
-        known ? cJSON_CreateNumber(info->model_flops / step / nranks / (info->peak_tflops * 1e12))
+        known ? cJSON_CreateNumber(
+                    mfu_checked(info->model_flops / step / nranks / (info->peak_tflops * 1e12), 1))
               : cJSON_CreateNull());
     cJSON_AddNumberToObject(o, "critical_rank", res->critical_rank);
     parts crit = rank_parts(ics_replay_rank_stats(r, res->critical_rank));

@@ -268,8 +268,12 @@ void ics_report_topo_json(const ics_topo *t, GString *out)
     if (ics_hw_fabric_of(hw))
         cJSON_AddItemToObject(o, "fabric", json_fabric(t));
     char *s = cJSON_Print(o);
-    g_string_append(out, s);
+    /* names come from the user's files, whose bytes need not be UTF-8; JSON must be (a byte
+     * that is not becomes U+FFFD, as the trace writer does) */
+    char *valid = g_utf8_validate(s, -1, NULL) ? NULL : g_utf8_make_valid(s, -1);
+    g_string_append(out, valid ? valid : s);
     g_string_append_c(out, '\n');
+    g_free(valid);
     cJSON_free(s);
     cJSON_Delete(o);
     g_free(gpus);

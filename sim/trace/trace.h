@@ -104,7 +104,8 @@ bool ics_trace_check(const ics_trace *t, GError **error);
 
 const char *ics_trace_cat_name(ics_trace_cat c); /* "compute", "tp", "pp", "dp", "other" */
 
-/* Reading a trace in any format icsim knows, told apart by content: a file whose first
+/* Reading a trace in any format icsim knows, told apart by name, then content: a path ending in
+ * ".et" is a Chakra rank file (its first byte, a length, may be '{'); else a file whose first
  * non-blank byte is '{' is our JSON trace (ics_trace_read_json, below); anything else is a
  * Chakra execution trace (ics_trace_read_chakra), given as one of its per-rank files or their
  * common prefix. */

@@ -21,7 +21,10 @@ static bool looks_json(const char *path)
 
 ics_trace *ics_trace_read(const char *path, const char *comm_groups, GError **error)
 {
-    if (g_file_test(path, G_FILE_TEST_IS_REGULAR) && looks_json(path))
+    /* A Chakra rank file (PREFIX.RANK.et) is protobuf, whose first byte is a length and may be
+     * '{' (123): the name says what content cannot. */
+    if (!g_str_has_suffix(path, ".et") && g_file_test(path, G_FILE_TEST_IS_REGULAR) &&
+        looks_json(path))
         return ics_trace_read_json(path, error);
     return ics_trace_read_chakra(path, comm_groups, error);
 }

@@ -2,6 +2,7 @@
  * Messages name the field to change and the numbers that clash. */
 #include "workload/layout.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -111,6 +112,52 @@ int ics_attention_parse(const char *s)
 
 /* ---- the rules ------------------------------------------------------------------------------- */
 
+/* The one set of ranges (layout.h): as large as any machine could hold (2^16-way tensor or
+ * pipeline parallelism, 2^20 replicas); the products are bounded below (2^24 GPUs, 2^20
+ * micro-batches per stage). */
+static const ics_field_range layout_ranges[ICS_LAYOUT_INT_FIELDS] = {
+    [ICS_LAYOUT_TP] = {"tp", 1, 1 << 16},   [ICS_LAYOUT_PP] = {"pp", 1, 1 << 16},
+    [ICS_LAYOUT_VP] = {"vp", 1, 1 << 10},   [ICS_LAYOUT_DP] = {"dp", 1, 1 << 20},
+    [ICS_LAYOUT_MBS] = {"mbs", 1, 1 << 16}, [ICS_LAYOUT_GBS] = {"gbs", 1, 1 << 30},
+};
+
+const ics_field_range *ics_layout_field_range(ics_layout_field f)
+{
+    g_assert((unsigned)f < ICS_LAYOUT_INT_FIELDS);
+    return &layout_ranges[f];
+}
+
+bool ics_layout_check_field(ics_layout_field f, int64_t v, const char *name, GError **error)
+{
+    const ics_field_range *r = ics_layout_field_range(f);
+    return ics_check_int(name, v, r->lo, r->hi, error);
+}
+
+bool ics_layout_check_bucket_mb(double mb, const char *name, GError **error)
+{
+    return ics_check_num(name, mb, ICS_LAYOUT_BUCKET_MB_MIN, ICS_LAYOUT_BUCKET_MB_MAX, error);
+}
+
+/* Messages name fields as the caller's user gave them. */
+typedef struct {
+    const char *const *names; /* NULL: the library's own "layout: KEY" */
+    char *buf[ICS_LAYOUT_FIELD_COUNT];
+} namer;
+
+static const char *name_of(namer *nm, ics_layout_field f)
+{
+    static const char *const keys[ICS_LAYOUT_FIELD_COUNT] = {
+        [ICS_LAYOUT_TP] = "tp",   [ICS_LAYOUT_PP] = "pp",
+        [ICS_LAYOUT_VP] = "vp",   [ICS_LAYOUT_DP] = "dp",
+        [ICS_LAYOUT_MBS] = "mbs", [ICS_LAYOUT_GBS] = "gbs",
+        [ICS_LAYOUT_SP] = "sp",   [ICS_LAYOUT_BUCKET_MB] = "bucket_mb"};
+    if (nm->names && nm->names[f])
+        return nm->names[f];
+    if (!nm->buf[f])
+        nm->buf[f] = g_strdup_printf("layout: %s", keys[f]);
+    return nm->buf[f];
+}
+
 static bool fail(GError **error, int code, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 
 /* Sets *error (domain ICS_ERROR); returns false. */
@@ -125,21 +172,35 @@ static bool fail(GError **error, int code, const char *fmt, ...)
     return false;
 }
 
-static bool check_sizes(const ics_layout *l, GError **error)
+static int int_field(const ics_layout *l, ics_layout_field f)
 {
-    const struct {
-        const char *what;
-        int v;
-    } f[] = {{"tp", l->tp}, {"pp", l->pp},   {"vp", l->vp},
-             {"dp", l->dp}, {"mbs", l->mbs}, {"gbs", l->gbs}};
-    for (size_t i = 0; i < G_N_ELEMENTS(f); i++)
-        if (f[i].v < 1)
-            return fail(error, ICS_ERROR_INPUT, "layout: %s: expected an integer >= 1, got %d",
-                        f[i].what, f[i].v);
+    const int v[ICS_LAYOUT_INT_FIELDS] = {
+        [ICS_LAYOUT_TP] = l->tp, [ICS_LAYOUT_PP] = l->pp,   [ICS_LAYOUT_VP] = l->vp,
+        [ICS_LAYOUT_DP] = l->dp, [ICS_LAYOUT_MBS] = l->mbs, [ICS_LAYOUT_GBS] = l->gbs};
+    return v[f];
+}
+
+/* bucket_bytes as a scenario or the command line set it: 0 (the rule) or bucket_mb MiB */
+static bool bucket_ok(const ics_layout *l)
+{
+    return l->bucket_bytes == 0 ||
+           (l->bucket_bytes >= (uint64_t)(ICS_LAYOUT_BUCKET_MB_MIN * 1024 * 1024) &&
+            l->bucket_bytes <= (uint64_t)(ICS_LAYOUT_BUCKET_MB_MAX * 1024 * 1024));
+}
+
+static bool check_sizes(const ics_layout *l, namer *nm, GError **error)
+{
+    for (int f = 0; f < ICS_LAYOUT_INT_FIELDS; f++)
+        if (!ics_layout_check_field((ics_layout_field)f, int_field(l, (ics_layout_field)f),
+                                    name_of(nm, (ics_layout_field)f), error))
+            return false;
     if ((int64_t)l->tp * l->pp * l->dp > 1 << 24)
-        return fail(error, ICS_ERROR_LIMIT,
-                    "layout: tp x pp x dp: expected at most %d GPUs, got %lld", 1 << 24,
-                    (long long)l->tp * l->pp * l->dp);
+        return fail(error, ICS_ERROR_LIMIT, "%s: expected tp x pp x dp at most %d GPUs, got %lld",
+                    name_of(nm, ICS_LAYOUT_TP), 1 << 24, (long long)l->tp * l->pp * l->dp);
+    if (!bucket_ok(l))
+        return fail(error, ICS_ERROR_INPUT, "%s: expected %g..%g MiB, got %" PRIu64 " bytes",
+                    name_of(nm, ICS_LAYOUT_BUCKET_MB), ICS_LAYOUT_BUCKET_MB_MIN,
+                    ICS_LAYOUT_BUCKET_MB_MAX, l->bucket_bytes);
     if (l->dtype != ICS_DTYPE_BF16 && l->dtype != ICS_DTYPE_FP16 && l->dtype != ICS_DTYPE_FP8)
         return fail(error, ICS_ERROR_INPUT, "layout: dtype: expected bf16, fp16 or fp8, got %s",
                     ics_dtype_name(l->dtype));
@@ -156,59 +217,69 @@ static bool check_sizes(const ics_layout *l, GError **error)
     return true;
 }
 
-static bool divides(GError **error, const char *what, int d, const char *of, int n)
+static bool divides(namer *nm, GError **error, ics_layout_field f, int d, const char *of, int n)
 {
     if (n % d == 0)
         return true;
-    return fail(error, ICS_ERROR_INPUT,
-                "layout: %s: expected a divisor of the model's %s (%d), got %d", what, of, n, d);
+    return fail(error, ICS_ERROR_INPUT, "%s: expected a divisor of the model's %s (%d), got %d",
+                name_of(nm, f), of, n, d);
 }
 
-static bool check_model(const ics_layout *l, const ics_model *m, GError **error)
+static bool check_model(const ics_layout *l, const ics_model *m, namer *nm, GError **error)
 {
-    if (!divides(error, "tp", l->tp, "heads", m->heads) ||
-        !divides(error, "tp", l->tp, "kv_heads", m->kv_heads) ||
-        !divides(error, "tp", l->tp, "ffn", m->ffn))
+    if (!divides(nm, error, ICS_LAYOUT_TP, l->tp, "heads", m->heads) ||
+        !divides(nm, error, ICS_LAYOUT_TP, l->tp, "kv_heads", m->kv_heads) ||
+        !divides(nm, error, ICS_LAYOUT_TP, l->tp, "ffn", m->ffn))
         return false;
     int64_t chunks = (int64_t)l->pp * l->vp;
     if (chunks > m->layers || m->layers % chunks)
-        return fail(
-            error, ICS_ERROR_INPUT,
-            "layout: pp x vp: expected a divisor of the model's layers (%d), got %d x %d = %lld",
-            m->layers, l->pp, l->vp, (long long)chunks);
+        return fail(error, ICS_ERROR_INPUT,
+                    "%s: expected pp x vp a divisor of the model's layers (%d), got %d x %d = %lld",
+                    name_of(nm, ICS_LAYOUT_PP), m->layers, l->pp, l->vp, (long long)chunks);
     if (l->sp && m->seq % l->tp)
         return fail(error, ICS_ERROR_INPUT,
-                    "layout: sp: expected the sequence (%d) divisible by tp (%d), got a remainder",
-                    m->seq, l->tp);
+                    "%s: expected the sequence (%d) divisible by tp (%d), got a remainder",
+                    name_of(nm, ICS_LAYOUT_SP), m->seq, l->tp);
     return true;
 }
 
-static bool check_batches(const ics_layout *l, GError **error)
+static bool check_batches(const ics_layout *l, namer *nm, GError **error)
 {
     int64_t per_step = (int64_t)l->mbs * l->dp;
     if (l->gbs % per_step)
         return fail(error, ICS_ERROR_INPUT,
-                    "layout: gbs: expected a multiple of mbs x dp (%d x %d = %lld), got %d", l->mbs,
-                    l->dp, (long long)per_step, l->gbs);
+                    "%s: expected a multiple of mbs x dp (%d x %d = %lld), got %d",
+                    name_of(nm, ICS_LAYOUT_GBS), l->mbs, l->dp, (long long)per_step, l->gbs);
     int m = ics_layout_microbatches(l);
     if (l->vp > 1 && l->pp <= 2)
         return fail(error, ICS_ERROR_INPUT,
-                    "layout: vp: expected 1 with pp = %d (interleaving needs more than 2 stages, "
-                    "as in Megatron), got %d",
-                    l->pp, l->vp);
+                    "%s: expected 1 with pp = %d (interleaving needs more than 2 stages, as in "
+                    "Megatron), got %d",
+                    name_of(nm, ICS_LAYOUT_VP), l->pp, l->vp);
     if (l->vp > 1 && m % l->pp)
         return fail(error, ICS_ERROR_INPUT,
-                    "layout: vp: interleaving expected micro-batches (gbs / (mbs x dp) = %d) "
-                    "divisible by pp (%d), got a remainder",
-                    m, l->pp);
+                    "%s: interleaving expected micro-batches (gbs / (mbs x dp) = %d) divisible by "
+                    "pp (%d), got a remainder",
+                    name_of(nm, ICS_LAYOUT_VP), m, l->pp);
     if ((int64_t)m * l->vp > 1 << 20)
         return fail(error, ICS_ERROR_LIMIT,
-                    "layout: gbs: expected at most %d micro-batches per stage, got %lld", 1 << 20,
-                    (long long)m * l->vp);
+                    "%s: expected at most %d micro-batches per stage, got %lld",
+                    name_of(nm, ICS_LAYOUT_GBS), 1 << 20, (long long)m * l->vp);
     return true;
+}
+
+bool ics_layout_check_named(const ics_layout *l, const ics_model *m,
+                            const char *const names[ICS_LAYOUT_FIELD_COUNT], GError **error)
+{
+    namer nm = {.names = names};
+    bool ok =
+        check_sizes(l, &nm, error) && check_model(l, m, &nm, error) && check_batches(l, &nm, error);
+    for (int f = 0; f < ICS_LAYOUT_FIELD_COUNT; f++)
+        g_free(nm.buf[f]);
+    return ok;
 }
 
 bool ics_layout_check(const ics_layout *l, const ics_model *m, GError **error)
 {
-    return check_sizes(l, error) && check_model(l, m, error) && check_batches(l, error);
+    return ics_layout_check_named(l, m, NULL, error);
 }

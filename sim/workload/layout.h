@@ -55,6 +55,33 @@ typedef struct {
                   folded traces): the symmetric ranks' work is mirrored, not listed */
 } ics_layout;
 
+/* The fields a layout is given by: the integers (each with a range, ics_layout_field_range),
+ * then sequence parallelism and the gradient bucket, which messages name too. */
+typedef enum {
+    ICS_LAYOUT_TP,
+    ICS_LAYOUT_PP,
+    ICS_LAYOUT_VP,
+    ICS_LAYOUT_DP,
+    ICS_LAYOUT_MBS,
+    ICS_LAYOUT_GBS,
+    ICS_LAYOUT_INT_FIELDS, /* the count of integer fields above */
+    ICS_LAYOUT_SP = ICS_LAYOUT_INT_FIELDS,
+    ICS_LAYOUT_BUCKET_MB,
+    ICS_LAYOUT_FIELD_COUNT
+} ics_layout_field;
+
+/* An integer field's key ("tp") and range: with the model's (model.h), the one set of ranges
+ * the scenario reader and the command line check against (docs/limits.md). */
+const ics_field_range *ics_layout_field_range(ics_layout_field f);
+/* Whether v is in integer field f's range; else false and *error "NAME: expected an integer in
+ * LO..HI, got V" (name NULL: from "expected"), as ics_model_check_field. */
+bool ics_layout_check_field(ics_layout_field f, int64_t v, const char *name, GError **error);
+/* The gradient bucket in MiB, a number in ICS_LAYOUT_BUCKET_MB_MIN..MAX (NaN and infinities
+ * refused); the same form of error. */
+#define ICS_LAYOUT_BUCKET_MB_MIN 1e-3
+#define ICS_LAYOUT_BUCKET_MB_MAX 1e6
+bool ics_layout_check_bucket_mb(double mb, const char *name, GError **error);
+
 /* tp = pp = vp = dp = mbs = 1, gbs = 1, no sp, full recompute off (none), bf16 math with fp32
  * gradient reduction, Megatron's bucket rule, overlap on, no distributed optimizer, TP-PP-DP
  * placement, flash attention, not folded. */
@@ -65,6 +92,11 @@ ics_layout ics_layout_defaults(void);
  * pp (Megatron's rules). On failure false and sets *error saying what to change (ICS_ERROR_INPUT,
  * or ICS_ERROR_LIMIT past 2^24 GPUs or 2^20 micro-batches per stage). */
 bool ics_layout_check(const ics_layout *l, const ics_model *m, GError **error);
+/* The same, naming field f names[f] ("--tp", a scenario's "file:line:col: $.layout.tp"; a NULL
+ * entry: "layout: KEY") where the library's messages say "layout: tp". A rule between fields
+ * (pp x vp against the layers) names the first of them. */
+bool ics_layout_check_named(const ics_layout *l, const ics_model *m,
+                            const char *const names[ICS_LAYOUT_FIELD_COUNT], GError **error);
 
 int ics_layout_world(const ics_layout *l);        /* tp x pp x dp */
 int ics_layout_microbatches(const ics_layout *l); /* gbs / (mbs x dp) */

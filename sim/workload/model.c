@@ -40,35 +40,90 @@ ics_model ics_model_make(const char *name, int layers, int hidden, int heads, in
     return m;
 }
 
+/* The one set of ranges (model.h). The largest shipped model (models/models.json) has 128
+ * layers, hidden 25600, 160 heads, ffn 102400, vocabulary 128256 and sequence 8192; each bound
+ * leaves room for a hundred times that while keeping every product the generator forms
+ * (tokens x hidden, heads x head size) inside 64-bit counts. */
+static const ics_field_range model_ranges[ICS_MODEL_FIELD_COUNT] = {
+    [ICS_MODEL_LAYERS] = {"layers", 1, 100000}, [ICS_MODEL_HIDDEN] = {"hidden", 1, 1 << 22},
+    [ICS_MODEL_HEADS] = {"heads", 1, 1 << 16},  [ICS_MODEL_KV_HEADS] = {"kv_heads", 1, 1 << 16},
+    [ICS_MODEL_FFN] = {"ffn", 1, 1 << 24},      [ICS_MODEL_VOCAB] = {"vocab", 1, 1 << 24},
+    [ICS_MODEL_SEQ] = {"seq", 1, 1 << 24},
+};
+
+const ics_field_range *ics_model_field_range(ics_model_field f)
+{
+    g_assert((unsigned)f < ICS_MODEL_FIELD_COUNT);
+    return &model_ranges[f];
+}
+
+bool ics_model_check_field(ics_model_field f, int64_t v, const char *name, GError **error)
+{
+    const ics_field_range *r = ics_model_field_range(f);
+    return ics_check_int(name, v, r->lo, r->hi, error);
+}
+
+static int field_value(const ics_model *m, ics_model_field f)
+{
+    switch (f) {
+    case ICS_MODEL_LAYERS:
+        return m->layers;
+    case ICS_MODEL_HIDDEN:
+        return m->hidden;
+    case ICS_MODEL_HEADS:
+        return m->heads;
+    case ICS_MODEL_KV_HEADS:
+        return m->kv_heads;
+    case ICS_MODEL_FFN:
+        return m->ffn;
+    case ICS_MODEL_VOCAB:
+        return m->vocab;
+    case ICS_MODEL_SEQ:
+        return m->seq;
+    default:
+        g_assert_not_reached();
+    }
+}
+
+/* How field f is named in a message: names[f], else "model NAME: key" (transfer full). */
+static char *field_name(const ics_model *m, const char *const *names, ics_model_field f)
+{
+    if (names && names[f])
+        return g_strdup(names[f]);
+    return g_strdup_printf("model %s: %s", m->name, model_ranges[f].key);
+}
+
+static bool divides(const ics_model *m, const char *const *names, ics_model_field f, int v,
+                    ics_model_field of, GError **error)
+{
+    int n = field_value(m, of);
+    if (n % v == 0)
+        return true;
+    char *name = field_name(m, names, f);
+    g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT, "%s: expected a divisor of %s (%d), got %d",
+                name, model_ranges[of].key, n, v);
+    g_free(name);
+    return false;
+}
+
+bool ics_model_check_named(const ics_model *m, const char *const names[ICS_MODEL_FIELD_COUNT],
+                           GError **error)
+{
+    for (int f = 0; f < ICS_MODEL_FIELD_COUNT; f++) {
+        char *name = field_name(m, names, (ics_model_field)f);
+        bool ok = ics_model_check_field((ics_model_field)f, field_value(m, (ics_model_field)f),
+                                        name, error);
+        g_free(name);
+        if (!ok)
+            return false;
+    }
+    return divides(m, names, ICS_MODEL_HEADS, m->heads, ICS_MODEL_HIDDEN, error) &&
+           divides(m, names, ICS_MODEL_KV_HEADS, m->kv_heads, ICS_MODEL_HEADS, error);
+}
+
 bool ics_model_check(const ics_model *m, GError **error)
 {
-    const struct {
-        const char *what;
-        int v;
-    } pos[] = {{"layers", m->layers}, {"hidden", m->hidden},
-               {"heads", m->heads},   {"kv_heads", m->kv_heads},
-               {"ffn", m->ffn},       {"vocab", m->vocab},
-               {"seq", m->seq}};
-    for (size_t i = 0; i < G_N_ELEMENTS(pos); i++)
-        if (pos[i].v < 1) {
-            g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
-                        "model %s: %s: expected an integer >= 1, got %d", m->name, pos[i].what,
-                        pos[i].v);
-            return false;
-        }
-    if (m->hidden % m->heads) {
-        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
-                    "model %s: heads: expected a divisor of hidden (%d), got %d", m->name,
-                    m->hidden, m->heads);
-        return false;
-    }
-    if (m->heads % m->kv_heads) {
-        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
-                    "model %s: kv_heads: expected a divisor of heads (%d), got %d", m->name,
-                    m->heads, m->kv_heads);
-        return false;
-    }
-    return true;
+    return ics_model_check_named(m, NULL, error);
 }
 
 /* ---- parameter counts ------------------------------------------------------------------------ */
@@ -125,10 +180,12 @@ struct ics_model_catalog {
     GStringChunk *strings;
 };
 
-static void read_int(ics_jr *r, const cJSON *o, const char *key, bool req, int *out)
+/* A field in the one set of ranges (ics_model_field_range). */
+static void read_int(ics_jr *r, const cJSON *o, ics_model_field f, bool req, int *out)
 {
+    const ics_field_range *range = ics_model_field_range(f);
     int64_t v;
-    if (ics_jr_int(r, o, key, req, 1, 1 << 30, &v))
+    if (ics_jr_int(r, o, range->key, req, range->lo, range->hi, &v))
         *out = (int)v;
 }
 
@@ -153,14 +210,14 @@ static void read_model(ics_jr *r, ics_model_catalog *c, const char *name, const 
                     sizeof m.name, strlen(name));
         return;
     }
-    read_int(r, o, "layers", true, &m.layers);
-    read_int(r, o, "hidden", true, &m.hidden);
-    read_int(r, o, "heads", true, &m.heads);
+    read_int(r, o, ICS_MODEL_LAYERS, true, &m.layers);
+    read_int(r, o, ICS_MODEL_HIDDEN, true, &m.hidden);
+    read_int(r, o, ICS_MODEL_HEADS, true, &m.heads);
     m.kv_heads = m.heads;
-    read_int(r, o, "kv_heads", false, &m.kv_heads);
-    read_int(r, o, "ffn", true, &m.ffn);
-    read_int(r, o, "vocab", true, &m.vocab);
-    read_int(r, o, "seq", true, &m.seq);
+    read_int(r, o, ICS_MODEL_KV_HEADS, false, &m.kv_heads);
+    read_int(r, o, ICS_MODEL_FFN, true, &m.ffn);
+    read_int(r, o, ICS_MODEL_VOCAB, true, &m.vocab);
+    read_int(r, o, ICS_MODEL_SEQ, true, &m.seq);
     int e;
     if (ics_jr_enum(r, o, "activation", true, act_names, &e))
         m.act = (ics_activation)e;

@@ -29,14 +29,44 @@ typedef struct {
     bool tied_embeddings; /* the output layer reuses the input embedding */
 } ics_model;
 
+/* The integer fields a model is given by, in the order they are checked. */
+typedef enum {
+    ICS_MODEL_LAYERS,
+    ICS_MODEL_HIDDEN,
+    ICS_MODEL_HEADS,
+    ICS_MODEL_KV_HEADS,
+    ICS_MODEL_FFN,
+    ICS_MODEL_VOCAB,
+    ICS_MODEL_SEQ,
+    ICS_MODEL_FIELD_COUNT
+} ics_model_field;
+
+/* A field's key (the catalog's, the scenario's and, with "--", the command line's) and its
+ * range. The model's and the layout's (layout.h) are the one set of ranges the catalog, the
+ * scenario reader and the command line all check against (docs/limits.md). */
+typedef struct {
+    const char *key;
+    int64_t lo, hi;
+} ics_field_range;
+
+const ics_field_range *ics_model_field_range(ics_model_field f);
+/* Whether v is in field f's range; if not, false and *error (ICS_ERROR_INPUT, core/error.h's
+ * ics_check_int) "NAME: expected an integer in LO..HI, got V"; name is how the user gave the
+ * field ("--hidden"; NULL: the message starts at "expected"). */
+bool ics_model_check_field(ics_model_field f, int64_t v, const char *name, GError **error);
+
 /* A GPT-style model (gelu, layernorm, biases, learned positions, tied embeddings, multi-head)
  * from the numbers a command line gives. Check it with ics_model_check. */
 ics_model ics_model_make(const char *name, int layers, int hidden, int heads, int ffn, int vocab,
                          int seq);
 
-/* Whether the shapes make sense (all >= 1, hidden divisible by heads, heads by kv_heads); on
- * failure false and sets *error (ICS_ERROR_INPUT) naming the field. */
+/* Whether the shapes make sense (each field in its range, hidden divisible by heads, heads by
+ * kv_heads); on failure false and sets *error (ICS_ERROR_INPUT) "model NAME: KEY: expected ...".
+ * The _named form names field f names[f] instead ("--heads", a scenario's
+ * "file:line:col: $.model.heads"; a NULL entry: "model NAME: KEY"). */
 bool ics_model_check(const ics_model *m, GError **error);
+bool ics_model_check_named(const ics_model *m, const char *const names[ICS_MODEL_FIELD_COUNT],
+                           GError **error);
 
 /* Parameter counts. Per layer: `sharded` are split over tensor-parallel ranks (QKV, projection
  * and MLP weights, column-parallel biases), `replicated` are copied on each (norms, row-parallel

@@ -14,7 +14,18 @@ void ics_train_scenario_clear(ics_train_scenario *s)
 {
     g_free(s->system);
     g_free(s->engine);
+    for (int f = 0; f < ICS_MODEL_FIELD_COUNT; f++)
+        g_free(s->model_where[f]);
+    for (int f = 0; f < ICS_LAYOUT_FIELD_COUNT; f++)
+        g_free(s->layout_where[f]);
     ics_train_scenario_init(s);
+}
+
+/* Where o.key sits, kept for later checks (NULL when absent). */
+static char *where(ics_jr *r, const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return v ? ics_jr_where(r, v, key) : NULL;
 }
 
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
@@ -49,7 +60,10 @@ static void read_model(ics_jr *r, const cJSON *root, const ics_model_catalog *ca
     size_t mark = ics_jr_push_key(r, "model");
     static const char *const keys[] = {"name", "layers", "hidden", "heads",
                                        "ffn",  "vocab",  "seq",    NULL};
-    int64_t layers = 0, hidden = 0, heads = 0, ffn = 0, vocab = 0, seq = 0;
+    /* the fields by shape, in the one set of ranges (model.h); ffn defaults to 4 x hidden */
+    static const ics_model_field given[] = {ICS_MODEL_LAYERS, ICS_MODEL_HIDDEN, ICS_MODEL_HEADS,
+                                            ICS_MODEL_VOCAB,  ICS_MODEL_SEQ,    ICS_MODEL_FFN};
+    int64_t v[ICS_MODEL_FIELD_COUNT] = {0};
     const char *name = "custom";
     if (!cJSON_IsObject(m)) {
         char *got = ics_json_describe(m);
@@ -57,32 +71,33 @@ static void read_model(ics_jr *r, const cJSON *root, const ics_model_catalog *ca
         g_free(got);
     } else if (ics_jr_keys(r, m, keys)) {
         ics_jr_str(r, m, "name", false, &name);
-        ics_jr_int(r, m, "layers", true, 1, 100000, &layers);
-        ics_jr_int(r, m, "hidden", true, 1, 1 << 22, &hidden);
-        ics_jr_int(r, m, "heads", true, 1, 1 << 16, &heads);
-        ics_jr_int(r, m, "vocab", true, 1, 1 << 24, &vocab);
-        ics_jr_int(r, m, "seq", true, 1, 1 << 24, &seq);
-        ffn = 4 * hidden;
-        ics_jr_int(r, m, "ffn", false, 1, 1 << 24, &ffn);
+        for (size_t i = 0; i < G_N_ELEMENTS(given); i++) {
+            const ics_field_range *range = ics_model_field_range(given[i]);
+            if (given[i] == ICS_MODEL_FFN)
+                v[ICS_MODEL_FFN] = 4 * v[ICS_MODEL_HIDDEN];
+            ics_jr_int(r, m, range->key, given[i] != ICS_MODEL_FFN, range->lo, range->hi,
+                       &v[given[i]]);
+            s->model_where[given[i]] = where(r, m, range->key);
+        }
     }
     if (ics_jr_ok(r)) {
-        s->model = ics_model_make(name, (int)layers, (int)hidden, (int)heads, (int)ffn, (int)vocab,
-                                  (int)seq);
+        s->model = ics_model_make(name, (int)v[ICS_MODEL_LAYERS], (int)v[ICS_MODEL_HIDDEN],
+                                  (int)v[ICS_MODEL_HEADS], (int)v[ICS_MODEL_FFN],
+                                  (int)v[ICS_MODEL_VOCAB], (int)v[ICS_MODEL_SEQ]);
         s->have_model = true;
-        GError *err = NULL;
-        if (!ics_model_check(&s->model, &err)) {
-            ics_jr_fail(r, m, NULL, "%s", err->message);
-            g_error_free(err);
-        }
     }
     ics_jr_pop(r, mark);
 }
 
-static void read_int(ics_jr *r, const cJSON *o, const char *key, int lo, int hi, int *out)
+/* A layout field in the one set of ranges (layout.h), and where the file gave it. */
+static void read_field(ics_jr *r, const cJSON *o, ics_layout_field f, ics_train_scenario *s,
+                       int *out)
 {
+    const ics_field_range *range = ics_layout_field_range(f);
     int64_t v;
-    if (ics_jr_int(r, o, key, false, lo, hi, &v))
+    if (ics_jr_int(r, o, range->key, false, range->lo, range->hi, &v))
         *out = (int)v;
+    s->layout_where[f] = where(r, o, range->key);
 }
 
 static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
@@ -110,14 +125,15 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
                                        NULL};
     ics_layout *l = &s->layout;
     if (ics_jr_keys(r, o, keys)) {
-        read_int(r, o, "tp", 1, 1 << 16, &l->tp);
-        read_int(r, o, "pp", 1, 1 << 16, &l->pp);
-        read_int(r, o, "vp", 1, 1 << 10, &l->vp);
+        read_field(r, o, ICS_LAYOUT_TP, s, &l->tp);
+        read_field(r, o, ICS_LAYOUT_PP, s, &l->pp);
+        read_field(r, o, ICS_LAYOUT_VP, s, &l->vp);
         s->layout_dp = cJSON_HasObjectItem(o, "dp");
-        read_int(r, o, "dp", 1, 1 << 20, &l->dp);
-        read_int(r, o, "mbs", 1, 1 << 16, &l->mbs);
-        read_int(r, o, "gbs", 1, 1 << 30, &l->gbs);
+        read_field(r, o, ICS_LAYOUT_DP, s, &l->dp);
+        read_field(r, o, ICS_LAYOUT_MBS, s, &l->mbs);
+        read_field(r, o, ICS_LAYOUT_GBS, s, &l->gbs);
         ics_jr_bool(r, o, "sp", false, &l->sp);
+        s->layout_where[ICS_LAYOUT_SP] = where(r, o, "sp");
         ics_jr_bool(r, o, "dist_opt", false, &l->dist_opt);
         ics_jr_bool(r, o, "overlap_grad_reduce", false, &l->overlap_grad_reduce);
         ics_jr_bool(r, o, "fold", false, &l->fold);
@@ -133,8 +149,10 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
         if (ics_jr_enum(r, o, "grad_dtype", false, grad_names, &e))
             l->grad_dtype = grad_values[e];
         double mb;
-        if (ics_jr_num(r, o, "bucket_mb", false, 1e-3, 1e6, &mb))
+        if (ics_jr_num(r, o, "bucket_mb", false, ICS_LAYOUT_BUCKET_MB_MIN, ICS_LAYOUT_BUCKET_MB_MAX,
+                       &mb))
             l->bucket_bytes = (uint64_t)(mb * 1024 * 1024);
+        s->layout_where[ICS_LAYOUT_BUCKET_MB] = where(r, o, "bucket_mb");
     }
     ics_jr_pop(r, mark);
 }
@@ -157,7 +175,9 @@ bool ics_train_scenario_load(const char *path, const ics_model_catalog *catalog,
             s->system = g_path_is_absolute(sys) ? g_strdup(sys) : g_build_filename(dir, sys, NULL);
             g_free(dir);
         }
-        read_int(r, root, "nodes", 1, 1 << 20, &s->nodes);
+        int64_t nodes;
+        if (ics_jr_int(r, root, "nodes", false, 1, ICS_SCENARIO_NODES_MAX, &nodes))
+            s->nodes = (int)nodes;
         if (ics_jr_enum(r, root, "engine", false, engines, &e))
             s->engine = g_strdup(engines[e]);
         read_model(r, root, catalog, s);
@@ -165,6 +185,10 @@ bool ics_train_scenario_load(const char *path, const ics_model_catalog *catalog,
     }
     GError *e = ics_jr_take_error(r);
     ics_jr_free(r);
+    /* a model by shape whose fields clash (heads against hidden), named where the file gives
+     * them; the layout is checked against it once the command line's values are in */
+    if (!e && s->have_model && s->model_where[ICS_MODEL_LAYERS])
+        ics_model_check_named(&s->model, (const char *const *)s->model_where, &e);
     if (e) {
         g_propagate_error(err, e);
         return false;

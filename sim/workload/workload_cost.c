@@ -4,6 +4,7 @@
 #include "workload/workload_internal.h"
 #include "workload/compute.h"
 
+#include <limits.h>
 #include <math.h>
 
 static const char *const block_names[ICS_WL_BLOCK_COUNT] = {
@@ -30,6 +31,13 @@ typedef struct {
     ics_wl_cost *c;
 } kern;
 
+/* A GEMM dimension as the trace carries it (an int): only the tile utilization reads it, which
+ * is 1 at any size past 2^31, so larger ones (mbs x seq tokens) saturate rather than overflow. */
+static int dim(double x)
+{
+    return x < INT_MAX ? (int)x : INT_MAX;
+}
+
 static void add(kern *k, ics_work_kind w, ics_dtype d, double flops, double bytes, double m,
                 double n, double kk)
 {
@@ -43,9 +51,9 @@ static void add(kern *k, ics_work_kind w, ics_dtype d, double flops, double byte
                        .flops = flops,
                        .mem_bytes = bytes,
                        .dtype = d,
-                       .m = (int)m,
-                       .n = (int)n,
-                       .k = (int)kk};
+                       .m = dim(m),
+                       .n = dim(n),
+                       .k = dim(kk)};
     k->c->dur_ps += ics_compute_time(k->g, &op);
 }
 
