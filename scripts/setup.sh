@@ -5,7 +5,8 @@
 
 ICS_PACKAGES=(build-essential cmake pkg-config libglib2.0-dev libcjson-dev
               libprotobuf-c-dev protobuf-c-compiler libgsl-dev
-              clang clang-format libclang-rt-14-dev)
+              clang clang-format libclang-rt-14-dev
+              graphviz libxml2-utils librsvg2-bin libopenmpi-dev openmpi-bin)
 
 ics_missing_packages() {
     local p status

@@ -18,6 +18,7 @@ int ics_cli_collective(int argc, char **argv);
 int ics_cli_replay(int argc, char **argv);
 int ics_cli_train(int argc, char **argv);
 int ics_cli_calibrate(int argc, char **argv);
+int ics_cli_sweep(int argc, char **argv);
 
 /* Benchmarks run by `icsim bench NAME` (argv[0] is NAME). */
 int ics_bench_engine(int argc, char **argv);

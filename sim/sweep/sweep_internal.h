@@ -1,0 +1,77 @@
+/* What the sweep's files share: the study as plain C (sweep_read.c fills it), a
+ * configuration's settings merged from the base and its axes' values (sweep_config.c), the
+ * model with a configuration's overrides (sweep_model.c). Nothing outside sim/sweep/ includes
+ * this. */
+#ifndef ICS_SWEEP_INTERNAL_H
+#define ICS_SWEEP_INTERNAL_H
+
+#include "sweep/sweep.h"
+
+#include "collectives/comm.h"
+#include "hw/hw.h"
+
+/* What one axis value (or the base) sets; every field has an "unset" value, so that values
+ * merge: later axes override earlier ones, and everything overrides the base. */
+typedef struct {
+    char *system;      /* a model path (absolute or relative to the working directory) */
+    char *patch;       /* JSON merge patch (RFC 7386) on the model file's text, or NULL */
+    int nodes;         /* 0: unset */
+    int gpus_per_node; /* 0: unset */
+    char *fail;        /* failure specs (topo.h), or NULL */
+    int nics;          /* compute NICs kept per node; 0: unset */
+    char *engine;      /* "analytic", "packet", or NULL */
+    char *nccl_algo;   /* NCCL_ALGO, NCCL_PROTO as NCCL reads them, or NULL */
+    char *nccl_proto;
+    int nvls, collnet;              /* NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE: 0/1, -1 unset */
+    int min_channels, max_channels; /* NCCL_MIN/MAX_NCHANNELS; -1 unset */
+} ics_sweep_set;
+
+typedef struct {
+    char *name;
+    int n;
+    char **labels;
+    ics_sweep_set *values;
+} ics_sweep_axis;
+
+struct ics_sweep {
+    char *path, *name;
+    char fingerprint[17]; /* of the study's JSON, every row carries it: resuming checks it */
+    ics_sweep_set base;
+    /* the collective sweep */
+    ics_coll_op op;
+    uint64_t *sizes;
+    int nsizes;
+    int dtype_bytes;
+    char *dtype;
+    int root;
+    ics_coll_plan plan;
+    int naxes;
+    ics_sweep_axis *axes;
+    int nconfigs;
+    int *choice; /* nconfigs x naxes: the value index of each axis */
+};
+
+/* A configuration's settings: the base, then each axis's value in axis order (transfer full:
+ * clear with ics_sweep_set_clear). */
+void ics_sweep_config(const ics_sweep *s, int c, ics_sweep_set *out);
+void ics_sweep_set_clear(ics_sweep_set *set);
+/* Copies what src sets over dst (patches are merged, src's keys winning). */
+void ics_sweep_set_merge(ics_sweep_set *dst, const ics_sweep_set *src);
+
+/* The model of a configuration: `system` with `patch` merged into its file and `nodes` (0: the
+ * file's). Relative paths inside the file stay relative to its directory. NULL and *error when
+ * the merged model does not load. Transfer full. */
+ics_hw *ics_sweep_model_load(const char *system, const char *patch, int nodes, GError **error);
+/* RFC 7386: patch (JSON text) merged into base (JSON text); transfer full, NULL if either does
+ * not parse. */
+char *ics_sweep_merge_patch(const char *base, const char *patch);
+
+/* What every row of configuration c starts with: "c,label,..." and "{"config": c, "axes":
+ * {...}" (sweep_point.c; resuming compares it). Either GString may be NULL. */
+void ics_sweep_row_keys(const ics_sweep *s, int c, GString *csv, GString *json);
+
+/* CSV and JSON text of one field (sweep_out.c). */
+void ics_sweep_csv_field(GString *out, const char *s);
+void ics_sweep_json_string(GString *out, const char *s);
+
+#endif
