@@ -189,16 +189,54 @@ static void test_pending_at_free(void)
     ics_engine *eng = ics_engine_new(0);
     trace *t = trace_new();
     ics_event_id a = ics_engine_at(eng, 10, record, t, 1);
-    ics_engine_at(eng, ICS_TIME_MAX, record, t, 2);
+    ics_engine_at(eng, ICS_TIME_LIMIT - 1, record, t, 2);
     g_assert_cmpuint(ics_engine_pending(eng), ==, 2);
     g_assert_true(ics_engine_cancel(eng, a));
     g_assert_cmpuint(ics_engine_pending(eng), ==, 1);
-    g_assert_cmpuint(ics_engine_run(eng, ICS_TIME_MAX - 1), ==, 0);
+    g_assert_cmpuint(ics_engine_run(eng, ICS_TIME_LIMIT - 2), ==, 0);
     g_assert_cmpuint(ics_engine_pending(eng), ==, 1); /* reported, not fired: the caller decides */
     ics_engine_free(eng);
     g_assert_cmpuint(t->args->len, ==, 0);
     trace_free(t);
     ics_engine_free(NULL);
+}
+
+static void late_fire(ics_engine *eng, void *ctx, uint64_t arg)
+{
+    record(eng, ctx, arg);
+    /* a handler asks for a time past the horizon (a user's 100-day compute op): refused, and
+     * the run ends once this handler returns, although an event at 30 is still due */
+    g_assert_cmpuint(ics_engine_after(eng, ICS_TIME_LIMIT, record, ctx, 9), ==, ICS_EVENT_NONE);
+    g_assert_true(ics_engine_past_horizon(eng));
+}
+
+/* The horizon (time.h): events at or past ICS_TIME_LIMIT are refused, not asserted, and stop
+ * the run; every event fires before it; no delay can wrap the clock. */
+static void test_horizon(void)
+{
+    ics_engine *eng = ics_engine_new(0);
+    trace *t = trace_new();
+    g_assert_cmpuint(ics_engine_at(eng, ICS_TIME_LIMIT - 1, record, t, 1), !=, ICS_EVENT_NONE);
+    g_assert_false(ics_engine_past_horizon(eng));
+    ics_engine_at(eng, 10, late_fire, t, 2);
+    ics_engine_at(eng, 30, record, t, 3);
+    g_assert_cmpuint(ics_engine_run(eng, ICS_TIME_MAX), ==, 1);
+    g_assert_cmpint(ics_engine_now(eng), ==, 10);
+    g_assert_cmpuint(t->args->len, ==, 1);
+    g_assert_cmpuint(ics_engine_pending(eng), ==, 2); /* left to the caller, never fired */
+    g_assert_cmpuint(ics_engine_run(eng, ICS_TIME_MAX), ==, 0); /* over for good */
+    ics_engine_free(eng);
+
+    eng = ics_engine_new(0);
+    ics_engine_at(eng, 5, record, t, 4);
+    ics_engine_run(eng, ICS_TIME_MAX);
+    /* the largest delays of all: refused before any addition could overflow */
+    g_assert_cmpuint(ics_engine_after(eng, ICS_TIME_MAX, record, t, 5), ==, ICS_EVENT_NONE);
+    g_assert_cmpuint(ics_engine_at(eng, ICS_TIME_MAX, record, t, 6), ==, ICS_EVENT_NONE);
+    g_assert_true(ics_engine_past_horizon(eng));
+    g_assert_cmpuint(ics_engine_pending(eng), ==, 0);
+    ics_engine_free(eng);
+    trace_free(t);
 }
 
 /* Programming errors abort: scheduling in the past. */
@@ -225,5 +263,6 @@ int main(int argc, char **argv)
     g_test_add_func("/engine/stop", test_stop);
     g_test_add_func("/engine/pending-at-free", test_pending_at_free);
     g_test_add_func("/engine/past-asserts", test_past_asserts);
+    g_test_add_func("/engine/horizon", test_horizon);
     return g_test_run();
 }

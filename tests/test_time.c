@@ -1,6 +1,8 @@
 /* Serialization arithmetic: exact, rounded up, no overflow at terabytes per second. */
 #include "core/core.h"
 
+#include <math.h>
+
 #include <glib.h>
 
 static void test_exact(void)
@@ -21,10 +23,38 @@ static void test_rounds_up(void)
 
 static void test_large(void)
 {
-    /* 1 TiB at 1 B/s overflows int64 picoseconds: saturates instead of wrapping. */
-    g_assert_cmpint(ics_time_serialize(1ULL << 40, 1), ==, ICS_TIME_MAX);
+    /* 1 TiB at 1 B/s overflows int64 picoseconds: saturates at the horizon instead of
+     * wrapping, and so does anything past the horizon (1 TiB at 125 kB/s: 101 days) */
+    g_assert_cmpint(ics_time_serialize(1ULL << 40, 1), ==, ICS_TIME_LIMIT);
+    g_assert_cmpint(ics_time_serialize(1ULL << 40, 125000), ==, ICS_TIME_LIMIT);
+    g_assert_cmpint(ics_time_serialize(UINT64_MAX, 1), ==, ICS_TIME_LIMIT);
+    /* just inside: 2^62 - 1 bytes at 1 TB/s */
+    g_assert_cmpint(ics_time_serialize((1ULL << 62) - 1, 1000000000000ULL), ==, ICS_TIME_LIMIT - 1);
     /* 1 GiB at 450 GB/s = 2386092942.2 ps, rounded up */
     g_assert_cmpint(ics_time_serialize(1ULL << 30, 450000000000ULL), ==, INT64_C(2386092943));
+}
+
+/* Sums, products and conversions of durations saturate at the horizon: never wrap, never
+ * overflow (UBSan checks), so a time plus a duration always fits in int64. */
+static void test_saturating(void)
+{
+    g_assert_cmpint(ics_time_add(1, 2), ==, 3);
+    g_assert_cmpint(ics_time_add(ICS_TIME_LIMIT - 1, 1), ==, ICS_TIME_LIMIT);
+    g_assert_cmpint(ics_time_add(ICS_TIME_LIMIT, ICS_TIME_LIMIT), ==, ICS_TIME_LIMIT);
+    g_assert_cmpint(ics_time_add(ICS_TIME_MAX, ICS_TIME_MAX), ==, ICS_TIME_LIMIT);
+    g_assert_cmpint(ics_time_mul(3, 4), ==, 12);
+    g_assert_cmpint(ics_time_mul(0, UINT64_MAX), ==, 0);
+    g_assert_cmpint(ics_time_mul(ICS_PS_PER_S, UINT64_C(1) << 28), ==, ICS_TIME_LIMIT);
+    g_assert_cmpint(ics_time_mul(ICS_TIME_LIMIT, 1), ==, ICS_TIME_LIMIT);
+    g_assert_cmpint(ics_time_from_s(1.5e-12), ==, 2);
+    g_assert_cmpint(ics_time_from_s(1e6), ==, INT64_C(1000000) * ICS_PS_PER_S);
+    g_assert_cmpint(ics_time_from_s(1e33), ==, ICS_TIME_LIMIT); /* 1e24 FLOPs at 1e-9 TFLOP/s */
+    g_assert_cmpint(ics_time_from_s(INFINITY), ==, ICS_TIME_LIMIT);
+    g_assert_cmpint(ics_time_from_s(NAN), ==, 0);
+    g_assert_cmpint(ics_time_from_s(-1), ==, 0);
+    /* the horizon is what the messages say it is */
+    g_assert_cmpfloat(ics_time_to_s(ICS_TIME_LIMIT) / 86400, >, 53.35);
+    g_assert_cmpfloat(ics_time_to_s(ICS_TIME_LIMIT) / 86400, <, 53.45);
 }
 
 int main(int argc, char **argv)
@@ -33,5 +63,6 @@ int main(int argc, char **argv)
     g_test_add_func("/time/exact", test_exact);
     g_test_add_func("/time/rounds-up", test_rounds_up);
     g_test_add_func("/time/large", test_large);
+    g_test_add_func("/time/saturating", test_saturating);
     return g_test_run();
 }

@@ -3,6 +3,7 @@
  * (calib_fit.c) with the model's parameters changed in place. */
 #include "calibrate/calib_internal.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
@@ -299,6 +300,14 @@ bool ics_calib__simulate(ics_calib *c, bool before, GError **error)
             g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
                         "%s: the model cannot run %s on %d ranks", p->source,
                         ics_coll_op_name(p->op), p->nranks);
+            return false;
+        }
+        if (q->sim_us >= ics_time_to_us(ICS_TIME_LIMIT)) { /* saturated: see comm.h */
+            g_set_error(error, ICS_ERROR, ICS_ERROR_LIMIT,
+                        "%s: the model's %s of %" PRIu64 " bytes on %d ranks ends past the "
+                        "simulator's horizon of %s (docs/limits.md)",
+                        p->source, ics_coll_op_name(p->op), p->size_bytes, p->nranks,
+                        ICS_TIME_LIMIT_TEXT);
             return false;
         }
         if (before)

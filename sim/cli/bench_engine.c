@@ -81,6 +81,15 @@ int ics_bench_engine(int argc, char **argv)
                 INT32_MAX, pending, events, max_delay_ps);
         return ICS_EXIT_USAGE;
     }
+    char *what = g_strdup_printf("bench engine: %" G_GINT64_FORMAT " pending events x %d B",
+                                 pending, ICS_EVQ_BYTES_PER_EVENT);
+    ok = ics_budget_check((uint64_t)pending * ICS_EVQ_BYTES_PER_EVENT, what, &err);
+    g_free(what);
+    if (!ok) { /* estimated before the queue is sized: 2^31 events is 100 GB */
+        fprintf(stderr, "icsim %s\n", err->message);
+        g_error_free(err);
+        return ICS_EXIT_USAGE;
+    }
 
     /* xorshift must not start at 0; mix the seed so that nearby seeds diverge at once. */
     hold_state h = {.rng = ((uint64_t)seed ^ UINT64_C(0x9E3779B97F4A7C15)) | 1,

@@ -251,6 +251,15 @@ static int run(const coll_args *a)
             rc = ICS_EXIT_FAIL;
             goto done;
         }
+        if (res.time_ps >= ICS_TIME_LIMIT) { /* saturated: the run stopped at the horizon */
+            fprintf(stderr,
+                    "icsim collective: %s of %llu bytes on %d ranks of %s: ends past the "
+                    "simulator's horizon of %s (docs/limits.md)\n",
+                    ics_coll_op_name(a->op), (unsigned long long)row.size_bytes, nranks, a->system,
+                    ICS_TIME_LIMIT_TEXT);
+            rc = ICS_EXIT_USAGE;
+            goto done;
+        }
         ics_report_coll_time(a->op, nranks, (double)res.time_ps / 1e6, &row);
         ics_report_coll_row(style, &row, out);
         bw_sum += 2 * row.busbw_gbps; /* nccl-tests averages both columns */

@@ -20,7 +20,7 @@ void ics_algo_charge(const ics_algo_ctx *c, ics_sched *s, int id, uint64_t bytes
     uint64_t cta = c->cta_bytes_per_s * ctas;
     if (cta > 0)
         ics_sched_set_floor(s, id, ics_time_serialize(bytes, cta));
-    ics_sched_set_tail(s, id, c->sync_ps * syncs);
+    ics_sched_set_tail(s, id, ics_time_mul(c->sync_ps, (uint64_t)syncs)); /* saturates */
 }
 
 ics_time ics_algo_beyond_sync(const ics_algo_ctx *c, ics_time hop_ps)

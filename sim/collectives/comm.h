@@ -40,7 +40,8 @@ typedef struct {
 #define ICS_COLL_SET(x) (1u << (unsigned)(x))
 
 typedef struct {
-    ics_time time_ps; /* from the first rank's start to the last rank's end */
+    ics_time time_ps; /* from the first rank's start to the last rank's end; ICS_TIME_LIMIT
+                         when that is at or past the simulator's horizon (core/time.h) */
     ics_coll_algo algo;
     ics_coll_proto proto;
     int nchannels;

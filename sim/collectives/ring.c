@@ -325,16 +325,25 @@ static stream_cost stream_cost_of(const ics_algo_ctx *c, const int *order, int e
         red = red * (n - 1) / steps;
     ics_time lat, path,
         t = ring_edges(c, order, edges, ics_algo_wire(c, slice), after + red, &lat, &path);
-    ics_time extra = MAX(0, t_cta - t - lat) + c->sync_ps * group;
-    path += (ics_time)edges * extra;
-    ics_time t_slice = t + extra, nslices = (ics_time)(chain ? 1 : steps) * (ics_time)S;
-    stream_cost k = {.floor_ps = nslices * t_cta, .tail_ps = nslices * c->sync_ps * group};
+    /* saturating (core/time.h): a TiB on 0.001 Gb/s lanes is 10^6 slices of hours each */
+    ics_time extra = ics_time_add(MAX(0, t_cta - t - lat), ics_time_mul(c->sync_ps, group));
+    path = ics_time_add(path, ics_time_mul(extra, edges));
+    ics_time t_slice = ics_time_add(t, extra);
+    uint64_t nslices = (uint64_t)(chain ? 1 : steps) * (uint64_t)S;
+    stream_cost k = {.floor_ps = ics_time_mul(t_cta, nslices),
+                     .tail_ps = ics_time_mul(ics_time_mul(c->sync_ps, nslices), group)};
     /* what the stream takes alone, every slice at the slowest edge's rate */
-    ics_time own = MAX(nslices * t + lat, k.floor_ps) + k.tail_ps, total;
-    if (chain)
-        total = path + (ics_time)(S - 1) * t_slice;
-    else
-        total = MAX(own, (ics_time)((double)path * steps / n) + (ics_time)(S - 1) * t_slice);
+    ics_time own =
+        ics_time_add(MAX(ics_time_add(ics_time_mul(t, nslices), lat), k.floor_ps), k.tail_ps);
+    ics_time fill = ics_time_mul(t_slice, (uint64_t)(S - 1)), total;
+    if (chain) {
+        total = ics_time_add(path, fill);
+    } else {
+        double round = (double)path * steps / n; /* truncated, as it always was */
+        total =
+            MAX(own, ics_time_add(round < (double)ICS_TIME_LIMIT ? (ics_time)round : ICS_TIME_LIMIT,
+                                  fill));
+    }
     k.fill_ps = total > own ? total - own : 0;
     return k;
 }

@@ -44,14 +44,20 @@ void ics_sched_set_floor(ics_sched *s, int id, ics_time floor_ps);
 void ics_sched_set_tail(ics_sched *s, int id, ics_time tail_ps);
 int ics_sched_len(const ics_sched *s);
 
+/* A schedule being played. */
+typedef struct ics_sched_play ics_sched_play;
+
 /* Starts playing s (transfer full: freed once played) on engine e over net, its steps with no
  * dependencies now; calls done(e, ctx, tag) when the last step ends. Several schedules may play
- * on one network at once, sharing its links (trace replay). */
-void ics_sched_start(ics_sched *s, ics_engine *e, ics_net *net, ics_net_done_fn done, void *ctx,
-                     uint64_t tag);
+ * on one network at once, sharing its links (trace replay). Returns the play (transfer none):
+ * it frees itself, and s, just before calling done; until then ics_sched_abandon frees one whose
+ * engine stopped for good (past its horizon, engine.h), whose done will never come. */
+ics_sched_play *ics_sched_start(ics_sched *s, ics_engine *e, ics_net *net, ics_net_done_fn done,
+                                void *ctx, uint64_t tag);
+void ics_sched_abandon(ics_sched_play *p);
 
 /* Plays the schedule on a fresh engine and backend over topology t; returns the time the last
- * step ends. */
+ * step ends, or ICS_TIME_LIMIT if it would end at or past the simulator's horizon (time.h). */
 ics_time ics_sched_run(const ics_sched *s, const ics_topo *t, const ics_net_ops *backend,
                        const ics_net_params *params);
 

@@ -252,7 +252,7 @@ static bool tree_supports(const ics_algo_ctx *c)
 static ics_time hop_cost(const ics_algo_ctx *c, uint64_t chunk, ics_time transfer)
 {
     ics_time copy = tree_cta(c) ? ics_time_serialize(chunk, tree_cta(c)) : 0;
-    return MAX(transfer, copy) + c->sync_ps;
+    return ics_time_add(MAX(transfer, copy), c->sync_ps);
 }
 
 /* A channel's tree as one stream: every edge carries the channel's bytes up and the same bytes
@@ -272,15 +272,17 @@ static void tree_stream(const ics_algo_ctx *c, ics_sched *s, const rank_tree *rt
         int r = rt->order[o], nk = 0;
         while (nk < MAX_KIDS && rt->kids[r * MAX_KIDS + nk] >= 0)
             nk++;
-        up[r] += (ics_time)nk * ics_algo_reduce_time(c, sb);
+        /* sums saturate (core/time.h): hops of hours each on the slowest lanes */
+        up[r] = ics_time_add(up[r], ics_time_mul(ics_algo_reduce_time(c, sb), (uint64_t)nk));
         int p = rt->parent[r];
         if (p < 0)
             continue;
         double f = same_node(c, r, p) ? c->intra_wire_factor : c->net_wire_factor;
         uint64_t wire = ics_algo_wire_by(f, bytes);
         ics_time lat, t = ics_algo_hop_time(c, r, p, ics_algo_wire_by(f, sb), &lat);
-        slowest = MAX(slowest, t + lat);
-        ics_time at = up[r] + (nk > 0 ? hop_lat(c, r, p) : 0) + hop_cost(c, sb, t + lat);
+        slowest = MAX(slowest, ics_time_add(t, lat));
+        ics_time at = ics_time_add(ics_time_add(up[r], nk > 0 ? hop_lat(c, r, p) : 0),
+                                   hop_cost(c, sb, ics_time_add(t, lat)));
         up[p] = MAX(up[p], at);
         ics_net_leg l[2] = {
             {c->ranks[r], c->ranks[p], wire, (uint64_t)ch * 131071 + 2 * (uint64_t)r},
@@ -292,19 +294,20 @@ static void tree_stream(const ics_algo_ctx *c, ics_sched *s, const rank_tree *rt
         int r = rt->order[o], p = rt->parent[r];
         double f = same_node(c, r, p) ? c->intra_wire_factor : c->net_wire_factor;
         ics_time lat, t = ics_algo_hop_time(c, p, r, ics_algo_wire_by(f, sb), &lat);
-        down[r] = down[p] + hop_lat(c, p, r) + hop_cost(c, sb, t + lat);
-        fill = MAX(fill, up[rt->root] + down[r]);
+        down[r] = ics_time_add(ics_time_add(down[p], hop_lat(c, p, r)),
+                               hop_cost(c, sb, ics_time_add(t, lat)));
+        fill = MAX(fill, ics_time_add(up[rt->root], down[r]));
     }
     if (legs->len > 0) {
         /* the CTAs copy the channel's bytes each way no faster than their ceiling, and sync
          * after every chunk */
         ics_time floor_ps = tree_cta(c) ? ics_time_serialize(bytes, tree_cta(c)) : 0;
-        ics_time tail_ps = (ics_time)S * c->sync_ps;
+        ics_time tail_ps = ics_time_mul(c->sync_ps, (uint64_t)S);
         int id =
             ics_sched_stream(s, (const ics_net_leg *)(void *)legs->data, (int)legs->len, &start, 1);
         ics_sched_set_floor(s, id, floor_ps);
         ics_sched_set_tail(s, id, tail_ps);
-        slowest = MAX(slowest, floor_ps / S) + c->sync_ps;
+        slowest = ics_time_add(MAX(slowest, floor_ps / S), c->sync_ps);
         ics_sched_delay(s, fill > slowest ? fill - slowest : 0, &id, 1);
     }
     g_array_free(legs, TRUE);

@@ -1,6 +1,7 @@
 /* The engine loop: pop the earliest event, set the clock to its time, call its handler.
  * Invariant: now only increases, and every queued event's time is >= now (ics_engine_at asserts
- * it), which is exactly the monotone-queue precondition of ics_evq_push. */
+ * it), which is exactly the monotone-queue precondition of ics_evq_push; and below
+ * ICS_TIME_LIMIT, so that now plus any saturated duration fits in int64. */
 #include "core/engine.h"
 
 #include <glib.h>
@@ -11,6 +12,7 @@ struct ics_engine {
     uint64_t processed;
     bool running;
     bool stop_requested;
+    bool past_horizon; /* something was asked for at or past ICS_TIME_LIMIT: the run is over */
 };
 
 ics_engine *ics_engine_new(size_t capacity_hint)
@@ -34,19 +36,35 @@ ics_time ics_engine_now(const ics_engine *e)
     return e->now;
 }
 
+/* The user's input asked for more simulated time than the horizon: the run ends here. */
+static ics_event_id past_horizon(ics_engine *e)
+{
+    e->past_horizon = true;
+    return ICS_EVENT_NONE;
+}
+
 ics_event_id ics_engine_at(ics_engine *e, ics_time at, ics_event_fn fn, void *ctx, uint64_t arg)
 {
     g_assert(at >= e->now);
     g_assert(fn != NULL);
+    if (at >= ICS_TIME_LIMIT)
+        return past_horizon(e);
     return ics_evq_push(e->q, at, fn, ctx, arg);
 }
 
 ics_event_id ics_engine_after(ics_engine *e, ics_time delay_ps, ics_event_fn fn, void *ctx,
                               uint64_t arg)
 {
-    g_assert(delay_ps >= 0 && delay_ps <= ICS_TIME_MAX - e->now);
+    g_assert(delay_ps >= 0);
     g_assert(fn != NULL);
+    if (delay_ps >= ICS_TIME_LIMIT - e->now) /* now < ICS_TIME_LIMIT: no overflow */
+        return past_horizon(e);
     return ics_evq_push(e->q, e->now + delay_ps, fn, ctx, arg);
+}
+
+bool ics_engine_past_horizon(const ics_engine *e)
+{
+    return e->past_horizon;
 }
 
 bool ics_engine_cancel(ics_engine *e, ics_event_id id)
@@ -62,14 +80,14 @@ uint64_t ics_engine_run(ics_engine *e, ics_time until)
     e->stop_requested = false;
     uint64_t fired = 0;
     ics_event ev;
-    while (!e->stop_requested && ics_evq_pop_until(e->q, until, &ev)) {
+    while (!e->stop_requested && !e->past_horizon && ics_evq_pop_until(e->q, until, &ev)) {
         e->now = ev.at;
         e->processed++;
         fired++;
         ev.fn(e, ev.ctx, ev.arg);
     }
-    if (!e->stop_requested && until != ICS_TIME_MAX)
-        e->now = until;
+    if (!e->stop_requested && !e->past_horizon && until != ICS_TIME_MAX)
+        e->now = MIN(until, ICS_TIME_LIMIT - 1);
     e->running = false;
     e->stop_requested = false;
     return fired;

@@ -1,6 +1,8 @@
 /* The discrete-event engine: a clock plus an event queue, and the loop that fires events.
  * Invariant: the clock never goes backwards, and events fire in (time, scheduling order) order;
- * an event fires with the clock at exactly its time. No global state: engines are independent. */
+ * an event fires with the clock at exactly its time, always before ICS_TIME_LIMIT (time.h): an
+ * event asked for at or past it is not queued, and the run ends (ics_engine_past_horizon). No
+ * global state: engines are independent. */
 #ifndef ICS_ENGINE_H
 #define ICS_ENGINE_H
 
@@ -24,22 +26,32 @@ void ics_engine_free(ics_engine *e);
 ics_time ics_engine_now(const ics_engine *e);
 
 /* Schedules fn(e, ctx, arg) at absolute time at. at < now is a programming error (asserts);
- * at == now fires after every event already scheduled for now. ctx: transfer none. O(1). */
+ * at == now fires after every event already scheduled for now. ctx: transfer none. O(1).
+ * at >= ICS_TIME_LIMIT is not a programming error but a simulation that outlasts the horizon
+ * (times come from the user's input): nothing is queued, ICS_EVENT_NONE is returned, the
+ * engine notes it (ics_engine_past_horizon) and the run in progress, or the next one, returns
+ * before firing anything more. The caller reports it, as an ICS_ERROR_LIMIT error. */
 ics_event_id ics_engine_at(ics_engine *e, ics_time at, ics_event_fn fn, void *ctx, uint64_t arg);
 
-/* Schedules fn(e, ctx, arg) at now + delay_ps; delay_ps >= 0 and now + delay_ps must not
- * overflow (asserts). */
+/* Schedules fn(e, ctx, arg) at now + delay_ps; delay_ps >= 0 (asserts). Any delay is safe: one
+ * that ends at or past ICS_TIME_LIMIT is refused as ics_engine_at refuses it. */
 ics_event_id ics_engine_after(ics_engine *e, ics_time delay_ps, ics_event_fn fn, void *ctx,
                               uint64_t arg);
+
+/* True once something was scheduled at or past ICS_TIME_LIMIT: the run stopped there, and
+ * events still pending never fire (their contexts are the caller's to free). */
+bool ics_engine_past_horizon(const ics_engine *e);
 
 /* Cancels a pending event; true if it was pending, false if it already fired, was already
  * cancelled or id is ICS_EVENT_NONE. Safe from handlers. O(1) amortized. */
 bool ics_engine_cancel(ics_engine *e, ics_event_id id);
 
 /* Fires events in order while the earliest one is at or before until (>= now), or until a handler
- * calls ics_engine_stop. Returns the number of events fired by this call.
- * Clock on return: if stopped, the time of the event that stopped it; otherwise until, except
- * for until == ICS_TIME_MAX, where it stays at the last event's time once the queue is empty.
+ * calls ics_engine_stop or the horizon is passed. Returns the number of events fired by this
+ * call; 0 once past the horizon.
+ * Clock on return: if stopped (or past the horizon), the time of the last event fired;
+ * otherwise until (at most ICS_TIME_LIMIT - 1), except for until == ICS_TIME_MAX, where it stays
+ * at the last event's time once the queue is empty.
  * Not reentrant: calling it from a handler asserts. */
 uint64_t ics_engine_run(ics_engine *e, ics_time until);
 

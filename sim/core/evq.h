@@ -59,6 +59,10 @@ typedef struct {
     ics_event_id id; /* the handle push returned; already stale */
 } ics_event;
 
+/* What a pending event holds: its 40-byte entry in a bucket chunk, its slot's generation and
+ * free-stack word (measured 44 B per event at 10^7 and 4 x 10^7 pending; docs/limits.md). */
+#define ICS_EVQ_BYTES_PER_EVENT 48
+
 /* Creates an empty queue. capacity_hint: the expected peak of pending events (0 if unknown);
  * only pre-sizes the record array. Transfer full: free with ics_evq_free. */
 ics_evq *ics_evq_new(size_t capacity_hint);

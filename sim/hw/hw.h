@@ -180,9 +180,15 @@ typedef struct {
 
 typedef struct ics_hw ics_hw;
 
+/* The largest cluster the reader takes, in GPUs: five times the largest machines built (2^20;
+ * docs/limits.md). Its topology is also estimated against the memory budget (core/budget.h)
+ * before the load returns. */
+#define ICS_HW_MAX_CLUSTER_GPUS (1 << 20)
+
 /* Loads a node or cluster file (and the catalog it names). nodes_override > 0 replaces a
  * cluster's node count (error for a node file). Returns NULL and sets err (domain
- * ICS_JSON_ERROR) with "file:line:col: $.path: expected ..., got ..." on bad input.
+ * ICS_JSON_ERROR) with "file:line:col: $.path: expected ..., got ..." on bad input, a cluster
+ * past ICS_HW_MAX_CLUSTER_GPUS or one whose topology outgrows the memory budget included.
  * Transfer full: free with ics_hw_free. */
 ics_hw *ics_hw_load(const char *path, int nodes_override, GError **err);
 

@@ -11,6 +11,40 @@ static const char *const topology_names[] = {"fat-tree", NULL};
 
 #define ICS_HW__MAX_FABRIC_NICS (1 << 24)
 
+/* What a topology holds per device and per one-way channel (topo.c's records, labels, the
+ * adjacency): fitted on clusters of 1,024 to 262,144 nodes (58k to 3.4M devices), within 2% of
+ * the peak measured. docs/limits.md. */
+#define TOPO_BYTES_PER_DEV  128
+#define TOPO_BYTES_PER_CHAN 64
+
+/* The memory budget (core/budget.h) for the topology this cluster makes, counted from the
+ * node's parts and the fat-tree plan before any of it is built: per node its GPUs, NVSwitches,
+ * CPUs and PCIe devices, their links (NVLink bonds, PCIe and CPU links, one per compute NIC to
+ * the fabric); the fabric's switches and their bonds. Two channels per link. */
+static bool check_budget(const ics_hw *hw, const ics_fattree_plan *plan, GError **error)
+{
+    const ics_hw_node *n = &hw->node;
+    uint64_t node_devs = (uint64_t)n->gpus + n->n_nvswitches + n->n_cpus;
+    for (int i = 0; i < n->n_pcie; i++) /* a GPU's PCIe entry is the GPU, counted */
+        node_devs += n->pcie[i].kind != ICS_PCIE_GPU;
+    uint64_t node_links =
+        (uint64_t)n->n_nvbonds + n->n_pcie + (uint64_t)n->n_cpus * n->n_cpus + n->compute_nics;
+    uint64_t spines = (uint64_t)plan->pods * plan->spines_per_pod;
+    uint64_t fabric_devs = (uint64_t)plan->leaves + spines + plan->cores;
+    uint64_t fabric_links =
+        (uint64_t)plan->leaves * plan->spines_per_pod + spines * plan->cores_per_group;
+    uint64_t devs = ics_budget_mul_add(node_devs, (uint64_t)hw->nodes, fabric_devs);
+    uint64_t chans = 2 * ics_budget_mul_add(node_links, (uint64_t)hw->nodes, fabric_links);
+    uint64_t bytes = ics_budget_mul_add(devs, TOPO_BYTES_PER_DEV,
+                                        ics_budget_mul_add(chans, TOPO_BYTES_PER_CHAN, 0));
+    char *what = g_strdup_printf("a topology of %d nodes: about %" PRIu64
+                                 " devices x %d B and %" PRIu64 " channels x %d B",
+                                 hw->nodes, devs, TOPO_BYTES_PER_DEV, chans, TOPO_BYTES_PER_CHAN);
+    bool ok = ics_budget_check(bytes, what, error);
+    g_free(what);
+    return ok;
+}
+
 static void read_switch_params(ics_hw__ld *ld, const cJSON *o, ics_hw_fabric *f)
 {
     f->switch_type = ics_hw__ref_switch(ld, o, "switch");
@@ -95,12 +129,19 @@ bool ics_hw__read_fabric(ics_hw__ld *ld, const cJSON *o)
                     "expected at most %d compute NICs in a cluster, got %" PRId64
                     " (%d nodes x %d NICs)",
                     ICS_HW__MAX_FABRIC_NICS, nics, hw->nodes, hw->node.compute_nics);
+    int64_t gpus = (int64_t)hw->nodes * hw->node.gpus;
+    if (ics_jr_ok(ld->r) && gpus > ICS_HW_MAX_CLUSTER_GPUS)
+        ics_jr_fail(ld->r, o, NULL,
+                    "expected a cluster of at most %d GPUs, got %" PRId64 " (%d nodes x %d GPUs)",
+                    ICS_HW_MAX_CLUSTER_GPUS, gpus, hw->nodes, hw->node.gpus);
     ics_fattree_params p;
     ics_fattree_plan plan;
     GError *why = NULL;
     if (ics_jr_ok(ld->r)) {
         ics_hw_fattree_params(hw, &p);
         if (!ics_fattree_plan_make(&p, &plan, &why))
+            ics_jr_fail(ld->r, o, NULL, "%s", why->message);
+        else if (!check_budget(hw, &plan, &why))
             ics_jr_fail(ld->r, o, NULL, "%s", why->message);
         g_clear_error(&why);
     }

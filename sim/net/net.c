@@ -37,10 +37,14 @@ static const ics_net_ops *ops_of(const ics_net *n)
     return ((const ics_net_base *)n)->ops;
 }
 
+static void joins_free(ics_net_base *b);
+
 void ics_net_free(ics_net *n)
 {
-    if (n)
-        ops_of(n)->destroy(n);
+    if (!n)
+        return;
+    joins_free((ics_net_base *)n);
+    ops_of(n)->destroy(n);
 }
 
 void ics_net_send(ics_net *n, const ics_net_xfer *x)
@@ -60,13 +64,35 @@ void ics_net_reduce(ics_net *n, const int *srcs, int nsrc, int sw, const int *ds
     ops_of(n)->reduce(n, srcs, nsrc, sw, dsts, ndst, bytes, done, ctx, tag);
 }
 
-/* A stream on a backend without its own model: every leg a send; done after the last. */
-typedef struct {
+/* A stream on a backend without its own model: every leg a send; done after the last. The
+ * network lists the joins under way (a run may stop before their legs end). */
+typedef struct ics_net_legs_join {
+    ics_net_base *net;
     ics_net_done_fn done;
     void *ctx;
     uint64_t tag;
     int left;
+    struct ics_net_legs_join *prev, *next;
 } legs_join;
+
+static void join_unlink(legs_join *j)
+{
+    if (j->prev)
+        j->prev->next = j->next;
+    else
+        j->net->joins = j->next;
+    if (j->next)
+        j->next->prev = j->prev;
+}
+
+static void joins_free(ics_net_base *b)
+{
+    while (b->joins) {
+        legs_join *j = b->joins;
+        join_unlink(j);
+        g_free(j);
+    }
+}
 
 static void leg_done(ics_engine *e, void *ctx, uint64_t tag)
 {
@@ -75,6 +101,7 @@ static void leg_done(ics_engine *e, void *ctx, uint64_t tag)
     if (--j->left > 0)
         return;
     legs_join copy = *j;
+    join_unlink(j);
     g_free(j);
     copy.done(e, copy.ctx, copy.tag);
 }
@@ -87,8 +114,13 @@ void ics_net_stream(ics_net *n, const ics_net_leg *legs, int nlegs, ics_net_done
         ops_of(n)->stream(n, legs, nlegs, done, ctx, tag);
         return;
     }
+    ics_net_base *b = (ics_net_base *)n;
     legs_join *j = g_new(legs_join, 1);
-    *j = (legs_join){.done = done, .ctx = ctx, .tag = tag, .left = nlegs};
+    *j = (legs_join){
+        .net = b, .done = done, .ctx = ctx, .tag = tag, .left = nlegs, .next = b->joins};
+    if (b->joins)
+        b->joins->prev = j;
+    b->joins = j;
     for (int i = 0; i < nlegs; i++) {
         ics_net_xfer x = {.src = legs[i].src,
                           .dst = legs[i].dst,

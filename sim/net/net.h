@@ -117,9 +117,12 @@ void ics_net_stream(ics_net *n, const ics_net_leg *legs, int nlegs, ics_net_done
 void ics_net_get_stats(const ics_net *n, ics_net_stats *out);
 uint64_t ics_net_chan_bytes(const ics_net *n, int chan);
 
-/* Every backend begins its state with this header, so the wrappers can find the ops. */
+/* Every backend begins its state with this header (zeroed), so the wrappers can find the ops.
+ * joins: net.c's streams under way on a backend without its own (freed by ics_net_free, when a
+ * run stopped at the engine's horizon leaves some). */
 typedef struct {
     const ics_net_ops *ops;
+    struct ics_net_legs_join *joins;
 } ics_net_base;
 
 /* ---- accounting shared by the backends (net_common.c) ---- */

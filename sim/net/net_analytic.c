@@ -348,8 +348,9 @@ static void ev_fluid_end(ics_engine *e, void *ctx, uint64_t arg);
 static void flow_schedule(an_net *n, an_flow *f, ics_time now)
 {
     long double left = ceill(MAX(f->work, 0.0L) / f->speed);
-    g_assert(left < (long double)(ICS_TIME_MAX / 2));
-    f->ev = ics_engine_at(n->e, now + (ics_time)left, ev_fluid_end, f, 0);
+    /* a flow slowed to a crawl may need longer than the horizon: the engine refuses it */
+    ics_time d = left < (long double)ICS_TIME_LIMIT ? (ics_time)left : ICS_TIME_LIMIT;
+    f->ev = ics_engine_at(n->e, now + d, ev_fluid_end, f, 0);
 }
 
 /* Applies the new speeds: flows whose speed changed bring their work up to date and move
@@ -429,8 +430,7 @@ static ics_time fluid_ps(uint64_t bytes, uint32_t payload, ics_time max_ser)
 {
     unsigned __int128 num = (unsigned __int128)bytes * (uint64_t)max_ser;
     unsigned __int128 q = (num + payload - 1) / payload;
-    g_assert(q < (unsigned __int128)ICS_TIME_MAX);
-    return (ics_time)q;
+    return q < (unsigned __int128)ICS_TIME_LIMIT ? (ics_time)q : ICS_TIME_LIMIT;
 }
 
 /* total_ps: the flow's idle time. The fixed part is what the fluid part leaves of it; where

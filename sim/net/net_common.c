@@ -42,15 +42,17 @@ ics_time ics_net_tandem_time(int nst, const ics_time *s_full, const ics_time *s_
     if (n == 0 || nst == 0)
         return 0;
     ics_time sum_s = 0, sum_lambda = 0, max_s = 0, last_done = 0;
+    /* saturating sums: 2^28 packets of seconds each at a slow lane pass the horizon (time.h) */
     for (int h = 0; h < nst; h++) {
-        sum_s += s_full[h];
+        sum_s = ics_time_add(sum_s, s_full[h]);
         max_s = MAX(max_s, s_full[h]);
-        ics_time full_done = n > 1 ? sum_s + sum_lambda + (ics_time)(n - 2) * max_s : 0;
-        ics_time arrival = h == 0 ? 0 : last_done + lambda[h - 1];
-        last_done = MAX(arrival, full_done) + s_last[h];
-        sum_lambda += lambda[h];
+        ics_time full_done =
+            n > 1 ? ics_time_add(ics_time_add(sum_s, sum_lambda), ics_time_mul(max_s, n - 2)) : 0;
+        ics_time arrival = h == 0 ? 0 : ics_time_add(last_done, lambda[h - 1]);
+        last_done = ics_time_add(MAX(arrival, full_done), s_last[h]);
+        sum_lambda = ics_time_add(sum_lambda, lambda[h]);
     }
-    return last_done + lambda[nst - 1];
+    return ics_time_add(last_done, lambda[nst - 1]);
 }
 
 ics_time ics_net_idle_path_time(const ics_topo *t, const ics_route_path *p, uint64_t bytes,

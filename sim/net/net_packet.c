@@ -70,6 +70,26 @@ ics_time ics_pk_hop_ser_last(const ics_pk_hop *hop)
 
 /* ---- flow completion ---------------------------------------------------------------------- */
 
+/* Intrusive lists of what is under way (O(1) in and out): a run stopped at the engine's
+ * horizon leaves transfers whose events never fire, and destroy frees them. */
+#define LIVE_LINK(head, x)                                                                         \
+    do {                                                                                           \
+        (x)->prev = NULL;                                                                          \
+        (x)->next = (head);                                                                        \
+        if (head)                                                                                  \
+            (head)->prev = (x);                                                                    \
+        (head) = (x);                                                                              \
+    } while (0)
+#define LIVE_UNLINK(head, x)                                                                       \
+    do {                                                                                           \
+        if ((x)->prev)                                                                             \
+            (x)->prev->next = (x)->next;                                                           \
+        else                                                                                       \
+            (head) = (x)->next;                                                                    \
+        if ((x)->next)                                                                             \
+            (x)->next->prev = (x)->prev;                                                           \
+    } while (0)
+
 static void xfer_flow_done(ics_pk_net *n, ics_pk_xfer *x)
 {
     if (--x->pending > 0)
@@ -80,6 +100,7 @@ static void xfer_flow_done(ics_pk_net *n, ics_pk_xfer *x)
     ics_net_done_fn done = x->done;
     void *ctx = x->ctx;
     uint64_t tag = x->tag;
+    LIVE_UNLINK(n->live_xfers, x);
     g_free(x);
     if (done)
         done(n->e, ctx, tag);
@@ -93,6 +114,7 @@ void ics_pk_flow_finish(ics_pk_flow *f)
     ics_pk_net *n = f->net;
     if (f->deliver == NULL)
         n->stats.bytes_delivered += (f->npk - 1) * (uint64_t)f->payload + f->last_payload;
+    LIVE_UNLINK(n->live_flows, f);
     g_free(f);
     xfer_flow_done(n, x);
 }
@@ -475,6 +497,7 @@ ics_pk_flow *ics_pk_flow_new(ics_pk_net *n, ics_pk_xfer *x, const int *chans, in
         ics_pk_bt_claim(hop->ch, now, turn, now + 1);
     }
     x->pending++;
+    LIVE_LINK(n->live_flows, f);
     return f;
 }
 
@@ -492,6 +515,7 @@ ics_pk_xfer *ics_pk_xfer_new(ics_pk_net *n, ics_net_done_fn done, void *ctx, uin
     x->done = done;
     x->ctx = ctx;
     x->tag = tag;
+    LIVE_LINK(n->live_xfers, x);
     return x;
 }
 
@@ -614,6 +638,18 @@ ics_net *ics_pk_create(const ics_topo *t, ics_engine *e, const ics_net_params *p
 void ics_pk_destroy(ics_net *net)
 {
     ics_pk_net *n = (ics_pk_net *)net;
+    while (n->live_flows) {
+        ics_pk_flow *f = n->live_flows;
+        LIVE_UNLINK(n->live_flows, f);
+        g_free(f);
+    }
+    while (n->live_xfers) {
+        ics_pk_xfer *x = n->live_xfers;
+        LIVE_UNLINK(n->live_xfers, x);
+        if (x->cleanup)
+            x->cleanup(x);
+        g_free(x);
+    }
     for (int c = 0; c < ics_topo_nchans(n->t); c++)
         ics_cal_clear(&n->chans[c].cal);
     g_free(n->chans);

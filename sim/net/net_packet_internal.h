@@ -26,6 +26,7 @@ struct ics_pk_xfer {
     int pending;                     /* flows still running */
     ics_pk_join *join;               /* the join whose flows these are, or NULL */
     void (*cleanup)(ics_pk_xfer *x); /* called once the last flow is done, before done() */
+    ics_pk_xfer *prev, *next;        /* the backend's transfers not yet done, for destroy */
 };
 
 /* Where a flow's packets go once delivered, when something downstream waits for them packet by
@@ -69,10 +70,11 @@ struct ics_pk_flow {
     ics_time train_t0;  /* start of the current train pipeline */
     uint64_t train_k0;  /* packets committed before the current pipeline began */
     ics_event_id train_ev;
-    uint64_t bt_undelivered; /* packets of bounded trains whose delivery is not yet scheduled */
-    ics_time bt_deliver_at;  /* the latest delivery among them */
-    bool bounded;            /* the last train was bounded: a closed-form pipeline restarts */
-    bool fed;                /* hop 0 is fed by a join, not ready at start */
+    uint64_t bt_undelivered;  /* packets of bounded trains whose delivery is not yet scheduled */
+    ics_time bt_deliver_at;   /* the latest delivery among them */
+    bool bounded;             /* the last train was bounded: a closed-form pipeline restarts */
+    bool fed;                 /* hop 0 is fed by a join, not ready at start */
+    ics_pk_flow *prev, *next; /* the backend's unfinished flows, for destroy */
     int n_hops;
     ics_pk_hop hops[]; /* n_hops of them: flows are many, so only what the path needs */
 };
@@ -106,6 +108,9 @@ struct ics_pk_net {
     ics_net_params p;
     ics_pk_chan *chans;
     ics_net_stats stats;
+    /* what is under way, freed by destroy when a run stops early (the engine's horizon) */
+    ics_pk_xfer *live_xfers;
+    ics_pk_flow *live_flows;
 };
 
 /* ---- packets, flows, transfers (net_packet.c) ---- */

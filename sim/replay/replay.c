@@ -15,6 +15,13 @@
  * tuning.cc's base latency for Simple). */
 #define DEFAULT_P2P_LAT_PS (8400 * ICS_PS_PER_NS)
 
+/* What a replay holds per op, the trace's own record included (measured: GPT-3 175B on 1024
+ * GPUs unfolded, 14.6M ops, peaks at 2.9 GiB: 1.8 GB for the trace, 1.2 GB for the replay's
+ * state, spans and events), and per dependency (an int in the trace, a successor here).
+ * docs/limits.md. */
+#define REPLAY_BYTES_PER_OP  224
+#define REPLAY_BYTES_PER_DEP 12
+
 static int global_id(const ics_replay *r, int rank, int i)
 {
     return r->base[rank] + i;
@@ -147,10 +154,63 @@ static bool check_comms(ics_replay *r, GError **error)
     return ics_replay_classify_comms(r, error);
 }
 
+/* The memory budget (core/budget.h), before anything is allocated. */
+static bool check_budget(const ics_trace *tr, GError **error)
+{
+    uint64_t ops = 0, deps = 0;
+    for (int k = 0; k < ics_trace_nranks(tr); k++)
+        for (int i = 0; i < ics_trace_nops(tr, k); i++) {
+            int nd;
+            ics_trace_op_deps(tr, k, i, &nd);
+            ops++;
+            deps += (uint64_t)nd;
+        }
+    uint64_t bytes = ics_budget_mul_add(ops, REPLAY_BYTES_PER_OP,
+                                        ics_budget_mul_add(deps, REPLAY_BYTES_PER_DEP, 0));
+    char *what = g_strdup_printf("replay: %" PRIu64 " ops x %d B and %" PRIu64 " dependencies x "
+                                 "%d B",
+                                 ops, REPLAY_BYTES_PER_OP, deps, REPLAY_BYTES_PER_DEP);
+    bool ok = ics_budget_check(bytes, what, error);
+    g_free(what);
+    return ok;
+}
+
+/* "rank 3 op 17 (fwd.qkv)" for messages. Transfer full. */
+static char *op_label(const ics_replay *r, int g)
+{
+    int rank = r->ops[g].rank, i = g - r->base[rank];
+    const ics_trace_op *op = ics_trace_get_op(r->tr, rank, i);
+    if (!op->name || !*op->name)
+        return g_strdup_printf("rank %d op %d", rank, i);
+    return g_strdup_printf("rank %d op %d (%s)", rank, i, op->name);
+}
+
+/* Compute ops that alone last past the horizon, before the first event: the op and how long
+ * the GPU model says it takes. */
+static bool check_compute(const ics_replay *r, GError **error)
+{
+    int total = r->base[ics_trace_nranks(r->tr)];
+    for (int g = 0; g < total; g++) {
+        int rank = r->ops[g].rank;
+        const ics_trace_op *op = ics_trace_get_op(r->tr, rank, g - r->base[rank]);
+        if (op->kind != ICS_TOP_COMPUTE || ics_compute_time(r->gpu_type, op) < ICS_TIME_LIMIT)
+            continue;
+        char *label = op_label(r, g);
+        g_set_error(error, ICS_ERROR, ICS_ERROR_LIMIT,
+                    "%s: compute time %.3g s on GPU %s exceeds the simulator's horizon of %s "
+                    "(docs/limits.md)",
+                    label, ics_compute_seconds(r->gpu_type, op), r->gpu_type->name,
+                    ICS_TIME_LIMIT_TEXT);
+        g_free(label);
+        return false;
+    }
+    return true;
+}
+
 ics_replay *ics_replay_new(const ics_trace *tr, const ics_topo *t, const ics_replay_opts *o,
                            GError **error)
 {
-    if (!ics_trace_check(tr, error))
+    if (!ics_trace_check(tr, error) || !check_budget(tr, error))
         return NULL;
     ics_replay *r = g_new0(ics_replay, 1);
     r->tr = tr;
@@ -167,19 +227,36 @@ ics_replay *ics_replay_new(const ics_trace *tr, const ics_topo *t, const ics_rep
         return NULL;
     }
     build_graph(r);
-    if (!check_comms(r, error)) {
+    r->horizon_op = -1;
+    if (!check_compute(r, error) || !check_comms(r, error)) {
         ics_replay_free(r);
         return NULL;
     }
     r->memo = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     r->pairs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, ics_replay_pair_free);
+    r->xfers = g_hash_table_new_full(NULL, NULL, g_free, NULL);
     return r;
+}
+
+/* A run stopped at the horizon leaves calls and transfers that will never end: they are ours
+ * to free. */
+static void free_unfinished(ics_replay *r)
+{
+    for (int c = 0; r->comms && c < ics_trace_ncomms(r->tr); c++) {
+        ics_sched_abandon(r->comms[c].play);
+        r->comms[c].play = NULL;
+    }
+    if (r->xfers)
+        g_hash_table_remove_all(r->xfers);
 }
 
 void ics_replay_free(ics_replay *r)
 {
     if (!r)
         return;
+    free_unfinished(r);
+    if (r->xfers)
+        g_hash_table_destroy(r->xfers);
     if (r->comms)
         for (int c = 0; c < ics_trace_ncomms(r->tr); c++) {
             ics_comm_free(r->comms[c].comm);
@@ -235,9 +312,13 @@ void ics_replay_op_start(ics_replay *r, int g)
     st->ready = st->begin = ics_engine_now(r->e);
     st->started = true;
     switch (op->kind) {
-    case ICS_TOP_COMPUTE:
-        ics_engine_after(r->e, ics_compute_time(r->gpu_type, op), compute_done, r, (uint64_t)g);
+    case ICS_TOP_COMPUTE: {
+        ics_time dur = ics_compute_time(r->gpu_type, op);
+        if (dur >= ICS_TIME_LIMIT - st->begin) /* the engine refuses it: say which op */
+            ics_replay_past_horizon(r, g);
+        ics_engine_after(r->e, dur, compute_done, r, (uint64_t)g);
         break;
+    }
     case ICS_TOP_COLL:
         ics_replay_coll_arrive(r, g, op);
         break;
@@ -248,6 +329,29 @@ void ics_replay_op_start(ics_replay *r, int g)
     default:
         g_assert_not_reached();
     }
+}
+
+void ics_replay_past_horizon(ics_replay *r, int g)
+{
+    if (r->horizon_op < 0)
+        r->horizon_op = g;
+}
+
+/* The run passed the horizon: the op that would have ended past it, else the first op under
+ * way (a transfer or a collective on the shared network asked for the event). */
+static char *horizon_message(const ics_replay *r)
+{
+    int total = r->base[ics_trace_nranks(r->tr)], g = r->horizon_op;
+    for (int k = 0; g < 0 && k < total; k++)
+        if (r->ops[k].started && !r->ops[k].ended)
+            g = k;
+    char *label = g >= 0 ? op_label(r, g) : g_strdup("the replay");
+    char *msg =
+        g_strdup_printf("%s: started at %.6g s, ends past the simulator's horizon of %s "
+                        "(docs/limits.md)",
+                        label, g >= 0 ? ics_time_to_s(r->ops[g].begin) : 0.0, ICS_TIME_LIMIT_TEXT);
+    g_free(label);
+    return msg;
 }
 
 /* Names the first op that never ended and what it waits for. */
@@ -294,8 +398,13 @@ bool ics_replay_run(ics_replay *r, ics_replay_result *out, GError **error)
         if (r->ops[g].waiting == 0)
             ics_replay_op_start(r, g);
     ics_engine_run(r->e, ICS_TIME_MAX);
-    bool ok = r->remaining == 0;
-    if (!ok) {
+    bool past = ics_engine_past_horizon(r->e), ok = r->remaining == 0 && !past;
+    if (past) {
+        char *msg = horizon_message(r);
+        g_set_error_literal(error, ICS_ERROR, ICS_ERROR_LIMIT, msg);
+        g_free(msg);
+        free_unfinished(r);
+    } else if (!ok) {
         char *msg = stuck_message(r);
         g_set_error_literal(error, ICS_ERROR, ICS_ERROR_INPUT, msg);
         g_free(msg);

@@ -76,14 +76,18 @@ typedef struct {
 typedef struct ics_replay ics_replay;
 
 /* Checks the trace fits the topology (enough GPUs, the communicators' collectives can run) and
- * prepares the replay; NULL and sets *error (ICS_ERROR_INPUT) otherwise. The trace and topology
- * must outlive the replay. Transfer full. */
+ * prepares the replay; NULL and sets *error (ICS_ERROR_INPUT) otherwise, or ICS_ERROR_LIMIT when
+ * the replay would outgrow the memory budget (core/budget.h, estimated from the ops and
+ * dependencies before anything is built) or a compute op alone lasts past the simulator's
+ * horizon (ICS_TIME_LIMIT, naming the op). The trace and topology must outlive the replay.
+ * Transfer full. */
 ics_replay *ics_replay_new(const ics_trace *tr, const ics_topo *t, const ics_replay_opts *o,
                            GError **error);
 void ics_replay_free(ics_replay *r);
 
-/* Plays the whole trace once. False and sets *error (ICS_ERROR_INPUT) if it cannot finish (a
- * dependency cycle, a collective or recv some rank never reaches). */
+/* Plays the whole trace once. False and sets *error if it cannot finish: ICS_ERROR_INPUT for a
+ * dependency cycle, a collective or recv some rank never reaches; ICS_ERROR_LIMIT, naming the
+ * op, when simulated time would pass the horizon (ICS_TIME_LIMIT, 53 days). */
 bool ics_replay_run(ics_replay *r, ics_replay_result *out, GError **error);
 
 /* After a run: rank r's breakdown (transfer none). */

@@ -158,6 +158,7 @@ static void call_done(ics_engine *e, void *ctx, uint64_t c)
     ics_replay *r = ctx;
     comm_state *cs = &r->comms[c];
     int k = cs->next;
+    cs->play = NULL; /* it freed itself */
     for (int m = 0; m < cs->active; m++)
         ics_replay_op_end(r, cs->members[(size_t)k * (size_t)cs->active + (size_t)m]);
     cs->busy = false;
@@ -201,14 +202,17 @@ static void try_start(ics_replay *r, int c)
     const ics_trace_op *op = ics_trace_get_op(r->tr, st->rank, first - r->base[st->rank]);
     if (cs->memo) {
         r->colls_memo++;
-        ics_engine_after(r->e, memo_time(r, c, &op->coll), call_done, r, (uint64_t)c);
+        ics_time dur = memo_time(r, c, &op->coll); /* ICS_TIME_LIMIT: it never ends alone */
+        if (dur >= ICS_TIME_LIMIT - cs->calls[k].started)
+            ics_replay_past_horizon(r, first);
+        ics_engine_after(r->e, dur, call_done, r, (uint64_t)c);
         return;
     }
     r->colls_full++;
     ics_coll_result res;
     struct ics_sched *s = ics_comm_plan(cs->comm, &op->coll, &r->tuning, &res);
     g_assert(s); /* check_ops */
-    ics_sched_start(s, r->e, r->net, call_done, r, (uint64_t)c);
+    cs->play = ics_sched_start(s, r->e, r->net, call_done, r, (uint64_t)c);
 }
 
 void ics_replay_coll_arrive(ics_replay *r, int g, const ics_trace_op *op)

@@ -29,11 +29,12 @@ typedef struct {
     int active; /* members with ops: the call starts when they have arrived */
     int ncalls;
     call_state *calls;
-    int *members; /* ops (global ids) of call k: members[k * active .. + arrived) */
-    int next;     /* the call that runs next: calls run one after another */
-    bool busy;    /* a call is running */
-    bool memo;    /* its calls last what they take alone (see replay.h) */
-    char *sig;    /* memo key prefix: the communicator's shape */
+    int *members;                /* ops (global ids) of call k: members[k * active .. + arrived) */
+    int next;                    /* the call that runs next: calls run one after another */
+    bool busy;                   /* a call is running */
+    struct ics_sched_play *play; /* the running call's schedule (not memoized), or NULL */
+    bool memo;                   /* its calls last what they take alone (see replay.h) */
+    char *sig;                   /* memo key prefix: the communicator's shape */
 } comm_state;
 
 struct ics_replay {
@@ -58,7 +59,9 @@ struct ics_replay {
     bool ran;
     ics_engine *e;
     ics_net *net;
-    int remaining; /* ops not yet ended */
+    int remaining;     /* ops not yet ended */
+    int horizon_op;    /* the op found to end past ICS_TIME_LIMIT (global id), or -1 */
+    GHashTable *xfers; /* send/recv transfers under way (replay_p2p.c): freed if the run stops */
     uint64_t colls_full, colls_memo;
     /* results */
     ics_replay_rank *ranks;
@@ -75,6 +78,9 @@ void ics_replay_op_end(ics_replay *r, int g);
  * issues an operation no algorithm the tuning allows can run. */
 bool ics_replay_classify_comms(ics_replay *r, GError **error);
 void ics_replay_coll_arrive(ics_replay *r, int g, const ics_trace_op *op);
+
+/* How a collective call that must end past the horizon names itself (replay.c notes it). */
+void ics_replay_past_horizon(ics_replay *r, int g);
 
 /* replay_p2p.c */
 void ics_replay_p2p_post(ics_replay *r, int g, const ics_trace_op *op);

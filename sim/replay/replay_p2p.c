@@ -31,7 +31,7 @@ static void xfer_done(ics_engine *e, void *ctx, uint64_t tag)
     xfer *x = ctx;
     ics_replay *r = x->r;
     int send = x->send, recv = x->recv;
-    g_free(x);
+    g_hash_table_remove(r->xfers, x); /* frees it */
     ics_replay_op_end(r, send);
     ics_replay_op_end(r, recv);
 }
@@ -74,6 +74,7 @@ void ics_replay_p2p_post(ics_replay *r, int g, const ics_trace_op *op)
     }
     int match = GPOINTER_TO_INT(g_queue_pop_head(other));
     xfer *x = g_new(xfer, 1);
+    g_hash_table_add(r->xfers, x); /* the replay's until it is done: a run may stop first */
     *x = (xfer){.r = r,
                 .send = is_send ? g : match,
                 .recv = is_send ? match : g,

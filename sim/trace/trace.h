@@ -120,15 +120,17 @@ ics_trace *ics_trace_read(const char *path, const char *comm_groups, GError **er
  * "FILE:LINE:COL: $.ranks[3].ops[17].peer: expected ..., got ...") and checks everything the
  * replayer relies on; the writer produces the same format, deterministically. */
 
-/* The largest trace file the reader takes. Reading costs about 9 times the text in memory (the
- * cJSON tree), 12 for a bad file (read again to locate the error): 2 GiB of text, some 17M
- * ops, needs 20 GB or more. */
+/* The largest trace file the reader takes. Reading costs 13 to 16 times the text in memory
+ * (the cJSON tree), more for a bad file (read again to locate the error): before parsing, the
+ * reader estimates it from the text's values and objects and refuses a file past the memory
+ * budget (core/budget.h, docs/limits.md): 2 GiB of text needs some 30 GiB. */
 #define ICS_TRACE_JSON_MAX_BYTES ((size_t)1 << 31)
 
 /* Reads a trace file. NULL and sets *error (one line) on bad input: the JSON reader's domain
- * (core/json.h) for what it locates, ICS_ERROR_LIMIT for a file past ICS_TRACE_JSON_MAX_BYTES,
- * ICS_ERROR_IO for a regular file that cannot be read, ICS_ERROR_INPUT otherwise. A returned
- * trace passes ics_trace_check. Transfer full. Time and memory are linear in the file's size. */
+ * (core/json.h) for what it locates, ICS_ERROR_LIMIT for a file past ICS_TRACE_JSON_MAX_BYTES or
+ * the memory budget, ICS_ERROR_IO for a regular file that cannot be read, ICS_ERROR_INPUT
+ * otherwise. A returned trace passes ics_trace_check. Transfer full. Time and memory are linear
+ * in the file's size. */
 ics_trace *ics_trace_read_json(const char *path, GError **error);
 /* The same from memory; `name` is the file name used in messages. */
 ics_trace *ics_trace_read_json_text(const char *name, const char *text, size_t len, GError **error);
@@ -160,9 +162,15 @@ bool ics_trace_write_json_to(const ics_trace *t, FILE *f, GError **error);
  * prefix, or any one of the files). comm_groups: the groups file, or NULL for
  * `<prefix>.comm_groups.json` if it exists. O(nodes x streams) time and memory per rank, however
  * nodes chain. NULL and sets *error on bad input (one line: "FILE: node N (id I, "name"): what:
- * expected ..., got ..."; ICS_ERROR_INPUT, or the JSON reader's domain for the groups file) or
- * a file that cannot be read (ICS_ERROR_IO). Transfer full. */
+ * expected ..., got ..."; ICS_ERROR_INPUT, or the JSON reader's domain for the groups file), a
+ * file that cannot be read (ICS_ERROR_IO), or one past ICS_TRACE_CHAKRA_MAX_BYTES or the memory
+ * budget (ICS_ERROR_LIMIT, below). Transfer full. */
 ics_trace *ics_trace_read_chakra(const char *path, const char *comm_groups, GError **error);
+
+/* The largest rank file the Chakra reader takes (ICS_ERROR_LIMIT beyond). Each file is also
+ * estimated against the memory budget before it is read and before its nodes are unpacked
+ * (core/budget.h, docs/limits.md: about 9 bytes per byte of file and 576 per node). */
+#define ICS_TRACE_CHAKRA_MAX_BYTES ((size_t)1 << 31)
 
 /* The same from memory (tests, fuzzing): rank k's file is data[k] (len[k] bytes), no groups
  * file; `name` stands for every file in messages. */

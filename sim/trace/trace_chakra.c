@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <glib.h>
+#include <glib/gstdio.h>
 
 #include "trace/chakra/node.h"
 #include "et_def.pb-c.h"
@@ -49,6 +50,7 @@ typedef struct {
 
 typedef struct {
     int nranks;
+    uint64_t nodes; /* read so far, every rank: the memory budget counts their ops */
     rank_rec *ranks;
     GStringChunk *strs;
     GHashTable *groups;     /* key -> group_rec *, keys interned */
@@ -171,6 +173,60 @@ static void use_group(reader *r, int rank, int i)
 }
 
 /* ---- one file ------------------------------------------------------------------------------- */
+
+/* What reading costs (docs/limits.md): per byte of a rank's file, protobuf-c's unpacked nodes
+ * (their attributes are allocated one by one: ~8.4 bytes per byte measured on icsim-written
+ * nodes); per node of that file, the reader's state for it (ids, order, reach); per node of
+ * every rank, its pending op and the trace's. The estimate is 1.5 times the peak measured on
+ * traces of 200,000 and 800,000 nodes, one rank and eight. */
+#define CHAKRA_BYTES_PER_FILE_BYTE 9
+#define CHAKRA_BYTES_PER_NODE      256
+#define CHAKRA_BYTES_PER_OP        320
+
+/* Length-delimited messages in d: counted without storing them, to estimate before framing
+ * (a sparse file of zeros is a billion empty messages); stops at a malformed length, which
+ * frames() reports. */
+static uint64_t count_frames(const uint8_t *d, size_t len)
+{
+    uint64_t n = 0;
+    for (size_t at = 0; at < len; n++) {
+        uint64_t v = 0;
+        for (int shift = 0;; shift += 7) {
+            if (at >= len || shift > 63)
+                return n;
+            uint8_t b = d[at++];
+            v |= (uint64_t)(b & 0x7f) << shift;
+            if (!(b & 0x80))
+                break;
+        }
+        if (v > len - at)
+            return n + 1;
+        at += (size_t)v;
+    }
+    return n;
+}
+
+/* The memory budget (core/budget.h) for a rank's file of len bytes and `frames` messages (0:
+ * not yet counted, the file not yet read), on top of the ops of the ranks read before it. */
+static bool check_budget(reader *r, const char *file, uint64_t len, uint64_t frames)
+{
+    uint64_t bytes = ics_budget_mul_add(
+        r->nodes + frames, CHAKRA_BYTES_PER_OP,
+        ics_budget_mul_add(len, CHAKRA_BYTES_PER_FILE_BYTE,
+                           ics_budget_mul_add(frames, CHAKRA_BYTES_PER_NODE, 0)));
+    char *what = frames ? g_strdup_printf("%s: %" PRIu64 " bytes, %" PRIu64 " nodes, after %" PRIu64
+                                          " in the ranks before it",
+                                          file, len, frames, r->nodes)
+                        : g_strdup_printf("%s: %" PRIu64 " bytes to read, after %" PRIu64
+                                          " nodes in the ranks before it",
+                                          file, len, r->nodes);
+    GError *e = NULL;
+    bool ok = ics_budget_check(bytes, what, &e);
+    g_free(what);
+    if (!ok)
+        fail_with(r, e);
+    return ok;
+}
 
 /* Splits a file into its length-delimited messages: (offset, length) pairs. */
 static bool frames(reader *r, const char *file, const uint8_t *d, size_t len, GArray *out)
@@ -484,6 +540,10 @@ static bool meta_streams(reader *r, int rank, const char *file,
 
 static bool read_rank_data(reader *r, int rank, const char *file, const uint8_t *data, size_t len)
 {
+    uint64_t nframes = count_frames(data, len);
+    if (!check_budget(r, file, len, nframes))
+        return false;
+    r->nodes += nframes;
     GArray *fr = g_array_new(FALSE, FALSE, sizeof(size_t) * 2);
     GPtrArray *nodes = g_ptr_array_new();
     bool ok = frames(r, file, data, len, fr);
@@ -720,6 +780,22 @@ static char *prefix_of(const char *path)
     return g_strdup(path);
 }
 
+/* A rank's file before it is read: at most ICS_TRACE_CHAKRA_MAX_BYTES, and what it holds within
+ * the memory budget at the least (its bytes unpacked, nodes not yet counted). */
+static bool size_ok(reader *r, const char *file)
+{
+    GStatBuf st;
+    if (g_stat(file, &st) != 0)
+        return true; /* g_file_get_contents says why */
+    if ((guint64)st.st_size > ICS_TRACE_CHAKRA_MAX_BYTES) {
+        fail_with(r, g_error_new(ICS_ERROR, ICS_ERROR_LIMIT,
+                                 "%s: expected a rank's file of at most %zu MiB, got %lld bytes",
+                                 file, ICS_TRACE_CHAKRA_MAX_BYTES >> 20, (long long)st.st_size));
+        return false;
+    }
+    return check_budget(r, file, (uint64_t)st.st_size, 0);
+}
+
 ics_trace *ics_trace_read_chakra(const char *path, const char *comm_groups, GError **error)
 {
     char *prefix = prefix_of(path);
@@ -750,7 +826,9 @@ ics_trace *ics_trace_read_chakra(const char *path, const char *comm_groups, GErr
         char *f = g_strdup_printf("%s.%d.et", prefix, k), *data = NULL;
         gsize len = 0;
         GError *ge = NULL;
-        if (!g_file_get_contents(f, &data, &len, &ge)) {
+        if (!size_ok(r, f)) {
+            /* refused before reading */
+        } else if (!g_file_get_contents(f, &data, &len, &ge)) {
             fail_with(r,
                       g_error_new(ICS_ERROR, ICS_ERROR_IO, "%s: cannot read: %s", f, ge->message));
             g_error_free(ge);

@@ -54,11 +54,19 @@ static double op_seconds(const ics_hw_gpu_type *g, const ics_trace_op *op)
     return fmax(t_flop, t_mem) + fixed;
 }
 
+double ics_compute_seconds(const ics_hw_gpu_type *g, const ics_trace_op *op)
+{
+    if (op->duration_ps > 0)
+        return (double)op->duration_ps / ICS_PS_PER_S;
+    return op_seconds(g, op);
+}
+
 ics_time ics_compute_time(const ics_hw_gpu_type *g, const ics_trace_op *op)
 {
     if (op->duration_ps > 0)
-        return op->duration_ps;
-    return (ics_time)llround(op_seconds(g, op) * ICS_PS_PER_S);
+        return MIN(op->duration_ps, ICS_TIME_LIMIT);
+    /* 1e24 FLOPs at a nano-TFLOP/s is 1e33 s: past the horizon, saturated rather than wrapped */
+    return ics_time_from_s(op_seconds(g, op));
 }
 
 double ics_compute_gemm_eff(const ics_hw_gpu_type *g, int m, int n, int k, ics_dtype d)

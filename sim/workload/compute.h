@@ -12,8 +12,13 @@
 #include "trace/trace.h"
 
 /* The duration of compute op `op` on GPU type g (op->duration_ps when it is > 0). Ops of a
- * dtype the GPU has no peak for use bf16's, then fp16's, then fp32's. */
+ * dtype the GPU has no peak for use bf16's, then fp16's, then fp32's. Saturates at
+ * ICS_TIME_LIMIT (time.h): an op that long does not end within the simulator's horizon. */
 ics_time ics_compute_time(const ics_hw_gpu_type *g, const ics_trace_op *op);
+
+/* The same in seconds, unsaturated (possibly huge or infinite: a GPU of 1e-9 TFLOP/s), for
+ * messages that say how far past the horizon an op goes. */
+double ics_compute_seconds(const ics_hw_gpu_type *g, const ics_trace_op *op);
 
 /* The fraction of the dense peak an m x n x k GEMM of dtype d sustains on g, fill and drain
  * and launch included (what ics_compute_time implies when FLOPs bound it). */

@@ -15,6 +15,10 @@
 /* Model parameters (what the distributed optimizer all-gathers) stay 16-bit. */
 #define PARAM_BYTES 2
 
+/* Memory per op of a step, its trace and the replay that plays it (replay.c measures the same:
+ * GPT-3 175B on 1024 GPUs unfolded, 14.6M ops, peaks at 2.9 GiB). */
+#define STEP_BYTES_PER_OP 224
+
 typedef struct {
     const ics_model *m;
     const ics_layout *l;
@@ -409,6 +413,53 @@ static void setup(wl *w, const ics_model *m, const ics_layout *l, const ics_hw_g
     w->deferred = g_array_new(FALSE, FALSE, sizeof(double));
 }
 
+/* Each block of kernels must end within the simulator's horizon (core/time.h): the compute
+ * model saturates its time there, and a block that long is the model's part to name. */
+static bool check_blocks(const wl *w, GError **error)
+{
+    for (int b = 0; b < ICS_WL_BLOCK_COUNT; b++) {
+        const ics_wl_cost *c = &w->cost[b];
+        if (c->dur_ps < ICS_TIME_LIMIT)
+            continue;
+        g_set_error(error, ICS_ERROR, ICS_ERROR_LIMIT,
+                    "model %s: %s (one micro-batch on one tensor-parallel rank: %.3g FLOPs, "
+                    "%.3g bytes of HBM traffic) takes longer on GPU %s than the simulator's "
+                    "horizon of %s (docs/limits.md)",
+                    w->m->name, ics_wl__block_name((ics_wl_block)b), c->flops, c->bytes, w->g->name,
+                    ICS_TIME_LIMIT_TEXT);
+        return false;
+    }
+    return true;
+}
+
+/* The step's ops, counted from the layout before any is made (docs/workload.md, "Size"): per
+ * layer and micro-batch up to 6 forward (4 without sequence parallelism), twice that backward,
+ * three times with full recomputation, and 2 pipeline ops; 8 per micro-batch and chunk; one
+ * reduction per gradient bucket (two with the distributed optimizer). An upper estimate: GPT-3
+ * 175B on 1024 GPUs unfolded counts 21M for 14.6M made. */
+static uint64_t estimate_ops(const wl *w)
+{
+    const ics_layout *l = w->l;
+    uint64_t per_layer = (l->sp ? 6 : 4) * (l->recompute == ICS_RECOMPUTE_FULL ? 3 : 2) + 2;
+    uint64_t layers = (uint64_t)l->vp * (uint64_t)w->L;
+    double params = layers * (w->attn_params + w->mlp_params) + w->embed_params + w->head_params;
+    double buckets = params / MAX(w->bucket_params, 1.0) * (l->dist_opt ? 2 : 1) + 2;
+    uint64_t per_rank = ics_budget_mul_add((uint64_t)w->nmb, per_layer * layers + 8 * l->vp, 64);
+    per_rank += buckets < 1e15 ? (uint64_t)buckets : UINT64_C(1) << 50;
+    uint64_t ranks = l->fold ? (uint64_t)w->p : (uint64_t)ics_layout_world(l);
+    return ics_budget_mul_add(per_rank, ranks, 0);
+}
+
+static bool check_budget(const wl *w, GError **error)
+{
+    uint64_t ops = estimate_ops(w);
+    char *what = g_strdup_printf("model %s: a step of about %" G_GUINT64_FORMAT " ops x %d B",
+                                 w->m->name, ops, STEP_BYTES_PER_OP);
+    bool ok = ics_budget_check(ics_budget_mul_add(ops, STEP_BYTES_PER_OP, 0), what, error);
+    g_free(what);
+    return ok;
+}
+
 static void add_streams(ics_trace *tr, int rank)
 {
     static const char *const names[ICS_WL_STREAM_COUNT] = {
@@ -424,6 +475,11 @@ ics_trace *ics_workload_build(const ics_model *m, const ics_layout *l, const ics
         return NULL;
     wl w;
     setup(&w, m, l, g);
+    if (!check_blocks(&w, error) || !check_budget(&w, error)) {
+        g_array_free(w.buckets, TRUE);
+        g_array_free(w.deferred, TRUE);
+        return NULL;
+    }
     int world = ics_layout_world(l);
     w.trace = ics_trace_new(world);
     for (int r = 0; r < world; r++)

@@ -54,7 +54,10 @@ ics_wl_step *ics_workload_schedule(const ics_layout *l, int stage, int *n);
 
 /* The step as a trace of ics_layout_world(l) ranks (rank = ics_layout_rank), compute ops timed
  * for GPU type g. NULL and sets *error (as ics_model_check and ics_layout_check do, else
- * ICS_ERROR_INPUT) when the model or layout is invalid or the GPU cannot run the dtype.
+ * ICS_ERROR_INPUT) when the model or layout is invalid or the GPU cannot run the dtype;
+ * ICS_ERROR_LIMIT, before anything is built, when a block of kernels takes longer than the
+ * simulator's horizon (core/time.h, naming the model and the block) or the step's estimated ops
+ * outgrow the memory budget (core/budget.h).
  * O(ranks x micro-batches x layers) ops (see docs/workload.md for counts); with l->fold, only
  * the representative ranks get ops. Transfer full. */
 ics_trace *ics_workload_build(const ics_model *m, const ics_layout *l, const ics_hw_gpu_type *g,

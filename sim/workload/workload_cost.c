@@ -54,7 +54,7 @@ static void add(kern *k, ics_work_kind w, ics_dtype d, double flops, double byte
                        .m = dim(m),
                        .n = dim(n),
                        .k = dim(kk)};
-    k->c->dur_ps += ics_compute_time(k->g, &op);
+    k->c->dur_ps = ics_time_add(k->c->dur_ps, ics_compute_time(k->g, &op)); /* saturates */
 }
 
 /* Y (m x n) = X (m x k) . W (k x n) */
