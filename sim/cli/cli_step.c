@@ -25,6 +25,8 @@ void ics_cli_step_entries(ics_cli_step_args *a, GOptionEntry out[ICS_CLI_STEP_EN
          "timeline: link load sampling interval, microseconds (default 10; grows on long runs)",
          "US"},
         {"json", 0, 0, G_OPTION_ARG_NONE, &a->json, "print the report as JSON", NULL},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &a->plot,
+         "also draw where each rank's step went, a stacked bar per rank, as SVG", "FILE.svg"},
         {"packet-kib", 0, 0, G_OPTION_ARG_STRING, &a->packet_kib_text,
          "packet engine: payload per simulated packet, KiB (default 256; 4 is a network "
          "packet)",
@@ -66,7 +68,19 @@ bool ics_cli_step_check(const char *cmd, ics_cli_step_args *a)
         ics_cli_fail(cmd, err);
         return false;
     }
-    return !a->timeline || ics_cli_output_ok(cmd, "--timeline", a->timeline);
+    return (!a->timeline || ics_cli_output_ok(cmd, "--timeline", a->timeline)) &&
+           (!a->plot || ics_cli_output_ok(cmd, "--plot", a->plot));
+}
+
+/* --plot: the step's breakdown per rank (report_step_svg.c). */
+static bool write_plot(const ics_replay *r, const ics_replay_result *res, int nranks,
+                       const ics_topo *t, const char *path, GError **err)
+{
+    GString *svg = g_string_new(NULL);
+    ics_report_step_svg(r, res, nranks, ics_hw_name(ics_topo_hw(t)), svg);
+    bool ok = g_file_set_contents(path, svg->str, (gssize)svg->len, err);
+    g_string_free(svg, TRUE);
+    return ok;
 }
 
 /* Not given: the analytic engine memoizes every collective (its fidelity is the isolated
@@ -119,6 +133,9 @@ int ics_cli_step_run(const char *cmd, const ics_cli_step_args *a, const ics_trac
     } else if (a->timeline && !ics_timeline_write(r, tr, t, a->timeline, a->timeline_ranks, &err)) {
         fprintf(stderr, "icsim %s: --timeline: %s\n", cmd, err->message);
         rc = ics_error_exit_status(err); /* a file that cannot be written: 1 */
+    } else if (a->plot && !write_plot(r, &res, ics_trace_nranks(tr), t, a->plot, &err)) {
+        fprintf(stderr, "icsim %s: --plot: %s\n", cmd, err->message);
+        rc = ICS_EXIT_FAIL;
     }
     if (rc == ICS_EXIT_OK) {
         GString *out = g_string_new(NULL);
@@ -140,6 +157,7 @@ void ics_cli_step_args_clear(ics_cli_step_args *a)
     g_free(a->engine);
     g_free(a->colls);
     g_free(a->timeline);
+    g_free(a->plot);
     g_free(a->timeline_ranks_text);
     g_free(a->sample_us_text);
     g_free(a->packet_kib_text);

@@ -12,6 +12,7 @@ typedef struct {
     char *engine;   /* "analytic" (default) or "packet" */
     char *colls;    /* "auto" (default), "full", "memo" */
     char *timeline; /* a Chrome trace to write, or NULL */
+    char *plot;     /* the step's breakdown as SVG, or NULL */
     gboolean json;  /* the report as JSON on stdout */
     /* as given (NULL: not given), then as ics_cli_step_check reads them */
     char *timeline_ranks_text, *sample_us_text, *packet_kib_text;
@@ -26,7 +27,7 @@ typedef struct {
 #define ICS_CLI_SAMPLE_US_MAX  1e9
 
 /* The option entries for these fields, NULL-terminated, into out. */
-#define ICS_CLI_STEP_ENTRIES 8
+#define ICS_CLI_STEP_ENTRIES 9
 void ics_cli_step_entries(ics_cli_step_args *a, GOptionEntry out[ICS_CLI_STEP_ENTRIES]);
 /* Reads and checks the values, and that the timeline can be written (before anything runs); on
  * error prints "icsim CMD: ..." and returns false. */

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 typedef struct {
-    char *prefix, *csv, *json, *threads_text;
+    char *prefix, *csv, *json, *threads_text, *plot;
     gboolean restart, quiet;
 } sweep_args;
 
@@ -23,6 +23,25 @@ static void args_clear(sweep_args *a)
     g_free(a->csv);
     g_free(a->json);
     g_free(a->threads_text);
+    g_free(a->plot);
+}
+
+/* --plot: the rows the run left in `csv_path` as a picture (sweep_plot.c), written whole. */
+static bool plot(const ics_sweep *s, const char *csv_path, const char *svg_path)
+{
+    char *text = NULL;
+    GError *err = NULL;
+    GString *svg = g_string_new(NULL);
+    bool ok = g_file_get_contents(csv_path, &text, NULL, &err) &&
+              ics_sweep_svg(s, text, svg, &err) &&
+              g_file_set_contents(svg_path, svg->str, (gssize)svg->len, &err);
+    if (!ok) {
+        fprintf(stderr, "icsim sweep: --plot: %s\n", err->message);
+        g_error_free(err);
+    }
+    g_free(text);
+    g_string_free(svg, TRUE);
+    return ok;
 }
 
 static int usage_error(const char *fmt, const char *what)
@@ -32,7 +51,7 @@ static int usage_error(const char *fmt, const char *what)
 
 /* The CSV of a run without output files: through a private temporary file, printed whole
  * once the study ran (nothing on stdout if it did not). */
-static int to_stdout(const ics_sweep *s, ics_sweep_opts *o)
+static int to_stdout(const ics_sweep *s, ics_sweep_opts *o, const char *svg)
 {
     char *tmp = NULL;
     GError *err = NULL;
@@ -50,7 +69,9 @@ static int to_stdout(const ics_sweep *s, ics_sweep_opts *o)
     } else if (o->split == NULL || o->split->writer) {
         char *text = NULL;
         gsize len = 0;
-        if (g_file_get_contents(tmp, &text, &len, NULL))
+        if (svg && !plot(s, tmp, svg))
+            rc = ICS_EXIT_FAIL;
+        else if (g_file_get_contents(tmp, &text, &len, NULL))
             fwrite(text, 1, len, stdout);
         g_free(text);
     }
@@ -74,6 +95,8 @@ int ics_cli_sweep(int argc, char **argv)
         {"restart", 0, 0, G_OPTION_ARG_NONE, &a.restart,
          "start over: ignore rows already in the files", NULL},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet, "no progress line on stderr", NULL},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &a.plot,
+         "also draw bus bandwidth against size, a line per configuration, as SVG", "FILE.svg"},
         G_OPTION_ENTRY_NULL};
     const GOptionEntry *const groups[] = {entries, NULL};
     int rc = ICS_EXIT_USAGE;
@@ -101,8 +124,15 @@ int ics_cli_sweep(int argc, char **argv)
     csv = a.prefix ? g_strconcat(a.prefix, ".csv", NULL) : g_strdup(a.csv);
     json = a.prefix ? g_strconcat(a.prefix, ".jsonl", NULL) : g_strdup(a.json);
     if ((csv && !ics_cli_output_ok("sweep", a.prefix ? "-o" : "--csv", csv)) ||
-        (json && !ics_cli_output_ok("sweep", a.prefix ? "-o" : "--json", json)))
+        (json && !ics_cli_output_ok("sweep", a.prefix ? "-o" : "--json", json)) ||
+        (a.plot && !ics_cli_output_ok("sweep", "--plot", a.plot)))
         goto done;
+    if (a.plot && json && !csv) {
+        rc = usage_error("--plot draws the CSV's rows: expected -o PREFIX or --csv FILE with "
+                         "it%s",
+                         "");
+        goto done;
+    }
     s = ics_sweep_load(argv[1], &err);
     if (!s) {
         rc = ics_cli_fail("sweep", err);
@@ -117,11 +147,13 @@ int ics_cli_sweep(int argc, char **argv)
                         .progress = !a.quiet,
                         .split = mpi ? &split : NULL};
     if (!csv && !json) {
-        rc = to_stdout(s, &o);
+        rc = to_stdout(s, &o, a.plot);
     } else {
         int ran = 0, skipped = 0;
         if (ics_sweep_run(s, &o, &ran, &skipped, &err)) {
             rc = ICS_EXIT_OK;
+            if (a.plot && csv && (!mpi || split.writer) && !plot(s, csv, a.plot))
+                rc = ICS_EXIT_FAIL;
             if (!a.quiet && (!mpi || split.writer))
                 fprintf(stderr, "icsim sweep: %d configurations run, %d found done%s%s%s%s\n", ran,
                         skipped, csv ? ", " : "", csv ? csv : "", json ? ", " : "",

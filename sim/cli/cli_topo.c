@@ -1,5 +1,6 @@
 /* `icsim topo -s FILE`: what a hardware model builds. Text summary by default; --matrix adds
- * the nvidia-smi matrix, --json and --dot replace the text, --route A,B shows one route. */
+ * the nvidia-smi matrix, --json and --dot replace the text, --route A,B shows one route;
+ * --fail takes parts down first (docs/whatif.md), so each of these shows what is left. */
 #include "cli/cli.h"
 #include "cli/cli_common.h"
 #include "report/report.h"
@@ -31,7 +32,8 @@ static int route_arg(const ics_topo *t, const char *arg, GString *out)
 
 int ics_cli_topo(int argc, char **argv)
 {
-    char *system = NULL, *route = NULL, *nodes_text = NULL;
+    char *system = NULL, *route = NULL, *nodes_text = NULL, *dot_level = NULL;
+    char **fails = NULL;
     int nodes = 0;
     gboolean matrix = FALSE, json = FALSE, dot = FALSE;
     const GOptionEntry entries[] = {
@@ -41,6 +43,14 @@ int ics_cli_topo(int argc, char **argv)
         {"matrix", 0, 0, G_OPTION_ARG_NONE, &matrix, "add the nvidia-smi topo -m matrix", NULL},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print the facts as JSON", NULL},
         {"dot", 0, 0, G_OPTION_ARG_NONE, &dot, "print the graph as Graphviz DOT", NULL},
+        {"dot-level", 0, 0, G_OPTION_ARG_STRING, &dot_level,
+         "DOT: node (every device, default) or cluster (a vertex per set of nodes on the same "
+         "leaves); implies --dot",
+         "LEVEL"},
+        {"fail", 0, 0, G_OPTION_ARG_STRING_ARRAY, &fails,
+         "take a part down or slow it first (nvlink:gpu0-gpu1, nvswitch:nvsw2, nic:5:mlx5_3, "
+         "switch:spine3, link:leaf2-spine0@0.5, lanes:gpu0-nvsw1=2; repeatable)",
+         "SPEC"},
         {"route", 0, 0, G_OPTION_ARG_STRING, &route, "print the route between two devices",
          "SRC,DST"},
         G_OPTION_ENTRY_NULL};
@@ -61,20 +71,37 @@ int ics_cli_topo(int argc, char **argv)
         ics_cli_fail("topo", err);
         goto done;
     }
+    ics_dot_level level = ICS_DOT_NODE;
+    if (dot_level && strcmp(dot_level, "cluster") == 0)
+        level = ICS_DOT_CLUSTER;
+    else if (dot_level && strcmp(dot_level, "node") != 0) {
+        char *esc = g_strescape(dot_level, NULL);
+        ics_cli_fail("topo", g_error_new(ICS_ERROR, ICS_ERROR_INPUT,
+                                         "--dot-level: expected node or cluster, got \"%s\"", esc));
+        g_free(esc);
+        goto done;
+    }
     hw = ics_cli_load_hw(system, nodes);
     if (!hw)
         goto done;
     t = ics_topo_new(hw);
+    for (char **f = fails; f && *f; f++)
+        if (!ics_topo_fail(t, *f, &err)) {
+            ics_cli_fail("topo",
+                         g_error_new(ICS_ERROR, ICS_ERROR_INPUT, "--fail: %s", err->message));
+            g_error_free(err);
+            goto done;
+        }
     rc = ICS_EXIT_OK;
     if (route)
         rc = route_arg(t, route, out);
     else if (json)
         ics_report_topo_json(t, out);
-    else if (dot)
-        ics_report_topo_dot(t, out);
+    else if (dot || dot_level)
+        ics_report_topo_dot_level(t, level, out);
     else
         ics_report_topo_text(t, out);
-    if (matrix && !json && !dot && !route) {
+    if (matrix && !json && !dot && !dot_level && !route) {
         g_string_append_c(out, '\n');
         ics_report_topo_matrix(t, out);
     }
@@ -87,5 +114,7 @@ done:
     g_free(system);
     g_free(route);
     g_free(nodes_text);
+    g_free(dot_level);
+    g_strfreev(fails);
     return rc;
 }

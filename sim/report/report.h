@@ -16,7 +16,15 @@ void ics_report_topo_text(const ics_topo *t, GString *out);
 void ics_report_topo_matrix(const ics_topo *t, GString *out);
 /* The same facts as JSON (one object, 2-space indented, trailing newline). */
 void ics_report_topo_json(const ics_topo *t, GString *out);
-/* Graphviz DOT: one vertex per device, one edge per physical link (channel pair). */
+/* Graphviz DOT (report_dot.c), drawn to be read: at the node level one vertex per device,
+ * grouped in a cluster per node and one per fabric tier, one edge per physical link (channel
+ * pair) coloured by link family (a legend says which) with its width and bandwidth in a label
+ * smaller than the names, failed devices dashed in grey; at the cluster level (clusters only)
+ * one vertex per set of nodes cabled to the same leaves, the fabric's switches, and the links
+ * between two vertices added up into one edge. */
+typedef enum { ICS_DOT_NODE, ICS_DOT_CLUSTER } ics_dot_level;
+void ics_report_topo_dot_level(const ics_topo *t, ics_dot_level level, GString *out);
+/* The node level. */
 void ics_report_topo_dot(const ics_topo *t, GString *out);
 /* A route between two devices, hop by hop, with latency and bottleneck bandwidth. */
 void ics_report_route(const ics_topo *t, int src, int dst, GString *out);
@@ -89,6 +97,12 @@ void ics_report_step_text(const ics_replay *r, const ics_replay_result *res, int
 void ics_report_step_json(const ics_replay *r, const ics_replay_result *res, int nranks,
                           const ics_step_info *info, GString *out);
 
+/* One stacked bar per simulated rank (past 16, per group of consecutive ranks: their mean) of
+ * where its step went (compute, TP/PP/DP communication exposed, other, bubble), as SVG
+ * (report_step_svg.c, through ics_plot_svg_bars). */
+void ics_report_step_svg(const ics_replay *r, const ics_replay_result *res, int nranks,
+                         const char *title, GString *out);
+
 /* Timelines of a replay in the Chrome trace event format (JSON), which ui.perfetto.dev and
  * chrome://tracing open: one process per rank with one thread per stream, each op a complete
  * event ("X") from its start to its end (the time it waited for peers in its args), and a
@@ -100,5 +114,43 @@ void ics_report_step_json(const ics_replay *r, const ics_replay_result *res, int
  * on failure. False and sets *error (ICS_ERROR_IO) when the file cannot be written. */
 bool ics_timeline_write(const ics_replay *r, const ics_trace *tr, const ics_topo *t,
                         const char *path, int max_ranks, GError **error);
+
+/* ---- pictures (plot_svg.c): SVG written as text, no library ---- */
+
+/* One line of a chart: n points (x[i], y[i]), transfer none. Points with a non-finite or
+ * negative value (or x <= 0 on a log axis) are left out. */
+typedef struct {
+    const char *name; /* legend and tooltip */
+    int n;
+    const double *x, *y;
+    const char *color; /* "#rrggbb"; NULL: the palette's by position (ics_plot_color) */
+    bool dashed;       /* measured data beside simulated, say */
+    bool markers;      /* a dot at every point */
+} ics_plot_series;
+
+typedef struct {
+    const char *title, *x_label, *y_label;
+    bool log_x; /* x on a log2 axis with byte-size ticks (8 B .. 1 GiB): nccl-tests sweeps */
+    int nseries;
+    const ics_plot_series *series;
+} ics_plot;
+
+/* A line chart, y from 0, legend beside the plot (as many entries as fit; every line keeps
+ * its name as a tooltip). Always well-formed XML: text escaped and made valid UTF-8. */
+void ics_plot_svg_lines(const ics_plot *p, GString *out);
+
+/* A stacked bar chart: nbars bars of nparts parts each, values[bar x nparts + part] stacked
+ * from the bottom (non-finite or negative parts are left out). */
+typedef struct {
+    const char *title, *y_label;
+    int nbars, nparts;
+    const char *const *bar_names;
+    const char *const *part_names;
+    const double *values;
+} ics_plot_bars;
+void ics_plot_svg_bars(const ics_plot_bars *b, GString *out);
+
+/* The i-th colour of the palette (Tableau 10, cycling). */
+const char *ics_plot_color(int i);
 
 #endif

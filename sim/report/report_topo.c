@@ -282,25 +282,6 @@ void ics_report_topo_json(const ics_topo *t, GString *out)
 
 /* ---- DOT ---------------------------------------------------------------------------------- */
 
-void ics_report_topo_dot(const ics_topo *t, GString *out)
-{
-    static const char *const shapes[] = {"box",     "diamond",   "ellipse", "house",
-                                         "octagon", "component", "diamond"};
-    g_string_append_printf(out, "graph \"%s\" {\n  node [fontsize=10];\n",
-                           ics_hw_name(ics_topo_hw(t)));
-    for (int d = 0; d < ics_topo_ndevs(t); d++)
-        g_string_append_printf(out, "  \"%s\" [shape=%s];\n", ics_topo_dev_label(t, d),
-                               shapes[ics_topo_dev_get(t, d)->kind]);
-    for (int c = 0; c < ics_topo_nchans(t); c += 2) {
-        const ics_topo_chan *ch = ics_topo_chan_get(t, c);
-        g_string_append_printf(out, "  \"%s\" -- \"%s\" [label=\"%s x%d %.0f GB/s\"];\n",
-                               ics_topo_dev_label(t, ch->src), ics_topo_dev_label(t, ch->dst),
-                               ch->standard ? ch->standard->name : ics_chan_kind_name(ch->kind),
-                               ch->width, ch->bw_bytes_per_s / 1e9);
-    }
-    g_string_append(out, "}\n");
-}
-
 /* ---- a route ------------------------------------------------------------------------------ */
 
 void ics_report_route(const ics_topo *t, int src, int dst, GString *out)

@@ -80,4 +80,9 @@ typedef struct {
 bool ics_sweep_run(const ics_sweep *s, const ics_sweep_opts *o, int *done, int *skipped,
                    GError **error);
 
+/* The rows of a run (the CSV text ics_sweep_run wrote) as an SVG line chart: bus bandwidth
+ * against size on a log axis, one line per configuration named by its labels; rows with an
+ * error are left out. False and *error (ICS_ERROR_INPUT) if the rows are not this study's. */
+bool ics_sweep_svg(const ics_sweep *s, const char *csv, GString *out, GError **error);
+
 #endif
