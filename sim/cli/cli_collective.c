@@ -1,7 +1,9 @@
 /* `icsim collective OP -s SYSTEM -b MIN -e MAX -f FACTOR`: one nccl-tests sweep, simulated,
  * printed in nccl-tests' layout so that it diffs against a real log. Nothing is printed (and no
  * --json file written) unless every size ran. */
+#include "calibrate/calibrate.h"
 #include "cli/cli.h"
+#include "cli/cli_coll_nccltests.h"
 #include "cli/cli_common.h"
 #include "collectives/comm.h"
 #include "report/report.h"
@@ -83,11 +85,16 @@ struct ics_cli_coll_job {
     char *gpus_text, *nodes_text, *gpn_text;
     int gpus, nodes, gpus_per_node; /* 0: not given */
     int factor, root;
+    bool factor_given;
     uint64_t min_b, max_b;
     int dtype_bytes;
     const ics_net_ops *backend;
     ics_coll_plan plan_kind;
     ics_nccltests_style style;
+    ics_cli_nccltests nt;        /* nccl-tests' own flags */
+    char **fails;                /* --fail specs (topo.h), NULL-terminated */
+    gboolean compare, show_algo; /* --compare: also the intact system; --show-algo */
+    char *plot, *measured;       /* --plot FILE.svg, --measured LOG */
 };
 typedef struct ics_cli_coll_job coll_args;
 
@@ -105,10 +112,8 @@ static void header(const coll_args *a, const ics_topo *t, const int *gpus, int n
     const char *product = ics_hw_node_of(hw)->gpu_type->product;
     g_string_append_printf(out, "# icsim %s: %s, %d ranks, engine %s\n", ICS_VERSION,
                            ics_hw_name(hw), nranks, a->engine);
-    g_string_append_printf(out,
-                           "# nThread 1 nGpus 1 minBytes %llu maxBytes %llu step: %d(factor) "
-                           "warmup iters: 0 iters: 1 agg iters: 1 validation: 0 graph: 0\n",
-                           (unsigned long long)min_b, (unsigned long long)max_b, a->factor);
+    ics_report_failures(t, out);
+    ics_cli_nccltests_header(&a->nt, min_b, max_b, a->factor, out);
     if (tuning_err)
         g_string_append_printf(out, "# warning: %s\n", tuning_err);
     g_string_append(out, "#\n# Using devices\n");
@@ -139,8 +144,10 @@ static int check_sizes(coll_args *a)
     if (a->min_b > a->max_b)
         return usage_error("expected -b <= -e, got -b %s", a->min_s);
     GError *err = NULL;
-    if (!ics_check_int("-f", a->factor, 2, INT_MAX, &err))
+    if (!ics_check_int("-f", a->factor, 2, INT_MAX, &err) || !ics_cli_nccltests_check(&a->nt, &err))
         return ics_cli_fail("collective", err);
+    if (a->nt.step_bytes && a->factor_given)
+        return usage_error("expected -f FACTOR or -i BYTES, not both%s", "");
     return ICS_EXIT_OK;
 }
 
@@ -193,16 +200,160 @@ static int check_ranks(coll_args *a)
     return ICS_EXIT_OK;
 }
 
+/* One sweep's rows and the tuner's choices, in size order. */
+typedef struct {
+    GArray *rows; /* ics_coll_row */
+    GArray *res;  /* ics_coll_result */
+} sweep_rows;
+
+/* The next size: times the factor, or plus -i's bytes; false past max. */
+static bool next_size(const coll_args *a, uint64_t *size)
+{
+    uint64_t step = a->nt.step_bytes;
+    if (step ? *size > a->max_b - step : *size > a->max_b / (uint64_t)a->factor)
+        return false;
+    *size = step ? *size + step : *size * (uint64_t)a->factor;
+    return true;
+}
+
+/* Every size on s's communicator into *out; an exit status (the message printed) for a call
+ * that cannot run or passes the horizon. */
+static int run_sizes(const coll_args *a, const ics_cli_setup *s, const ics_coll_tuning *tuning,
+                     sweep_rows *out)
+{
+    out->rows = g_array_new(FALSE, TRUE, sizeof(ics_coll_row));
+    out->res = g_array_new(FALSE, TRUE, sizeof(ics_coll_result));
+    for (uint64_t size = a->min_b;;) {
+        ics_coll_row row = {.type = a->dtype,
+                            .redop = ics_report_coll_reduces(a->op) ? a->redop : "none"};
+        uint64_t count;
+        ics_coll_req req =
+            ics_coll_req_nccltests(a->op, size, a->dtype_bytes, a->root, s->nranks, &count);
+        ics_report_coll_request(&req, count, &row);
+        /* in place the simulated call is the same call: one run gives both columns */
+        ics_coll_result res;
+        if (!ics_comm_run(s->comm, &req, tuning, &res)) {
+            fprintf(stderr,
+                    "icsim collective: %s of %llu bytes cannot run on %s%s with the tuning "
+                    "asked for (NCCL_ALGO, NCCL_PROTO)\n",
+                    ics_coll_op_name(a->op), (unsigned long long)row.size_bytes, a->system,
+                    ics_topo_nfailures(s->t) ? " with the failures" : "");
+            return ICS_EXIT_FAIL;
+        }
+        if (res.time_ps >= ICS_TIME_LIMIT) { /* saturated: the run stopped at the horizon */
+            fprintf(stderr,
+                    "icsim collective: %s of %llu bytes on %d ranks of %s: ends past the "
+                    "simulator's horizon of %s (docs/limits.md)\n",
+                    ics_coll_op_name(a->op), (unsigned long long)row.size_bytes, s->nranks,
+                    a->system, ICS_TIME_LIMIT_TEXT);
+            return ICS_EXIT_USAGE;
+        }
+        ics_report_coll_time(a->op, s->nranks, (double)res.time_ps / 1e6, &row);
+        g_array_append_val(out->rows, row);
+        g_array_append_val(out->res, res);
+        if (!next_size(a, &size))
+            break;
+    }
+    return ICS_EXIT_OK;
+}
+
+static void sweep_rows_clear(sweep_rows *r)
+{
+    if (r->rows)
+        g_array_free(r->rows, TRUE);
+    if (r->res)
+        g_array_free(r->res, TRUE);
+}
+
+/* A system's set-up with the failures applied (none: intact); false (message printed) if the
+ * model does not load or refuses a failure. */
+static bool open_system(const coll_args *a, char **fails, ics_cli_setup *s)
+{
+    if (!ics_cli_setup_open(s, a->system, a->nodes))
+        return false;
+    for (char **f = fails; f && *f; f++) {
+        GError *err = NULL;
+        if (!ics_topo_fail(s->t, *f, &err)) {
+            fprintf(stderr, "icsim collective: --fail: %s\n", err->message);
+            g_error_free(err);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* --plot: the sweep (and, with --compare, the intact one; with --measured, a real log's
+ * tables of the same operation) as a picture. */
+static bool write_plot(const coll_args *a, const char *system, const sweep_rows *main_rows,
+                       const sweep_rows *intact)
+{
+    GError *err = NULL;
+    ics_meas *m = NULL;
+    GArray *curves = g_array_new(FALSE, TRUE, sizeof(ics_coll_curve));
+    GPtrArray *owned = g_ptr_array_new_with_free_func(g_free);
+    if (intact) {
+        ics_coll_curve c = {.name = "intact",
+                            .rows = (const ics_coll_row *)intact->rows->data,
+                            .n = (int)intact->rows->len};
+        g_array_append_val(curves, c);
+    }
+    ics_coll_curve sim = {.name = intact ? "with failures" : "simulated",
+                          .rows = (const ics_coll_row *)main_rows->rows->data,
+                          .n = (int)main_rows->rows->len};
+    g_array_append_val(curves, sim);
+    bool ok = true;
+    if (a->measured) {
+        m = ics_meas_new();
+        ok = ics_meas_read_file(m, a->measured, ics_coll_op_name(a->op), &err);
+        for (guint t = 0; ok && t < ics_meas_n_tables(m); t++) {
+            const ics_meas_table *tb = ics_meas_table_at(m, t);
+            if (tb->op != a->op)
+                continue;
+            ics_coll_row *rows = g_new0(ics_coll_row, tb->n_rows);
+            int n = 0;
+            for (guint i = 0; i < tb->n_rows; i++)
+                if (tb->rows[i].oop.busbw_gbps >= 0) {
+                    rows[n].size_bytes = tb->rows[i].size_bytes;
+                    rows[n++].busbw_gbps = tb->rows[i].oop.busbw_gbps;
+                }
+            char *base = g_path_get_basename(tb->source);
+            char *name = g_strdup_printf("measured: %s (%d ranks)", base, tb->nranks);
+            g_free(base);
+            g_ptr_array_add(owned, rows);
+            g_ptr_array_add(owned, name);
+            ics_coll_curve c = {.name = name, .rows = rows, .n = n, .measured = true};
+            g_array_append_val(curves, c);
+        }
+    }
+    if (ok) {
+        GString *svg = g_string_new(NULL);
+        char *title = g_strdup_printf("%s on %s", ics_coll_op_name(a->op), system);
+        ics_report_coll_svg(title, a->op, (const ics_coll_curve *)curves->data, (int)curves->len,
+                            svg);
+        ok = g_file_set_contents(a->plot, svg->str, (gssize)svg->len, &err);
+        g_free(title);
+        g_string_free(svg, TRUE);
+    }
+    if (!ok) {
+        fprintf(stderr, "icsim collective: %s: %s\n", a->measured && m ? "--measured" : "--plot",
+                err->message);
+        g_error_free(err);
+    }
+    ics_meas_free(m);
+    g_ptr_array_free(owned, TRUE);
+    g_array_free(curves, TRUE);
+    return ok;
+}
+
 static int run(const coll_args *a)
 {
-    uint64_t min_b = a->min_b, max_b = a->max_b;
-    int dtype_bytes = a->dtype_bytes;
-    const ics_net_ops *backend = a->backend;
-    ics_coll_plan plan = a->plan_kind;
-    ics_nccltests_style style = a->style;
-    ics_cli_setup su;
-    if (!ics_cli_setup_open(&su, a->system, a->nodes))
+    ics_cli_setup su = {0}, intact = {0};
+    sweep_rows rows = {0}, intact_rows = {0};
+    if (!open_system(a, a->fails, &su) || (a->compare && !open_system(a, NULL, &intact))) {
+        ics_cli_setup_close(&su);
+        ics_cli_setup_close(&intact);
         return ICS_EXIT_USAGE;
+    }
     int nodes = ics_topo_nodes(su.t), per_node = ics_topo_gpus_per_node(su.t);
     int total = nodes * per_node, rc = ICS_EXIT_USAGE;
     GError *warning = NULL;
@@ -225,52 +376,39 @@ static int run(const coll_args *a)
     }
     ics_coll_tuning tuning;
     ics_coll_tuning_from_env(&tuning, &warning);
-    tuning.plan = plan;
-    ics_cli_setup_comm(&su, g, nranks, backend, NULL);
-    header(a, su.t, su.gpus, nranks, min_b, max_b, warning ? warning->message : NULL, out);
-    ics_report_coll_columns(style, out);
+    tuning.plan = a->plan_kind;
+    tuning.gpus_per_thread = ics_cli_nccltests_gpus_per_thread(&a->nt);
+    ics_cli_setup_comm(&su, g, nranks, a->backend, NULL);
+    if (a->compare)
+        ics_cli_setup_comm(&intact, g, nranks, a->backend, NULL);
+    rc = run_sizes(a, &su, &tuning, &rows);
+    if (rc == ICS_EXIT_OK && a->compare)
+        rc = run_sizes(a, &intact, &tuning, &intact_rows);
+    if (rc != ICS_EXIT_OK)
+        goto done;
+    header(a, su.t, su.gpus, nranks, a->min_b, a->max_b, warning ? warning->message : NULL, out);
+    ics_report_coll_columns(a->style, out);
     if (a->json)
         json = ics_report_coll_json_new(ics_hw_name(su.hw), a->op, nranks, a->engine);
     double bw_sum = 0;
     int bw_count = 0;
-    rc = ICS_EXIT_OK;
-    for (uint64_t size = min_b; size <= max_b;) {
-        ics_coll_row row = {.type = a->dtype,
-                            .redop = ics_report_coll_reduces(a->op) ? a->redop : "none"};
-        uint64_t count;
-        ics_coll_req req =
-            ics_coll_req_nccltests(a->op, size, dtype_bytes, a->root, nranks, &count);
-        ics_report_coll_request(&req, count, &row);
-        /* in place the simulated call is the same call: one run gives both columns */
-        ics_coll_result res;
-        if (!ics_comm_run(su.comm, &req, &tuning, &res)) {
-            fprintf(stderr,
-                    "icsim collective: %s of %llu bytes cannot run on %s with the tuning "
-                    "asked for (NCCL_ALGO, NCCL_PROTO)\n",
-                    ics_coll_op_name(a->op), (unsigned long long)row.size_bytes, a->system);
-            rc = ICS_EXIT_FAIL;
-            goto done;
-        }
-        if (res.time_ps >= ICS_TIME_LIMIT) { /* saturated: the run stopped at the horizon */
-            fprintf(stderr,
-                    "icsim collective: %s of %llu bytes on %d ranks of %s: ends past the "
-                    "simulator's horizon of %s (docs/limits.md)\n",
-                    ics_coll_op_name(a->op), (unsigned long long)row.size_bytes, nranks, a->system,
-                    ICS_TIME_LIMIT_TEXT);
-            rc = ICS_EXIT_USAGE;
-            goto done;
-        }
-        ics_report_coll_time(a->op, nranks, (double)res.time_ps / 1e6, &row);
-        ics_report_coll_row(style, &row, out);
-        bw_sum += 2 * row.busbw_gbps; /* nccl-tests averages both columns */
+    for (guint i = 0; i < rows.rows->len; i++) {
+        const ics_coll_row *row = &g_array_index(rows.rows, ics_coll_row, i);
+        const ics_coll_result *res = &g_array_index(rows.res, ics_coll_result, i);
+        ics_report_coll_row(a->style, row, out);
+        if (a->show_algo) /* a comment column after the row */
+            ics_report_coll_algo_column(res, out);
+        bw_sum += 2 * row->busbw_gbps; /* nccl-tests averages both columns */
         bw_count += 2;
         if (json)
-            ics_report_coll_json_add(json, &row, &res);
-        if (size > max_b / (uint64_t)a->factor)
-            break;
-        size *= (uint64_t)a->factor;
+            ics_report_coll_json_add(json, row, res);
     }
     ics_report_coll_trailer(bw_count ? bw_sum / bw_count : 0.0, out);
+    if (a->compare)
+        ics_report_coll_compare((const ics_coll_row *)intact_rows.rows->data,
+                                (const ics_coll_result *)intact_rows.res->data,
+                                (const ics_coll_row *)rows.rows->data,
+                                (const ics_coll_result *)rows.res->data, (int)rows.rows->len, out);
     if (json) {
         char *text = ics_report_coll_json_text(json);
         GError *err = NULL;
@@ -281,13 +419,19 @@ static int run(const coll_args *a)
         }
         g_free(text);
     }
+    if (rc == ICS_EXIT_OK && a->plot &&
+        !write_plot(a, ics_hw_name(su.hw), &rows, a->compare ? &intact_rows : NULL))
+        rc = a->measured ? ICS_EXIT_USAGE : ICS_EXIT_FAIL;
     if (rc == ICS_EXIT_OK)
         ics_cli_emit(out);
 done:
     ics_report_coll_json_free(json);
     g_string_free(out, TRUE);
     g_clear_error(&warning);
+    sweep_rows_clear(&rows);
+    sweep_rows_clear(&intact_rows);
     ics_cli_setup_close(&su);
+    ics_cli_setup_close(&intact);
     return rc;
 }
 
@@ -299,6 +443,10 @@ void ics_cli_coll_job_free(ics_cli_coll_job *a)
                     a->json,   a->format, a->plan,  a->gpus_text, a->nodes_text, a->gpn_text};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_free(strs[i]);
+    ics_cli_nccltests_clear(&a->nt);
+    g_strfreev(a->fails);
+    g_free(a->plot);
+    g_free(a->measured);
     g_free(a);
 }
 
@@ -325,7 +473,7 @@ int ics_cli_collective_prepare(int argc, char **argv, bool help, ics_cli_coll_jo
 {
     coll_args *a = g_new0(coll_args, 1);
     *out = a;
-    a->factor = 2;
+    a->factor = INT_MIN; /* not given: 2, unless -i */
     const GOptionEntry entries[] = {
         {"system", 's', 0, G_OPTION_ARG_FILENAME, &a->system, "hardware model (node or cluster)",
          "FILE"},
@@ -352,8 +500,24 @@ int ics_cli_collective_prepare(int argc, char **argv, bool help, ics_cli_coll_jo
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &a->json, "also write the rows as JSON", "FILE"},
         {"format", 0, 0, G_OPTION_ARG_STRING, &a->format,
          "nccl-tests layout: classic (default, up to 2.16) or 2.17", "STYLE"},
+        {"show-algo", 0, 0, G_OPTION_ARG_NONE, &a->show_algo,
+         "a comment column after each row: the algorithm, protocol and channels NCCL's tuner "
+         "took",
+         NULL},
+        {"fail", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->fails,
+         "take a part down or slow it (nvlink:gpu0-gpu1, nvswitch:nvsw2, nic:5:mlx5_3, "
+         "switch:spine3, link:leaf2-spine0@0.5, lanes:gpu0-nvsw1=2; repeatable)",
+         "SPEC"},
+        {"compare", 0, 0, G_OPTION_ARG_NONE, &a->compare,
+         "with --fail: also run the intact system and print what changed", NULL},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &a->plot,
+         "also draw bus bandwidth against size as SVG", "FILE.svg"},
+        {"measured", 0, 0, G_OPTION_ARG_FILENAME, &a->measured,
+         "with --plot: overlay a real nccl-tests log (its tables of this operation)", "LOG"},
         G_OPTION_ENTRY_NULL};
-    const GOptionEntry *const groups[] = {entries, NULL};
+    GOptionEntry nccltests[ICS_CLI_NCCLTESTS_ENTRIES];
+    ics_cli_nccltests_entries(&a->nt, nccltests);
+    const GOptionEntry *const groups[] = {entries, nccltests, NULL};
     if (!ics_cli_parse_help("collective", "OP -s FILE -b MIN -e MAX",
                             "Simulate one nccl-tests sweep (OP: all_reduce all_gather "
                             "reduce_scatter alltoall broadcast reduce sendrecv).",
@@ -367,6 +531,13 @@ int ics_cli_collective_prepare(int argc, char **argv, bool help, ics_cli_coll_jo
                            argc == 2 ? argv[1] : "");
     if (!a->system)
         return usage_error("expected -s FILE%s", "");
+    a->factor_given = a->factor != INT_MIN;
+    if (!a->factor_given)
+        a->factor = 2;
+    if (a->compare && !a->fails)
+        return usage_error("--compare needs --fail SPEC: what to compare with%s", "");
+    if (a->measured && !a->plot)
+        return usage_error("--measured overlays a log on --plot: expected --plot FILE.svg%s", "");
     defaults(a);
     int rc = check_sizes(a);
     if (rc == ICS_EXIT_OK)
@@ -374,6 +545,8 @@ int ics_cli_collective_prepare(int argc, char **argv, bool help, ics_cli_coll_jo
     if (rc == ICS_EXIT_OK)
         rc = check_ranks(a);
     if (rc == ICS_EXIT_OK && a->json && !ics_cli_output_ok("collective", "--json", a->json))
+        rc = ICS_EXIT_USAGE;
+    if (rc == ICS_EXIT_OK && a->plot && !ics_cli_output_ok("collective", "--plot", a->plot))
         rc = ICS_EXIT_USAGE;
     return rc;
 }

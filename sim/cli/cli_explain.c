@@ -1,5 +1,6 @@
 /* `icsim explain`: how each bandwidth is derived, for teaching.
  *   icsim explain nvlink4          one standard of the catalog
+ *   icsim explain nvswitch3        one switch type of the catalog: ports x port rate
  *   icsim explain -s FILE          every link a GPU of the model uses, and the fabric */
 #include "cli/cli.h"
 #include "cli/cli_common.h"
@@ -54,6 +55,38 @@ static void explain_model(const ics_topo *t, GString *out)
     }
 }
 
+/* A switch type: what one port carries (its standard, derived), the ports together, what an
+ * in-network reduction (NVLS, SHARP) gets, and the latency a hop through it costs. */
+static void explain_switch(const ics_hw_switch_type *st, GString *out)
+{
+    g_string_append_printf(out, "%s (%s, %s)\n", st->name, st->product,
+                           ics_switch_kind_name(st->kind));
+    bool pcie = st->kind == ICS_SWITCH_PCIE;
+    double port = st->standard ? (double)ics_hw_standard_bw(st->standard, 1) : 0;
+    if (st->standard) {
+        g_string_append_printf(out, "one %s:\n", pcie ? "lane" : "port");
+        ics_link_explain(st->standard, 1, out);
+    }
+    g_string_append_printf(out,
+                           "%d %s x %.1f GB/s = %.1f GB/s per direction through the switch, "
+                           "%.1f GB/s both ways\n",
+                           st->ports, pcie ? "lanes" : "ports", port / 1e9, st->ports * port / 1e9,
+                           2 * st->ports * port / 1e9);
+    if (st->sharp) {
+        double red =
+            st->reduce_bw_bytes_per_s ? (double)st->reduce_bw_bytes_per_s : st->ports * port;
+        g_string_append_printf(out, "in-network reduction (%s): %.1f GB/s of reduced data%s\n",
+                               st->kind == ICS_SWITCH_NVSWITCH ? "NVLS" : "SHARP", red / 1e9,
+                               st->reduce_bw_bytes_per_s ? ""
+                                                         : " (the catalog gives no figure: line "
+                                                           "rate on every port at once)");
+    }
+    g_string_append_printf(out, "a hop through it: %.0f ns port to port\n",
+                           ics_time_to_us(st->latency_ps) * 1e3);
+    if (st->source)
+        g_string_append_printf(out, "source: %s\n", st->source);
+}
+
 int ics_cli_explain(int argc, char **argv)
 {
     char *system = NULL, *catalog = NULL, *nodes_text = NULL;
@@ -72,7 +105,8 @@ int ics_cli_explain(int argc, char **argv)
                        &argc, &argv))
         goto done;
     if ((system != NULL) == (argc == 2) || argc > 2) {
-        fprintf(stderr, "icsim explain: expected -s FILE or one standard name (e.g. nvlink4)\n");
+        fprintf(stderr, "icsim explain: expected -s FILE or one standard or switch name (e.g. "
+                        "nvlink4, nvswitch3)\n");
         goto done;
     }
     GError *nerr = NULL;
@@ -95,16 +129,23 @@ int ics_cli_explain(int argc, char **argv)
             goto done;
         }
         const ics_hw_standard *s = ics_hw_standard_find(hw, argv[1]);
-        if (!s) {
-            int n;
+        const ics_hw_switch_type *st = ics_hw_switch_type_find(hw, argv[1]);
+        if (!s && !st) {
+            int n, m;
             const ics_hw_standard *const *all = ics_hw_standards(hw, &n);
-            fprintf(stderr, "icsim explain: expected a standard of the catalog (");
+            const ics_hw_switch_type *const *sws = ics_hw_switch_types(hw, &m);
+            fprintf(stderr, "icsim explain: expected a standard or a switch of the catalog (");
             for (int i = 0; i < n; i++)
                 fprintf(stderr, "%s%s", i ? ", " : "", all[i]->name);
+            for (int i = 0; i < m; i++)
+                fprintf(stderr, ", %s", sws[i]->name);
             fprintf(stderr, "), got \"%s\"\n", argv[1]);
             goto done;
         }
-        ics_link_explain(s, 0, out);
+        if (s)
+            ics_link_explain(s, 0, out);
+        else
+            explain_switch(st, out);
     }
     ics_cli_emit(out);
     rc = ICS_EXIT_OK;

@@ -27,6 +27,10 @@ void ics_cli_step_entries(ics_cli_step_args *a, GOptionEntry out[ICS_CLI_STEP_EN
         {"json", 0, 0, G_OPTION_ARG_NONE, &a->json, "print the report as JSON", NULL},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &a->plot,
          "also draw where each rank's step went, a stacked bar per rank, as SVG", "FILE.svg"},
+        {"fail", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->fails,
+         "take a part down or slow it first (nvswitch:nvsw2, nic:5:mlx5_3, switch:spine3, "
+         "link:leaf2-spine0@0.5, ...; repeatable; docs/whatif.md)",
+         "SPEC"},
         {"packet-kib", 0, 0, G_OPTION_ARG_STRING, &a->packet_kib_text,
          "packet engine: payload per simulated packet, KiB (default 256; 4 is a network "
          "packet)",
@@ -97,8 +101,8 @@ static ics_replay_colls colls_mode(const char *s, const char *engine)
     return ICS_REPLAY_AUTO;
 }
 
-int ics_cli_step_run(const char *cmd, const ics_cli_step_args *a, const ics_trace *tr,
-                     const ics_topo *t, const int *gpu_of_rank, const ics_step_info *info)
+int ics_cli_step_run(const char *cmd, const ics_cli_step_args *a, const ics_trace *tr, ics_topo *t,
+                     const int *gpu_of_rank, const ics_step_info *info)
 {
     GError *warning = NULL;
     const char *engine = a->engine ? a->engine : "analytic";
@@ -119,6 +123,12 @@ int ics_cli_step_run(const char *cmd, const ics_cli_step_args *a, const ics_trac
     if (a->timeline)
         o.sample_ps = (ics_time)((a->sample_us > 0 ? a->sample_us : 10) * ICS_PS_PER_US);
     GError *err = NULL;
+    for (char **f = a->fails; f && *f; f++)
+        if (!ics_topo_fail(t, *f, &err)) {
+            fprintf(stderr, "icsim %s: --fail: %s\n", cmd, err->message);
+            g_error_free(err);
+            return ICS_EXIT_USAGE;
+        }
     ics_replay *r = ics_replay_new(tr, t, &o, &err);
     if (!r) {
         fprintf(stderr, "icsim %s: %s\n", cmd, err->message);
@@ -140,6 +150,8 @@ int ics_cli_step_run(const char *cmd, const ics_cli_step_args *a, const ics_trac
     if (rc == ICS_EXIT_OK) {
         GString *out = g_string_new(NULL);
         int nranks = ics_trace_nranks(tr);
+        for (int i = 0; i < ics_topo_nfailures(t) && !a->json; i++)
+            g_string_append_printf(out, "with failure: %s\n", ics_topo_failure(t, i));
         if (a->json)
             ics_report_step_json(r, &res, nranks, info, out);
         else
@@ -158,6 +170,7 @@ void ics_cli_step_args_clear(ics_cli_step_args *a)
     g_free(a->colls);
     g_free(a->timeline);
     g_free(a->plot);
+    g_strfreev(a->fails);
     g_free(a->timeline_ranks_text);
     g_free(a->sample_us_text);
     g_free(a->packet_kib_text);

@@ -13,6 +13,7 @@ typedef struct {
     char *colls;    /* "auto" (default), "full", "memo" */
     char *timeline; /* a Chrome trace to write, or NULL */
     char *plot;     /* the step's breakdown as SVG, or NULL */
+    char **fails;   /* failure specs (topo.h) applied before the replay; NULL: none */
     gboolean json;  /* the report as JSON on stdout */
     /* as given (NULL: not given), then as ics_cli_step_check reads them */
     char *timeline_ranks_text, *sample_us_text, *packet_kib_text;
@@ -27,14 +28,16 @@ typedef struct {
 #define ICS_CLI_SAMPLE_US_MAX  1e9
 
 /* The option entries for these fields, NULL-terminated, into out. */
-#define ICS_CLI_STEP_ENTRIES 9
+#define ICS_CLI_STEP_ENTRIES 10
 void ics_cli_step_entries(ics_cli_step_args *a, GOptionEntry out[ICS_CLI_STEP_ENTRIES]);
 /* Reads and checks the values, and that the timeline can be written (before anything runs); on
  * error prints "icsim CMD: ..." and returns false. */
 bool ics_cli_step_check(const char *cmd, ics_cli_step_args *a);
-/* Replays tr on t and prints the report; returns an exit status. Writes nothing on failure. */
-int ics_cli_step_run(const char *cmd, const ics_cli_step_args *a, const ics_trace *tr,
-                     const ics_topo *t, const int *gpu_of_rank, const ics_step_info *info);
+/* Takes down what --fail names (exit 2 on a spec the model refuses), replays tr on t and prints
+ * the report, after a line per failure in text; returns an exit status. Writes nothing on
+ * failure. */
+int ics_cli_step_run(const char *cmd, const ics_cli_step_args *a, const ics_trace *tr, ics_topo *t,
+                     const int *gpu_of_rank, const ics_step_info *info);
 void ics_cli_step_args_clear(ics_cli_step_args *a);
 
 #endif

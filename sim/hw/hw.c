@@ -102,6 +102,17 @@ const ics_hw_standard *const *ics_hw_standards(const ics_hw *hw, int *n)
     return (const ics_hw_standard *const *)hw->standards->pdata;
 }
 
+const ics_hw_switch_type *ics_hw_switch_type_find(const ics_hw *hw, const char *name)
+{
+    return g_hash_table_lookup(hw->switch_by_name, name);
+}
+
+const ics_hw_switch_type *const *ics_hw_switch_types(const ics_hw *hw, int *n)
+{
+    *n = (int)hw->switch_types->len;
+    return (const ics_hw_switch_type *const *)hw->switch_types->pdata;
+}
+
 const char *ics_link_family_name(ics_link_family f)
 {
     return (unsigned)f < ICS_LINK_FAMILY_COUNT ? ics_hw_family_names[f] : "?";

@@ -211,6 +211,10 @@ const ics_hw_fabric *ics_hw_fabric_of(const ics_hw *hw); /* NULL for a node file
 const ics_hw_standard *ics_hw_standard_find(const ics_hw *hw, const char *name);
 /* All standards, in catalog order. */
 const ics_hw_standard *const *ics_hw_standards(const ics_hw *hw, int *n);
+/* A switch type by catalog name ("nvswitch3", "quantum2"), or NULL; every switch type, *n of
+ * them (transfer none). */
+const ics_hw_switch_type *ics_hw_switch_type_find(const ics_hw *hw, const char *name);
+const ics_hw_switch_type *const *ics_hw_switch_types(const ics_hw *hw, int *n);
 
 /* Payload bandwidth, one direction, of `width` links (PCIe: lanes) of a standard, after line
  * encoding, in bytes per second (rounded to nearest). */

@@ -9,13 +9,14 @@
 #include <math.h>
 #include <string.h>
 
-#define W        880.0 /* the picture */
-#define H        520.0
-#define LEFT     78.0 /* the plot area inside it */
-#define RIGHT    250.0
-#define TOP      44.0
-#define BOTTOM   62.0
-#define LEGEND_X (W - RIGHT + 18)
+#define W            880.0 /* the picture */
+#define H            520.0
+#define LEFT         78.0 /* the plot area inside it */
+#define RIGHT        250.0
+#define TOP          44.0
+#define BOTTOM       62.0
+#define LEGEND_X     (W - RIGHT + 18)
+#define LEGEND_CHARS 34 /* at 12 px, what the 250 px beside the plot hold */
 
 /* Tableau 10: distinct on screen and in grey-scale print, the usual choice for categories. */
 static const char *const palette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
@@ -187,7 +188,16 @@ static void legend_entry(GString *out, int k, const char *color, const char *das
     g_snprintf(style, sizeof style, "stroke=\"%s\" stroke-width=\"2.5\"%s%s%s", color,
                dash ? " stroke-dasharray=\"" : "", dash ? dash : "", dash ? "\"" : "");
     line(out, LEGEND_X, y, LEGEND_X + 22, y, style);
-    text_at(out, LEGEND_X + 28, y + 4, "start", NULL, name);
+    /* what fits beside the plot; the whole name stays the line's tooltip */
+    char *valid = g_utf8_make_valid(name ? name : "", -1);
+    if (g_utf8_strlen(valid, -1) > LEGEND_CHARS) {
+        char *cut = g_utf8_substring(valid, 0, LEGEND_CHARS - 1);
+        g_free(valid);
+        valid = g_strconcat(cut, "\u2026", NULL);
+        g_free(cut);
+    }
+    text_at(out, LEGEND_X + 28, y + 4, "start", NULL, valid);
+    g_free(valid);
 }
 
 void ics_plot_svg_lines(const ics_plot *p, GString *out)

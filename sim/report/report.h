@@ -72,11 +72,35 @@ void ics_report_coll_json_free(ics_coll_json *j); /* NULL: no-op */
 void ics_report_coll_columns(ics_nccltests_style style, GString *out);
 /* One row: out-of-place then in-place with the same figures, #wrong N/A, newline. */
 void ics_report_coll_row(ics_nccltests_style style, const ics_coll_row *row, GString *out);
+/* `collective --show-algo`: turns the row just appended to out into one ending in a comment
+ * column, "  # Ring/Simple/24" (algorithm/protocol/channels), "  # local copy" on one rank. */
+void ics_report_coll_algo_column(const ics_coll_result *res, GString *out);
 /* The time column's text, without its padding ("13.67", "1112.5", "15749"). */
 void ics_report_coll_time_str(ics_nccltests_style style, double time_us, char buf[32]);
 /* "# Out of bounds values : 0 OK" and "# Avg bus bandwidth    : X " (X the mean busbw of
  * every printed out-of-place and in-place column, "%g" as nccl-tests prints it) and "#". */
 void ics_report_coll_trailer(double avg_busbw_gbps, GString *out);
+
+/* ---- what-ifs (report_whatif.c) ---- */
+
+/* "# failure: DESC" for each failure applied to t (topo.h, ics_topo_fail). */
+void ics_report_failures(const ics_topo *t, GString *out);
+/* The same sweep on the intact and the failed system, n rows each in the same order: per size
+ * the algorithm/protocol/channels of each, bus bandwidth and its change, time; then the mean
+ * and worst change. Comment lines ("# "), so the output still reads as an nccl-tests log. */
+void ics_report_coll_compare(const ics_coll_row *intact, const ics_coll_result *ri,
+                             const ics_coll_row *failed, const ics_coll_result *rf, int n,
+                             GString *out);
+/* A sweep's rows as one line of a chart (transfer none). */
+typedef struct {
+    const char *name;
+    const ics_coll_row *rows;
+    int n;
+    bool measured; /* drawn dashed: a real log beside the simulation */
+} ics_coll_curve;
+/* Bus bandwidth against size (log axis), a line per curve, as SVG (plot_svg.c). */
+void ics_report_coll_svg(const char *title, ics_coll_op op, const ics_coll_curve *curves, int n,
+                         GString *out);
 
 /* ---- step time of a replay (report_step.c) ---- */
 

@@ -128,3 +128,14 @@ void ics_report_coll_json_free(ics_coll_json *j)
     cJSON_Delete(j->doc);
     g_free(j);
 }
+
+void ics_report_coll_algo_column(const ics_coll_result *res, GString *out)
+{
+    if (out->len && out->str[out->len - 1] == '\n')
+        g_string_truncate(out, out->len - 1);
+    if (res->local)
+        g_string_append(out, "  # local copy\n");
+    else
+        g_string_append_printf(out, "  # %s/%s/%d\n", ics_coll_algo_name(res->algo),
+                               ics_coll_proto_name(res->proto), res->nchannels);
+}
