@@ -105,5 +105,12 @@ cmp -s "$tmp/other.csv" "$tmp/j1.csv" || fail "another study's CSV was touched"
 [ "$(wc -l <"$tmp/tour.csv")" = 113 ] || fail "tour: expected a header and 16 x 7 rows"
 grep -q '"error"' "$tmp/tour.jsonl" && fail "tour: a row failed"
 
+# the shipped training study, and its picture
+"$icsim" sweep "$src/scenarios/whatif-llama3-layouts.json" -o "$tmp/ll" -q --plot "$tmp/ll.svg" ||
+    fail "scenarios/whatif-llama3-layouts.json exited $?"
+[ "$(wc -l <"$tmp/ll.csv")" = 17 ] || fail "layouts: expected a header and 16 rows"
+[ "$(grep -c 'split the fabric' "$tmp/ll.csv")" = 4 ] || fail "layouts: spine0 down without rails splits"
+grep -q '<rect x=' "$tmp/ll.svg" || fail "layouts: no bars"
+
 [ $fails = 0 ] && echo "cli_sweep: all passed"
 exit $((fails > 0))

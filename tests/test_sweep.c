@@ -223,6 +223,67 @@ static void test_cluster_axes(void)
     g_free(path);
 }
 
+/* A training study: the base scenario's layout with the axes' sizes, a failure, a layout the
+ * model refuses (its row's error), the same bytes on 1 and 2 threads. */
+static void test_train(void)
+{
+    char *scen = tmp_path("scen.json");
+    char *text =
+        g_strdup_printf("{\"kind\": \"training\", \"system\": \"%s/hwmodels/dgx-h100.json\",\n"
+                        " \"model\": \"llama3-8b\", \"layout\": {\"tp\": 8, \"gbs\": 8}}\n",
+                        ICS_SOURCE_DIR);
+    g_assert_true(g_file_set_contents(scen, text, -1, NULL));
+    g_free(text);
+    char *study = tmp_path("train.json");
+    g_assert_true(g_file_set_contents(
+        study,
+        "{\"kind\": \"study\", \"name\": \"train\", \"train\": \"scen.json\",\n"
+        " \"axes\": [{\"tp\": [8, 4, 3]}, {\"fail\": [\"\", \"nvswitch:nvsw1\"]}]}\n",
+        -1, NULL));
+    ics_sweep *s = load(study);
+    g_assert_cmpint(ics_sweep_nconfigs(s), ==, 6);
+    g_assert_cmpint(ics_sweep_nsizes(s), ==, 1);
+    char *c1 = tmp_path("tr1.csv"), *c2 = tmp_path("tr2.csv"), *j1 = tmp_path("tr1.jsonl");
+    int done, skipped;
+    run(s, 1, c1, j1, &done, &skipped);
+    run(s, 2, c2, NULL, &done, &skipped);
+    char *a = slurp(c1), *b = slurp(c2), *j = slurp(j1);
+    g_assert_cmpstr(a, ==, b);
+    char **lines = g_strsplit(a, "\n", -1);
+    g_assert_cmpint(g_strv_length(lines), ==, 1 + 6 + 1);
+    g_assert_true(g_str_has_prefix(lines[0], "config,study,tp,fail,model,nodes,gpus,tp,pp,dp,"));
+    /* tp 8 on 8 GPUs: dp 1; tp 4: dp 2 (every GPU); tp 3 does not divide the heads */
+    g_assert_nonnull(strstr(lines[1], ",llama3-8b,1,8,8,1,1,1,1,8,"));
+    g_assert_nonnull(strstr(lines[3], ",llama3-8b,1,8,4,1,2,1,1,8,"));
+    g_assert_true(g_str_has_suffix(lines[1], ","));
+    g_assert_false(g_str_has_suffix(lines[5], ","));
+    g_strfreev(lines);
+    g_assert_nonnull(strstr(j, "\"step_time_s\": "));
+    g_assert_nonnull(strstr(j, "\"error\": "));
+    /* one NVSwitch down slows the tp-8 step */
+    char **rows = g_strsplit(j, "\n", -1);
+    double t0 = g_ascii_strtod(strstr(rows[0], "\"step_time_s\": ") + 15, NULL);
+    double t1 = g_ascii_strtod(strstr(rows[1], "\"step_time_s\": ") + 15, NULL);
+    g_assert_cmpfloat(t1, >, t0);
+    g_strfreev(rows);
+    /* the rows as a picture: a bar per configuration that ran */
+    GString *svg = g_string_new(NULL);
+    GError *err = NULL;
+    g_assert_true(ics_sweep_svg(s, a, svg, &err));
+    g_assert_no_error(err);
+    g_assert_nonnull(strstr(svg->str, "tp8 / nvswitch:nvsw1"));
+    g_string_free(svg, TRUE);
+    g_free(a);
+    g_free(b);
+    g_free(j);
+    g_free(c1);
+    g_free(c2);
+    g_free(j1);
+    ics_sweep_free(s);
+    g_free(study);
+    g_free(scen);
+}
+
 static void test_bad_studies(void)
 {
     static const struct {
@@ -258,6 +319,11 @@ static void test_bad_studies(void)
          "$.points[0].nvls: expected a non-empty string, got nothing"},
         {"\"collective\": {\"op\": \"all_reduce\"}, \"colective\": 1",
          "$.colective: expected one of the keys kind, name"},
+        {"\"collective\": {\"op\": \"all_reduce\"}, \"axes\": [{\"tp\": [8]}]",
+         "$.axes[0].tp[0]: expected a training study (\"train\") for tp"},
+        {"\"collective\": {\"op\": \"all_reduce\"}, \"train\": \"x.json\"",
+         "expected \"collective\" (a sweep of sizes) or \"train\" (a training scenario), got both"},
+        {"\"train\": \"no-such-scenario.json\"", "$.train: expected a training scenario: "},
         {"\"collective\": {\"op\": \"all_reduce\"}, \"axes\": [{\"oversubscription\": [0.5]}]",
          "$.axes[0].oversubscription[0]: expected a number in 1..64, got 0.5"},
     };
@@ -281,6 +347,7 @@ int main(int argc, char **argv)
     g_test_add_func("/sweep/threads", test_threads);
     g_test_add_func("/sweep/resume", test_resume);
     g_test_add_func("/sweep/cluster-axes", test_cluster_axes);
+    g_test_add_func("/sweep/train", test_train);
     g_test_add_func("/sweep/bad-studies", test_bad_studies);
     int rc = g_test_run();
     GDir *d = g_dir_open(tmpdir, 0, NULL);

@@ -180,6 +180,20 @@ static void test_nvswitch_down(void)
     }
 }
 
+/* A GPU other than rank 0 with fewer links: NCCL's search runs on what every GPU has. gpu3 with
+ * 2 of its 5 links to nvsw1 keeps 15: 15 x 20.6 = 309 GB/s, 5 rings of 60 GB/s, doubled twice:
+ * 20 channels (24 intact). */
+static void test_lanes_elsewhere(void)
+{
+    ics_hw *hw = load("dgx-h100.json", 0);
+    ics_topo *t = ics_topo_new(hw);
+    fail_ok(t, "lanes:gpu3-nvsw1=2");
+    ics_coll_result r = run(t, 0, ICS_COLL_ALL_REDUCE, 1u << 30, "Ring");
+    g_assert_cmpint(r.nchannels, ==, 20);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+}
+
 static void test_lanes(void)
 {
     ics_hw *hw = load("dgx-h100.json", 0);
@@ -394,6 +408,7 @@ int main(int argc, char **argv)
     g_test_add_func("/topo_fail/bad-specs", test_bad_specs);
     g_test_add_func("/topo_fail/nvswitch-down", test_nvswitch_down);
     g_test_add_func("/topo_fail/lanes", test_lanes);
+    g_test_add_func("/topo_fail/lanes-elsewhere", test_lanes_elsewhere);
     g_test_add_func("/topo_fail/dgx1-bond", test_dgx1_bond);
     g_test_add_func("/topo_fail/leaf-spine-half", test_leaf_spine_half);
     g_test_add_func("/topo_fail/spine-down", test_spine_down);

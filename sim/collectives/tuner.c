@@ -60,6 +60,13 @@ void ics_tuner_init(ics_tuner *tu, const ics_topo *t, const int *ranks, int n)
     g_free(order);
     g_free(ring);
     ics_topo_dev_bw(t, ranks[0], ICS_CHAN_NVLINK, &tu->nvlinks);
+    /* NCCL searches its rings on what every GPU has: after failures (topo.h, ics_topo_fail)
+     * GPUs may differ, and the one with the fewest NVLinks sets the count */
+    for (int i = 1; i < n && ics_topo_nfailures(t) > 0; i++) {
+        int w;
+        ics_topo_dev_bw(t, ranks[i], ICS_CHAN_NVLINK, &w);
+        tu->nvlinks = MIN(tu->nvlinks, w);
+    }
     tu->reduce_bytes_per_s = g->hbm_bw_bytes_per_s;
     tu->cal = ics_hw_calibration_of(ics_topo_hw(t))->value;
     ics_tuner_nccl_init(tu);

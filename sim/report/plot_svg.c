@@ -85,7 +85,8 @@ static void line(GString *out, double x1, double y1, double x2, double y2, const
     g_string_append_printf(out, "\" %s/>\n", style);
 }
 
-static void header(GString *out, const char *title)
+/* The picture's opening; height: H, or more below the plot for long bar labels. */
+static void header(GString *out, const char *title, double height)
 {
     g_string_append_printf(out,
                            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -93,7 +94,7 @@ static void header(GString *out, const char *title)
                            "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Helvetica, Arial, "
                            "sans-serif\" font-size=\"12\">\n"
                            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-                           (int)W, (int)H, (int)W, (int)H);
+                           (int)W, (int)height, (int)W, (int)height);
     text_at(out, W / 2, 24, "middle", "font-size=\"15\" font-weight=\"bold\"", title);
 }
 
@@ -216,7 +217,7 @@ void ics_plot_svg_lines(const ics_plot *p, GString *out)
     if (!isfinite(f.x0)) /* nothing to draw: an empty frame */
         f.x0 = 0, f.x1 = 1;
     f.y1 = f.y1 > 0 ? ceil(f.y1 * 1.05 / nice_step(f.y1 * 1.05)) * nice_step(f.y1 * 1.05) : 1;
-    header(out, p->title);
+    header(out, p->title, H);
     axes(p, &f, out);
     int shown = 0;
     for (int s = 0; s < p->nseries; s++) {
@@ -269,7 +270,12 @@ void ics_plot_svg_bars(const ics_plot_bars *b, GString *out)
     }
     double step = nice_step(top > 0 ? top * 1.05 : 1);
     frame f = {.x0 = 0, .x1 = 1, .y1 = top > 0 ? ceil(top * 1.05 / step) * step : 1};
-    header(out, b->title);
+    /* many bars: names stand vertical under them, the picture grows to hold the longest */
+    bool vertical = b->nbars > 8;
+    int longest = 0;
+    for (int i = 0; vertical && i < b->nbars; i++)
+        longest = MAX(longest, (int)g_utf8_strlen(b->bar_names[i] ? b->bar_names[i] : "", -1));
+    header(out, b->title, H + (vertical ? MIN(300.0, 5.6 * longest + 10) : 0));
     for (double y = 0; y <= f.y1 + step * 1e-9; y += step) {
         line(out, LEFT, py(&f, y), W - RIGHT, py(&f, y), "stroke=\"#e4e4e4\"");
         char buf[32];
@@ -301,11 +307,13 @@ void ics_plot_svg_bars(const ics_plot_bars *b, GString *out)
             g_string_append(out, "</title></rect>\n");
             acc += v;
         }
-        char rot[96];
+        char rot[128];
         double lx = LEFT + slot * (i + 0.5), ly = H - BOTTOM + 14;
-        g_snprintf(rot, sizeof rot, "transform=\"rotate(%d %.1f %.1f)\"", b->nbars > 8 ? -30 : 0,
-                   lx, ly);
-        text_at(out, lx, ly, b->nbars > 8 ? "end" : "middle", rot, b->bar_names[i]);
+        if (vertical)
+            g_snprintf(rot, sizeof rot, "transform=\"rotate(-90 %.1f %.1f)\" font-size=\"10\"",
+                       lx + 4, ly - 6);
+        text_at(out, vertical ? lx + 4 : lx, vertical ? ly - 6 : ly, vertical ? "end" : "middle",
+                vertical ? rot : NULL, b->bar_names[i]);
     }
     line(out, LEFT, H - BOTTOM, W - RIGHT, H - BOTTOM, "stroke=\"#444\"");
     line(out, LEFT, TOP, LEFT, H - BOTTOM, "stroke=\"#444\"");

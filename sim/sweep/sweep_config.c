@@ -44,6 +44,11 @@ void ics_sweep_set_merge(ics_sweep_set *dst, const ics_sweep_set *src)
         dst->min_channels = src->min_channels;
     if (src->max_channels >= 0)
         dst->max_channels = src->max_channels;
+    int *d[] = {&dst->tp, &dst->pp, &dst->dp, &dst->vp, &dst->mbs, &dst->gbs};
+    const int v[] = {src->tp, src->pp, src->dp, src->vp, src->mbs, src->gbs};
+    for (size_t i = 0; i < G_N_ELEMENTS(d); i++)
+        if (v[i])
+            *d[i] = v[i];
 }
 
 void ics_sweep_config(const ics_sweep *s, int c, ics_sweep_set *out)

@@ -9,6 +9,7 @@
 
 #include "collectives/comm.h"
 #include "hw/hw.h"
+#include "workload/workload.h"
 
 /* What one axis value (or the base) sets; every field has an "unset" value, so that values
  * merge: later axes override earlier ones, and everything overrides the base. */
@@ -24,6 +25,7 @@ typedef struct {
     char *nccl_proto;
     int nvls, collnet;              /* NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE: 0/1, -1 unset */
     int min_channels, max_channels; /* NCCL_MIN/MAX_NCHANNELS; -1 unset */
+    int tp, pp, dp, vp, mbs, gbs;   /* training studies: the layout's sizes; 0 unset */
 } ics_sweep_set;
 
 typedef struct {
@@ -34,6 +36,8 @@ typedef struct {
 } ics_sweep_axis;
 
 struct ics_sweep {
+    bool train; /* a training study (a scenario per configuration), else a collective sweep */
+    ics_train_scenario scenario; /* training: the base scenario (its model and layout) */
     char *path, *name;
     char fingerprint[17]; /* of the study's JSON, every row carries it: resuming checks it */
     ics_sweep_set base;
@@ -69,6 +73,16 @@ char *ics_sweep_merge_patch(const char *base, const char *patch);
 /* What every row of configuration c starts with: "c,label,..." and "{"config": c, "axes":
  * {...}" (sweep_point.c; resuming compares it). Either GString may be NULL. */
 void ics_sweep_row_keys(const ics_sweep *s, int c, GString *csv, GString *json);
+
+/* A training study's configuration c (sweep_train.c): its one row, as ics_sweep_run_config. */
+void ics_sweep_run_train(const ics_sweep *s, int c, char **csv, char **json);
+/* The model of a configuration with its failures and NIC count applied (sweep_point.c): NULL
+ * and *error when the model does not load or refuses them. *t transfer full. */
+ics_hw *ics_sweep_build_system(const ics_sweep_set *set, int nodes, ics_topo **t, GError **error);
+/* The tuning a configuration's NCCL variables give (sweep_point.c). */
+void ics_sweep_tuning(const ics_sweep_set *set, ics_coll_tuning *tu);
+/* The number text the rows carry ("%.3f", C locale; sweep_point.c). */
+void ics_sweep_num(GString *out, double v, const char *format);
 
 /* CSV and JSON text of one field (sweep_out.c). */
 void ics_sweep_csv_field(GString *out, const char *s);

@@ -40,8 +40,61 @@ static GPtrArray *split_csv(const char *line)
     return f;
 }
 
+/* A training study: a stacked bar per configuration of where the critical rank's step went. */
+static bool train_svg(const ics_sweep *s, char **lines, GString *out, GError **error)
+{
+    static const char *const parts[] = {
+        "compute", "TP comm (exposed)", "PP comm (exposed)", "DP comm (exposed)",
+        "other",   "bubble and waits"};
+    const int np = 6, first = 2 + s->naxes + 13, error_col = first + np;
+    int nc = s->nconfigs, nbars = 0;
+    double *values = g_new0(double, (size_t)nc *np + 1);
+    char **names = g_new0(char *, nc + 1);
+    bool ok = true;
+    for (int i = 1; ok && lines[i]; i++) {
+        if (!*lines[i])
+            continue;
+        GPtrArray *f = split_csv(lines[i]);
+        int c = f->len > (guint)error_col ? atoi(g_ptr_array_index(f, 0)) : -1;
+        if (c < 0 || c >= nc || nbars >= nc) {
+            g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                        "the rows to plot are not this study's (line %d)", i + 1);
+            ok = false;
+        } else if (!*(const char *)g_ptr_array_index(f, error_col)) {
+            for (int k = 0; k < np; k++)
+                values[nbars * np + k] = g_ascii_strtod(g_ptr_array_index(f, first + k), NULL);
+            GString *name = g_string_new(NULL);
+            for (int a = 0; a < s->naxes; a++)
+                g_string_append_printf(name, "%s%s", a ? " / " : "", ics_sweep_label(s, c, a));
+            names[nbars++] = g_string_free(name, FALSE);
+        }
+        g_ptr_array_free(f, TRUE);
+    }
+    if (ok) {
+        char *title = g_strdup_printf("%s: the critical rank's step", s->name);
+        ics_plot_bars b = {.title = title,
+                           .y_label = "seconds",
+                           .nbars = nbars,
+                           .nparts = np,
+                           .bar_names = (const char *const *)names,
+                           .part_names = parts,
+                           .values = values};
+        ics_plot_svg_bars(&b, out);
+        g_free(title);
+    }
+    g_strfreev(names);
+    g_free(values);
+    return ok;
+}
+
 bool ics_sweep_svg(const ics_sweep *s, const char *csv, GString *out, GError **error)
 {
+    if (s->train) {
+        char **lines = g_strsplit(csv, "\n", -1);
+        bool ok = train_svg(s, lines, out, error);
+        g_strfreev(lines);
+        return ok;
+    }
     int nc = s->nconfigs, ns = s->nsizes;
     double *x = g_new(double, (size_t)nc *ns + 1), *y = g_new(double, (size_t)nc *ns + 1);
     int *count = g_new0(int, nc + 1);

@@ -39,7 +39,7 @@ static bool keep_nics(ics_topo *t, int keep, GError **error)
     return ok;
 }
 
-static void tuning_of(const ics_sweep_set *set, ics_coll_tuning *tu)
+void ics_sweep_tuning(const ics_sweep_set *set, ics_coll_tuning *tu)
 {
     *tu = (ics_coll_tuning){.nvls_enable = true};
     char *bad = NULL;
@@ -58,15 +58,27 @@ static void tuning_of(const ics_sweep_set *set, ics_coll_tuning *tu)
     tu->max_channels = MAX(0, set->max_channels);
 }
 
+ics_hw *ics_sweep_build_system(const ics_sweep_set *set, int nodes, ics_topo **t, GError **error)
+{
+    *t = NULL;
+    ics_hw *hw = ics_sweep_model_load(set->system, set->patch, nodes, error);
+    if (!hw)
+        return NULL;
+    *t = ics_topo_new(hw);
+    if ((set->nics && !keep_nics(*t, set->nics, error)) ||
+        (set->fail && *set->fail && !ics_topo_fail(*t, set->fail, error))) {
+        ics_topo_free(*t);
+        *t = NULL;
+        ics_hw_free(hw);
+        return NULL;
+    }
+    return hw;
+}
+
 static bool build(const ics_sweep *s, const ics_sweep_set *set, built *b, GError **error)
 {
-    b->hw = ics_sweep_model_load(set->system, set->patch, set->nodes, error);
+    b->hw = ics_sweep_build_system(set, set->nodes, &b->t, error);
     if (!b->hw)
-        return false;
-    b->t = ics_topo_new(b->hw);
-    if (set->nics && !keep_nics(b->t, set->nics, error))
-        return false;
-    if (set->fail && *set->fail && !ics_topo_fail(b->t, set->fail, error))
         return false;
     b->nodes = ics_topo_nodes(b->t);
     int per = ics_topo_gpus_per_node(b->t), gpn = set->gpus_per_node ? set->gpus_per_node : per;
@@ -85,7 +97,7 @@ static bool build(const ics_sweep *s, const ics_sweep_set *set, built *b, GError
     ics_topo_gpus_by_node(b->t, gpn, b->nranks, b->ranks);
     b->comm = ics_comm_new(b->t, ics_net_backend(set->engine ? set->engine : "analytic"), b->ranks,
                            b->nranks, NULL);
-    tuning_of(set, &b->tuning);
+    ics_sweep_tuning(set, &b->tuning);
     b->tuning.plan = s->plan;
     return true;
 }
@@ -122,10 +134,10 @@ void ics_sweep_row_keys(const ics_sweep *s, int c, GString *csv, GString *json)
         g_string_append(json, "}");
 }
 
-static void num(GString *out, double v)
+void ics_sweep_num(GString *out, double v, const char *format)
 {
     char buf[G_ASCII_DTOSTR_BUF_SIZE];
-    g_string_append(out, g_ascii_formatd(buf, sizeof buf, "%.3f", v));
+    g_string_append(out, g_ascii_formatd(buf, sizeof buf, format, v));
 }
 
 /* One size's row; err: why it has no figures (NULL: res holds them). */
@@ -169,9 +181,9 @@ static void row(const ics_sweep *s, int c, const built *b, int i, const ics_coll
         static const char *const names[3] = {"time_us", "algbw_gbps", "busbw_gbps"};
         for (int k = 0; k < 3; k++) {
             g_string_append_c(csv, ',');
-            num(csv, figs[k]);
+            ics_sweep_num(csv, figs[k], "%.3f");
             g_string_append_printf(json, ", \"%s\": ", names[k]);
-            num(json, figs[k]);
+            ics_sweep_num(json, figs[k], "%.3f");
         }
         g_string_append_printf(csv, ",%s,%s,%d,", algo, proto, res->nchannels);
         g_string_append_printf(json, ", \"algo\": \"%s\", \"proto\": \"%s\", \"channels\": %d",
@@ -183,6 +195,10 @@ static void row(const ics_sweep *s, int c, const built *b, int i, const ics_coll
 
 void ics_sweep_run_config(const ics_sweep *s, int c, char **csv_out, char **json_out)
 {
+    if (s->train) {
+        ics_sweep_run_train(s, c, csv_out, json_out);
+        return;
+    }
     ics_sweep_set set;
     ics_sweep_config(s, c, &set);
     built b = {0};

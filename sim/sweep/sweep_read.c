@@ -38,12 +38,32 @@ typedef enum {
     AX_RAIL,
     AX_SHARP,
     AX_NVLS,
+    AX_LAYOUT,
+    AX_TP,
+    AX_PP,
+    AX_DP,
+    AX_VP,
+    AX_MBS,
     AX_COUNT
 } axis_kind;
-static const char *const axis_keys[AX_COUNT] = {"system",         "set",   "nodes",
-                                                "gpus_per_node",  "fail",  "nics",
-                                                "engine",         "nccl",  "oversubscription",
-                                                "rail_optimized", "sharp", "nvls"};
+static const char *const axis_keys[AX_COUNT] = {"system",
+                                                "set",
+                                                "nodes",
+                                                "gpus_per_node",
+                                                "fail",
+                                                "nics",
+                                                "engine",
+                                                "nccl",
+                                                "oversubscription",
+                                                "rail_optimized",
+                                                "sharp",
+                                                "nvls",
+                                                "layout",
+                                                "tp",
+                                                "pp",
+                                                "dp",
+                                                "vp",
+                                                "mbs"};
 
 static char *relative_to(const char *study, const char *path)
 {
@@ -207,6 +227,27 @@ static char *patch_of(const char *section, const char *key, const char *value)
     return g_strdup_printf("{\"%s\": {\"%s\": %s}}", section, key, value);
 }
 
+/* A layout axis's value: {"tp": 8, "pp": 4, ...}; its label "tp8 pp4 ...". The layout's own
+ * checks (against the model) run with the configuration, where a refusal is the row's error. */
+static void read_layout(ics_jr *r, const cJSON *v, ics_sweep_set *set, char **label)
+{
+    static const char *const keys[] = {"tp", "pp", "dp", "vp", "mbs", "gbs", NULL};
+    int *field[] = {&set->tp, &set->pp, &set->dp, &set->vp, &set->mbs, &set->gbs};
+    if (!ics_jr_keys(r, v, keys))
+        return;
+    GString *l = g_string_new(NULL);
+    for (int i = 0; keys[i]; i++) {
+        int64_t n;
+        if (ics_jr_int(r, v, keys[i], false, 1, i == 5 ? 1 << 30 : 1 << 20, &n)) {
+            *field[i] = (int)n;
+            g_string_append_printf(l, "%s%s%d", l->len ? " " : "", keys[i], (int)n);
+        }
+    }
+    if (l->len == 0)
+        g_string_append(l, "base");
+    *label = g_string_free(l, FALSE);
+}
+
 /* One value of an axis of kind k, at v (its index pushed on the path), into *set and *label
  * (transfer full). */
 static void read_value(ics_jr *r, const ics_sweep *s, axis_kind k, const cJSON *v,
@@ -303,6 +344,37 @@ static void read_value(ics_jr *r, const ics_sweep *s, axis_kind k, const cJSON *
             *label = g_strdup(k == AX_RAIL ? (on ? "rail" : "no-rail") : (on ? "on" : "off"));
         }
         break;
+    case AX_LAYOUT:
+        if (!s->train) {
+            ics_jr_fail(r, v, NULL, "expected a training study (\"train\") for layouts");
+        } else if (!cJSON_IsObject(v)) {
+            ics_jr_fail(r, v, NULL,
+                        "expected an object of layout sizes (tp, pp, dp, vp, mbs, "
+                        "gbs), got %s",
+                        got);
+        } else {
+            read_layout(r, v, set, label);
+        }
+        break;
+    case AX_TP:
+    case AX_PP:
+    case AX_DP:
+    case AX_VP:
+    case AX_MBS: {
+        int64_t n;
+        int *field[] = {&set->tp, &set->pp, &set->dp, &set->vp, &set->mbs};
+        if (!s->train) {
+            ics_jr_fail(r, v, NULL, "expected a training study (\"train\") for %s", axis_keys[k]);
+        } else if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > (1 << 20) ||
+                   v->valuedouble != (double)(int)v->valuedouble) {
+            ics_jr_fail(r, v, NULL, "expected an integer in 1..%d, got %s", 1 << 20, got);
+        } else {
+            n = (int64_t)v->valuedouble;
+            *field[k - AX_TP] = (int)n;
+            *label = g_strdup_printf("%s%d", axis_keys[k], (int)n);
+        }
+        break;
+    }
     case AX_COUNT:
         g_assert_not_reached();
     }
@@ -325,6 +397,12 @@ static void read_axis(ics_jr *r, ics_sweep *s, const cJSON *o, ics_sweep_axis *a
                                        "rail_optimized",
                                        "sharp",
                                        "nvls",
+                                       "layout",
+                                       "tp",
+                                       "pp",
+                                       "dp",
+                                       "vp",
+                                       "mbs",
                                        NULL};
     if (!cJSON_IsObject(o)) {
         char *got = ics_json_describe(o);
@@ -341,7 +419,8 @@ static void read_axis(ics_jr *r, ics_sweep *s, const cJSON *o, ics_sweep_axis *a
                 ics_jr_fail(r, o, NULL,
                             "expected one of system, set, nodes, gpus_per_node, "
                             "fail, nics, engine, nccl, oversubscription, "
-                            "rail_optimized, sharp, nvls, got both %s and %s",
+                            "rail_optimized, sharp, nvls, layout, tp, pp, dp, vp, mbs, got "
+                            "both %s and %s",
                             axis_keys[kind], axis_keys[k]);
                 return;
             }
@@ -351,7 +430,7 @@ static void read_axis(ics_jr *r, ics_sweep *s, const cJSON *o, ics_sweep_axis *a
         ics_jr_fail(r, o, NULL,
                     "expected the values of one of system, set, nodes, "
                     "gpus_per_node, fail, nics, engine, nccl, oversubscription, "
-                    "rail_optimized, sharp, nvls");
+                    "rail_optimized, sharp, nvls, layout, tp, pp, dp, vp, mbs");
         return;
     }
     const char *name = axis_keys[kind];
@@ -493,8 +572,10 @@ static void read_base(ics_jr *r, const cJSON *root, ics_sweep *s)
 {
     set_init(&s->base);
     const char *system;
-    if (ics_jr_str(r, root, "system", true, &system))
+    if (ics_jr_str(r, root, "system", !s->train, &system))
         s->base.system = relative_to(s->path, system);
+    else if (s->train && s->scenario.system)
+        s->base.system = g_strdup(s->scenario.system); /* the scenario's, resolved by it */
     int64_t v;
     if (ics_jr_int(r, root, "nodes", false, 1, 1 << 20, &v))
         s->base.nodes = (int)v;
@@ -523,6 +604,32 @@ static void read_base(ics_jr *r, const cJSON *root, ics_sweep *s)
     }
 }
 
+/* "train": a scenario file (relative to the study), read with the shipped model catalog: its
+ * system, model and layout are the base every configuration starts from. One row per
+ * configuration (nsizes 1). */
+static void read_train(ics_jr *r, const cJSON *root, ics_sweep *s)
+{
+    const char *file;
+    ics_train_scenario_init(&s->scenario);
+    if (!ics_jr_ok(r) || !ics_jr_str(r, root, "train", true, &file))
+        return;
+    char *path = relative_to(s->path, file);
+    GError *err = NULL;
+    ics_model_catalog *cat = ics_model_catalog_load_default(&err);
+    if (!cat || !ics_train_scenario_load(path, cat, &s->scenario, &err)) {
+        ics_jr_fail(r, cJSON_GetObjectItemCaseSensitive(root, "train"), "train",
+                    "expected a training scenario: %s", err ? err->message : "?");
+    } else if (!s->scenario.have_model) {
+        ics_jr_fail(r, cJSON_GetObjectItemCaseSensitive(root, "train"), "train",
+                    "expected a scenario that names its model, got %s without one", path);
+    }
+    g_clear_error(&err);
+    ics_model_catalog_free(cat);
+    g_free(path);
+    s->nsizes = 1;
+    s->sizes = g_new0(uint64_t, 1);
+}
+
 ics_sweep *ics_sweep_load(const char *path, GError **error)
 {
     ics_jr *r = ics_jr_new();
@@ -531,7 +638,7 @@ ics_sweep *ics_sweep_load(const char *path, GError **error)
     const cJSON *root = ics_jr_load(r, path);
     static const char *const keys[] = {"kind",          "name",   "source", "system", "nodes",
                                        "gpus_per_node", "engine", "fail",   "set",    "nccl",
-                                       "collective",    "axes",   "points", NULL};
+                                       "collective",    "train",  "axes",   "points", NULL};
     static const char *const kinds[] = {"study", NULL};
     int kind;
     if (root && ics_jr_keys(r, root, keys) && ics_jr_enum(r, root, "kind", true, kinds, &kind)) {
@@ -546,8 +653,18 @@ ics_sweep *ics_sweep_load(const char *path, GError **error)
             s->name = g_strdup(name);
         else
             s->name = g_path_get_basename(path);
+        bool coll = cJSON_HasObjectItem(root, "collective");
+        s->train = cJSON_HasObjectItem(root, "train");
+        if (coll == s->train)
+            ics_jr_fail(r, root, NULL,
+                        "expected \"collective\" (a sweep of sizes) or \"train\" "
+                        "(a training scenario), %s",
+                        coll ? "got both" : "got neither");
+        if (s->train)
+            read_train(r, root, s);
         read_base(r, root, s);
-        read_collective(r, root, s);
+        if (!s->train)
+            read_collective(r, root, s);
         read_axes(r, root, s);
         if (ics_jr_ok(r))
             read_points(r, root, s);
@@ -588,6 +705,7 @@ void ics_sweep_free(ics_sweep *s)
     ics_sweep_set_clear(&s->base);
     g_free(s->choice);
     g_free(s->sizes);
+    ics_train_scenario_clear(&s->scenario);
     g_free(s->dtype);
     g_free(s->name);
     g_free(s->path);

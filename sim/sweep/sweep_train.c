@@ -1,0 +1,168 @@
+/* One configuration of a training study: the base scenario's model and layout with the
+ * configuration's sizes (tp, pp, dp, vp, mbs, gbs), its system (overrides, nodes fitted to the
+ * job as `icsim train` fits them, NICs, failures), the step generated, replayed, and reported
+ * as one row: step time, throughput, MFU, and where the critical rank's step went. */
+#include "replay/replay.h"
+#include "sweep/sweep_internal.h"
+
+#include <string.h>
+
+typedef struct {
+    ics_layout layout;
+    int nodes, gpus;
+    ics_replay_result res;
+    double step_s, tokens_per_s, tflops, mfu;
+    double parts[ICS_CAT_COUNT + 1]; /* the critical rank's, seconds; the last is the bubble */
+} train_point;
+
+static const char *const part_keys[ICS_CAT_COUNT + 1] = {"compute_s", "tp_s",    "pp_s",
+                                                         "dp_s",      "other_s", "bubble_s"};
+
+/* The layout of configuration `set` over the base scenario's; dp not given anywhere: every GPU
+ * of the system (gpus, once known). */
+static ics_layout layout_of(const ics_sweep *s, const ics_sweep_set *set, int gpus)
+{
+    ics_layout l = s->scenario.layout;
+    int *fields[] = {&l.tp, &l.pp, &l.dp, &l.vp, &l.mbs, &l.gbs};
+    const int given[] = {set->tp, set->pp, set->dp, set->vp, set->mbs, set->gbs};
+    for (size_t i = 0; i < G_N_ELEMENTS(fields); i++)
+        if (given[i])
+            *fields[i] = given[i];
+    if (!set->dp && !s->scenario.layout_dp && gpus > 0)
+        l.dp = MAX(1, gpus / MAX(1, l.tp * l.pp));
+    return l;
+}
+
+/* Loads the system, fitting a cluster's node count to the job when neither the study nor the
+ * scenario gives one (as `icsim train` does). */
+static ics_hw *load(const ics_sweep *s, const ics_sweep_set *set, ics_layout *l, ics_topo **t,
+                    GError **error)
+{
+    int nodes = set->nodes ? set->nodes : s->scenario.nodes;
+    ics_hw *hw = ics_sweep_build_system(set, nodes, t, error);
+    if (!hw)
+        return NULL;
+    int per = ics_topo_gpus_per_node(*t), have = per * ics_topo_nodes(*t);
+    *l = layout_of(s, set, have);
+    int64_t need = (int64_t)ics_layout_world(l);
+    if (!nodes && ics_topo_nodes(*t) > 1 && need != have &&
+        need <= (int64_t)ICS_SCENARIO_NODES_MAX * per) {
+        ics_topo_free(*t);
+        ics_hw_free(hw);
+        hw = ics_sweep_build_system(set, (int)((need + per - 1) / per), t, error);
+        if (!hw)
+            return NULL;
+        have = per * ics_topo_nodes(*t);
+        *l = layout_of(s, set, have);
+    }
+    if (need > have) {
+        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                    "the layout needs %lld GPUs (tp %d x pp %d x dp %d), the system has %d",
+                    (long long)need, l->tp, l->pp, l->dp, have);
+        ics_topo_free(*t);
+        *t = NULL;
+        ics_hw_free(hw);
+        return NULL;
+    }
+    return hw;
+}
+
+static bool run_point(const ics_sweep *s, const ics_sweep_set *set, train_point *p, GError **error)
+{
+    ics_topo *t = NULL;
+    ics_hw *hw = load(s, set, &p->layout, &t, error);
+    if (!hw)
+        return false;
+    bool ok = false;
+    ics_trace *tr = NULL;
+    ics_replay *r = NULL;
+    const ics_hw_gpu_type *g = ics_hw_node_of(hw)->gpu_type;
+    p->nodes = ics_topo_nodes(t);
+    p->gpus = ics_layout_world(&p->layout);
+    if (!ics_layout_check(&p->layout, &s->scenario.model, error) ||
+        !(tr = ics_workload_build(&s->scenario.model, &p->layout, g, error)))
+        goto done;
+    /* as `icsim train` replays: the analytic engine memoizes every collective, the packet
+     * engine plays the calls that share links on the shared network, in 256 KiB units */
+    const char *engine = set->engine ? set->engine : "analytic";
+    bool packet = strcmp(engine, "packet") == 0;
+    ics_replay_opts o = {.backend = ics_net_backend(engine),
+                         .colls = packet ? ICS_REPLAY_AUTO : ICS_REPLAY_MEMO,
+                         .p2p_lat_ps = -1};
+    if (packet)
+        o.net.packet_bytes = 256 * 1024;
+    ics_sweep_tuning(set, &o.tuning);
+    if (!(r = ics_replay_new(tr, t, &o, error)) || !ics_replay_run(r, &p->res, error))
+        goto done;
+    ics_step_flops fl;
+    ics_workload_flops(&s->scenario.model, &p->layout, &fl);
+    double peak = g->tflops[p->layout.dtype];
+    if (p->layout.dtype == ICS_DTYPE_FP8 && peak > 0)
+        peak = MAX(peak, g->tflops[ICS_DTYPE_BF16]);
+    p->step_s = ics_time_to_s(p->res.step_ps);
+    p->tokens_per_s = p->step_s > 0 ? fl.tokens / p->step_s : 0;
+    p->tflops = p->step_s > 0 ? fl.hardware_flops / p->step_s / p->gpus / 1e12 : 0;
+    p->mfu = p->step_s > 0 && peak > 0 ? fl.model_flops / p->step_s / p->gpus / (peak * 1e12) : 0;
+    const ics_replay_rank *rs = ics_replay_rank_stats(r, p->res.critical_rank);
+    for (int c = 0; c < ICS_CAT_COUNT; c++)
+        p->parts[c] = ics_time_to_s(rs->busy_ps[c] + rs->wait_ps[c]);
+    p->parts[ICS_CAT_COUNT] = ics_time_to_s(rs->bubble_ps);
+    ok = true;
+done:
+    ics_replay_free(r);
+    ics_trace_free(tr);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+    return ok;
+}
+
+void ics_sweep_run_train(const ics_sweep *s, int c, char **csv_out, char **json_out)
+{
+    ics_sweep_set set;
+    ics_sweep_config(s, c, &set);
+    train_point p = {0};
+    GError *err = NULL;
+    bool ok = run_point(s, &set, &p, &err);
+    GString *csv = g_string_new(NULL), *json = g_string_new(NULL);
+    ics_sweep_row_keys(s, c, csv, json);
+    g_string_append_c(csv, ',');
+    ics_sweep_csv_field(csv, s->scenario.model.name);
+    g_string_append(json, ", \"model\": ");
+    ics_sweep_json_string(json, s->scenario.model.name);
+    if (ok) {
+        const ics_layout *l = &p.layout;
+        g_string_append_printf(csv, ",%d,%d,%d,%d,%d,%d,%d,%d,", p.nodes, p.gpus, l->tp, l->pp,
+                               l->dp, l->vp, l->mbs, l->gbs);
+        g_string_append_printf(json,
+                               ", \"nodes\": %d, \"gpus\": %d, \"tp\": %d, \"pp\": %d, \"dp\": "
+                               "%d, \"vp\": %d, \"mbs\": %d, \"gbs\": %d",
+                               p.nodes, p.gpus, l->tp, l->pp, l->dp, l->vp, l->mbs, l->gbs);
+        const double figs[] = {p.step_s, p.tokens_per_s, p.tflops, p.mfu};
+        static const char *const keys[] = {"step_time_s", "tokens_per_s", "tflops_per_gpu", "mfu"};
+        static const char *const fmt[] = {"%.6f", "%.1f", "%.2f", "%.4f"};
+        for (int k = 0; k < 4; k++) {
+            ics_sweep_num(csv, figs[k], fmt[k]);
+            g_string_append_c(csv, ',');
+            g_string_append_printf(json, ", \"%s\": ", keys[k]);
+            ics_sweep_num(json, figs[k], fmt[k]);
+        }
+        for (int k = 0; k <= ICS_CAT_COUNT; k++) {
+            ics_sweep_num(csv, p.parts[k], "%.6f");
+            g_string_append_c(csv, ',');
+            g_string_append_printf(json, ", \"%s\": ", part_keys[k]);
+            ics_sweep_num(json, p.parts[k], "%.6f");
+        }
+        g_string_append_printf(json, ", \"critical_rank\": %d", p.res.critical_rank);
+    } else {
+        g_string_append(csv, ",,,,,,,,,,,,,,,,,,,"); /* 18 empty fields, then the error */
+        ics_sweep_csv_field(csv, err->message);
+        g_string_append(json, ", \"error\": ");
+        ics_sweep_json_string(json, err->message);
+    }
+    g_string_append_c(csv, '\n');
+    g_string_append(json, "}\n");
+    g_clear_error(&err);
+    ics_sweep_set_clear(&set);
+    *csv_out = g_string_free(csv, FALSE);
+    *json_out = g_string_free(json, FALSE);
+}
