@@ -6,7 +6,7 @@
 ICS_PACKAGES=(build-essential cmake pkg-config libglib2.0-dev libcjson-dev
               libprotobuf-c-dev protobuf-c-compiler libgsl-dev
               clang clang-format libclang-rt-14-dev
-              graphviz libxml2-utils librsvg2-bin libopenmpi-dev openmpi-bin)
+              graphviz libxml2-utils librsvg2-bin libopenmpi-dev openmpi-bin python3)
 
 ics_missing_packages() {
     local p status

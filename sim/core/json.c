@@ -382,6 +382,11 @@ static void fail_syntax(ics_jr *r, ics_jdoc *d, size_t err_off, const char *expe
     g_string_free(sc.path, TRUE);
 }
 
+bool ics_json_text_ok(const char *text, size_t len)
+{
+    return memchr(text, '\0', len) == NULL && g_utf8_validate(text, (gssize)len, NULL);
+}
+
 const cJSON *ics_jr_load_text(ics_jr *r, const char *display_path, const char *text, size_t len)
 {
     if (r->error)
@@ -395,6 +400,15 @@ const cJSON *ics_jr_load_text(ics_jr *r, const char *display_path, const char *t
     if (strlen(d->text) != len) {
         d->len = strlen(d->text);
         fail_syntax(r, d, d->len, "JSON text", "a NUL byte");
+        return NULL;
+    }
+    /* JSON text is UTF-8 (RFC 8259, 8.1); cJSON would pass other bytes through, and a name
+     * that is not UTF-8 cannot be written back (two such names may print alike) */
+    const gchar *bad = NULL;
+    if (!g_utf8_validate(d->text, (gssize)d->len, &bad)) {
+        char got[64];
+        snprintf(got, sizeof got, "the byte 0x%02X, which is not UTF-8", (unsigned char)*bad);
+        fail_syntax(r, d, (size_t)(bad - d->text), "UTF-8 text (RFC 8259)", got);
         return NULL;
     }
     const char *end = NULL;

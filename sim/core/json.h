@@ -34,6 +34,11 @@ const cJSON *ics_jr_load(ics_jr *r, const char *display_path);
 /* Same, from memory (for tests and the fuzzer). */
 const cJSON *ics_jr_load_text(ics_jr *r, const char *display_path, const char *text, size_t len);
 
+/* Whether len bytes of text can be JSON text at all: no NUL inside and UTF-8 throughout (RFC
+ * 8259). ics_jr_load_text refuses, with the place, what fails this; readers that parse with
+ * cJSON alone on a first pass must check it too. */
+bool ics_json_text_ok(const char *text, size_t len);
+
 bool ics_jr_ok(const ics_jr *r);
 /* Moves the first error out (transfer full); NULL if none. */
 GError *ics_jr_take_error(ics_jr *r);

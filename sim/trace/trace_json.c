@@ -640,8 +640,9 @@ static ics_trace *read_text(const char *name, const char *text, size_t len, bool
         return NULL;
     char *copy = terminated ? NULL : g_strndup(text, len);
     const char *z = terminated ? text : copy;
-    /* as json.h parses: nothing after the value, no NUL inside */
-    cJSON *root = strlen(z) == len ? cJSON_ParseWithLengthOpts(z, len + 1, NULL, true) : NULL;
+    /* as json.h parses: nothing after the value, no NUL inside, UTF-8 throughout */
+    cJSON *root =
+        ics_json_text_ok(z, len) ? cJSON_ParseWithLengthOpts(z, len + 1, NULL, true) : NULL;
     g_free(copy);
     if (root) {
         ics_jr *jr = ics_jr_new();
