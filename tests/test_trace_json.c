@@ -415,6 +415,19 @@ static void test_write_failures(void)
     g_free(text);
     g_assert_cmpint(count_entries(dir), ==, 1);
 
+    /* a name that is not UTF-8 (Chakra traces may carry one): JSON could not give it back */
+    ics_trace *latin1 = ics_trace_new(1);
+    const int one[] = {0};
+    ics_trace_add_comm(latin1, one, 1, "n\xe9ud");
+    g_assert_false(ics_trace_write_json(latin1, path, &err));
+    g_assert_nonnull(strstr(err->message, "communicator \"n\\351ud\": the trace format cannot "
+                                          "hold a name that is not UTF-8"));
+    g_clear_error(&err);
+    ics_trace_free(latin1);
+    text = slurp(path, &len);
+    g_assert_cmpstr(text, ==, "old");
+    g_free(text);
+
     char *nowhere = g_build_filename(dir, "no-such-dir", "t.json", NULL);
     ics_trace *ok = ics_trace_new(1);
     g_assert_false(ics_trace_write_json(ok, nowhere, &err));

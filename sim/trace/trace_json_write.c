@@ -84,8 +84,39 @@ static char *unsayable(const ics_trace *t, int k, int i)
     }
 }
 
+/* A name JSON can hold as it is: UTF-8 (a Chakra trace may carry other bytes; written as
+ * U+FFFD, two such names could read back alike). */
+static bool name_ok(const char *what, const char *name, GError **error)
+{
+    if (!name || g_utf8_validate(name, -1, NULL))
+        return true;
+    char *shown = g_strescape(name, NULL);
+    g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                "%s \"%s\": the trace format cannot hold a name that is not UTF-8", what, shown);
+    g_free(shown);
+    return false;
+}
+
+static bool names_ok(const ics_trace *t, GError **error)
+{
+    for (int c = 0; c < ics_trace_ncomms(t); c++)
+        if (!name_ok("communicator", ics_trace_comm_name(t, c), error))
+            return false;
+    for (int k = 0; k < ics_trace_nranks(t); k++) {
+        for (int s = 0; s < ics_trace_nstreams(t, k); s++)
+            if (!name_ok("stream", ics_trace_stream_name(t, k, s), error))
+                return false;
+        for (int i = 0; i < ics_trace_nops(t, k); i++)
+            if (!name_ok("op", ics_trace_get_op(t, k, i)->name, error))
+                return false;
+    }
+    return true;
+}
+
 static bool check(const ics_trace *t, GError **error)
 {
+    if (!names_ok(t, error))
+        return false;
     for (int k = 0; k < ics_trace_nranks(t); k++)
         for (int i = 0; i < ics_trace_nops(t, k); i++) {
             char *why = unsayable(t, k, i);
