@@ -115,7 +115,8 @@ int ics_topo_find(const ics_topo *t, const char *label);
  * ICS_ERROR_INPUT naming the spec, topology unchanged by that spec): a malformed spec, a name
  * that is not there or of the wrong kind, a link that does not exist or is already down, and a
  * failure that splits the machine (a node without a live compute NIC, two leaves no live
- * up/down path joins). Call before anything reads the topology (communicators, backends). */
+ * up/down path joins, two GPUs of a node that had a path without one: a node with no PCIe tree
+ * lives on its NVLinks). Call before anything reads the topology (communicators, backends). */
 bool ics_topo_fail(ics_topo *t, const char *specs, GError **error);
 /* Failures applied so far, and what each did ("0:nvsw2 down: 8 NVLink bonds (36 links)");
  * transfer none. 0: the topology is as the model built it. */

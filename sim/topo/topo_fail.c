@@ -375,6 +375,54 @@ static bool still_joined(const ics_topo *t, GError **error)
     return ok;
 }
 
+/* Which pairs of GPUs of each node a dead channel touches are joined by a route now: one bit
+ * per (node, a, b) in *joined (transfer full), NULL for nodes nothing touches. A node without a
+ * PCIe tree has only its NVLinks; a failure must not leave two of its GPUs apart. */
+static bool **gpu_pairs_joined(const ics_topo *t, const fail_plan *p)
+{
+    int g = t->gpus;
+    bool **joined = g_new0(bool *, t->nodes + 1);
+    for (int c = 0; c < (int)t->chans->len; c++) {
+        int node = ics_topo_dev_get(t, ics_topo_chan_get(t, c)->src)->node;
+        if (!p->dead[c] || node < 0 || joined[node])
+            continue;
+        joined[node] = g_new0(bool, (size_t)g *g);
+        for (int a = 0; a < g; a++)
+            for (int b = 0; b < g; b++) {
+                ics_route r;
+                joined[node][a * g + b] =
+                    ics_route_find(t, ics_topo_gpu(t, node, a), ics_topo_gpu(t, node, b), 0, &r);
+                ics_route_clear(&r);
+            }
+    }
+    return joined;
+}
+
+/* After the failures: every pair joined before still is. Frees joined. */
+static bool gpus_still_joined(const ics_topo *t, bool **joined, GError **error)
+{
+    int g = t->gpus;
+    bool ok = true;
+    for (int node = 0; node < t->nodes; node++) {
+        for (int a = 0; ok && joined[node] && a < g; a++)
+            for (int b = 0; ok && b < g; b++) {
+                ics_route r;
+                if (joined[node][a * g + b] &&
+                    !ics_route_find(t, ics_topo_gpu(t, node, a), ics_topo_gpu(t, node, b), 0, &r)) {
+                    g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                                "the failures leave gpu%d and gpu%d of node %d without a path "
+                                "(the node has no PCIe tree to fall back on)",
+                                a, b, node);
+                    ok = false;
+                }
+                ics_route_clear(&r);
+            }
+        g_free(joined[node]);
+    }
+    g_free(joined);
+    return ok;
+}
+
 bool ics_topo_fail(ics_topo *t, const char *specs, GError **error)
 {
     char **words = g_strsplit_set(specs ? specs : "", ", \t\n", -1);
@@ -407,10 +455,11 @@ bool ics_topo_fail(ics_topo *t, const char *specs, GError **error)
     if (ok) {
         /* apply to a copy first: a list that splits the machine changes nothing */
         GArray *chans = g_array_copy(t->chans), *devs = g_array_copy(t->devs);
+        bool **joined = gpu_pairs_joined(t, &p);
         GPtrArray *failures = t->failures;
         t->failures = g_ptr_array_new(); /* non-NULL: routes take the degraded path */
         commit(t, &p);
-        ok = still_joined(t, error);
+        ok = gpus_still_joined(t, joined, error) && still_joined(t, error);
         g_ptr_array_free(t->failures, TRUE);
         t->failures = failures;
         if (ok) {
