@@ -87,6 +87,32 @@ grep -qx '64 ports x 25.0 GB/s = 1600.0 GB/s per direction through the switch, 3
     "$tmp/out" || fail "explain nvswitch3: ports x port rate"
 grep -q '^in-network reduction (NVLS)' "$tmp/out" || fail "explain nvswitch3: NVLS"
 
+# --hotspots: the busiest links, as comments after the table, and in --json
+sp=$src/hwmodels/superpod-h100-ndr.json
+"$icsim" collective all_reduce -s "$sp" --nodes 2 -b 1M -e 64M -f 64 --hotspots 4 \
+    --json "$tmp/h.json" >"$tmp/out" || fail "--hotspots exited $?"
+grep -q '^# all_reduce of 67108864 bytes, one call alone:$' "$tmp/out" || fail "--hotspots: size line"
+[ "$(grep -c '^#  .* -> ' "$tmp/out")" = 4 ] || fail "--hotspots 4: expected 4 link lines"
+grep -q '^[^#].* -> ' "$tmp/out" && fail "--hotspots: a link line outside a comment"
+python3 - "$tmp/h.json" <<'PY' || fail "--hotspots --json"
+import json, sys
+h = json.load(open(sys.argv[1]))["hotspots"]
+b = h["busiest"]
+assert len(b) == 4, b
+u = [x["utilization"] for x in b]
+assert u == sorted(u, reverse=True) and 0 < u[-1] <= u[0] <= 1, u
+assert abs(b[0]["bytes"] / (b[0]["gbps"] * 1e9 * h["span_s"]) - u[0]) < 1e-9, b[0]
+assert set(h["by_kind"]) >= {"nvlink", "network"}, h["by_kind"]
+PY
+"$icsim" train "$src/scenarios/llama3-70b-h100-64.json" --hotspots 3 --json >"$tmp/t.json" ||
+    fail "train --hotspots exited $?"
+python3 - "$tmp/t.json" <<'PY' || fail "train --hotspots --json"
+import json, sys
+h = json.load(open(sys.argv[1]))["hotspots"]
+assert len(h["busiest"]) == 3 and "folded" in h["note"], h
+assert h["by_kind"]["nvlink"]["bytes"] > 0, h["by_kind"]  # memoized TP all-reduces count
+PY
+
 # bad input: exit 2, nothing on stdout
 bad() { # expected-text args...
     local want=$1
@@ -106,6 +132,8 @@ bad "-a: expected an integer in 0..3, got 4" collective all_reduce -s "$h100" -a
 bad "--fail: nvswitch:nvsw9: no device nvsw9 in node 0" collective all_reduce -s "$h100" --fail nvswitch:nvsw9
 bad "--plot" collective all_reduce -s "$h100" --plot "$tmp/no/dir/p.svg"
 bad "expected a standard or a switch of the catalog" explain quantum9
+bad "--hotspots: expected an integer in 1..100000, got 0" collective all_reduce -s "$h100" --hotspots 0
+bad "--hotspots: expected an integer" train "$src/scenarios/llama3-70b-h100-64.json" --hotspots x
 
 [ $fails = 0 ] && echo "cli_whatif: all passed"
 exit $((fails > 0))

@@ -95,6 +95,8 @@ struct ics_cli_coll_job {
     char **fails;                /* --fail specs (topo.h), NULL-terminated */
     gboolean compare, show_algo; /* --compare: also the intact system; --show-algo */
     char *plot, *measured;       /* --plot FILE.svg, --measured LOG */
+    char *hotspots_text;         /* --hotspots N: the busiest links of the largest size */
+    int hotspots;                /* 0: not asked for */
 };
 typedef struct ics_cli_coll_job coll_args;
 
@@ -193,7 +195,9 @@ static int check_ranks(coll_args *a)
     if (!ics_cli_int_in("--gpus", a->gpus_text, 1, INT_MAX, &a->gpus, &err) ||
         !ics_cli_nodes(a->nodes_text, &a->nodes, &err) ||
         !ics_cli_int_in("--gpus-per-node", a->gpn_text, 1, INT_MAX, &a->gpus_per_node, &err) ||
-        !ics_check_int("-r", a->root, 0, INT_MAX, &err))
+        !ics_check_int("-r", a->root, 0, INT_MAX, &err) ||
+        !ics_cli_int_in("--hotspots", a->hotspots_text, 1, ICS_CLI_HOTSPOTS_MAX, &a->hotspots,
+                        &err))
         return ics_cli_fail("collective", err);
     if (a->gpus && a->gpus_per_node)
         return usage_error("expected --gpus N or --gpus-per-node G, not both%s", "");
@@ -202,8 +206,9 @@ static int check_ranks(coll_args *a)
 
 /* One sweep's rows and the tuner's choices, in size order. */
 typedef struct {
-    GArray *rows; /* ics_coll_row */
-    GArray *res;  /* ics_coll_result */
+    GArray *rows;         /* ics_coll_row */
+    GArray *res;          /* ics_coll_result */
+    uint64_t *chan_bytes; /* --hotspots: payload per channel of the largest size's call */
 } sweep_rows;
 
 /* The next size: times the factor, or plus -i's bytes; false past max. */
@@ -223,7 +228,11 @@ static int run_sizes(const coll_args *a, const ics_cli_setup *s, const ics_coll_
 {
     out->rows = g_array_new(FALSE, TRUE, sizeof(ics_coll_row));
     out->res = g_array_new(FALSE, TRUE, sizeof(ics_coll_result));
+    if (a->hotspots)
+        out->chan_bytes = g_new0(uint64_t, MAX(ics_topo_nchans(s->t), 1));
     for (uint64_t size = a->min_b;;) {
+        uint64_t next = size;
+        bool last = !next_size(a, &next);
         ics_coll_row row = {.type = a->dtype,
                             .redop = ics_report_coll_reduces(a->op) ? a->redop : "none"};
         uint64_t count;
@@ -232,7 +241,7 @@ static int run_sizes(const coll_args *a, const ics_cli_setup *s, const ics_coll_
         ics_report_coll_request(&req, count, &row);
         /* in place the simulated call is the same call: one run gives both columns */
         ics_coll_result res;
-        if (!ics_comm_run(s->comm, &req, tuning, &res)) {
+        if (!ics_comm_run_traffic(s->comm, &req, tuning, &res, last ? out->chan_bytes : NULL)) {
             fprintf(stderr,
                     "icsim collective: %s of %llu bytes cannot run on %s%s with the tuning "
                     "asked for (NCCL_ALGO, NCCL_PROTO)\n",
@@ -251,8 +260,9 @@ static int run_sizes(const coll_args *a, const ics_cli_setup *s, const ics_coll_
         ics_report_coll_time(a->op, s->nranks, (double)res.time_ps / 1e6, &row);
         g_array_append_val(out->rows, row);
         g_array_append_val(out->res, res);
-        if (!next_size(a, &size))
+        if (last)
             break;
+        size = next;
     }
     return ICS_EXIT_OK;
 }
@@ -263,6 +273,7 @@ static void sweep_rows_clear(sweep_rows *r)
         g_array_free(r->rows, TRUE);
     if (r->res)
         g_array_free(r->res, TRUE);
+    g_free(r->chan_bytes);
 }
 
 /* A system's set-up with the failures applied (none: intact); false (message printed) if the
@@ -345,6 +356,21 @@ static bool write_plot(const coll_args *a, const char *system, const sweep_rows 
     return ok;
 }
 
+/* --hotspots: the busiest links of the sweep's last (largest) call, after the trailer. */
+static void hotspots(const coll_args *a, const ics_cli_setup *s, const sweep_rows *rows,
+                     GString *out, ics_coll_json *json)
+{
+    const ics_coll_row *row = &g_array_index(rows->rows, ics_coll_row, rows->rows->len - 1);
+    const ics_coll_result *res = &g_array_index(rows->res, ics_coll_result, rows->res->len - 1);
+    ics_hotspots h = {
+        .t = s->t, .chan_bytes = rows->chan_bytes, .span_ps = res->time_ps, .top = a->hotspots};
+    g_string_append_printf(out, "# %s of %" G_GUINT64_FORMAT " bytes, one call alone:\n",
+                           ics_coll_op_name(a->op), row->size_bytes);
+    ics_report_hotspots_text(&h, "# ", out);
+    if (json)
+        ics_report_coll_json_hotspots(json, &h);
+}
+
 static int run(const coll_args *a)
 {
     ics_cli_setup su = {0}, intact = {0};
@@ -404,6 +430,8 @@ static int run(const coll_args *a)
             ics_report_coll_json_add(json, row, res);
     }
     ics_report_coll_trailer(bw_count ? bw_sum / bw_count : 0.0, out);
+    if (a->hotspots)
+        hotspots(a, &su, &rows, out, json);
     if (a->compare)
         ics_report_coll_compare((const ics_coll_row *)intact_rows.rows->data,
                                 (const ics_coll_result *)intact_rows.res->data,
@@ -447,6 +475,7 @@ void ics_cli_coll_job_free(ics_cli_coll_job *a)
     g_strfreev(a->fails);
     g_free(a->plot);
     g_free(a->measured);
+    g_free(a->hotspots_text);
     g_free(a);
 }
 
@@ -514,6 +543,9 @@ int ics_cli_collective_prepare(int argc, char **argv, bool help, ics_cli_coll_jo
          "also draw bus bandwidth against size as SVG", "FILE.svg"},
         {"measured", 0, 0, G_OPTION_ARG_FILENAME, &a->measured,
          "with --plot: overlay a real nccl-tests log (its tables of this operation)", "LOG"},
+        {"hotspots", 0, 0, G_OPTION_ARG_STRING, &a->hotspots_text,
+         "after the table: the N busiest links of the largest size's call (utilization, bytes)",
+         "N"},
         G_OPTION_ENTRY_NULL};
     GOptionEntry nccltests[ICS_CLI_NCCLTESTS_ENTRIES];
     ics_cli_nccltests_entries(&a->nt, nccltests);

@@ -42,6 +42,9 @@ bool ics_cli_int_in(const char *option, const char *text, int64_t lo, int64_t hi
  * refuse by name. */
 bool ics_cli_num(const char *option, const char *text, double *out, GError **error);
 
+/* --hotspots N: how many of the busiest links a report lists (report.h, ics_hotspots). */
+#define ICS_CLI_HOTSPOTS_MAX 100000
+
 /* --nodes as text (NULL: *nodes is left, 0 meaning the file's count): 1..ICS_SCENARIO_NODES_MAX,
  * the scenario's range (workload/scenario.h), the hardware loader's bound. */
 bool ics_cli_nodes(const char *text, int *nodes, GError **error);

@@ -35,6 +35,10 @@ void ics_cli_step_entries(ics_cli_step_args *a, GOptionEntry out[ICS_CLI_STEP_EN
          "packet engine: payload per simulated packet, KiB (default 256; 4 is a network "
          "packet)",
          "KIB"},
+        {"hotspots", 0, 0, G_OPTION_ARG_STRING, &a->hotspots_text,
+         "also report the N busiest links over the step (utilization, bytes; memoized "
+         "collectives' links included)",
+         "N"},
         G_OPTION_ENTRY_NULL};
     memcpy(out, v, sizeof v);
 }
@@ -55,6 +59,8 @@ static bool read_numbers(ics_cli_step_args *a, GError **err)
                           &a->timeline_ranks, err) &&
            ics_cli_int_in("--packet-kib", a->packet_kib_text, 1, ICS_CLI_PACKET_KIB_MAX,
                           &a->packet_kib, err) &&
+           ics_cli_int_in("--hotspots", a->hotspots_text, 1, ICS_CLI_HOTSPOTS_MAX, &a->hotspots,
+                          err) &&
            ics_cli_num("--sample-us", a->sample_us_text, &a->sample_us, err) &&
            (!a->sample_us_text || ics_check_num("--sample-us", a->sample_us, ICS_CLI_SAMPLE_US_MIN,
                                                 ICS_CLI_SAMPLE_US_MAX, err));
@@ -99,6 +105,16 @@ static ics_replay_colls colls_mode(const char *s, const char *engine)
     if (!s && strcmp(engine, "analytic") == 0)
         return ICS_REPLAY_MEMO;
     return ICS_REPLAY_AUTO;
+}
+
+/* Payload per channel over the run, memoized collectives' included (transfer full). */
+static uint64_t *chan_bytes(const ics_replay *r, const ics_topo *t)
+{
+    int n = ics_topo_nchans(t);
+    uint64_t *v = g_new(uint64_t, MAX(n, 1));
+    for (int c = 0; c < n; c++)
+        v[c] = ics_replay_chan_bytes(r, c);
+    return v;
 }
 
 int ics_cli_step_run(const char *cmd, const ics_cli_step_args *a, const ics_trace *tr, ics_topo *t,
@@ -152,10 +168,21 @@ int ics_cli_step_run(const char *cmd, const ics_cli_step_args *a, const ics_trac
         int nranks = ics_trace_nranks(tr);
         for (int i = 0; i < ics_topo_nfailures(t) && !a->json; i++)
             g_string_append_printf(out, "with failure: %s\n", ics_topo_failure(t, i));
+        ics_hotspots h = {.t = t,
+                          .chan_bytes = a->hotspots ? chan_bytes(r, t) : NULL,
+                          .span_ps = res.step_ps,
+                          .note = res.folded ? "the trace is folded: mirrored ranks' own calls "
+                                               "and sends are not simulated, their links show "
+                                               "no bytes"
+                                             : NULL,
+                          .top = a->hotspots};
         if (a->json)
-            ics_report_step_json(r, &res, nranks, info, out);
+            ics_report_step_json_hot(r, &res, nranks, info, a->hotspots ? &h : NULL, out);
         else
             ics_report_step_text(r, &res, nranks, info, out);
+        if (a->hotspots && !a->json)
+            ics_report_hotspots_text(&h, "", out);
+        g_free((uint64_t *)h.chan_bytes);
         ics_cli_emit(out);
         g_string_free(out, TRUE);
     }
@@ -174,5 +201,6 @@ void ics_cli_step_args_clear(ics_cli_step_args *a)
     g_free(a->timeline_ranks_text);
     g_free(a->sample_us_text);
     g_free(a->packet_kib_text);
+    g_free(a->hotspots_text);
     *a = (ics_cli_step_args){0};
 }

@@ -16,10 +16,11 @@ typedef struct {
     char **fails;   /* failure specs (topo.h) applied before the replay; NULL: none */
     gboolean json;  /* the report as JSON on stdout */
     /* as given (NULL: not given), then as ics_cli_step_check reads them */
-    char *timeline_ranks_text, *sample_us_text, *packet_kib_text;
+    char *timeline_ranks_text, *sample_us_text, *packet_kib_text, *hotspots_text;
     int timeline_ranks; /* 0: all */
     double sample_us;   /* link sampling interval for the timeline; 0: 10 us */
     int packet_kib;     /* packet engine: payload per simulated packet; 0: 256 KiB */
+    int hotspots;       /* the busiest links to report over the step; 0: none */
 } ics_cli_step_args;
 
 /* The ranges of the replay options (docs/limits.md). */
@@ -28,7 +29,7 @@ typedef struct {
 #define ICS_CLI_SAMPLE_US_MAX  1e9
 
 /* The option entries for these fields, NULL-terminated, into out. */
-#define ICS_CLI_STEP_ENTRIES 10
+#define ICS_CLI_STEP_ENTRIES 11
 void ics_cli_step_entries(ics_cli_step_args *a, GOptionEntry out[ICS_CLI_STEP_ENTRIES]);
 /* Reads and checks the values, and that the timeline can be written (before anything runs); on
  * error prints "icsim CMD: ..." and returns false. */

@@ -136,10 +136,16 @@ ics_sched *ics_comm_plan(ics_comm *c, const ics_coll_req *req, const ics_coll_tu
 bool ics_comm_run(ics_comm *c, const ics_coll_req *req, const ics_coll_tuning *tuning,
                   ics_coll_result *out)
 {
+    return ics_comm_run_traffic(c, req, tuning, out, NULL);
+}
+
+bool ics_comm_run_traffic(ics_comm *c, const ics_coll_req *req, const ics_coll_tuning *tuning,
+                          ics_coll_result *out, uint64_t *chan_bytes)
+{
     ics_sched *s = ics_comm_plan(c, req, tuning, out);
     if (!s)
         return false;
-    out->time_ps = ics_sched_run(s, c->t, c->backend, &c->params);
+    out->time_ps = ics_sched_run_traffic(s, c->t, c->backend, &c->params, chan_bytes);
     ics_sched_free(s);
     /* A thread that drives G GPUs launches their kernels one after another: back to back, calls
      * go no faster than G launches (the flat floors of nccl-tests -g G logs at small sizes). */

@@ -69,6 +69,11 @@ double ics_comm_cal_value(const ics_comm *c, ics_cal_param p);
  * (result.local). */
 bool ics_comm_run(ics_comm *c, const ics_coll_req *req, const ics_coll_tuning *tuning,
                   ics_coll_result *out);
+/* The same, adding the payload bytes the call moved over each channel of the communicator's
+ * topology to chan_bytes[0 .. ics_topo_nchans) unless it is NULL: where the call's traffic
+ * went (the hot-spot report). */
+bool ics_comm_run_traffic(ics_comm *c, const ics_coll_req *req, const ics_coll_tuning *tuning,
+                          ics_coll_result *out, uint64_t *chan_bytes);
 
 /* The same call's schedule, to play on a shared network (sched.h: ics_sched_start): the tuner's
  * choices go to *out (time_ps 0). Transfer full; NULL where ics_comm_run would return false. */

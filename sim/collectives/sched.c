@@ -315,6 +315,12 @@ ics_sched_play *ics_sched_start(ics_sched *s, ics_engine *e, ics_net *net, ics_n
 ics_time ics_sched_run(const ics_sched *s, const ics_topo *t, const ics_net_ops *backend,
                        const ics_net_params *params)
 {
+    return ics_sched_run_traffic(s, t, backend, params, NULL);
+}
+
+ics_time ics_sched_run_traffic(const ics_sched *s, const ics_topo *t, const ics_net_ops *backend,
+                               const ics_net_params *params, uint64_t *chan_bytes)
+{
     ics_engine *e = ics_engine_new(0);
     ics_net *net = ics_net_new(backend, t, e, params);
     /* the player owns (and frees) its schedule: give it a copy */
@@ -332,6 +338,8 @@ ics_time ics_sched_run(const ics_sched *s, const ics_topo *t, const ics_net_ops 
         end = ICS_TIME_LIMIT;
     }
     g_assert(ics_engine_past_horizon(e) || ics_engine_pending(e) == 0);
+    for (int c = 0; chan_bytes && c < ics_topo_nchans(t); c++)
+        chan_bytes[c] += ics_net_chan_bytes(net, c);
     ics_net_free(net);
     ics_engine_free(e);
     return end;

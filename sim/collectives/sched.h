@@ -60,5 +60,9 @@ void ics_sched_abandon(ics_sched_play *p);
  * step ends, or ICS_TIME_LIMIT if it would end at or past the simulator's horizon (time.h). */
 ics_time ics_sched_run(const ics_sched *s, const ics_topo *t, const ics_net_ops *backend,
                        const ics_net_params *params);
+/* The same, adding the payload bytes each channel carried to chan_bytes[0 .. nchans of t) when
+ * it is not NULL (the links a memoized call used: replay's hot-spot report). */
+ics_time ics_sched_run_traffic(const ics_sched *s, const ics_topo *t, const ics_net_ops *backend,
+                               const ics_net_params *params, uint64_t *chan_bytes);
 
 #endif

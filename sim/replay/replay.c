@@ -232,7 +232,7 @@ ics_replay *ics_replay_new(const ics_trace *tr, const ics_topo *t, const ics_rep
         ics_replay_free(r);
         return NULL;
     }
-    r->memo = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    r->memo = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, ics_replay_memo_free);
     r->pairs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, ics_replay_pair_free);
     r->xfers = g_hash_table_new_full(NULL, NULL, g_free, NULL);
     return r;
@@ -273,6 +273,8 @@ void ics_replay_free(ics_replay *r)
     g_free(r->ranks);
     g_free(r->spans);
     g_free(r->chan_bytes);
+    g_free(r->memo_bytes);
+    g_free(r->memo_scratch);
     if (r->memo)
         g_hash_table_destroy(r->memo);
     if (r->pairs)
@@ -393,6 +395,8 @@ bool ics_replay_run(ics_replay *r, ics_replay_result *out, GError **error)
     r->e = ics_engine_new(0);
     r->net = ics_net_new(r->backend, r->t, r->e, &r->net_params);
     r->remaining = total;
+    int nch = ics_topo_nchans(r->t);
+    r->memo_bytes = g_new0(uint64_t, nch > 0 ? nch : 1);
     ics_replay_sampler_start(r);
     for (int g = 0; g < total; g++)
         if (r->ops[g].waiting == 0)
@@ -414,10 +418,9 @@ bool ics_replay_run(ics_replay *r, ics_replay_result *out, GError **error)
                                .colls_full = r->colls_full,
                                .colls_memo = r->colls_memo};
     ics_net_get_stats(r->net, &out->net);
-    int nch = ics_topo_nchans(r->t);
     r->chan_bytes = g_new(uint64_t, nch > 0 ? nch : 1);
     for (int c = 0; c < nch; c++)
-        r->chan_bytes[c] = ics_net_chan_bytes(r->net, c);
+        r->chan_bytes[c] = ics_net_chan_bytes(r->net, c) + r->memo_bytes[c];
     ics_net_free(r->net);
     ics_engine_free(r->e);
     r->net = NULL;

@@ -94,8 +94,9 @@ bool ics_replay_run(ics_replay *r, ics_replay_result *out, GError **error);
 const ics_replay_rank *ics_replay_rank_stats(const ics_replay *r, int rank);
 /* After a run: every op's span, in order of rank then op (transfer none). */
 const ics_replay_span *ics_replay_spans(const ics_replay *r, size_t *n);
-/* After a run: payload bytes each channel of the topology carried, and the time it was busy
- * (from its first to its last byte), for the timeline's link tracks. */
+/* After a run: payload bytes each channel of the topology carried, those of memoized
+ * collectives included (each call counted on its own communicator's channels, as it would have
+ * moved them alone), for the hot-spot report. */
 uint64_t ics_replay_chan_bytes(const ics_replay *r, int chan);
 
 /* Link load samples (when opts.sample_ps > 0): channel `chan` had carried `cum` payload bytes

@@ -69,12 +69,13 @@ static void mark_p2p(const ics_replay *r, int *owner, int id)
 }
 
 /* The memo key of a communicator: its shape. Inside one node the GPUs' local indices (every
- * node of a system is the same model); across nodes the devices themselves. */
+ * node of a system is the same model), unless parts were taken down (ics_topo_fail): then the
+ * nodes may differ, and the devices themselves are the shape, as they are across nodes. */
 static char *shape_sig(const ics_replay *r, int c)
 {
     int n;
     const int *ranks = ics_trace_comm_ranks(r->tr, c, &n);
-    bool local = single_node(r, c);
+    bool local = single_node(r, c) && ics_topo_nfailures(r->t) == 0;
     GString *s = g_string_new(local ? "L" : "D");
     for (int m = 0; m < n; m++) {
         const ics_topo_dev *d = ics_topo_dev_get(r->t, r->gpu[ranks[m]]);
@@ -166,24 +167,89 @@ static void call_done(ics_engine *e, void *ctx, uint64_t c)
     try_start(r, (int)c);
 }
 
+/* A memoized call: how long it takes alone, and where its bytes went (the hot-spot report
+ * counts memoized calls too). The bytes are kept by the devices at both ends of each channel:
+ * a call of the same shape on another node (shape_sig "L") crosses that node's copies of the
+ * channels, its devices shifted by whole nodes (topo.c numbers every node's devices alike). */
+typedef struct {
+    ics_time t;
+    int gpu0; /* rank 0's device in the call that was simulated */
+    int n;
+    int *src, *dst;
+    uint64_t *bytes;
+} memo_call;
+
+void ics_replay_memo_free(void *p)
+{
+    memo_call *m = p;
+    g_free(m->src);
+    g_free(m->dst);
+    g_free(m->bytes);
+    g_free(m);
+}
+
+static int rank0_gpu(const ics_replay *r, int c)
+{
+    int n;
+    return r->gpu[ics_trace_comm_ranks(r->tr, c, &n)[0]];
+}
+
+/* Simulates the call alone, and keeps the channels it used (compacted from a scratch array of
+ * every channel, zeroed back after). */
+static memo_call *memo_new(ics_replay *r, int c, const ics_coll_req *req)
+{
+    int nch = ics_topo_nchans(r->t);
+    if (!r->memo_scratch)
+        r->memo_scratch = g_new0(uint64_t, nch > 0 ? nch : 1);
+    ics_coll_result res = {0};
+    bool ok = ics_comm_run_traffic(r->comms[c].comm, req, &r->tuning, &res, r->memo_scratch);
+    g_assert(ok); /* check_ops made sure every operation of the communicator runs */
+    memo_call *m = g_new0(memo_call, 1);
+    m->t = res.time_ps;
+    m->gpu0 = rank0_gpu(r, c);
+    for (int ch = 0; ch < nch; ch++)
+        m->n += r->memo_scratch[ch] > 0;
+    m->src = g_new(int, m->n > 0 ? m->n : 1);
+    m->dst = g_new(int, m->n > 0 ? m->n : 1);
+    m->bytes = g_new(uint64_t, m->n > 0 ? m->n : 1);
+    for (int ch = 0, k = 0; ch < nch; ch++) {
+        if (!r->memo_scratch[ch])
+            continue;
+        const ics_topo_chan *tc = ics_topo_chan_get(r->t, ch);
+        m->src[k] = tc->src;
+        m->dst[k] = tc->dst;
+        m->bytes[k++] = r->memo_scratch[ch];
+        r->memo_scratch[ch] = 0;
+    }
+    return m;
+}
+
+/* A memoized call of communicator c happened: its bytes go onto c's own channels. */
+static void memo_count(ics_replay *r, int c, const memo_call *m)
+{
+    int shift = rank0_gpu(r, c) - m->gpu0; /* 0 unless the shape is a node-local one */
+    for (int k = 0; k < m->n; k++) {
+        int ch = ics_topo_chan_between(r->t, m->src[k] + shift, m->dst[k] + shift);
+        if (ch >= 0) /* always, as every node is built alike (shape_sig) */
+            r->memo_bytes[ch] += m->bytes[k];
+    }
+}
+
 /* How long the call takes alone on an idle network, simulated once per shape and size. */
 static ics_time memo_time(ics_replay *r, int c, const ics_coll_req *req)
 {
     comm_state *cs = &r->comms[c];
     char *key = g_strdup_printf("%s|%d|%" G_GUINT64_FORMAT "|%d|%d", cs->sig, (int)req->op,
                                 req->size_bytes, req->dtype_bytes, req->root);
-    ics_time *t = g_hash_table_lookup(r->memo, key);
-    if (t) {
+    memo_call *m = g_hash_table_lookup(r->memo, key);
+    if (m)
         g_free(key);
-        return *t;
+    else {
+        m = memo_new(r, c, req);
+        g_hash_table_insert(r->memo, key, m);
     }
-    ics_coll_result res = {0};
-    bool ok = ics_comm_run(cs->comm, req, &r->tuning, &res);
-    g_assert(ok); /* check_ops made sure every operation of the communicator runs */
-    t = g_new(ics_time, 1);
-    *t = res.time_ps;
-    g_hash_table_insert(r->memo, key, t);
-    return *t;
+    memo_count(r, c, m);
+    return m->t;
 }
 
 static void try_start(ics_replay *r, int c)

@@ -53,7 +53,7 @@ struct ics_replay {
     op_state *ops;     /* by global id */
     int *succ0, *succ; /* successors of op g: succ[succ0[g] .. succ0[g + 1]) */
     comm_state *comms;
-    GHashTable *memo;  /* key -> ics_time *: a call's duration alone */
+    GHashTable *memo;  /* key -> memo_call (replay_coll.c): a call's duration alone, its bytes */
     GHashTable *pairs; /* (src * nranks + dst) -> p2p queues */
     /* while running */
     bool ran;
@@ -63,6 +63,8 @@ struct ics_replay {
     int horizon_op;    /* the op found to end past ICS_TIME_LIMIT (global id), or -1 */
     GHashTable *xfers; /* send/recv transfers under way (replay_p2p.c): freed if the run stops */
     uint64_t colls_full, colls_memo;
+    uint64_t *memo_bytes;   /* per channel: bytes memoized calls moved (not on r->net) */
+    uint64_t *memo_scratch; /* per channel, zero between uses: one memoized call's bytes */
     /* results */
     ics_replay_rank *ranks;
     ics_replay_span *spans;
@@ -78,6 +80,8 @@ void ics_replay_op_end(ics_replay *r, int g);
  * issues an operation no algorithm the tuning allows can run. */
 bool ics_replay_classify_comms(ics_replay *r, GError **error);
 void ics_replay_coll_arrive(ics_replay *r, int g, const ics_trace_op *op);
+/* Frees a value of r->memo. */
+void ics_replay_memo_free(void *m);
 
 /* How a collective call that must end past the horizon names itself (replay.c notes it). */
 void ics_replay_past_horizon(ics_replay *r, int g);

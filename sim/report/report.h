@@ -102,6 +102,23 @@ typedef struct {
 void ics_report_coll_svg(const char *title, ics_coll_op op, const ics_coll_curve *curves, int n,
                          GString *out);
 
+/* ---- the busiest links of a run (report_hotspot.c) ---- */
+
+typedef struct {
+    const ics_topo *t;
+    const uint64_t *chan_bytes; /* payload bytes per channel of t (transfer none) */
+    ics_time span_ps;           /* the time they were carried in (a call, a step) */
+    int top;                    /* how many links to list */
+    const char *note;           /* a caveat printed with the report (folded traces), or NULL */
+} ics_hotspots;
+
+/* The `top` channels that worked hardest (utilization: payload / (bandwidth x span)), then a
+ * line per channel kind (channels used, bytes, the busiest one's utilization); every line
+ * starts with prefix ("# " inside nccl-tests-shaped output). */
+void ics_report_hotspots_text(const ics_hotspots *h, const char *prefix, GString *out);
+/* `collective --json`: the same as a "hotspots" object of the document. */
+void ics_report_coll_json_hotspots(ics_coll_json *j, const ics_hotspots *h);
+
 /* ---- step time of a replay (report_step.c) ---- */
 
 /* What a training job adds to a replay's figures; zeros where unknown (a bare trace). */
@@ -120,6 +137,9 @@ void ics_report_step_text(const ics_replay *r, const ics_replay_result *res, int
  * and breakdown. */
 void ics_report_step_json(const ics_replay *r, const ics_replay_result *res, int nranks,
                           const ics_step_info *info, GString *out);
+/* The same with a "hotspots" object (the busiest links over the step) when h is not NULL. */
+void ics_report_step_json_hot(const ics_replay *r, const ics_replay_result *res, int nranks,
+                              const ics_step_info *info, const ics_hotspots *h, GString *out);
 
 /* One stacked bar per simulated rank (past 16, per group of consecutive ranks: their mean) of
  * where its step went (compute, TP/PP/DP communication exposed, other, bubble), as SVG

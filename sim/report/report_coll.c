@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include <cjson/cJSON.h>
+#include "report/report_internal.h"
 
 bool ics_report_coll_reduces(ics_coll_op op)
 {
@@ -108,6 +108,11 @@ void ics_report_coll_json_add(ics_coll_json *j, const ics_coll_row *row, const i
     cJSON_AddNumberToObject(o, "channels", res->nchannels);
     cJSON_AddStringToObject(o, "plan", res->streams ? "streams" : "chunks");
     cJSON_AddItemToArray(j->rows, o);
+}
+
+void ics_report_coll_json_hotspots(ics_coll_json *j, const ics_hotspots *h)
+{
+    cJSON_AddItemToObject(j->doc, "hotspots", ics_report_hotspots_cjson(h));
 }
 
 char *ics_report_coll_json_text(ics_coll_json *j)

@@ -5,7 +5,7 @@
 
 #include <math.h>
 
-#include <cjson/cJSON.h>
+#include "report/report_internal.h"
 
 typedef struct {
     double s[ICS_CAT_COUNT];
@@ -119,6 +119,12 @@ static cJSON *json_parts(const parts *p)
 void ics_report_step_json(const ics_replay *r, const ics_replay_result *res, int nranks,
                           const ics_step_info *info, GString *out)
 {
+    ics_report_step_json_hot(r, res, nranks, info, NULL, out);
+}
+
+void ics_report_step_json_hot(const ics_replay *r, const ics_replay_result *res, int nranks,
+                              const ics_step_info *info, const ics_hotspots *h, GString *out)
+{
     double step = ics_time_to_s(res->step_ps);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "step_time_s", step);
@@ -148,6 +154,8 @@ void ics_report_step_json(const ics_replay *r, const ics_replay_result *res, int
     cJSON_AddNumberToObject(sim, "transfers", (double)res->net.transfers);
     cJSON_AddNumberToObject(sim, "ranks", nranks);
     cJSON_AddNumberToObject(sim, "ranks_simulated", active);
+    if (h)
+        cJSON_AddItemToObject(o, "hotspots", ics_report_hotspots_cjson(h));
     cJSON *ranks = cJSON_AddArrayToObject(o, "ranks");
     for (int k = 0; k < nranks; k++) {
         const ics_replay_rank *rs = ics_replay_rank_stats(r, k);
