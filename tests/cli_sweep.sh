@@ -117,5 +117,27 @@ grep -q '"error"' "$tmp/tour.jsonl" && fail "tour: a row failed"
 [ "$(grep -c 'split the fabric' "$tmp/ll.csv")" = 4 ] || fail "layouts: spine0 down without rails splits"
 grep -q '<rect x=' "$tmp/ll.svg" || fail "layouts: no bars"
 
+# the shipped trace study: each row is what `icsim replay` says of the trace on that system
+"$icsim" sweep "$src/scenarios/whatif-trace.json" -o "$tmp/tr" -q -j 2 --plot "$tmp/tr.svg" ||
+    fail "scenarios/whatif-trace.json exited $?"
+[ "$(wc -l <"$tmp/tr.csv")" = 7 ] || fail "trace study: expected a header and 6 rows"
+for sys in dgx1-v100 dgx-a100 dgx-h100; do
+    for eng in analytic packet; do
+        want=$("$icsim" replay "$src/scenarios/traces/example.json" -s "$src/hwmodels/$sys.json" \
+            --engine "$eng" | awk '/^step time/ {print $3}')
+        got=$(awk -F, -v s="$sys" -v e="$eng" '$3 == s && $4 == e {print $14}' "$tmp/tr.csv")
+        [ -n "$want" ] && [ "$got" = "$want" ] || fail "trace study $sys $eng: $got, replay says $want"
+    done
+done
+grep -q '<rect x=' "$tmp/tr.svg" || fail "trace study: no bars"
+"$icsim" sweep "$src/scenarios/whatif-trace.json" -q -j 1 >"$tmp/tr1.csv" || fail "trace study -j 1"
+cmp -s "$tmp/tr1.csv" "$tmp/tr.csv" || fail "trace study: -j 1 and -j 2 differ"
+printf '{"kind": "study", "trace": "nope.json", "system": "%s"}\n' "$src/hwmodels/dgx-h100.json" \
+    >"$tmp/badtrace.json"
+bad '$.trace: expected a trace: ' "$tmp/badtrace.json"
+printf '{"kind": "study", "comm_groups": "g.json", "collective": {"op": "all_reduce"}, "system": "%s"}\n' \
+    "$src/hwmodels/dgx-h100.json" >"$tmp/badgroups.json"
+bad 'expected "comm_groups" only with a "trace"' "$tmp/badgroups.json"
+
 [ $fails = 0 ] && echo "cli_sweep: all passed"
 exit $((fails > 0))

@@ -322,7 +322,13 @@ static void test_bad_studies(void)
         {"\"collective\": {\"op\": \"all_reduce\"}, \"axes\": [{\"tp\": [8]}]",
          "$.axes[0].tp[0]: expected a training study (\"train\") for tp"},
         {"\"collective\": {\"op\": \"all_reduce\"}, \"train\": \"x.json\"",
-         "expected \"collective\" (a sweep of sizes) or \"train\" (a training scenario), got both"},
+         "expected one of \"collective\" (a sweep of sizes), \"train\" (a training scenario) or "
+         "\"trace\" (a trace to replay), got several"},
+        {"\"axes\": []", "or \"trace\" (a trace to replay), got none"},
+        {"\"trace\": \"no-such-trace.json\"", "$.trace: expected a trace: "},
+        {"\"trace\": \"" ICS_SOURCE_DIR "/scenarios/traces/example.json\", "
+         "\"axes\": [{\"tp\": [8]}]",
+         "$.axes[0].tp[0]: expected a training study (\"train\") for tp"},
         {"\"train\": \"no-such-scenario.json\"", "$.train: expected a training scenario: "},
         {"\"collective\": {\"op\": \"all_reduce\"}, \"axes\": [{\"oversubscription\": [0.5]}]",
          "$.axes[0].oversubscription[0]: expected a number in 1..64, got 0.5"},

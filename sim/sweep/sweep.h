@@ -1,11 +1,11 @@
-/* What-if studies (docs/whatif.md, "Studies"): a base (a hardware model and a collective sweep)
- * and axes to vary (models, overrides of model values, node counts, failures, NCCL variables,
- * engines). The product of the axes, or a listed subset, gives the configurations; each runs
- * on its own model, topology and communicator, so configurations run in parallel, and every
- * size of a configuration is a point: one CSV row and one JSON row. This is the sweep module's
- * face. Invariant: a row's bytes depend only on the study and its point, never on the thread
- * count, the process count or what ran before, so outputs are byte-identical however they were
- * produced and a run can resume where an earlier one stopped. */
+/* What-if studies (docs/whatif.md, "Studies"): a base (a hardware model and a collective sweep,
+ * a training scenario, or a trace to replay) and axes to vary (models, overrides of model values,
+ * node counts, failures, NCCL variables, engines). The product of the axes, or a listed subset,
+ * gives the configurations; each runs on its own model, topology and communicator, so
+ * configurations run in parallel, and every size of a configuration is a point: one CSV row and one
+ * JSON row. This is the sweep module's face. Invariant: a row's bytes depend only on the study and
+ * its point, never on the thread count, the process count or what ran before, so outputs are
+ * byte-identical however they were produced and a run can resume where an earlier one stopped. */
 #ifndef ICS_SWEEP_H
 #define ICS_SWEEP_H
 
@@ -26,7 +26,8 @@ ics_sweep *ics_sweep_load(const char *path, GError **error);
 void ics_sweep_free(ics_sweep *s); /* NULL: no-op */
 
 const char *ics_sweep_name(const ics_sweep *s);
-/* Configurations (one value of every axis) and points per configuration (the sizes). */
+/* Configurations (one value of every axis) and points per configuration (the sizes; 1 for a
+ * training or trace study: a step). */
 int ics_sweep_nconfigs(const ics_sweep *s);
 int ics_sweep_nsizes(const ics_sweep *s);
 uint64_t ics_sweep_size(const ics_sweep *s, int i); /* requested bytes, as -b/-e/-f give them */

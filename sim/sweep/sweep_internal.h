@@ -9,6 +9,8 @@
 
 #include "collectives/comm.h"
 #include "hw/hw.h"
+#include "replay/replay.h"
+#include "trace/trace.h"
 #include "workload/workload.h"
 
 /* What one axis value (or the base) sets; every field has an "unset" value, so that values
@@ -36,7 +38,10 @@ typedef struct {
 } ics_sweep_axis;
 
 struct ics_sweep {
-    bool train; /* a training study (a scenario per configuration), else a collective sweep */
+    bool train;       /* a training study (a scenario per configuration) */
+    ics_trace *trace; /* a trace study: the trace every configuration replays (read-only) */
+    char *trace_name; /* its file's name, the rows' `model` */
+    bool step;        /* train or trace: a step per configuration, else a collective sweep */
     ics_train_scenario scenario; /* training: the base scenario (its model and layout) */
     char *path, *name;
     char fingerprint[17]; /* of the study's JSON, every row carries it: resuming checks it */
@@ -74,8 +79,29 @@ char *ics_sweep_merge_patch(const char *base, const char *patch);
  * {...}" (sweep_point.c; resuming compares it). Either GString may be NULL. */
 void ics_sweep_row_keys(const ics_sweep *s, int c, GString *csv, GString *json);
 
+/* One step of a training or trace study: what the row says (sweep_train.c writes it). */
+typedef struct {
+    const char *what;  /* the model's name, or the trace file's */
+    bool layout_known; /* a training study: the layout, tokens and FLOPs are known */
+    ics_layout layout;
+    int nodes, gpus;
+    ics_replay_result res;
+    double step_s, tokens_per_s, tflops, mfu;
+    double parts[ICS_CAT_COUNT + 1]; /* the critical rank's, seconds; the last is the bubble */
+} ics_sweep_step;
+
+/* Replays tr on t as `icsim train` does, under the configuration's engine and tuning; fills
+ * res, step_s and parts. False and *error if the replay refuses the trace or cannot finish. */
+bool ics_sweep_step_replay(const ics_sweep_set *set, const ics_trace *tr, const ics_topo *t,
+                           ics_sweep_step *p, GError **error);
+/* The row of a step (error: why it has none; unknown figures are empty fields), as
+ * ics_sweep_run_config returns rows. */
+void ics_sweep_step_row(const ics_sweep *s, int c, const ics_sweep_step *p, const char *error,
+                        char **csv, char **json);
 /* A training study's configuration c (sweep_train.c): its one row, as ics_sweep_run_config. */
 void ics_sweep_run_train(const ics_sweep *s, int c, char **csv, char **json);
+/* A trace study's configuration c (sweep_trace.c): the trace replayed on its system. */
+void ics_sweep_run_trace(const ics_sweep *s, int c, char **csv, char **json);
 /* The model of a configuration with its failures and NIC count applied (sweep_point.c): NULL
  * and *error when the model does not load or refuses them. *t transfer full. */
 ics_hw *ics_sweep_build_system(const ics_sweep_set *set, int nodes, ics_topo **t, GError **error);

@@ -44,7 +44,7 @@ char *ics_sweep_csv_header(const ics_sweep *s)
         g_string_append_c(out, ',');
         ics_sweep_csv_field(out, s->axes[a].name);
     }
-    if (s->train)
+    if (s->step)
         g_string_append(out, ",model,nodes,gpus,tp,pp,dp,vp,mbs,gbs,step_time_s,tokens_per_s,"
                              "tflops_per_gpu,mfu,compute_s,tp_s,pp_s,dp_s,other_s,bubble_s,"
                              "error\n");

@@ -89,7 +89,7 @@ static bool train_svg(const ics_sweep *s, char **lines, GString *out, GError **e
 
 bool ics_sweep_svg(const ics_sweep *s, const char *csv, GString *out, GError **error)
 {
-    if (s->train) {
+    if (s->step) {
         char **lines = g_strsplit(csv, "\n", -1);
         bool ok = train_svg(s, lines, out, error);
         g_strfreev(lines);

@@ -199,6 +199,10 @@ void ics_sweep_run_config(const ics_sweep *s, int c, char **csv_out, char **json
         ics_sweep_run_train(s, c, csv_out, json_out);
         return;
     }
+    if (s->trace) {
+        ics_sweep_run_trace(s, c, csv_out, json_out);
+        return;
+    }
     ics_sweep_set set;
     ics_sweep_config(s, c, &set);
     built b = {0};

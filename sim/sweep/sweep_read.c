@@ -630,15 +630,42 @@ static void read_train(ics_jr *r, const cJSON *root, ics_sweep *s)
     s->sizes = g_new0(uint64_t, 1);
 }
 
+/* "trace": a trace file (relative to the study; our JSON or Chakra, as `icsim replay` reads
+ * them), with "comm_groups" for Chakra, read once here: every configuration replays it. One
+ * row per configuration (nsizes 1). */
+static void read_trace(ics_jr *r, const cJSON *root, ics_sweep *s)
+{
+    const char *file, *groups = NULL;
+    if (!ics_jr_ok(r) || !ics_jr_str(r, root, "trace", true, &file))
+        return;
+    ics_jr_str(r, root, "comm_groups", false, &groups);
+    if (!ics_jr_ok(r))
+        return;
+    char *path = relative_to(s->path, file);
+    char *gpath = groups ? relative_to(s->path, groups) : NULL;
+    GError *err = NULL;
+    s->trace = ics_trace_read(path, gpath, &err);
+    if (!s->trace)
+        ics_jr_fail(r, cJSON_GetObjectItemCaseSensitive(root, "trace"), "trace",
+                    "expected a trace: %s", err->message);
+    g_clear_error(&err);
+    s->trace_name = g_path_get_basename(path);
+    g_free(path);
+    g_free(gpath);
+    s->nsizes = 1;
+    s->sizes = g_new0(uint64_t, 1);
+}
+
 ics_sweep *ics_sweep_load(const char *path, GError **error)
 {
     ics_jr *r = ics_jr_new();
     ics_sweep *s = g_new0(ics_sweep, 1);
     s->path = g_strdup(path);
     const cJSON *root = ics_jr_load(r, path);
-    static const char *const keys[] = {"kind",          "name",   "source", "system", "nodes",
-                                       "gpus_per_node", "engine", "fail",   "set",    "nccl",
-                                       "collective",    "train",  "axes",   "points", NULL};
+    static const char *const keys[] = {"kind",          "name",   "source", "system",      "nodes",
+                                       "gpus_per_node", "engine", "fail",   "set",         "nccl",
+                                       "collective",    "train",  "trace",  "comm_groups", "axes",
+                                       "points",        NULL};
     static const char *const kinds[] = {"study", NULL};
     int kind;
     if (root && ics_jr_keys(r, root, keys) && ics_jr_enum(r, root, "kind", true, kinds, &kind)) {
@@ -653,17 +680,25 @@ ics_sweep *ics_sweep_load(const char *path, GError **error)
             s->name = g_strdup(name);
         else
             s->name = g_path_get_basename(path);
-        bool coll = cJSON_HasObjectItem(root, "collective");
+        bool coll = cJSON_HasObjectItem(root, "collective"),
+             trace = cJSON_HasObjectItem(root, "trace");
         s->train = cJSON_HasObjectItem(root, "train");
-        if (coll == s->train)
+        s->step = s->train || trace;
+        int bases = coll + s->train + trace;
+        if (bases != 1)
             ics_jr_fail(r, root, NULL,
-                        "expected \"collective\" (a sweep of sizes) or \"train\" "
-                        "(a training scenario), %s",
-                        coll ? "got both" : "got neither");
+                        "expected one of \"collective\" (a sweep of sizes), \"train\" (a "
+                        "training scenario) or \"trace\" (a trace to replay), got %s",
+                        bases ? "several" : "none");
         if (s->train)
             read_train(r, root, s);
+        if (trace)
+            read_trace(r, root, s);
+        else if (cJSON_HasObjectItem(root, "comm_groups"))
+            ics_jr_fail(r, cJSON_GetObjectItemCaseSensitive(root, "comm_groups"), "comm_groups",
+                        "expected \"comm_groups\" only with a \"trace\"");
         read_base(r, root, s);
-        if (!s->train)
+        if (!s->step)
             read_collective(r, root, s);
         read_axes(r, root, s);
         if (ics_jr_ok(r))
@@ -706,6 +741,8 @@ void ics_sweep_free(ics_sweep *s)
     g_free(s->choice);
     g_free(s->sizes);
     ics_train_scenario_clear(&s->scenario);
+    ics_trace_free(s->trace);
+    g_free(s->trace_name);
     g_free(s->dtype);
     g_free(s->name);
     g_free(s->path);

@@ -7,14 +7,6 @@
 
 #include <string.h>
 
-typedef struct {
-    ics_layout layout;
-    int nodes, gpus;
-    ics_replay_result res;
-    double step_s, tokens_per_s, tflops, mfu;
-    double parts[ICS_CAT_COUNT + 1]; /* the critical rank's, seconds; the last is the bubble */
-} train_point;
-
 static const char *const part_keys[ICS_CAT_COUNT + 1] = {"compute_s", "tp_s",    "pp_s",
                                                          "dp_s",      "other_s", "bubble_s"};
 
@@ -67,7 +59,8 @@ static ics_hw *load(const ics_sweep *s, const ics_sweep_set *set, ics_layout *l,
     return hw;
 }
 
-static bool run_point(const ics_sweep *s, const ics_sweep_set *set, train_point *p, GError **error)
+static bool run_point(const ics_sweep *s, const ics_sweep_set *set, ics_sweep_step *p,
+                      GError **error)
 {
     ics_topo *t = NULL;
     ics_hw *hw = load(s, set, &p->layout, &t, error);
@@ -75,13 +68,34 @@ static bool run_point(const ics_sweep *s, const ics_sweep_set *set, train_point 
         return false;
     bool ok = false;
     ics_trace *tr = NULL;
-    ics_replay *r = NULL;
     const ics_hw_gpu_type *g = ics_hw_node_of(hw)->gpu_type;
     p->nodes = ics_topo_nodes(t);
     p->gpus = ics_layout_world(&p->layout);
     if (!ics_layout_check(&p->layout, &s->scenario.model, error) ||
         !(tr = ics_workload_build(&s->scenario.model, &p->layout, g, error)))
         goto done;
+    if (!ics_sweep_step_replay(set, tr, t, p, error))
+        goto done;
+    p->layout_known = true;
+    ics_step_flops fl;
+    ics_workload_flops(&s->scenario.model, &p->layout, &fl);
+    double peak = g->tflops[p->layout.dtype];
+    if (p->layout.dtype == ICS_DTYPE_FP8 && peak > 0)
+        peak = MAX(peak, g->tflops[ICS_DTYPE_BF16]);
+    p->tokens_per_s = p->step_s > 0 ? fl.tokens / p->step_s : 0;
+    p->tflops = p->step_s > 0 ? fl.hardware_flops / p->step_s / p->gpus / 1e12 : 0;
+    p->mfu = p->step_s > 0 && peak > 0 ? fl.model_flops / p->step_s / p->gpus / (peak * 1e12) : 0;
+    ok = true;
+done:
+    ics_trace_free(tr);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+    return ok;
+}
+
+bool ics_sweep_step_replay(const ics_sweep_set *set, const ics_trace *tr, const ics_topo *t,
+                           ics_sweep_step *p, GError **error)
+{
     /* as `icsim train` replays: the analytic engine memoizes every collective, the packet
      * engine plays the calls that share links on the shared network, in 256 KiB units */
     const char *engine = set->engine ? set->engine : "analytic";
@@ -92,77 +106,77 @@ static bool run_point(const ics_sweep *s, const ics_sweep_set *set, train_point 
     if (packet)
         o.net.packet_bytes = 256 * 1024;
     ics_sweep_tuning(set, &o.tuning);
-    if (!(r = ics_replay_new(tr, t, &o, error)) || !ics_replay_run(r, &p->res, error))
-        goto done;
-    ics_step_flops fl;
-    ics_workload_flops(&s->scenario.model, &p->layout, &fl);
-    double peak = g->tflops[p->layout.dtype];
-    if (p->layout.dtype == ICS_DTYPE_FP8 && peak > 0)
-        peak = MAX(peak, g->tflops[ICS_DTYPE_BF16]);
-    p->step_s = ics_time_to_s(p->res.step_ps);
-    p->tokens_per_s = p->step_s > 0 ? fl.tokens / p->step_s : 0;
-    p->tflops = p->step_s > 0 ? fl.hardware_flops / p->step_s / p->gpus / 1e12 : 0;
-    p->mfu = p->step_s > 0 && peak > 0 ? fl.model_flops / p->step_s / p->gpus / (peak * 1e12) : 0;
-    const ics_replay_rank *rs = ics_replay_rank_stats(r, p->res.critical_rank);
-    for (int c = 0; c < ICS_CAT_COUNT; c++)
-        p->parts[c] = ics_time_to_s(rs->busy_ps[c] + rs->wait_ps[c]);
-    p->parts[ICS_CAT_COUNT] = ics_time_to_s(rs->bubble_ps);
-    ok = true;
-done:
+    ics_replay *r = ics_replay_new(tr, t, &o, error);
+    bool ok = r && ics_replay_run(r, &p->res, error);
+    if (ok) {
+        p->step_s = ics_time_to_s(p->res.step_ps);
+        const ics_replay_rank *rs = ics_replay_rank_stats(r, p->res.critical_rank);
+        for (int c = 0; c < ICS_CAT_COUNT; c++)
+            p->parts[c] = ics_time_to_s(rs->busy_ps[c] + rs->wait_ps[c]);
+        p->parts[ICS_CAT_COUNT] = ics_time_to_s(rs->bubble_ps);
+    }
     ics_replay_free(r);
-    ics_trace_free(tr);
-    ics_topo_free(t);
-    ics_hw_free(hw);
     return ok;
+}
+
+/* "name": value, or an empty CSV field and no JSON key when the figure is unknown (a trace
+ * study knows no layout, tokens or FLOPs). */
+static void field(GString *csv, GString *json, const char *key, bool known, double v,
+                  const char *format)
+{
+    if (known) {
+        ics_sweep_num(csv, v, format);
+        g_string_append_printf(json, ", \"%s\": ", key);
+        ics_sweep_num(json, v, format);
+    }
+    g_string_append_c(csv, ',');
+}
+
+void ics_sweep_step_row(const ics_sweep *s, int c, const ics_sweep_step *p, const char *error,
+                        char **csv_out, char **json_out)
+{
+    GString *csv = g_string_new(NULL), *json = g_string_new(NULL);
+    ics_sweep_row_keys(s, c, csv, json);
+    g_string_append_c(csv, ',');
+    ics_sweep_csv_field(csv, p->what);
+    g_string_append(json, ", \"model\": ");
+    ics_sweep_json_string(json, p->what);
+    g_string_append_c(csv, ',');
+    if (!error) {
+        const ics_layout *l = &p->layout;
+        const double sizes[] = {p->nodes, p->gpus, l->tp, l->pp, l->dp, l->vp, l->mbs, l->gbs};
+        static const char *const size_keys[] = {"nodes", "gpus", "tp",  "pp",
+                                                "dp",    "vp",   "mbs", "gbs"};
+        for (int k = 0; k < 8; k++)
+            field(csv, json, size_keys[k], k < 2 || p->layout_known, sizes[k], "%.0f");
+        const double figs[] = {p->step_s, p->tokens_per_s, p->tflops, p->mfu};
+        static const char *const keys[] = {"step_time_s", "tokens_per_s", "tflops_per_gpu", "mfu"};
+        static const char *const fmt[] = {"%.6f", "%.1f", "%.2f", "%.4f"};
+        for (int k = 0; k < 4; k++)
+            field(csv, json, keys[k], k == 0 || p->layout_known, figs[k], fmt[k]);
+        for (int k = 0; k <= ICS_CAT_COUNT; k++)
+            field(csv, json, part_keys[k], true, p->parts[k], "%.6f");
+        g_string_append_printf(json, ", \"critical_rank\": %d", p->res.critical_rank);
+    } else {
+        g_string_append(csv, ",,,,,,,,,,,,,,,,,,"); /* 18 empty fields, then the error */
+        ics_sweep_csv_field(csv, error);
+        g_string_append(json, ", \"error\": ");
+        ics_sweep_json_string(json, error);
+    }
+    g_string_append_c(csv, '\n');
+    g_string_append(json, "}\n");
+    *csv_out = g_string_free(csv, FALSE);
+    *json_out = g_string_free(json, FALSE);
 }
 
 void ics_sweep_run_train(const ics_sweep *s, int c, char **csv_out, char **json_out)
 {
     ics_sweep_set set;
     ics_sweep_config(s, c, &set);
-    train_point p = {0};
+    ics_sweep_step p = {.what = s->scenario.model.name};
     GError *err = NULL;
     bool ok = run_point(s, &set, &p, &err);
-    GString *csv = g_string_new(NULL), *json = g_string_new(NULL);
-    ics_sweep_row_keys(s, c, csv, json);
-    g_string_append_c(csv, ',');
-    ics_sweep_csv_field(csv, s->scenario.model.name);
-    g_string_append(json, ", \"model\": ");
-    ics_sweep_json_string(json, s->scenario.model.name);
-    if (ok) {
-        const ics_layout *l = &p.layout;
-        g_string_append_printf(csv, ",%d,%d,%d,%d,%d,%d,%d,%d,", p.nodes, p.gpus, l->tp, l->pp,
-                               l->dp, l->vp, l->mbs, l->gbs);
-        g_string_append_printf(json,
-                               ", \"nodes\": %d, \"gpus\": %d, \"tp\": %d, \"pp\": %d, \"dp\": "
-                               "%d, \"vp\": %d, \"mbs\": %d, \"gbs\": %d",
-                               p.nodes, p.gpus, l->tp, l->pp, l->dp, l->vp, l->mbs, l->gbs);
-        const double figs[] = {p.step_s, p.tokens_per_s, p.tflops, p.mfu};
-        static const char *const keys[] = {"step_time_s", "tokens_per_s", "tflops_per_gpu", "mfu"};
-        static const char *const fmt[] = {"%.6f", "%.1f", "%.2f", "%.4f"};
-        for (int k = 0; k < 4; k++) {
-            ics_sweep_num(csv, figs[k], fmt[k]);
-            g_string_append_c(csv, ',');
-            g_string_append_printf(json, ", \"%s\": ", keys[k]);
-            ics_sweep_num(json, figs[k], fmt[k]);
-        }
-        for (int k = 0; k <= ICS_CAT_COUNT; k++) {
-            ics_sweep_num(csv, p.parts[k], "%.6f");
-            g_string_append_c(csv, ',');
-            g_string_append_printf(json, ", \"%s\": ", part_keys[k]);
-            ics_sweep_num(json, p.parts[k], "%.6f");
-        }
-        g_string_append_printf(json, ", \"critical_rank\": %d", p.res.critical_rank);
-    } else {
-        g_string_append(csv, ",,,,,,,,,,,,,,,,,,,"); /* 18 empty fields, then the error */
-        ics_sweep_csv_field(csv, err->message);
-        g_string_append(json, ", \"error\": ");
-        ics_sweep_json_string(json, err->message);
-    }
-    g_string_append_c(csv, '\n');
-    g_string_append(json, "}\n");
+    ics_sweep_step_row(s, c, &p, ok ? NULL : err->message, csv_out, json_out);
     g_clear_error(&err);
     ics_sweep_set_clear(&set);
-    *csv_out = g_string_free(csv, FALSE);
-    *json_out = g_string_free(json, FALSE);
 }
