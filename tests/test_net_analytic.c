@@ -600,6 +600,65 @@ static void test_deterministic(void)
     g_assert_cmpmem(a, sizeof a, b, sizeof b);
 }
 
+/* The shortcut (net_analytic.c) gives the full computation's times to the picosecond: mixed
+ * transfers inside a DGX H100 (shared NVSwitch links) and random ones across a 4-node fat-tree
+ * with 2:1 leaves (shared uplinks), starting at staggered and at equal instants. */
+static void run_random(const char *model, int nodes, bool full, ics_time *done, int count)
+{
+    ics_net_params p = {.full_shares = full};
+    rig g;
+    rig_open_with(&g, model, nodes, "analytic", &p);
+    later *l = g_new(later, count);
+    int ngpu = ics_topo_nodes(g.t) * ics_topo_gpus_per_node(g.t);
+    GRand *rnd = g_rand_new_with_seed(7);
+    for (int i = 0; i < count; i++) {
+        int src = g_rand_int_range(rnd, 0, ngpu),
+            dst = (src + 1 + g_rand_int_range(rnd, 0, ngpu - 1)) % ngpu;
+        int gpn = ics_topo_gpus_per_node(g.t);
+        l[i] = (later){&g,
+                       {.src = ics_topo_gpu(g.t, src / gpn, src % gpn),
+                        .dst = ics_topo_gpu(g.t, dst / gpn, dst % gpn),
+                        .bytes = (uint64_t)g_rand_int_range(rnd, 1, 64 << 20),
+                        .flow_hash = (uint64_t)i,
+                        .done = record_done,
+                        .ctx = done,
+                        .tag = (uint64_t)i}};
+        /* in bursts of four at one instant */
+        ics_engine_at(g.e, (ics_time)(i / 4) * 50 * ICS_PS_PER_US, ev_send, &l[i], 0);
+    }
+    ics_engine_run(g.e, ICS_TIME_MAX);
+    g_rand_free(rnd);
+    g_free(l);
+    rig_close(&g);
+}
+
+static void test_shortcut(void)
+{
+    const struct {
+        const char *model;
+        int nodes;
+    } cases[] = {{"dgx-h100.json", 0}, {"superpod-h100-ndr.json", 4}};
+    enum { N = 200 };
+    for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
+        ics_time a[N], b[N];
+        run_random(cases[c].model, cases[c].nodes, false, a, N);
+        run_random(cases[c].model, cases[c].nodes, true, b, N);
+        for (int i = 0; i < N; i++)
+            g_assert_cmpint(a[i], ==, b[i]);
+    }
+    ics_time a[MIXED], b[MIXED];
+    for (int full = 0; full < 2; full++) {
+        ics_net_params p = {.full_shares = full};
+        rig g;
+        rig_open_with(&g, "dgx-h100.json", 0, "analytic", &p);
+        later l[MIXED];
+        mixed_scenario(&g, l, full ? b : a);
+        ics_engine_run(g.e, ICS_TIME_MAX);
+        rig_close(&g);
+    }
+    g_assert_cmpmem(a, sizeof a, b, sizeof b);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -616,5 +675,6 @@ int main(int argc, char **argv)
     g_test_add_func("/net/analytic/oversubscription", test_oversubscription);
     g_test_add_func("/net/analytic/conservation", test_conservation_and_rates);
     g_test_add_func("/net/analytic/deterministic", test_deterministic);
+    g_test_add_func("/net/analytic/shortcut", test_shortcut);
     return g_test_run();
 }

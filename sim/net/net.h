@@ -54,6 +54,8 @@ typedef struct {
                                2^32 bound) */
     uint32_t buffer_bytes;  /* per channel, at its receiving end; 0: the device kind's default */
     bool adaptive_routing;  /* fabric: pick the least-loaded spine instead of the flow hash */
+    bool full_shares;       /* analytic backend: recompute the fair share at every start and
+                               end, never take the shortcut (tests compare the two) */
 } ics_net_params;
 
 typedef struct {

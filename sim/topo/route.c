@@ -81,6 +81,10 @@ static void pcie_path(path_builder *pb, int a, int b)
 static bool switch_path(path_builder *pb, int s, int dst)
 {
     const ics_topo *t = pb->t;
+    if (ics_topo_chan_between(t, s, dst) >= 0) { /* one switch level (DGX, NVL72): no search */
+        hop(pb, s, dst);
+        return pb->ok;
+    }
     int nd = ics_topo_ndevs(t);
     int *prev = g_new(int, nd);
     for (int i = 0; i < nd; i++)
