@@ -600,7 +600,8 @@ static void test_deterministic(void)
     g_assert_cmpmem(a, sizeof a, b, sizeof b);
 }
 
-/* The shortcut (net_analytic.c) gives the full computation's times to the picosecond: mixed
+/* The local computation (net_analytic.c, "Locality") gives the global one's times to the
+ * picosecond: mixed
  * transfers inside a DGX H100 (shared NVSwitch links) and random ones across a 4-node fat-tree
  * with 2:1 leaves (shared uplinks), starting at staggered and at equal instants. */
 static void run_random(const char *model, int nodes, bool full, ics_time *done, int count)
@@ -632,7 +633,7 @@ static void run_random(const char *model, int nodes, bool full, ics_time *done, 
     rig_close(&g);
 }
 
-static void test_shortcut(void)
+static void test_locality(void)
 {
     const struct {
         const char *model;
@@ -675,6 +676,6 @@ int main(int argc, char **argv)
     g_test_add_func("/net/analytic/oversubscription", test_oversubscription);
     g_test_add_func("/net/analytic/conservation", test_conservation_and_rates);
     g_test_add_func("/net/analytic/deterministic", test_deterministic);
-    g_test_add_func("/net/analytic/shortcut", test_shortcut);
+    g_test_add_func("/net/analytic/locality", test_locality);
     return g_test_run();
 }

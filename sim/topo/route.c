@@ -266,7 +266,7 @@ static int class_rank(const char *cls)
     return 5;
 }
 
-int ics_route_nic_of_gpu(const ics_topo *t, int gpu)
+static int nic_search(const ics_topo *t, int gpu)
 {
     const ics_topo_dev *g = ics_topo_dev_get(t, gpu);
     int best = -1, best_rank = 99;
@@ -284,6 +284,29 @@ int ics_route_nic_of_gpu(const ics_topo *t, int gpu)
         }
     }
     return best;
+}
+
+void ics_topo_index_nics(ics_topo *t)
+{
+    int gpn = ics_topo_gpus_per_node(t), nics = ics_topo_nics_per_node(t);
+    int *index = g_new(int, MAX(gpn, 1));
+    for (int g = 0; g < gpn; g++) {
+        int nic = nic_search(t, ics_topo_gpu(t, 0, g));
+        index[g] = -1;
+        for (int i = 0; i < nics && nic >= 0; i++)
+            if (ics_topo_nic(t, 0, i) == nic)
+                index[g] = i;
+    }
+    t->gpu_nic_index = index;
+}
+
+int ics_route_nic_of_gpu(const ics_topo *t, int gpu)
+{
+    const ics_topo_dev *g = ics_topo_dev_get(t, gpu);
+    if (!t->gpu_nic_index) /* parts were taken down: nodes may differ */
+        return nic_search(t, gpu);
+    int i = t->gpu_nic_index[g->local];
+    return i < 0 ? -1 : ics_topo_nic(t, g->node, i);
 }
 
 /* ---- routes -------------------------------------------------------------------------------- */

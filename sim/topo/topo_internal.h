@@ -23,7 +23,14 @@ struct ics_topo {
     char **labels;
     GHashTable *by_label; /* label -> device id + 1 */
     GPtrArray *failures;  /* char *: what each applied failure did (topo_fail.c); NULL: none */
+    /* the nearest compute NIC of each local GPU (index for ics_topo_nic), found on node 0 and
+     * the same on every node of the model as built; dropped (NULL) once ics_topo_build_csr runs
+     * again, i.e. after failures, when nodes may differ and route.c searches each time */
+    int *gpu_nic_index;
 };
+
+/* Fills gpu_nic_index (route.c). */
+void ics_topo_index_nics(ics_topo *t);
 
 /* (Re)builds the outgoing-channel index (out_start, out_list) from chans. O(devices +
  * channels). */
