@@ -113,6 +113,17 @@ assert len(h["busiest"]) == 3 and "folded" in h["note"], h
 assert h["by_kind"]["nvlink"]["bytes"] > 0, h["by_kind"]  # memoized TP all-reduces count
 PY
 
+# progress lines: on stderr only when asked (a terminal, or ICSIM_PROGRESS=always), never on stdout
+"$icsim" train "$src/scenarios/llama3-70b-h100-64.json" >"$tmp/p0" 2>"$tmp/e0" || fail "train exited $?"
+[ -s "$tmp/e0" ] && fail "progress without a terminal: $(cat "$tmp/e0")"
+ICSIM_PROGRESS=always "$icsim" train "$src/scenarios/llama3-70b-h100-64.json" >"$tmp/p1" 2>"$tmp/e1" ||
+    fail "train (progress) exited $?"
+cmp -s "$tmp/p0" "$tmp/p1" || fail "progress changed stdout"
+grep -q 'icsim: step: .* s simulated, [0-9]* of [0-9]* ops done' "$tmp/e1" || fail "train progress line"
+ICSIM_PROGRESS=always "$icsim" collective all_reduce -s "$h100" -b 1M -e 4M >"$tmp/p2" 2>"$tmp/e2" ||
+    fail "collective (progress) exited $?"
+grep -q 'icsim: all_reduce of 1048576 bytes, size 1 of 3' "$tmp/e2" || fail "collective progress line"
+
 # bad input: exit 2, nothing on stdout
 bad() { # expected-text args...
     local want=$1

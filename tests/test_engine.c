@@ -253,6 +253,35 @@ static void test_past_asserts(void)
     g_test_trap_assert_stderr("*at >= e->now*");
 }
 
+static void tick_nothing(ics_engine *e, void *ctx, uint64_t arg)
+{
+    (void)e;
+    (void)ctx;
+    (void)arg;
+}
+
+static void tick_count(void *ctx)
+{
+    (*(int *)ctx)++;
+}
+
+/* A tick every 3 events over 10 events comes 3 times, between events; none once unset. */
+static void test_tick(void)
+{
+    ics_engine *e = ics_engine_new(0);
+    int ticks = 0;
+    ics_engine_set_tick(e, 3, tick_count, &ticks);
+    for (int i = 0; i < 10; i++)
+        ics_engine_at(e, i, tick_nothing, NULL, 0);
+    ics_engine_run(e, ICS_TIME_MAX);
+    g_assert_cmpint(ticks, ==, 3);
+    ics_engine_set_tick(e, 1, NULL, NULL);
+    ics_engine_at(e, 20, tick_nothing, NULL, 0);
+    ics_engine_run(e, ICS_TIME_MAX);
+    g_assert_cmpint(ticks, ==, 3);
+    ics_engine_free(e);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -264,5 +293,6 @@ int main(int argc, char **argv)
     g_test_add_func("/engine/pending-at-free", test_pending_at_free);
     g_test_add_func("/engine/past-asserts", test_past_asserts);
     g_test_add_func("/engine/horizon", test_horizon);
+    g_test_add_func("/engine/tick", test_tick);
     return g_test_run();
 }

@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "cli/cli_coll_nccltests.h"
 #include "cli/cli_common.h"
+#include "cli/cli_progress.h"
 #include "collectives/comm.h"
 #include "report/report.h"
 
@@ -222,10 +223,11 @@ static bool next_size(const coll_args *a, uint64_t *size)
 }
 
 /* Every size on s's communicator into *out; an exit status (the message printed) for a call
- * that cannot run or passes the horizon. */
-static int run_sizes(const coll_args *a, const ics_cli_setup *s, const ics_coll_tuning *tuning,
-                     sweep_rows *out)
+ * that cannot run or passes the horizon. A progress line on a terminal, size by size. */
+static int run_sizes_with(const coll_args *a, const ics_cli_setup *s, const ics_coll_tuning *tuning,
+                          sweep_rows *out, ics_cli_progress *p, int nsizes)
 {
+    int done = 0;
     out->rows = g_array_new(FALSE, TRUE, sizeof(ics_coll_row));
     out->res = g_array_new(FALSE, TRUE, sizeof(ics_coll_result));
     if (a->hotspots)
@@ -239,6 +241,10 @@ static int run_sizes(const coll_args *a, const ics_cli_setup *s, const ics_coll_
         ics_coll_req req =
             ics_coll_req_nccltests(a->op, size, a->dtype_bytes, a->root, s->nranks, &count);
         ics_report_coll_request(&req, count, &row);
+        ics_cli_progress_say(p, (double)done / nsizes,
+                             "%s of %" G_GUINT64_FORMAT " bytes, size %d of %d",
+                             ics_coll_op_name(a->op), row.size_bytes, done + 1, nsizes);
+        done++;
         /* in place the simulated call is the same call: one run gives both columns */
         ics_coll_result res;
         if (!ics_comm_run_traffic(s->comm, &req, tuning, &res, last ? out->chan_bytes : NULL)) {
@@ -265,6 +271,19 @@ static int run_sizes(const coll_args *a, const ics_cli_setup *s, const ics_coll_
         size = next;
     }
     return ICS_EXIT_OK;
+}
+
+static int run_sizes(const coll_args *a, const ics_cli_setup *s, const ics_coll_tuning *tuning,
+                     sweep_rows *out)
+{
+    int nsizes = 1;
+    for (uint64_t size = a->min_b; next_size(a, &size);)
+        nsizes++;
+    ics_cli_progress progress;
+    ics_cli_progress_init(&progress);
+    int rc = run_sizes_with(a, s, tuning, out, &progress, nsizes);
+    ics_cli_progress_end(&progress);
+    return rc;
 }
 
 static void sweep_rows_clear(sweep_rows *r)

@@ -2,6 +2,7 @@
 #include "cli/cli_step.h"
 #include "cli/cli.h"
 #include "cli/cli_common.h"
+#include "cli/cli_progress.h"
 #include "report/report.h"
 
 #include <limits.h>
@@ -117,15 +118,27 @@ static uint64_t *chan_bytes(const ics_replay *r, const ics_topo *t)
     return v;
 }
 
+static void step_progress(void *ctx, ics_time now, uint64_t done, uint64_t total)
+{
+    ics_cli_progress_say(ctx, total ? (double)done / (double)total : 0,
+                         "step: %.6f s simulated, %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+                         " ops done",
+                         ics_time_to_s(now), done, total);
+}
+
 int ics_cli_step_run(const char *cmd, const ics_cli_step_args *a, const ics_trace *tr, ics_topo *t,
                      const int *gpu_of_rank, const ics_step_info *info)
 {
     GError *warning = NULL;
     const char *engine = a->engine ? a->engine : "analytic";
+    ics_cli_progress progress;
+    ics_cli_progress_init(&progress);
     ics_replay_opts o = {.backend = ics_net_backend(engine),
                          .colls = colls_mode(a->colls, engine),
                          .gpu_of_rank = gpu_of_rank,
-                         .p2p_lat_ps = -1};
+                         .p2p_lat_ps = -1,
+                         .progress = progress.on ? step_progress : NULL,
+                         .progress_ctx = &progress};
     /* A step lasts seconds and NCCL moves each channel's data in steps of 512 KiB (Simple:
      * a 4 MiB buffer in 8 slots), so links shared by concurrent calls interleave at that grain,
      * not at the 4 KiB of a network packet; simulating 256 KiB units keeps the interleaving finer
@@ -153,7 +166,9 @@ int ics_cli_step_run(const char *cmd, const ics_cli_step_args *a, const ics_trac
     }
     ics_replay_result res;
     int rc = ICS_EXIT_OK;
-    if (!ics_replay_run(r, &res, &err)) {
+    bool ran = ics_replay_run(r, &res, &err);
+    ics_cli_progress_end(&progress);
+    if (!ran) {
         fprintf(stderr, "icsim %s: %s\n", cmd, err->message);
         rc = ics_error_exit_status(err); /* a trace that cannot finish is bad input: 2 */
     } else if (a->timeline && !ics_timeline_write(r, tr, t, a->timeline, a->timeline_ranks, &err)) {

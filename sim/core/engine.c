@@ -13,6 +13,9 @@ struct ics_engine {
     bool running;
     bool stop_requested;
     bool past_horizon; /* something was asked for at or past ICS_TIME_LIMIT: the run is over */
+    uint64_t tick_every, tick_left;
+    ics_engine_tick_fn tick;
+    void *tick_ctx;
 };
 
 ics_engine *ics_engine_new(size_t capacity_hint)
@@ -85,12 +88,24 @@ uint64_t ics_engine_run(ics_engine *e, ics_time until)
         e->processed++;
         fired++;
         ev.fn(e, ev.ctx, ev.arg);
+        if (e->tick && --e->tick_left == 0) {
+            e->tick_left = e->tick_every;
+            e->tick(e->tick_ctx);
+        }
     }
     if (!e->stop_requested && !e->past_horizon && until != ICS_TIME_MAX)
         e->now = MIN(until, ICS_TIME_LIMIT - 1);
     e->running = false;
     e->stop_requested = false;
     return fired;
+}
+
+void ics_engine_set_tick(ics_engine *e, uint64_t every, ics_engine_tick_fn fn, void *ctx)
+{
+    g_assert(!fn || every > 0);
+    e->tick = fn;
+    e->tick_ctx = ctx;
+    e->tick_every = e->tick_left = every;
 }
 
 void ics_engine_stop(ics_engine *e)

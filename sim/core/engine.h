@@ -59,6 +59,12 @@ uint64_t ics_engine_run(ics_engine *e, ics_time until);
  * pending stay pending; a later ics_engine_run resumes. Outside a run: asserts. */
 void ics_engine_stop(ics_engine *e);
 
+/* Calls fn(ctx) after every `every` events fired (every > 0; fn NULL: none), from inside
+ * ics_engine_run, between two events: progress reports of long runs. fn must not touch the
+ * engine. */
+typedef void (*ics_engine_tick_fn)(void *ctx);
+void ics_engine_set_tick(ics_engine *e, uint64_t every, ics_engine_tick_fn fn, void *ctx);
+
 /* Events fired since the engine was created, over all runs. */
 uint64_t ics_engine_events_processed(const ics_engine *e);
 

@@ -220,6 +220,8 @@ ics_replay *ics_replay_new(const ics_trace *tr, const ics_topo *t, const ics_rep
     r->tuning = o->tuning;
     r->mode = o->colls;
     r->sample_ps = o->sample_ps;
+    r->progress = o->progress;
+    r->progress_ctx = o->progress_ctx;
     r->p2p_lat_ps = o->p2p_lat_ps >= 0 ? o->p2p_lat_ps : DEFAULT_P2P_LAT_PS;
     r->gpu_type = ics_hw_node_of(ics_topo_hw(t))->gpu_type;
     if (!map_ranks(r, o, error)) {
@@ -387,6 +389,13 @@ static char *stuck_message(const ics_replay *r)
     return g_strdup("the replay cannot finish");
 }
 
+static void tick(void *ctx)
+{
+    ics_replay *r = ctx;
+    uint64_t total = (uint64_t)r->base[ics_trace_nranks(r->tr)];
+    r->progress(r->progress_ctx, ics_engine_now(r->e), total - (uint64_t)r->remaining, total);
+}
+
 bool ics_replay_run(ics_replay *r, ics_replay_result *out, GError **error)
 {
     int nr = ics_trace_nranks(r->tr), total = r->base[nr];
@@ -395,6 +404,8 @@ bool ics_replay_run(ics_replay *r, ics_replay_result *out, GError **error)
     r->e = ics_engine_new(0);
     r->net = ics_net_new(r->backend, r->t, r->e, &r->net_params);
     r->remaining = total;
+    if (r->progress)
+        ics_engine_set_tick(r->e, 4096, tick, r);
     int nch = ics_topo_nchans(r->t);
     r->memo_bytes = g_new0(uint64_t, nch > 0 ? nch : 1);
     ics_replay_sampler_start(r);

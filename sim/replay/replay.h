@@ -39,6 +39,10 @@ typedef struct {
     const int *gpu_of_rank; /* device id of each trace rank; NULL: rank r on the r-th GPU */
     ics_time p2p_lat_ps;    /* NCCL's fixed cost of a send/recv; < 0: the default (8.4 us) */
     ics_time sample_ps;     /* > 0: sample link load from this interval on (timelines) */
+    /* called now and then during ics_replay_run (every few thousand events): the simulated
+     * time and how many of the trace's ops have ended; NULL: never. It must not touch r. */
+    void (*progress)(void *ctx, ics_time now, uint64_t ops_done, uint64_t ops_total);
+    void *progress_ctx;
 } ics_replay_opts;
 
 /* Where one rank's time went, seen from its first stream (the compute stream). Every instant

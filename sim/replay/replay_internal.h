@@ -47,6 +47,8 @@ struct ics_replay {
     bool folded; /* some communicator has members without ops */
     ics_time p2p_lat_ps;
     ics_time sample_ps;
+    void (*progress)(void *ctx, ics_time now, uint64_t ops_done, uint64_t ops_total);
+    void *progress_ctx;
     const ics_hw_gpu_type *gpu_type;
     int *gpu;          /* device of each trace rank */
     int *base;         /* global id of rank k's op i = base[k] + i */
