@@ -18,11 +18,14 @@
 
 #define REL_SIGMA_MAX 0.25 /* a fitted value known worse than +-25% is not determined */
 #define CORR_MAX      0.8  /* two estimates correlated beyond this trade off: neither is known */
-#define MOVES_MIN     1e-3 /* a parameter moving no time by 0.1% for a 20% change is idle */
-#define DIFF_STEP     1e-3 /* the Jacobian's step, in the search variable */
-#define XTOL          1e-4
-#define GTOL          1e-6
-#define FTOL          1e-6
+#define Z_MIN                                                                                      \
+    2.0                /* a fitted value within two standard errors of the model's is no           \
+                          evidence the model's is wrong (95%): the model's stays */
+#define MOVES_MIN 1e-3 /* a parameter moving no time by 0.1% for a 20% change is idle */
+#define DIFF_STEP 1e-3 /* the Jacobian's step, in the search variable */
+#define XTOL      1e-4
+#define GTOL      1e-6
+#define FTOL      1e-6
 
 typedef struct {
     ics_calib *c;
@@ -295,9 +298,38 @@ static bool traded_pair(const fit_ctx *f, const bool *keep,
     return *a >= 0;
 }
 
+/* How far a kept parameter moved from the model's value, in standard errors (both in the
+ * scale rel_sigma is in: ln of the value for log-scale parameters, else relative to the value). */
+static double z_score(const ics_calib *c, ics_cal_param p)
+{
+    const double before = c->params[p].before, after = c->params[p].after;
+    double moved = log_scale(p) ? fabs(log(MAX(after, 1e-300) / MAX(before, 1e-300)))
+                                : fabs(after - before) / MAX(fabs(after), 1e-12);
+    double s = c->params[p].rel_sigma;
+    return isfinite(s) && s > 0 ? moved / s : 0;
+}
+
+/* The kept parameter that moved the fewest standard errors, if under Z_MIN; else -1. */
+static int least_significant(const ics_calib *c, const fit_ctx *f, const bool *keep)
+{
+    int weakest = -1;
+    double least = Z_MIN;
+    for (int j = 0; j < f->n; j++) {
+        if (!keep[j])
+            continue;
+        double z = z_score(c, f->idx[j]);
+        if (z < least) {
+            least = z;
+            weakest = j;
+        }
+    }
+    return weakest;
+}
+
 /* Puts back to their defaults, re-estimating the rest from J's remaining columns each time:
  * first both members of pairs that trade off, then, one at a time, the parameter known worst
- * while it is known worse than REL_SIGMA_MAX. Returns how many went. */
+ * while it is known worse than REL_SIGMA_MAX, then the one that moved the fewest standard
+ * errors while that is under Z_MIN. Returns how many went. */
 static int drop_undetermined(ics_calib *c, const gsl_matrix *J, double ssr)
 {
     double corr[ICS_CAL_COUNT][ICS_CAL_COUNT] = {{0}};
@@ -324,10 +356,17 @@ static int drop_undetermined(ics_calib *c, const gsl_matrix *J, double ssr)
                 (worst < 0 || s > c->params[f.idx[worst]].rel_sigma))
                 worst = j;
         }
-        if (worst < 0)
+        if (worst >= 0) {
+            keep[worst] = false;
+            drop(c, f.idx[worst], "the measurements do not pin it down (over +-25%)");
+            continue;
+        }
+        int weakest = least_significant(c, &f, keep);
+        if (weakest < 0)
             return dropped;
-        keep[worst] = false;
-        drop(c, f.idx[worst], "the measurements do not pin it down (over +-25%)");
+        keep[weakest] = false;
+        drop(c, f.idx[weakest],
+             "within two standard errors of the model's value: no evidence it is wrong");
     }
 }
 
