@@ -197,6 +197,32 @@ static void test_tuner_obeys(void)
 
 /* NCCL_ALGO and NCCL_PROTO as NCCL's parseList reads them: lists, '^' negation, any case;
  * unknown names skipped and reported. */
+/* NCCL's LL128 default (tuning.cc): off on a PCIe-only node (the ranks' rings are not on NVLink)
+ * and before Volta, on with NVLink (DGX A100, the DGX-1V mesh whose rings are NVLink-only, a
+ * 2-node SuperPOD with PXB NICs); naming it in NCCL_PROTO enables it anyway. Sizes 8 B..1 GiB. */
+static bool picks_ll128(const char *model, int nodes, const ics_coll_tuning *tu)
+{
+    rig g;
+    rig_open(&g, model, nodes, 0, "analytic");
+    bool any = false;
+    for (uint64_t size = 8; size <= (1u << 30); size *= 8)
+        any |= rig_run(&g, ICS_COLL_ALL_REDUCE, size, tu).proto == ICS_PROTO_LL128;
+    rig_close(&g);
+    return any;
+}
+
+static void test_ll128_default(void)
+{
+    g_assert_false(picks_ll128("pcie-8gpu.json", 0, &auto_tuning));
+    g_assert_false(picks_ll128("dgx1-p100.json", 0, &auto_tuning));
+    g_assert_true(picks_ll128("dgx-a100.json", 0, &auto_tuning));
+    g_assert_true(picks_ll128("dgx1-v100.json", 0, &auto_tuning));
+    g_assert_true(picks_ll128("superpod-h100-ndr.json", 2, &auto_tuning));
+    ics_coll_tuning forced = auto_tuning;
+    forced.protos = ICS_COLL_SET(ICS_PROTO_LL128);
+    g_assert_true(picks_ll128("pcie-8gpu.json", 0, &forced));
+}
+
 static void test_tuning_sets(void)
 {
     char *bad = NULL;
@@ -302,6 +328,7 @@ int main(int argc, char **argv)
     g_test_add_func("/coll/backends-agree", test_backends_agree);
     g_test_add_func("/coll/tuner-obeys", test_tuner_obeys);
     g_test_add_func("/coll/tuning-sets", test_tuning_sets);
+    g_test_add_func("/coll/ll128-default", test_ll128_default);
     g_test_add_func("/coll/one-rank", test_one_rank);
     g_test_add_func("/coll/large-bandwidth", test_large_bandwidth);
     g_test_add_func("/coll/deterministic", test_deterministic);

@@ -202,6 +202,9 @@ static bool ruled_out(const ics_tuner *tu, const ics_coll_tuning *want, int a, i
 {
     if (!allows(want->algos, a) || !allows(want->protos, p))
         return true;
+    /* NCCL's LL128 default (tuner_nccl.c); naming it in NCCL_PROTO enables it anyway */
+    if (p == ICS_PROTO_LL128 && want->protos == 0 && !tu->ll128_default)
+        return true;
     if ((a == ICS_ALGO_NVLS || a == ICS_ALGO_NVLS_TREE) && !want->nvls_enable)
         return true;
     if (a == ICS_ALGO_TREE && tu->nnodes == 1 && !tree_in_node)

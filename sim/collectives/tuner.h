@@ -23,6 +23,7 @@ typedef struct {
                            bwInter); 0 on a single node */
     int heads;          /* the fewest distinct NICs a node's ranks use (CollNet heads) */
     bool amd_cpu;       /* NCCL's LL ceilings and network overhead differ on AMD hosts */
+    bool ll128_default; /* NCCL enables LL128 here unless NCCL_PROTO says otherwise */
     int nvlinks;        /* NVLinks of a GPU (rank 0's) */
     double nvlink_gbps; /* NCCL's figure for one NVLink of this GPU (20.6 GB/s on SM90) */
     int nccl_channels;  /* NCCL's channel count for the communicator (channels.c) */

@@ -5,6 +5,7 @@
  * and NVLS on one node its simpler ring form. NCCL's nChannels x bw is read off our topology
  * (the ics_tuner fields filled here). */
 #include "collectives/algo.h"
+#include "collectives/ring_order.h"
 #include "collectives/tuner_internal.h"
 #include "links/link.h"
 
@@ -218,6 +219,46 @@ static void nccl_kernel_rate(ics_tuner *tu)
     }
 }
 
+/* The GPU-to-NIC path of a rank, as NCCL ranks path types (PIX < PXB < PHB < NODE < SYS). */
+static int nic_path_rank(const ics_tuner *tu, int gpu)
+{
+    static const char *const order[] = {"PIX", "PXB", "PHB", "NODE", "SYS"};
+    int nic = ics_route_nic_of_gpu(tu->t, gpu);
+    char buf[16];
+    const char *cls = nic >= 0 ? ics_topo_path_class(tu->t, gpu, nic, buf) : "SYS";
+    for (int i = 0; i < 5; i++)
+        if (strcmp(cls, order[i]) == 0)
+            return i;
+    return 4;
+}
+
+/* NCCL's default for LL128 (tuning.cc, ncclTopoTuneModel: "Enable LL128 by default only on
+ * Volta/Ampere/Hopper/Blackwell+NVLink"): not before Volta; the ranks of a node joined by
+ * NVLink (typeIntra <= NVB; one rank per node has no intra path); across nodes the GPU-NIC path
+ * at most PXB, or on Hopper and later at most PXN (a peer GPU on NVLink close to the NIC), which
+ * this topology has when the node's GPUs are on NVLink. Anything else risks silent data
+ * corruption there, so NCCL leaves it off unless NCCL_PROTO asks for it. */
+static bool ll128_default(const ics_tuner *tu)
+{
+    if (strcmp(tu->arch, "sm60") == 0)
+        return false;
+    /* NVLink-only rings: every hop of the node's ring on NVLink, or a mesh whose rings NCCL's
+     * search finds on NVLink alone (DGX-1) */
+    bool nvl = tu->intra_class == HW_NVLINK ||
+               (tu->nnodes == 1 && ics_ring_orders_differ(tu->t, tu->ranks, tu->n));
+    if (tu->ppn > 1 && !nvl)
+        return false;
+    if (tu->nnodes == 1)
+        return true;
+    for (int r = 0; r < tu->n; r++) {
+        int rank = nic_path_rank(tu, tu->ranks[r]);
+        bool pxn = ics_tuner_nccl_sm90_or_later(tu) && tu->nvlinks > 0;
+        if (rank > 1 && !pxn)
+            return false;
+    }
+    return true;
+}
+
 void ics_tuner_nccl_init(ics_tuner *tu)
 {
     nccl_kernel_rate(tu);
@@ -248,6 +289,7 @@ void ics_tuner_nccl_init(ics_tuner *tu)
     tu->amd_cpu = node->n_cpus > 0 && node->cpus[0].type->product &&
                   strstr(node->cpus[0].type->product, "AMD") != NULL;
     ics_algo_nodes_clear(&g);
+    tu->ll128_default = ll128_default(tu);
 }
 
 /* ---- the estimates ------------------------------------------------------------------------ */
