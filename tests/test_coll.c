@@ -223,6 +223,27 @@ static void test_ll128_default(void)
     g_assert_true(picks_ll128("pcie-8gpu.json", 0, &forced));
 }
 
+/* NCCL's point-to-point protocol (enqueue.cc): LL while a peer's bytes fit in 16 KiB
+ * (NCCL_P2P_LL_THRESHOLD) per channel, Simple beyond, never LL128 and no cost estimate. A 2 x 8
+ * H100 all-to-all of 256 KiB sends 16 KiB to each peer: LL; of 1 MiB, 64 KiB: Simple (it ran
+ * LL128 up to 64 MiB before). A DGX H100 send/recv of 8 KiB: LL; of 64 KiB: Simple. */
+static void test_p2p_protocol(void)
+{
+    rig g;
+    rig_open(&g, "superpod-h100-ndr.json", 2, 0, "analytic");
+    g_assert_cmpint(rig_run(&g, ICS_COLL_ALLTOALL, 256 << 10, &auto_tuning).proto, ==,
+                    ICS_PROTO_LL);
+    for (uint64_t size = 1 << 20; size <= (256u << 20); size *= 4)
+        g_assert_cmpint(rig_run(&g, ICS_COLL_ALLTOALL, size, &auto_tuning).proto, ==,
+                        ICS_PROTO_SIMPLE);
+    rig_close(&g);
+    rig_open(&g, "dgx-h100.json", 0, 0, "analytic");
+    g_assert_cmpint(rig_run(&g, ICS_COLL_SENDRECV, 8 << 10, &auto_tuning).proto, ==, ICS_PROTO_LL);
+    g_assert_cmpint(rig_run(&g, ICS_COLL_SENDRECV, 64 << 10, &auto_tuning).proto, ==,
+                    ICS_PROTO_SIMPLE);
+    rig_close(&g);
+}
+
 static void test_tuning_sets(void)
 {
     char *bad = NULL;
@@ -329,6 +350,7 @@ int main(int argc, char **argv)
     g_test_add_func("/coll/tuner-obeys", test_tuner_obeys);
     g_test_add_func("/coll/tuning-sets", test_tuning_sets);
     g_test_add_func("/coll/ll128-default", test_ll128_default);
+    g_test_add_func("/coll/p2p-protocol", test_p2p_protocol);
     g_test_add_func("/coll/one-rank", test_one_rank);
     g_test_add_func("/coll/large-bandwidth", test_large_bandwidth);
     g_test_add_func("/coll/deterministic", test_deterministic);

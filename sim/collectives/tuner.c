@@ -215,6 +215,20 @@ static bool ruled_out(const ics_tuner *tu, const ics_coll_tuning *want, int a, i
     return a == ICS_ALGO_NVLS && p != ICS_PROTO_SIMPLE;
 }
 
+/* NCCL's point-to-point protocol (enqueue.cc): no tuner estimate, but LL when a peer's bytes fit
+ * in NCCL_P2P_LL_THRESHOLD (16 KiB) per channel, Simple otherwise; never LL128. */
+#define P2P_LL_THRESHOLD 16384
+
+static ics_coll_proto p2p_proto(const ics_tuner *tu, const ics_coll_req *req,
+                                const ics_coll_tuning *want)
+{
+    uint64_t peer =
+        req->op == ICS_COLL_ALLTOALL ? req->size_bytes / (uint64_t)MAX(tu->n, 1) : req->size_bytes;
+    int nch = ics_tuner_channels(tu, req, want, ICS_ALGO_DIRECT, ICS_PROTO_SIMPLE);
+    bool ll = allows(want->protos, ICS_PROTO_LL) && peer <= (uint64_t)nch * P2P_LL_THRESHOLD;
+    return ll ? ICS_PROTO_LL : ICS_PROTO_SIMPLE;
+}
+
 /* The cheapest allowed combination by NCCL's estimate; false if none. */
 static bool cheapest(const ics_tuner *tu, const ics_coll_req *req, const ics_coll_tuning *want,
                      unsigned supported, bool tree_in_node, ics_coll_algo *algo,
@@ -225,7 +239,10 @@ static bool cheapest(const ics_tuner *tu, const ics_coll_req *req, const ics_col
         if (!(supported & (1u << a)))
             continue;
         for (int p = 0; p < ICS_PROTO_COUNT; p++) {
-            if (ruled_out(tu, want, a, p, tree_in_node))
+            if (a == ICS_ALGO_DIRECT &&
+                (!allows(want->algos, a) || p != (int)p2p_proto(tu, req, want)))
+                continue; /* point-to-point: NCCL's rule, not its estimate */
+            if (a != ICS_ALGO_DIRECT && ruled_out(tu, want, a, p, tree_in_node))
                 continue;
             double us = ics_tuner_nccl_estimate_us(tu, req, (ics_coll_algo)a, (ics_coll_proto)p);
             if (us < best) {
