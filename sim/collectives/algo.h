@@ -32,6 +32,9 @@ typedef struct {
      * (step_lat_ps is then the hop inside a node). */
     double intra_wire_factor, net_wire_factor, nvls_wire_factor;
     ics_time net_step_lat_ps;
+    /* NCCL's point-to-point step (p2pChunkSize) across nodes, on all-NVLink, over PCIe, already
+     * capped at an eighth of the Simple buffer (init.cc computeBuffSizes) */
+    uint64_t p2p_step_net, p2p_step_nvl, p2p_step_pci;
 } ics_algo_ctx;
 
 typedef struct {

@@ -58,8 +58,16 @@ double ics_comm_cal_value(const ics_comm *c, ics_cal_param p)
     return ics_tuner_cal_value(&c->tuner, p);
 }
 
+/* NCCL's p2pChunkSize for one link class: the variable or its default, at most BUFFSIZE / 8. */
+static uint64_t p2p_step(int given, int def, const ics_coll_tuning *tu)
+{
+    uint64_t step = (uint64_t)(given > 0 ? given : def);
+    uint64_t buff = (uint64_t)(tu->buffsize > 0 ? tu->buffsize : 4 << 20);
+    return MAX(1, MIN(step, buff / 8));
+}
+
 static void fill_ctx(const ics_comm *c, const ics_coll_req *req, ics_coll_proto proto,
-                     const ics_tuner_price *p, ics_algo_ctx *ctx)
+                     const ics_tuner_price *p, const ics_coll_tuning *tu, ics_algo_ctx *ctx)
 {
     *ctx = (ics_algo_ctx){.t = c->t,
                           .ranks = c->ranks,
@@ -77,7 +85,10 @@ static void fill_ctx(const ics_comm *c, const ics_coll_req *req, ics_coll_proto 
                           .intra_wire_factor = p->intra_wire_factor,
                           .net_wire_factor = p->net_wire_factor,
                           .nvls_wire_factor = p->nvls_wire_factor,
-                          .net_step_lat_ps = p->net_step_lat_ps};
+                          .net_step_lat_ps = p->net_step_lat_ps,
+                          .p2p_step_net = p2p_step(tu->p2p_net_chunk, 128 << 10, tu),
+                          .p2p_step_nvl = p2p_step(tu->p2p_nvl_chunk, 512 << 10, tu),
+                          .p2p_step_pci = p2p_step(tu->p2p_pci_chunk, 128 << 10, tu)};
 }
 
 /* The algorithms that can run this call on the communicator, a bit per ics_coll_algo. */
@@ -121,7 +132,7 @@ ics_sched *ics_comm_plan(ics_comm *c, const ics_coll_req *req, const ics_coll_tu
     ics_tuner_price price;
     ics_tuner_price_call(&c->tuner, req, tuning, algo, proto, &price);
     ics_algo_ctx ctx;
-    fill_ctx(c, req, proto, &price, &ctx);
+    fill_ctx(c, req, proto, &price, tuning, &ctx);
     ics_sched *s = ics_sched_new();
     const ics_algo_ops *ops = algorithms[algo];
     bool streams =

@@ -34,6 +34,10 @@ typedef struct {
     int gpus_per_thread; /* not NCCL's: GPUs one host thread launches in turn (nccl-tests -g);
                             with a calibrated launch_us a call lasts at least that many launches.
                             0 or 1: one */
+    /* NCCL_P2P_NET_CHUNKSIZE, NCCL_P2P_NVL_CHUNKSIZE, NCCL_P2P_PCI_CHUNKSIZE, NCCL_BUFFSIZE:
+     * bytes; 0: NCCL's defaults (128 KiB across nodes, 512 KiB on all-NVLink, 128 KiB over
+     * PCIe; a 4 MiB Simple buffer, which caps a point-to-point step at an eighth of it) */
+    int p2p_net_chunk, p2p_nvl_chunk, p2p_pci_chunk, buffsize;
 } ics_coll_tuning;
 
 /* A set of algorithms or protocols, a bit per member. */

@@ -8,10 +8,9 @@ static bool direct_supports(const ics_algo_ctx *c)
     return (c->req.op == ICS_COLL_ALLTOALL || c->req.op == ICS_COLL_SENDRECV) && c->n >= 2;
 }
 
-/* NCCL's point-to-point step: 512 KiB where every GPU of the communicator is on NVLink, 128 KiB
- * otherwise (p2pChunkSize). */
-#define P2P_STEP_NVLINK (512 * 1024)
-#define P2P_STEP_OTHER  (128 * 1024)
+/* NCCL's point-to-point step (p2pChunkSize, init.cc): across nodes the net chunk, where every
+ * GPU of the communicator is on NVLink the NVLink chunk, else the PCIe chunk (the context holds
+ * them, NCCL_P2P_*_CHUNKSIZE and NCCL_BUFFSIZE applied). */
 /* True if every rank reaches rank 0 over NVLink only. */
 static bool all_nvlink(const ics_algo_ctx *c)
 {
@@ -44,7 +43,11 @@ static void p2p_send(const ics_algo_ctx *c, ics_sched *s, int a, int b, uint64_t
 static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
 {
     int n = c->n, start = ics_sched_delay(s, c->base_lat_ps + c->step_lat_ps, NULL, 0);
-    uint64_t step = all_nvlink(c) ? P2P_STEP_NVLINK : P2P_STEP_OTHER;
+    bool nodes = false;
+    for (int r = 1; r < c->n && !nodes; r++)
+        nodes =
+            ics_topo_dev_get(c->t, c->ranks[r])->node != ics_topo_dev_get(c->t, c->ranks[0])->node;
+    uint64_t step = nodes ? c->p2p_step_net : all_nvlink(c) ? c->p2p_step_nvl : c->p2p_step_pci;
     if (c->req.op == ICS_COLL_SENDRECV) {
         for (int r = 0; r < n; r++)
             p2p_send(c, s, r, (r + 1) % n, c->req.size_bytes, step, (uint64_t)r, start);

@@ -107,6 +107,11 @@ void ics_coll_tuning_from_env(ics_coll_tuning *t, GError **warning)
     /* NCCL's channel counts are at most 64 (MAXCHANNELS); larger values are clamped there */
     read_int(w, "NCCL_MIN_NCHANNELS", 0, INT_MAX, &t->min_channels);
     read_int(w, "NCCL_MAX_NCHANNELS", 0, INT_MAX, &t->max_channels);
+    /* point-to-point step sizes (init.cc computeBuffSizes); NCCL_STEPS = 8 steps a buffer */
+    read_int(w, "NCCL_P2P_NET_CHUNKSIZE", 1, INT_MAX, &t->p2p_net_chunk);
+    read_int(w, "NCCL_P2P_NVL_CHUNKSIZE", 1, INT_MAX, &t->p2p_nvl_chunk);
+    read_int(w, "NCCL_P2P_PCI_CHUNKSIZE", 1, INT_MAX, &t->p2p_pci_chunk);
+    read_int(w, "NCCL_BUFFSIZE", 8, INT_MAX, &t->buffsize);
     if (w->len)
         g_set_error_literal(warning, ICS_ERROR, ICS_ERROR_INPUT, w->str);
     g_string_free(w, TRUE);
