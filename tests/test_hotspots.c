@@ -3,41 +3,13 @@
  * communicator sits; a node with a failure is not memoized from an intact one; the report ranks
  * links by utilization, computed as payload / (bandwidth x span). */
 #include "replay/replay.h"
+#include "replay_rig.h"
 #include "report/report.h"
 #include "hw/hw.h"
 
 #include <cjson/cJSON.h>
 #include <glib.h>
 #include <string.h>
-
-typedef struct {
-    ics_hw *hw;
-    ics_topo *t;
-} rig;
-
-static void rig_open(rig *g, const char *model, int nodes)
-{
-    char *path = g_build_filename(ICS_SOURCE_DIR, "hwmodels", model, NULL);
-    GError *err = NULL;
-    g->hw = ics_hw_load(path, nodes, &err);
-    g_assert_no_error(err);
-    g->t = ics_topo_new(g->hw);
-    g_free(path);
-}
-
-static void rig_close(rig *g)
-{
-    ics_topo_free(g->t);
-    ics_hw_free(g->hw);
-}
-
-static ics_trace_op coll(int comm, ics_coll_op op, uint64_t bytes, ics_trace_cat cat)
-{
-    return (ics_trace_op){.kind = ICS_TOP_COLL,
-                          .cat = cat,
-                          .comm = comm,
-                          .coll = {.op = op, .size_bytes = bytes, .dtype_bytes = 2}};
-}
 
 /* Two nodes: a tensor-parallel all-reduce inside each node, then a data-parallel all-reduce
  * of each GPU index across the nodes. */

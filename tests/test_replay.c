@@ -3,6 +3,7 @@
  * links slowing concurrent traffic, memoized and fully simulated collectives agreeing on an idle
  * network, the breakdown adding up, stuck traces reported, runs repeating exactly. */
 #include "replay/replay.h"
+#include "replay_rig.h"
 #include "report/report.h"
 #include "hw/hw.h"
 
@@ -10,27 +11,6 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <string.h>
-
-typedef struct {
-    ics_hw *hw;
-    ics_topo *t;
-} rig;
-
-static void rig_open(rig *g, const char *model, int nodes)
-{
-    char *path = g_build_filename(ICS_SOURCE_DIR, "hwmodels", model, NULL);
-    GError *err = NULL;
-    g->hw = ics_hw_load(path, nodes, &err);
-    g_assert_no_error(err);
-    g->t = ics_topo_new(g->hw);
-    g_free(path);
-}
-
-static void rig_close(rig *g)
-{
-    ics_topo_free(g->t);
-    ics_hw_free(g->hw);
-}
 
 static ics_replay_opts opts(ics_replay_colls colls)
 {
@@ -43,14 +23,6 @@ static ics_trace_op compute_us(int stream, double us)
                           .stream = stream,
                           .cat = ICS_CAT_COMPUTE,
                           .duration_ps = (ics_time)(us * ICS_PS_PER_US)};
-}
-
-static ics_trace_op coll(int comm, ics_coll_op op, uint64_t bytes, ics_trace_cat cat)
-{
-    return (ics_trace_op){.kind = ICS_TOP_COLL,
-                          .cat = cat,
-                          .comm = comm,
-                          .coll = {.op = op, .size_bytes = bytes, .dtype_bytes = 2}};
 }
 
 static ics_trace_op p2p(ics_top_kind kind, int peer, uint64_t bytes)

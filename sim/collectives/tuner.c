@@ -235,12 +235,12 @@ static bool cheapest(const ics_tuner *tu, const ics_coll_req *req, const ics_col
                      ics_coll_proto *proto)
 {
     double best = INFINITY;
+    int p2p = supported & (1u << ICS_ALGO_DIRECT) ? (int)p2p_proto(tu, req, want) : -1;
     for (int a = 0; a < ICS_ALGO_COUNT; a++) {
         if (!(supported & (1u << a)))
             continue;
         for (int p = 0; p < ICS_PROTO_COUNT; p++) {
-            if (a == ICS_ALGO_DIRECT &&
-                (!allows(want->algos, a) || p != (int)p2p_proto(tu, req, want)))
+            if (a == ICS_ALGO_DIRECT && (!allows(want->algos, a) || p != p2p))
                 continue; /* point-to-point: NCCL's rule, not its estimate */
             if (a != ICS_ALGO_DIRECT && ruled_out(tu, want, a, p, tree_in_node))
                 continue;

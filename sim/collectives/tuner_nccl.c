@@ -222,14 +222,9 @@ static void nccl_kernel_rate(ics_tuner *tu)
 /* The GPU-to-NIC path of a rank, as NCCL ranks path types (PIX < PXB < PHB < NODE < SYS). */
 static int nic_path_rank(const ics_tuner *tu, int gpu)
 {
-    static const char *const order[] = {"PIX", "PXB", "PHB", "NODE", "SYS"};
     int nic = ics_route_nic_of_gpu(tu->t, gpu);
     char buf[16];
-    const char *cls = nic >= 0 ? ics_topo_path_class(tu->t, gpu, nic, buf) : "SYS";
-    for (int i = 0; i < 5; i++)
-        if (strcmp(cls, order[i]) == 0)
-            return i;
-    return 4;
+    return nic >= 0 ? ics_topo_path_class_rank(ics_topo_path_class(tu->t, gpu, nic, buf)) : 4;
 }
 
 /* NCCL's default for LL128 (tuning.cc, ncclTopoTuneModel: "Enable LL128 by default only on

@@ -257,15 +257,6 @@ static void fabric_path(path_builder *pb, int nic_s, int nic_d, uint64_t hash)
     hop(pb, ld, nic_d);
 }
 
-static int class_rank(const char *cls)
-{
-    static const char *const order[] = {"PIX", "PXB", "PHB", "NODE", "SYS"};
-    for (int i = 0; i < 5; i++)
-        if (strcmp(cls, order[i]) == 0)
-            return i;
-    return 5;
-}
-
 static int nic_search(const ics_topo *t, int gpu)
 {
     const ics_topo_dev *g = ics_topo_dev_get(t, gpu);
@@ -276,8 +267,8 @@ static int nic_search(const ics_topo *t, int gpu)
         if (d->rail < 0 || d->down)
             continue; /* a storage NIC, or one that failed (topo_fail.c) */
         char buf[16];
-        int rank =
-            class_rank(ics_topo_path_class(t, gpu, nic, buf)) * 2 + (d->rail == g->local ? 0 : 1);
+        int rank = ics_topo_path_class_rank(ics_topo_path_class(t, gpu, nic, buf)) * 2 +
+                   (d->rail == g->local ? 0 : 1);
         if (rank < best_rank) {
             best_rank = rank;
             best = nic;

@@ -544,6 +544,15 @@ static const char *pcie_class(const ics_topo *t, int ea, int eb, int numa_a, int
     return numa_a == numa_b ? "NODE" : "SYS";
 }
 
+int ics_topo_path_class_rank(const char *cls)
+{
+    static const char *const order[] = {"PIX", "PXB", "PHB", "NODE", "SYS"};
+    for (int i = 0; i < 5; i++)
+        if (strcmp(cls, order[i]) == 0)
+            return i;
+    return 5;
+}
+
 const char *ics_topo_path_class(const ics_topo *t, int a, int b, char buf[16])
 {
     const ics_topo_dev *da = ics_topo_dev_get(t, a), *db = ics_topo_dev_get(t, b);

@@ -140,6 +140,9 @@ const char *ics_chan_kind_name(ics_chan_kind k);
 /* The path class `nvidia-smi topo -m` prints between two devices of one node: "X", "NV#",
  * "PIX", "PXB", "PHB", "NODE" or "SYS". buf has room for 16 bytes. Returns buf. */
 const char *ics_topo_path_class(const ics_topo *t, int a, int b, char buf[16]);
+/* How far a PCIe path class is, as NCCL ranks path types: PIX 0, PXB 1, PHB 2, NODE 3, SYS 4;
+ * anything else (X, NV#) 5. */
+int ics_topo_path_class_rank(const char *cls);
 
 /* Routes between devices: which channels a transfer crosses, and how it splits when the
  * hardware stripes it. Rules, in order:
