@@ -383,27 +383,9 @@ static void read_value(ics_jr *r, const ics_sweep *s, axis_kind k, const cJSON *
 
 static void read_axis(ics_jr *r, ics_sweep *s, const cJSON *o, ics_sweep_axis *ax)
 {
-    static const char *const keys[] = {"name",
-                                       "labels",
-                                       "system",
-                                       "set",
-                                       "nodes",
-                                       "gpus_per_node",
-                                       "fail",
-                                       "nics",
-                                       "engine",
-                                       "nccl",
-                                       "oversubscription",
-                                       "rail_optimized",
-                                       "sharp",
-                                       "nvls",
-                                       "layout",
-                                       "tp",
-                                       "pp",
-                                       "dp",
-                                       "vp",
-                                       "mbs",
-                                       NULL};
+    /* an axis object's keys: its name and labels, and one of the kinds */
+    const char *keys[AX_COUNT + 3] = {"name", "labels"};
+    memcpy(keys + 2, axis_keys, sizeof axis_keys);
     if (!cJSON_IsObject(o)) {
         char *got = ics_json_describe(o);
         ics_jr_fail(r, o, NULL, "expected an axis object, got %s", got);
