@@ -4,7 +4,7 @@
 # Sourced, not run: defines ics_setup_packages and ics_build.
 
 ICS_PACKAGES=(build-essential cmake pkg-config libglib2.0-dev libcjson-dev
-              libprotobuf-c-dev protobuf-c-compiler libgsl-dev
+              libprotobuf-c-dev protobuf-c-compiler libgsl-dev libsimgrid-dev
               clang clang-format libclang-rt-14-dev
               graphviz libxml2-utils librsvg2-bin libopenmpi-dev openmpi-bin python3)
 

@@ -71,7 +71,7 @@ bad all_reduce -s "$h100" --json "$tmp"
 bad all_reduce -s "$h100" --json "$tmp/missing/bad.json"
 bad all_reduce -s "$h100" -d float33
 bad all_reduce -s "$h100" -o mean
-bad all_reduce -s "$h100" --engine flow
+bad all_reduce -s "$h100" --engine fluid
 bad all_reduce -s "$h100" --plan slices
 bad broadcast -s "$h100" -r 8
 bad all_reduce -b 8 -e 8

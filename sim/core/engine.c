@@ -16,6 +16,8 @@ struct ics_engine {
     uint64_t tick_every, tick_left;
     ics_engine_tick_fn tick;
     void *tick_ctx;
+    ics_engine_cosim_fn cosim;
+    void *cosim_ctx;
 };
 
 ics_engine *ics_engine_new(size_t capacity_hint)
@@ -75,6 +77,24 @@ bool ics_engine_cancel(ics_engine *e, ics_event_id id)
     return ics_evq_cancel(e->q, id);
 }
 
+/* Lets the co-simulator catch up to the earliest of the next event and `until`; again after
+ * each call that scheduled something, since what it scheduled (a delivery after a fixed delay)
+ * may be later than its next completion. */
+static void cosim_advance(ics_engine *e, ics_time until)
+{
+    if (!e->cosim)
+        return;
+    for (;;) {
+        ics_time limit = MIN(until, ICS_TIME_LIMIT - 1), next;
+        if (ics_evq_peek_time(e->q, &next))
+            limit = MIN(limit, next);
+        size_t before = ics_evq_size(e->q);
+        e->cosim(e->cosim_ctx, e, limit);
+        if (ics_evq_size(e->q) == before || e->past_horizon)
+            return;
+    }
+}
+
 uint64_t ics_engine_run(ics_engine *e, ics_time until)
 {
     g_assert(!e->running);
@@ -83,7 +103,12 @@ uint64_t ics_engine_run(ics_engine *e, ics_time until)
     e->stop_requested = false;
     uint64_t fired = 0;
     ics_event ev;
-    while (!e->stop_requested && !e->past_horizon && ics_evq_pop_until(e->q, until, &ev)) {
+    for (;;) {
+        if (e->stop_requested || e->past_horizon)
+            break;
+        cosim_advance(e, until);
+        if (!ics_evq_pop_until(e->q, until, &ev))
+            break;
         e->now = ev.at;
         e->processed++;
         fired++;
@@ -106,6 +131,12 @@ void ics_engine_set_tick(ics_engine *e, uint64_t every, ics_engine_tick_fn fn, v
     e->tick = fn;
     e->tick_ctx = ctx;
     e->tick_every = e->tick_left = every;
+}
+
+void ics_engine_set_cosim(ics_engine *e, ics_engine_cosim_fn fn, void *ctx)
+{
+    e->cosim = fn;
+    e->cosim_ctx = ctx;
 }
 
 void ics_engine_stop(ics_engine *e)

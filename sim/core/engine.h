@@ -65,6 +65,17 @@ void ics_engine_stop(ics_engine *e);
 typedef void (*ics_engine_tick_fn)(void *ctx);
 void ics_engine_set_tick(ics_engine *e, uint64_t every, ics_engine_tick_fn fn, void *ctx);
 
+/* A co-simulator whose events interleave with the engine's (the flow backend's SimGrid, which
+ * keeps its own clock). Before each event, and before a run returns, the engine calls
+ * advance(ctx, e, limit), limit being the time of the earliest pending event or the run's
+ * `until` (at most ICS_TIME_LIMIT - 1): the co-simulator moves its clock no further than limit
+ * and schedules, as engine events at their times (>= now, <= limit), whatever of its own
+ * happens first; the engine calls it again after a call that scheduled something (with the
+ * new earliest event as limit), then fires the earliest event as usual. fn NULL: none. One per
+ * engine. */
+typedef void (*ics_engine_cosim_fn)(void *ctx, ics_engine *e, ics_time limit);
+void ics_engine_set_cosim(ics_engine *e, ics_engine_cosim_fn fn, void *ctx);
+
 /* Events fired since the engine was created, over all runs. */
 uint64_t ics_engine_events_processed(const ics_engine *e);
 

@@ -6,9 +6,11 @@
 
 extern const ics_net_ops ics_net_packet_ops;
 extern const ics_net_ops ics_net_analytic_ops;
+extern const ics_net_ops ics_net_flow_ops;
 
-static const ics_net_ops *const backends[] = {&ics_net_packet_ops, &ics_net_analytic_ops};
-static const char *const backend_names[] = {"packet", "analytic", NULL};
+static const ics_net_ops *const backends[] = {&ics_net_packet_ops, &ics_net_analytic_ops,
+                                              &ics_net_flow_ops};
+static const char *const backend_names[] = {"packet", "analytic", "flow", NULL};
 
 const ics_net_ops *ics_net_backend(const char *name)
 {
@@ -21,6 +23,14 @@ const ics_net_ops *ics_net_backend(const char *name)
 const char *const *ics_net_backend_names(void)
 {
     return backend_names;
+}
+
+bool ics_net_backend_ready(const ics_net_ops *ops, const ics_topo *t, GError **err)
+{
+    if (!ops->ready || ops->ready(t, err))
+        return true;
+    g_prefix_error(err, "--engine %s: ", ops->name);
+    return false;
 }
 
 ics_net *ics_net_new(const ics_net_ops *ops, const ics_topo *t, ics_engine *e,

@@ -84,6 +84,9 @@ typedef struct {
 
 typedef struct ics_net_ops {
     const char *name;
+    /* NULL, or whether the backend can simulate topology t in this process (false: why, in
+     * *err). Checked by ics_net_backend_ready before a run; create may assume it. */
+    bool (*ready)(const ics_topo *t, GError **err);
     /* Creates the backend's state (transfer full). Never fails for a valid topology. */
     ics_net *(*create)(const ics_topo *t, ics_engine *e, const ics_net_params *p);
     void (*destroy)(ics_net *n);
@@ -100,8 +103,11 @@ typedef struct ics_net_ops {
     uint64_t (*chan_bytes)(const ics_net *n, int chan);
 } ics_net_ops;
 
-/* The backends, by name ("packet", "analytic"); NULL if unknown. */
+/* The backends, by name ("packet", "analytic", "flow"); NULL if unknown. */
 const ics_net_ops *ics_net_backend(const char *name);
+/* Whether `ops` can simulate t here (the flow backend: SimGrid's one platform per process, one
+ * thread); false with the reason in *err (an ICS_ERROR_LIMIT error for the command line). */
+bool ics_net_backend_ready(const ics_net_ops *ops, const ics_topo *t, GError **err);
 /* Names of all backends, NULL-terminated (transfer none). */
 const char *const *ics_net_backend_names(void);
 

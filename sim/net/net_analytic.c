@@ -51,6 +51,7 @@
  * params: packet_bytes is honoured; train_bytes, per_packet and buffer_bytes concern packets
  * and are ignored; adaptive_routing is not implemented (routes follow the flow hash). */
 #include "net/net.h"
+#include "net/net_fluid.h"
 
 #include <math.h>
 #include <string.h>
@@ -624,21 +625,12 @@ static void ev_fluid_end(ics_engine *e, void *ctx, uint64_t arg)
 
 /* ---- flow set-up --------------------------------------------------------------------------- */
 
-/* The fluid part of `bytes` at r0 = payload / max_ser, rounded up: the same function serves
- * the offset and the run, which is what makes an uncontended flow exact. */
-static ics_time fluid_ps(uint64_t bytes, uint32_t payload, ics_time max_ser)
-{
-    unsigned __int128 num = (unsigned __int128)bytes * (uint64_t)max_ser;
-    unsigned __int128 q = (num + payload - 1) / payload;
-    return q < (unsigned __int128)ICS_TIME_LIMIT ? (ics_time)q : ICS_TIME_LIMIT;
-}
-
 /* total_ps: the flow's idle time. The fixed part is what the fluid part leaves of it; where
  * rounding would make it negative (a single short packet, no latency) the fluid part shrinks. */
 static void flow_set_time(an_flow *f, uint64_t bytes, uint32_t payload, ics_time max_ser,
                           ics_time total_ps)
 {
-    ics_time w = fluid_ps(bytes, payload, max_ser);
+    ics_time w = ics_fluid_ps(bytes, payload, max_ser);
     w = MIN(w, total_ps);
     f->bytes = bytes;
     f->r0 = (long double)payload / (long double)max_ser;
@@ -681,48 +673,6 @@ static void done_now(an_net *n, uint64_t delivered, ics_net_done_fn done, void *
 
 /* ---- send ---------------------------------------------------------------------------------- */
 
-/* Bytes of path i: its weight's share in whole packets (rounded down, in double, exactly as
- * the packet backend splits), the remainder on the last path. */
-static void split_bytes(const an_net *n, const ics_route *r, uint64_t bytes, uint64_t *out)
-{
-    uint64_t left = bytes;
-    for (int i = 0; i < r->n_paths; i++) {
-        uint32_t payload = ics_net_packet_payload(n->t, &r->paths[i], n->params.packet_bytes);
-        uint64_t b = left;
-        if (i + 1 < r->n_paths)
-            b = MIN(left, (uint64_t)(bytes * r->paths[i].weight / payload) * payload);
-        out[i] = b;
-        left -= b;
-    }
-}
-
-/* One path of a transfer's route and the bytes it carries. */
-typedef struct {
-    ics_route_path path;
-    uint64_t bytes;
-    uint32_t payload;
-} an_part;
-
-/* Appends to parts (an_part) the paths of src -> dst's route that carry some of `bytes`. */
-static void route_parts(const an_net *n, int src, int dst, uint64_t hash, uint64_t bytes,
-                        GArray *parts)
-{
-    ics_route r;
-    if (!ics_route_find(n->t, src, dst, hash, &r))
-        g_error("analytic: no route from %s to %s", ics_topo_dev_label(n->t, src),
-                ics_topo_dev_label(n->t, dst));
-    uint64_t *share = g_new(uint64_t, r.n_paths);
-    split_bytes(n, &r, bytes, share);
-    for (int p = 0; p < r.n_paths; p++)
-        if (share[p] > 0) {
-            an_part q = {.path = r.paths[p], .bytes = share[p]};
-            q.payload = ics_net_packet_payload(n->t, &q.path, n->params.packet_bytes);
-            g_array_append_val(parts, q);
-        }
-    g_free(share);
-    ics_route_clear(&r);
-}
-
 static void an_send(ics_net *net, const ics_net_xfer *xf)
 {
     an_net *n = (an_net *)net;
@@ -730,12 +680,13 @@ static void an_send(ics_net *net, const ics_net_xfer *xf)
         done_now(n, 0, xf->done, xf->ctx, xf->tag);
         return;
     }
-    GArray *parts = g_array_new(FALSE, FALSE, sizeof(an_part));
-    route_parts(n, xf->src, xf->dst, xf->flow_hash, xf->bytes, parts);
+    GArray *parts = g_array_new(FALSE, FALSE, sizeof(ics_fluid_part));
+    ics_fluid_route_parts(n->t, n->params.packet_bytes, xf->src, xf->dst, xf->flow_hash, xf->bytes,
+                          parts);
     an_xfer *x = xfer_new(n, (int)parts->len, xf->done, xf->ctx, xf->tag);
     x->delivered = xf->bytes;
     for (guint i = 0; i < parts->len; i++) {
-        const an_part *q = &g_array_index(parts, an_part, i);
+        const ics_fluid_part *q = &g_array_index(parts, ics_fluid_part, i);
         x->flows[i].x = x;
         flow_init_path(n, &x->flows[i], &q->path, q->bytes);
         flow_start(n, &x->flows[i]);
@@ -745,127 +696,8 @@ static void an_send(ics_net *net, const ics_net_xfer *xf)
 
 /* ---- multicast and reduce ------------------------------------------------------------------ */
 
-/* The path from endpoint `dev` (a GPU or NIC) to switch `sw`: the direct channel, else the
- * route to the endpoint's NIC and that NIC's channel to sw (a fabric switch). */
-static void leg_to_switch(const an_net *n, int dev, int sw, ics_route_path *out)
-{
-    *out = (ics_route_path){.weight = 1};
-    int c = ics_topo_chan_between(n->t, dev, sw);
-    if (c < 0) {
-        bool is_nic = ics_topo_dev_get(n->t, dev)->kind == ICS_DEV_NIC;
-        int nic = is_nic ? dev : ics_route_nic_of_gpu(n->t, dev);
-        ics_route r = {0};
-        if (nic < 0 || (c = ics_topo_chan_between(n->t, nic, sw)) < 0 ||
-            (nic != dev && !ics_route_find(n->t, dev, nic, 0, &r)))
-            g_error("analytic: %s cannot reach switch %s", ics_topo_dev_label(n->t, dev),
-                    ics_topo_dev_label(n->t, sw));
-        if (r.n_paths > 0)
-            *out = r.paths[0];
-        ics_route_clear(&r);
-        g_assert(out->n_hops < ICS_ROUTE_MAX_HOPS);
-    }
-    out->chans[out->n_hops++] = c;
-}
-
-/* The same path walked backwards: sw -> dev. */
-static void path_reverse(const an_net *n, ics_route_path *p)
-{
-    for (int i = 0, j = p->n_hops - 1; i <= j; i++, j--) {
-        int a = ics_topo_chan_get(n->t, p->chans[i])->reverse;
-        int b = ics_topo_chan_get(n->t, p->chans[j])->reverse;
-        p->chans[i] = b;
-        p->chans[j] = a;
-    }
-}
-
-/* Latencies plus one packet's serialization on every hop: how slow a leg is. */
-static ics_time leg_time(const an_net *n, const ics_route_path *p, uint32_t payload)
-{
-    ics_time s = ics_route_path_latency(n->t, p);
-    for (int h = 0; h < p->n_hops; h++)
-        s += ics_net_ser(n->t, p->chans[h], payload);
-    return s;
-}
-
-static const ics_route_path *slowest_leg(const an_net *n, const ics_route_path *legs, int nlegs,
-                                         uint32_t payload)
-{
-    int worst = 0;
-    for (int i = 1; i < nlegs; i++)
-        if (leg_time(n, &legs[i], payload) > leg_time(n, &legs[worst], payload))
-            worst = i;
-    return &legs[worst];
-}
-
-/* A stage of a packet pipeline: a full and the last packet's time on it, then the latency to
- * the next stage. */
-typedef struct {
-    ics_time s_full, s_last, lambda;
-} an_stage;
-
-/* The idle-path closed form of net_common.c over explicit stages, so that a switch's reduction
- * unit can be one of them: npk packets, all but the last full. */
-static ics_time tandem_time(const an_stage *st, int n_st, uint64_t npk)
-{
-    ics_time sum_s = 0, sum_lambda = 0, max_s = 0, last_done = 0, lambda_prev = 0;
-    for (int h = 0; h < n_st; h++) {
-        sum_s += st[h].s_full;
-        max_s = MAX(max_s, st[h].s_full);
-        ics_time full_done = npk > 1 ? sum_s + sum_lambda + (ics_time)(npk - 2) * max_s : 0;
-        ics_time arrival = h == 0 ? 0 : last_done + lambda_prev;
-        last_done = MAX(arrival, full_done) + st[h].s_last;
-        lambda_prev = st[h].lambda;
-        sum_lambda += lambda_prev;
-    }
-    return last_done + lambda_prev;
-}
-
-/* Appends a leg's hops as stages; end_ps: what follows its last channel's latency. */
-static int leg_stages(const an_net *n, const ics_route_path *p, uint32_t payload, uint32_t last,
-                      ics_time end_ps, an_stage *out)
-{
-    for (int h = 0; h < p->n_hops; h++) {
-        const ics_topo_chan *c = ics_topo_chan_get(n->t, p->chans[h]);
-        out[h] = (an_stage){
-            .s_full = ics_net_ser(n->t, p->chans[h], payload),
-            .s_last = ics_net_ser(n->t, p->chans[h], last),
-            .lambda = c->latency_ps +
-                      (h + 1 < p->n_hops ? ics_topo_dev_get(n->t, c->dst)->latency_ps : end_ps)};
-    }
-    return p->n_hops;
-}
-
-typedef struct {
-    int sw, nlegs[2]; /* [0]: sources -> sw, [1]: sw -> destinations */
-    ics_route_path *legs[2];
-    uint64_t bytes;
-    uint64_t reduce_bw; /* 0: multicast */
-} an_op;
-
-/* The op's idle time, as the packet backend's join runs it: the slowest source leg, the
- * reduction unit (every packet once all sources delivered it), the switch's latency, the
- * slowest destination leg. */
-static ics_time op_idle_time(const an_net *n, const an_op *op, uint32_t payload)
-{
-    uint64_t npk = (op->bytes + payload - 1) / payload;
-    uint32_t last = (uint32_t)(op->bytes - (npk - 1) * payload);
-    an_stage st[2 * ICS_ROUTE_MAX_HOPS + 1];
-    ics_time sw_ps = ics_topo_dev_get(n->t, op->sw)->latency_ps;
-    int k = leg_stages(n, slowest_leg(n, op->legs[0], op->nlegs[0], payload), payload, last,
-                       op->reduce_bw ? 0 : sw_ps, st);
-    if (op->reduce_bw) {
-        uint64_t nin = (uint64_t)op->nlegs[0];
-        st[k++] = (an_stage){.s_full = ics_time_serialize(nin * payload, op->reduce_bw),
-                             .s_last = ics_time_serialize(nin * last, op->reduce_bw),
-                             .lambda = sw_ps};
-    }
-    k +=
-        leg_stages(n, slowest_leg(n, op->legs[1], op->nlegs[1], payload), payload, last, 0, st + k);
-    return tandem_time(st, k, npk);
-}
-
 /* One coupled flow over every leg at one rate, plus (reduce) the switch's reduction unit. */
-static void op_init_flow(an_net *n, const an_op *op, an_flow *f)
+static void op_init_flow(an_net *n, const ics_fluid_op *op, an_flow *f)
 {
     uint32_t payload = ics_net_packet_payload(n->t, &op->legs[0][0], n->params.packet_bytes);
     int hops = 1;
@@ -889,11 +721,11 @@ static void op_init_flow(an_net *n, const an_op *op, an_flow *f)
         max_ser = MAX(max_ser, red_ser);
         f->use[f->n_use++] = (an_use){.res = n->nchans + op->sw, .coef = (long double)nin};
     }
-    flow_set_time(f, op->bytes, payload, max_ser, op_idle_time(n, op, payload));
+    flow_set_time(f, op->bytes, payload, max_ser, ics_fluid_op_idle_time(n->t, op, payload));
 }
 
-static void op_start(an_net *n, an_op *op, const int *srcs, const int *dsts, ics_net_done_fn done,
-                     void *ctx, uint64_t tag)
+static void op_start(an_net *n, ics_fluid_op *op, const int *srcs, const int *dsts,
+                     ics_net_done_fn done, void *ctx, uint64_t tag)
 {
     g_assert(op->nlegs[0] >= 1 && op->nlegs[1] >= 1);
     uint64_t delivered = op->bytes * (uint64_t)op->nlegs[1];
@@ -904,9 +736,9 @@ static void op_start(an_net *n, an_op *op, const int *srcs, const int *dsts, ics
     for (int s = 0; s < 2; s++) {
         op->legs[s] = g_new(ics_route_path, op->nlegs[s]);
         for (int i = 0; i < op->nlegs[s]; i++) {
-            leg_to_switch(n, s == 0 ? srcs[i] : dsts[i], op->sw, &op->legs[s][i]);
+            ics_fluid_leg_to_switch(n->t, s == 0 ? srcs[i] : dsts[i], op->sw, &op->legs[s][i]);
             if (s == 1)
-                path_reverse(n, &op->legs[s][i]);
+                ics_fluid_path_reverse(n->t, &op->legs[s][i]);
         }
     }
     an_xfer *x = xfer_new(n, 1, done, ctx, tag);
@@ -921,7 +753,7 @@ static void op_start(an_net *n, an_op *op, const int *srcs, const int *dsts, ics
 static void an_multicast(ics_net *net, int src, int sw, const int *dsts, int ndst, uint64_t bytes,
                          ics_net_done_fn done, void *ctx, uint64_t tag)
 {
-    an_op op = {.sw = sw, .nlegs = {1, ndst}, .bytes = bytes};
+    ics_fluid_op op = {.sw = sw, .nlegs = {1, ndst}, .bytes = bytes};
     op_start((an_net *)net, &op, &src, dsts, done, ctx, tag);
 }
 
@@ -929,7 +761,7 @@ static void an_reduce(ics_net *net, const int *srcs, int nsrc, int sw, const int
                       uint64_t bytes, ics_net_done_fn done, void *ctx, uint64_t tag)
 {
     an_net *n = (an_net *)net;
-    an_op op = {.sw = sw, .nlegs = {nsrc, ndst}, .bytes = bytes};
+    ics_fluid_op op = {.sw = sw, .nlegs = {nsrc, ndst}, .bytes = bytes};
     op.reduce_bw = ics_net_reduce_bw(n->t, sw);
     if (op.reduce_bw == 0)
         g_error("analytic: reduce on %s, which cannot reduce", ics_topo_dev_label(n->t, sw));
@@ -941,7 +773,7 @@ static void an_reduce(ics_net *net, const int *srcs, int nsrc, int sw, const int
 /* A stream is one coupled flow: its unit of progress is the largest part's bytes B, and a part
  * of b bytes moves b / B of it, so every leg finishes together. The uncontended rate is the
  * slowest part's packet rate scaled to B; the idle time, that of the slowest part alone. */
-static void stream_init_flow(an_net *n, const an_part *parts, int np, an_flow *f)
+static void stream_init_flow(an_net *n, const ics_fluid_part *parts, int np, an_flow *f)
 {
     int hops = 0;
     uint64_t big = 0;
@@ -954,7 +786,7 @@ static void stream_init_flow(an_net *n, const an_part *parts, int np, an_flow *f
     long double r0 = INFINITY;
     ics_time total = 0;
     for (int i = 0; i < np; i++) {
-        const an_part *q = &parts[i];
+        const ics_fluid_part *q = &parts[i];
         long double share = (long double)q->bytes / (long double)big;
         int first = f->n_use;
         ics_time max_ser = flow_add_path(n, f, &q->path, q->payload);
@@ -975,13 +807,14 @@ static void an_stream(ics_net *net, const ics_net_leg *legs, int nlegs, ics_net_
                       void *ctx, uint64_t tag)
 {
     an_net *n = (an_net *)net;
-    GArray *parts = g_array_new(FALSE, FALSE, sizeof(an_part));
+    GArray *parts = g_array_new(FALSE, FALSE, sizeof(ics_fluid_part));
     uint64_t delivered = 0;
     for (int i = 0; i < nlegs; i++) {
         const ics_net_leg *l = &legs[i];
         if (l->src == l->dst || l->bytes == 0)
             continue;
-        route_parts(n, l->src, l->dst, l->flow_hash, l->bytes, parts);
+        ics_fluid_route_parts(n->t, n->params.packet_bytes, l->src, l->dst, l->flow_hash, l->bytes,
+                              parts);
         delivered += l->bytes;
     }
     if (parts->len == 0) {
@@ -990,7 +823,8 @@ static void an_stream(ics_net *net, const ics_net_leg *legs, int nlegs, ics_net_
         an_xfer *x = xfer_new(n, 1, done, ctx, tag);
         x->delivered = delivered;
         x->flows[0].x = x;
-        stream_init_flow(n, (const an_part *)(void *)parts->data, (int)parts->len, &x->flows[0]);
+        stream_init_flow(n, (const ics_fluid_part *)(void *)parts->data, (int)parts->len,
+                         &x->flows[0]);
         flow_start(n, &x->flows[0]);
     }
     g_array_free(parts, TRUE);

@@ -1,0 +1,568 @@
+/* The flow backend: the analytic backend's fluid flows (net_fluid.h), with the bandwidth shared
+ * by SimGrid 3.32 (net_flow_sg.h) instead of icsim's own max-min solver: the field's validated
+ * flow-level simulator, on exactly icsim's routes.
+ *
+ * Model. Every transfer becomes the same flows as on the analytic backend, each a fixed part
+ * (latencies, pipeline fill, the last packet) and a fluid part. The fluid part runs in SimGrid:
+ * one SimGrid communication per path of the flow (a send's path, each leg of a multicast or
+ * reduce, each leg of a stream), over one SimGrid link per icsim resource it crosses. The flow's
+ * fluid part ends when its last communication does; it is delivered offset_ps later.
+ *   - Links carry payload: a channel's capacity is its bandwidth times the payload share of a
+ *     full packet of its standard (payload / wire bytes), a switch's reduction unit its
+ *     reduction throughput in input bytes (each source leg crosses it, so a reduce of n sources
+ *     loads it n times its rate, as the packet backend charges it).
+ *   - A communication is sized so that alone it takes exactly the flow's fluid time: its
+ *     payload at the path's uncontended rate. So a flow alone on its paths is delivered at
+ *     start + ics_net_idle_path_time, as on the other backends (to within a picosecond of
+ *     rounding between SimGrid's seconds and icsim's picoseconds): the tests compare.
+ *   - Where flows contend, SimGrid's max-min sharing decides. One difference from the analytic
+ *     backend: the legs of a multicast, reduce or stream are separate communications, each
+ *     getting its own fair share, where the analytic backend moves them at one common rate; a
+ *     leg that is not the bottleneck may take more than the common rate would give it. The
+ *     tests state the tolerance this costs on contended cases.
+ *
+ * Clocks. SimGrid's clock is per process and never goes back; icsim's is per engine. Each network
+ * keeps base_s, the SimGrid time of its icsim time 0, re-anchored whenever none of its transfers
+ * is moving (so idle icsim time costs SimGrid nothing), and registers itself as its engine's
+ * co-simulator (ics_engine_set_cosim): before each icsim event, SimGrid runs up to that event or
+ * to its own first completion, which becomes an icsim event. A network created while another
+ * is alive (a collective simulated inside a replay's step) suspends the outer one's transfers
+ * and, when it is freed, resumes them and shifts the outer base by the SimGrid time it used.
+ *
+ * Costs. SimGrid's lazy LMM updates only the flows a change touches. Memory: SimGrid's links,
+ * one per channel and device (~0.6 KiB each), kept for the process; per transfer, its flows.
+ * params: packet_bytes is honoured; the packet-only parameters are ignored; adaptive_routing is
+ * not implemented (routes follow the flow hash). */
+#include "net/net.h"
+
+#include <math.h>
+
+#include "net/net_flow_sg.h"
+#include "net/net_fluid.h"
+
+extern const ics_net_ops ics_net_flow_ops;
+
+/* SimGrid units per payload byte: SimGrid sizes are whole numbers; this keeps the rounding of a
+ * communication's size far below a picosecond of its time. */
+#define SG_UNIT 4096.0
+
+typedef struct fl_net fl_net;
+typedef struct fl_xfer fl_xfer;
+typedef struct fl_flow fl_flow;
+
+/* One SimGrid communication of a flow. */
+typedef struct {
+    fl_flow *f;
+    ics_sg_comm *c; /* NULL once it completed */
+} fl_leg;
+
+/* A path of a flow: its resources, and the divisor of the last one's capacity when the flow's
+ * own legs share it (a reduce's sources on the reduction unit). */
+typedef struct {
+    int res[ICS_ROUTE_MAX_HOPS + 1];
+    int n;
+    int last_share;
+    uint64_t bytes; /* payload, for the channels' accounting */
+} fl_path;
+
+struct fl_flow {
+    fl_xfer *x;
+    int nlegs, left; /* communications, and those still moving */
+    fl_leg *legs;    /* owned */
+    int npaths;
+    fl_path *paths; /* owned */
+    ics_time work_ps, offset_ps;
+    ics_event_id ev;      /* delivery */
+    fl_flow *prev, *next; /* in n->moving while left > 0 */
+};
+
+struct fl_xfer {
+    fl_net *net;
+    ics_net_done_fn done;
+    void *ctx;
+    uint64_t tag;
+    uint64_t delivered;
+    int n_flows, left;
+    fl_flow *flows;  /* owned */
+    ics_event_id ev; /* completion of a transfer with nothing to move */
+    fl_xfer *prev, *next;
+};
+
+struct fl_net {
+    ics_net_base base;
+    const ics_topo *t;
+    ics_engine *e;
+    ics_net_params params;
+    int nchans, nres;
+    double *cap; /* per resource, payload bytes/s (0: none) */
+    uint64_t *chan_bytes;
+    double base_s;   /* SimGrid seconds at icsim time 0 */
+    double paused_s; /* while an inner network runs: SimGrid time it started */
+    int moving_legs;
+    uint64_t fluid_ends; /* flows whose fluid part ended, ever */
+    fl_flow *moving;
+    fl_xfer *live;
+    fl_net *outer; /* the network alive when this one was created */
+    ics_net_stats stats;
+};
+
+/* The innermost live network: SimGrid is one per process, so is this (see the header). */
+static fl_net *innermost;
+
+/* ---- clocks -------------------------------------------------------------------------------- */
+
+static ics_time to_ps(const fl_net *n, double sg_s)
+{
+    double ps = nearbyint((sg_s - n->base_s) * 1e12);
+    ics_time now = ics_engine_now(n->e);
+    if (!(ps > (double)now))
+        return now;
+    return ps < (double)ICS_TIME_LIMIT ? (ics_time)ps : ICS_TIME_LIMIT;
+}
+
+static double to_sg(const fl_net *n, ics_time t)
+{
+    return n->base_s + (double)t * 1e-12;
+}
+
+/* ---- transfers ----------------------------------------------------------------------------- */
+
+static fl_xfer *xfer_new(fl_net *n, int n_flows, ics_net_done_fn done, void *ctx, uint64_t tag)
+{
+    fl_xfer *x = g_new0(fl_xfer, 1);
+    *x = (fl_xfer){
+        .net = n, .done = done, .ctx = ctx, .tag = tag, .n_flows = n_flows, .left = n_flows};
+    x->flows = g_new0(fl_flow, MAX(n_flows, 1));
+    x->next = n->live;
+    if (n->live)
+        n->live->prev = x;
+    n->live = x;
+    return x;
+}
+
+static void xfer_free(fl_net *n, fl_xfer *x)
+{
+    if (x->prev)
+        x->prev->next = x->next;
+    else
+        n->live = x->next;
+    if (x->next)
+        x->next->prev = x->prev;
+    for (int i = 0; i < x->n_flows; i++) {
+        g_free(x->flows[i].legs);
+        g_free(x->flows[i].paths);
+    }
+    g_free(x->flows);
+    g_free(x);
+}
+
+static void xfer_finish(fl_net *n, fl_xfer *x)
+{
+    ics_net_done_fn done = x->done;
+    void *ctx = x->ctx;
+    uint64_t tag = x->tag;
+    n->stats.transfers++;
+    n->stats.bytes_delivered += x->delivered;
+    xfer_free(n, x);
+    if (done)
+        done(n->e, ctx, tag);
+}
+
+static void ev_done_now(ics_engine *e, void *ctx, uint64_t arg)
+{
+    (void)e;
+    (void)arg;
+    fl_xfer *x = ctx;
+    xfer_finish(x->net, x);
+}
+
+static void done_now(fl_net *n, ics_net_done_fn done, void *ctx, uint64_t tag)
+{
+    fl_xfer *x = xfer_new(n, 0, done, ctx, tag);
+    x->ev = ics_engine_after(n->e, 0, ev_done_now, x, 0);
+}
+
+/* ---- flows --------------------------------------------------------------------------------- */
+
+static void ev_deliver(ics_engine *e, void *ctx, uint64_t arg)
+{
+    (void)e;
+    (void)arg;
+    fl_flow *f = ctx;
+    fl_net *n = f->x->net;
+    f->ev = ICS_EVENT_NONE;
+    for (int p = 0; p < f->npaths; p++)
+        for (int h = 0; h < f->paths[p].n; h++)
+            if (f->paths[p].res[h] < n->nchans)
+                n->chan_bytes[f->paths[p].res[h]] += f->paths[p].bytes;
+    if (--f->x->left == 0)
+        xfer_finish(n, f->x);
+}
+
+static void moving_unlink(fl_net *n, fl_flow *f)
+{
+    if (f->prev)
+        f->prev->next = f->next;
+    else
+        n->moving = f->next;
+    if (f->next)
+        f->next->prev = f->prev;
+    f->prev = f->next = NULL;
+}
+
+/* The fluid part ended now (SimGrid's clock): delivery after the fixed part. */
+static void fluid_end(fl_net *n, fl_flow *f, ics_time at)
+{
+    f->ev = ics_engine_at(n->e, at, ev_deliver, f, 0); /* past the horizon: the engine notes it */
+}
+
+/* SimGrid completed one of a flow's communications. */
+static void leg_done(void *ctx, void *user)
+{
+    fl_net *n = ctx;
+    fl_leg *l = user;
+    fl_flow *f = l->f;
+    l->c = NULL;
+    n->moving_legs--;
+    if (--f->left > 0)
+        return;
+    moving_unlink(n, f);
+    n->fluid_ends++;
+    ics_time end = to_ps(n, ics_sg_clock());
+    ics_time at = f->offset_ps >= ICS_TIME_LIMIT - end ? ICS_TIME_LIMIT : end + f->offset_ps;
+    fluid_end(n, f, at);
+}
+
+/* The rate a path moves at alone: its slowest resource (a shared one divided among the flow's
+ * own legs on it). */
+static double path_rate(const fl_net *n, const fl_path *p)
+{
+    double r = INFINITY;
+    for (int h = 0; h < p->n; h++) {
+        double c = n->cap[p->res[h]];
+        if (h + 1 == p->n && p->last_share > 1)
+            c /= p->last_share;
+        r = MIN(r, c);
+    }
+    return r;
+}
+
+/* Starts a flow whose paths, work and offset are set. */
+static void flow_start(fl_net *n, fl_flow *f)
+{
+    f->ev = ICS_EVENT_NONE;
+    ics_time now = ics_engine_now(n->e);
+    if (f->work_ps == 0) {
+        ics_time at = f->offset_ps >= ICS_TIME_LIMIT - now ? ICS_TIME_LIMIT : now + f->offset_ps;
+        fluid_end(n, f, at);
+        return;
+    }
+    if (n->moving_legs == 0) /* idle: SimGrid's now is this network's now */
+        n->base_s = ics_sg_clock() - (double)now * 1e-12;
+    f->nlegs = f->left = f->npaths;
+    f->legs = g_new0(fl_leg, f->npaths);
+    double secs = (double)f->work_ps * 1e-12;
+    for (int p = 0; p < f->npaths; p++) {
+        double size = nearbyint(secs * path_rate(n, &f->paths[p]) * SG_UNIT);
+        f->legs[p] = (fl_leg){.f = f};
+        f->legs[p].c = ics_sg_start(f->paths[p].res, f->paths[p].n, MAX(size, 1.0), &f->legs[p]);
+    }
+    n->moving_legs += f->npaths;
+    f->next = n->moving;
+    if (n->moving)
+        n->moving->prev = f;
+    n->moving = f;
+}
+
+static void path_from_route(const ics_route_path *r, uint64_t bytes, fl_path *out)
+{
+    *out = (fl_path){.n = r->n_hops, .bytes = bytes};
+    for (int h = 0; h < r->n_hops; h++)
+        out->res[h] = r->chans[h];
+}
+
+static ics_time max_ser_of(const fl_net *n, const ics_route_path *p, uint32_t payload)
+{
+    ics_time m = 0;
+    for (int h = 0; h < p->n_hops; h++)
+        m = MAX(m, ics_net_ser(n->t, p->chans[h], payload));
+    return m;
+}
+
+/* work and offset from the fluid time w and the idle time total, as the analytic backend
+ * splits them (w never beyond total). */
+static void flow_set_time(fl_flow *f, ics_time w, ics_time total)
+{
+    f->work_ps = MIN(w, total);
+    f->offset_ps = total - f->work_ps;
+}
+
+/* ---- send ---------------------------------------------------------------------------------- */
+
+static void fl_send(ics_net *net, const ics_net_xfer *xf)
+{
+    fl_net *n = (fl_net *)net;
+    if (xf->src == xf->dst || xf->bytes == 0) {
+        done_now(n, xf->done, xf->ctx, xf->tag);
+        return;
+    }
+    GArray *parts = g_array_new(FALSE, FALSE, sizeof(ics_fluid_part));
+    ics_fluid_route_parts(n->t, n->params.packet_bytes, xf->src, xf->dst, xf->flow_hash, xf->bytes,
+                          parts);
+    fl_xfer *x = xfer_new(n, (int)parts->len, xf->done, xf->ctx, xf->tag);
+    x->delivered = xf->bytes;
+    for (guint i = 0; i < parts->len; i++) {
+        const ics_fluid_part *q = &g_array_index(parts, ics_fluid_part, i);
+        fl_flow *f = &x->flows[i];
+        f->x = x;
+        f->npaths = 1;
+        f->paths = g_new(fl_path, 1);
+        path_from_route(&q->path, q->bytes, &f->paths[0]);
+        ics_time w = ics_fluid_ps(q->bytes, q->payload, max_ser_of(n, &q->path, q->payload));
+        flow_set_time(f, w, ics_net_idle_path_time(n->t, &q->path, q->bytes, q->payload));
+    }
+    for (guint i = 0; i < parts->len; i++)
+        flow_start(n, &x->flows[i]);
+    g_array_free(parts, TRUE);
+}
+
+/* ---- multicast and reduce ------------------------------------------------------------------ */
+
+static void op_start(fl_net *n, ics_fluid_op *op, const int *srcs, const int *dsts,
+                     ics_net_done_fn done, void *ctx, uint64_t tag)
+{
+    g_assert(op->nlegs[0] >= 1 && op->nlegs[1] >= 1);
+    if (op->bytes == 0) {
+        done_now(n, done, ctx, tag);
+        return;
+    }
+    for (int s = 0; s < 2; s++) {
+        op->legs[s] = g_new(ics_route_path, op->nlegs[s]);
+        for (int i = 0; i < op->nlegs[s]; i++) {
+            ics_fluid_leg_to_switch(n->t, s == 0 ? srcs[i] : dsts[i], op->sw, &op->legs[s][i]);
+            if (s == 1)
+                ics_fluid_path_reverse(n->t, &op->legs[s][i]);
+        }
+    }
+    fl_xfer *x = xfer_new(n, 1, done, ctx, tag);
+    x->delivered = op->bytes * (uint64_t)op->nlegs[1];
+    fl_flow *f = &x->flows[0];
+    f->x = x;
+    f->npaths = op->nlegs[0] + op->nlegs[1];
+    f->paths = g_new(fl_path, f->npaths);
+    uint32_t payload = ics_net_packet_payload(n->t, &op->legs[0][0], n->params.packet_bytes);
+    ics_time max_ser = 0;
+    int k = 0;
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < op->nlegs[s]; i++) {
+            fl_path *p = &f->paths[k++];
+            path_from_route(&op->legs[s][i], op->bytes, p);
+            max_ser = MAX(max_ser, max_ser_of(n, &op->legs[s][i], payload));
+            if (s == 0 && op->reduce_bw) { /* every source crosses the reduction unit */
+                p->res[p->n++] = n->nchans + op->sw;
+                p->last_share = op->nlegs[0];
+            }
+        }
+    if (op->reduce_bw)
+        max_ser = MAX(max_ser, ics_time_serialize((uint64_t)op->nlegs[0] * payload, op->reduce_bw));
+    flow_set_time(f, ics_fluid_ps(op->bytes, payload, max_ser),
+                  ics_fluid_op_idle_time(n->t, op, payload));
+    flow_start(n, f);
+    g_free(op->legs[0]);
+    g_free(op->legs[1]);
+}
+
+static void fl_multicast(ics_net *net, int src, int sw, const int *dsts, int ndst, uint64_t bytes,
+                         ics_net_done_fn done, void *ctx, uint64_t tag)
+{
+    ics_fluid_op op = {.sw = sw, .nlegs = {1, ndst}, .bytes = bytes};
+    op_start((fl_net *)net, &op, &src, dsts, done, ctx, tag);
+}
+
+static void fl_reduce(ics_net *net, const int *srcs, int nsrc, int sw, const int *dsts, int ndst,
+                      uint64_t bytes, ics_net_done_fn done, void *ctx, uint64_t tag)
+{
+    fl_net *n = (fl_net *)net;
+    ics_fluid_op op = {.sw = sw, .nlegs = {nsrc, ndst}, .bytes = bytes};
+    op.reduce_bw = ics_net_reduce_bw(n->t, sw);
+    if (op.reduce_bw == 0)
+        g_error("flow: reduce on %s, which cannot reduce", ics_topo_dev_label(n->t, sw));
+    op_start(n, &op, srcs, dsts, done, ctx, tag);
+}
+
+/* ---- streams ------------------------------------------------------------------------------- */
+
+/* A stream's legs end together when alone: the flow's fluid time is its slowest part's, and
+ * each part's communication is sized to last exactly that long (flow_start). */
+static void fl_stream(ics_net *net, const ics_net_leg *legs, int nlegs, ics_net_done_fn done,
+                      void *ctx, uint64_t tag)
+{
+    fl_net *n = (fl_net *)net;
+    GArray *parts = g_array_new(FALSE, FALSE, sizeof(ics_fluid_part));
+    uint64_t delivered = 0;
+    for (int i = 0; i < nlegs; i++) {
+        const ics_net_leg *l = &legs[i];
+        if (l->src == l->dst || l->bytes == 0)
+            continue;
+        ics_fluid_route_parts(n->t, n->params.packet_bytes, l->src, l->dst, l->flow_hash, l->bytes,
+                              parts);
+        delivered += l->bytes;
+    }
+    if (parts->len == 0) {
+        done_now(n, done, ctx, tag);
+        g_array_free(parts, TRUE);
+        return;
+    }
+    fl_xfer *x = xfer_new(n, 1, done, ctx, tag);
+    x->delivered = delivered;
+    fl_flow *f = &x->flows[0];
+    f->x = x;
+    f->npaths = (int)parts->len;
+    f->paths = g_new(fl_path, f->npaths);
+    ics_time w = 0, total = 0;
+    for (int i = 0; i < f->npaths; i++) {
+        const ics_fluid_part *q = &g_array_index(parts, ics_fluid_part, i);
+        path_from_route(&q->path, q->bytes, &f->paths[i]);
+        w = MAX(w, ics_fluid_ps(q->bytes, q->payload, max_ser_of(n, &q->path, q->payload)));
+        total = MAX(total, ics_net_idle_path_time(n->t, &q->path, q->bytes, q->payload));
+    }
+    flow_set_time(f, w, total);
+    flow_start(n, f);
+    g_array_free(parts, TRUE);
+}
+
+/* ---- co-simulation ------------------------------------------------------------------------- */
+
+/* The engine's co-simulator (ics_engine_set_cosim): SimGrid catches up to `limit`, stopping at
+ * its first completions, which become delivery events. */
+static void fl_cosim(void *ctx, ics_engine *e, ics_time limit)
+{
+    (void)e;
+    fl_net *n = ctx;
+    if (n->moving_legs == 0)
+        return;
+    double until = to_sg(n, limit);
+    /* until a flow's fluid part ends (a completion of one of several legs schedules nothing) or
+     * SimGrid reaches `until` (it may stop a rounding error short: a few tries) */
+    uint64_t ends = n->fluid_ends;
+    int idle = 0;
+    for (;;) {
+        int k = ics_sg_run_until(until, leg_done, n);
+        if (n->fluid_ends != ends || n->moving_legs == 0)
+            return;
+        if (k == 0 && (ics_sg_clock() >= until - 0.5e-12 || ++idle == 4))
+            return;
+    }
+}
+
+static void legs_each(fl_net *n, void (*fn)(ics_sg_comm *c))
+{
+    for (fl_flow *f = n->moving; f; f = f->next)
+        for (int i = 0; i < f->nlegs; i++)
+            if (f->legs[i].c)
+                fn(f->legs[i].c);
+}
+
+/* ---- the backend --------------------------------------------------------------------------- */
+
+static bool fl_ready(const ics_topo *t, GError **err)
+{
+    GError *sg = NULL;
+    if (ics_sg_acquire(ics_topo_nchans(t) + ics_topo_ndevs(t), &sg))
+        return true;
+    g_set_error(err, ICS_ERROR, ICS_ERROR_LIMIT, "%s", sg->message);
+    g_error_free(sg);
+    return false;
+}
+
+/* A channel's capacity in payload bytes/s: its bandwidth times the payload share of a full
+ * packet of its standard. */
+static double chan_payload_bw(const ics_topo *t, int c)
+{
+    const ics_topo_chan *ch = ics_topo_chan_get(t, c);
+    uint64_t p = ch->standard ? (uint64_t)ch->standard->max_payload_bytes : 4096;
+    return (double)ch->bw_bytes_per_s * (double)p / (double)ics_net_wire_bytes(t, c, p);
+}
+
+static ics_net *fl_create(const ics_topo *t, ics_engine *e, const ics_net_params *p)
+{
+    GError *err = NULL;
+    if (!fl_ready(t, &err))
+        g_error("flow: %s (callers check ics_net_backend_ready first)", err->message);
+    fl_net *n = g_new0(fl_net, 1);
+    n->base.ops = &ics_net_flow_ops;
+    n->t = t;
+    n->e = e;
+    n->params = *p;
+    n->nchans = ics_topo_nchans(t);
+    n->nres = n->nchans + ics_topo_ndevs(t);
+    n->cap = g_new0(double, n->nres);
+    for (int c = 0; c < n->nchans; c++)
+        n->cap[c] = chan_payload_bw(t, c);
+    for (int d = 0; d < ics_topo_ndevs(t); d++)
+        n->cap[n->nchans + d] = (double)ics_net_reduce_bw(t, d);
+    n->chan_bytes = g_new0(uint64_t, n->nchans);
+    n->outer = innermost;
+    if (n->outer) {
+        n->outer->paused_s = ics_sg_clock();
+        legs_each(n->outer, ics_sg_suspend);
+    }
+    innermost = n;
+    /* the pool's links are shared by every network of the process: rate them for this one
+     * (and again for the outer one when this one is freed) */
+    for (int r = 0; r < n->nres; r++)
+        ics_sg_link_rate(r, (n->cap[r] > 0 ? n->cap[r] : 1.0) * SG_UNIT);
+    ics_engine_set_cosim(e, fl_cosim, n);
+    return (ics_net *)n;
+}
+
+static void fl_destroy(ics_net *net)
+{
+    fl_net *n = (fl_net *)net;
+    g_assert(innermost == n); /* networks nest: the innermost goes first */
+    legs_each(n, ics_sg_cancel);
+    while (n->live) {
+        fl_xfer *x = n->live;
+        ics_engine_cancel(n->e, x->ev);
+        for (int i = 0; i < x->n_flows; i++)
+            ics_engine_cancel(n->e, x->flows[i].ev);
+        xfer_free(n, x);
+    }
+    ics_engine_set_cosim(n->e, NULL, NULL);
+    innermost = n->outer;
+    if (n->outer) {
+        fl_net *o = n->outer;
+        for (int r = 0; r < o->nres; r++)
+            ics_sg_link_rate(r, (o->cap[r] > 0 ? o->cap[r] : 1.0) * SG_UNIT);
+        o->base_s += ics_sg_clock() - o->paused_s;
+        legs_each(o, ics_sg_resume);
+    }
+    g_free(n->cap);
+    g_free(n->chan_bytes);
+    g_free(n);
+}
+
+static void fl_stats(const ics_net *net, ics_net_stats *out)
+{
+    *out = ((const fl_net *)net)->stats;
+}
+
+static uint64_t fl_chan_bytes(const ics_net *net, int chan)
+{
+    const fl_net *n = (const fl_net *)net;
+    g_assert(chan >= 0 && chan < n->nchans);
+    return n->chan_bytes[chan];
+}
+
+const ics_net_ops ics_net_flow_ops = {
+    .name = "flow",
+    .ready = fl_ready,
+    .create = fl_create,
+    .destroy = fl_destroy,
+    .send = fl_send,
+    .multicast = fl_multicast,
+    .reduce = fl_reduce,
+    .stream = fl_stream,
+    .stats = fl_stats,
+    .chan_bytes = fl_chan_bytes,
+};
