@@ -16,5 +16,6 @@ if [ $quick -eq 1 ]; then
     exit 0
 fi
 ctest --test-dir build --output-on-failure -j "$jobs"
-ics_build build-asan -DICS_WERROR=ON -DICS_SANITIZE=ON -DICS_FUZZ=ON -DCMAKE_C_COMPILER=clang
+ics_build build-asan -DICS_WERROR=ON -DICS_SANITIZE=ON -DICS_FUZZ=ON -DCMAKE_C_COMPILER=clang \
+          -DCMAKE_CXX_COMPILER=clang++
 ctest --test-dir build-asan --output-on-failure -j "$jobs"

@@ -108,7 +108,7 @@ bad "no model" 'expected a model' -s "$pod" --tp 8
 bad "heads vs tp" "--tp: expected a divisor of the model's heads (24), got 16" -s "$pod" --layers 8 --hidden 3072 --heads 24 --vocab 100 --seq 128 --tp 16
 bad "too many GPUs" 'needs 2048 GPUs' -s "$src/hwmodels/dgx-h100.json" --model gpt3-175b --tp 8 --pp 16 --dp 16 --gbs 256
 bad "bad recompute" 'expected none, selective or full' -s "$pod" --model gpt3-175b --recompute some
-bad "bad engine" 'expected packet or analytic' -s "$pod" --model gpt3-175b --engine fluid
+bad "bad engine" 'expected analytic, packet or flow' -s "$pod" --model gpt3-175b --engine fluid
 echo '{"kind": "training", "system": "x.json", "model": "gpt3-175b", "layout": {"tp": 8, "tpp": 2}}' >"$tmp/bad.json"
 bad "unknown layout key" 'bad.json:1:[0-9]*: \$.layout.tpp: expected one of the keys' "$tmp/bad.json"
 echo '{"kind": "training", "system": "x.json", "model": "gpt3-175b", "layout": {"tp": "8"}}' >"$tmp/bad2.json"

@@ -304,7 +304,7 @@ static void test_bad_studies(void)
         {"\"collective\": {\"op\": \"all_reduce\"}, \"nccl\": {\"NCCL_ALGO\": \"Rings\"}",
          "$.nccl.NCCL_ALGO: expected a list of algorithms"},
         {"\"collective\": {\"op\": \"all_reduce\"}, \"axes\": [{\"engine\": [\"fluid\"]}]",
-         "$.axes[0].engine[0]: expected analytic or packet"},
+         "$.axes[0].engine[0]: expected analytic, packet or flow"},
         {"\"collective\": {\"op\": \"all_reduce\"}, \"axes\": [{\"nvls\": [true, false], "
          "\"labels\": [\"a\"]}]",
          "$.axes[0].labels: expected 2 labels"},

@@ -51,6 +51,12 @@ static int system_for(ics_calib *c, int nodes, GError **error)
         return -1;
     }
     s->t = ics_topo_new(s->hw);
+    if (c->backend && !ics_net_backend_ready(c->backend, s->t, error)) {
+        ics_topo_free(s->t);
+        ics_hw_free(s->hw);
+        g_free(s);
+        return -1;
+    }
     g_ptr_array_add(c->systems, s);
     return (int)c->systems->len - 1;
 }
@@ -207,7 +213,7 @@ ics_calib *ics_calib_new(const char *model_path, const ics_meas *m, const ics_ca
     bool ok = c->backend != NULL;
     if (!ok)
         g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT, "expected an engine: %s",
-                    "analytic or packet");
+                    "analytic, packet or flow");
     /* the model as the user gave it, loaded once to learn its shape */
     ok = ok && system_for(c, 1, error) == 0;
     if (ok)
@@ -288,11 +294,16 @@ static gint by_size_desc(gconstpointer a, gconstpointer b, gpointer user)
 bool ics_calib__simulate(ics_calib *c, bool before, GError **error)
 {
     c->sims++;
-    GThreadPool *pool = g_thread_pool_new(simulate_point, c, c->threads, FALSE, NULL);
-    g_thread_pool_set_sort_function(pool, by_size_desc, c);
-    for (guint i = 0; i < c->points->len; i++)
-        g_thread_pool_push(pool, GUINT_TO_POINTER(i + 1), NULL);
-    g_thread_pool_free(pool, FALSE, TRUE); /* waits for every point */
+    if (strcmp(c->backend->name, "flow") == 0) { /* SimGrid runs in one thread only */
+        for (guint i = 0; i < c->points->len; i++)
+            simulate_point(GUINT_TO_POINTER(i + 1), c);
+    } else {
+        GThreadPool *pool = g_thread_pool_new(simulate_point, c, c->threads, FALSE, NULL);
+        g_thread_pool_set_sort_function(pool, by_size_desc, c);
+        for (guint i = 0; i < c->points->len; i++)
+            g_thread_pool_push(pool, GUINT_TO_POINTER(i + 1), NULL);
+        g_thread_pool_free(pool, FALSE, TRUE); /* waits for every point */
+    }
     for (guint i = 0; i < c->points->len; i++) {
         ics_calib_point *p = &g_array_index(c->points, ics_calib_point, i);
         const calib_req *q = &g_array_index(c->reqs, calib_req, i);

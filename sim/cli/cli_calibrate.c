@@ -185,7 +185,7 @@ int ics_cli_calibrate(int argc, char **argv)
         goto done;
     }
     if (a.engine && !ics_net_backend(a.engine)) {
-        rc = usage_error("--engine: expected analytic or packet");
+        rc = usage_error("--engine: expected analytic, packet or flow");
         goto done;
     }
     if (a.out && !ics_cli_output_ok("calibrate", "-o", a.out))

@@ -171,7 +171,7 @@ static int check_words(coll_args *a)
         return usage_error("-o: expected sum, prod, max, min or avg, got \"%s\"", a->redop);
     a->backend = ics_net_backend(a->engine);
     if (!a->backend)
-        return usage_error("--engine: expected packet or analytic, got \"%s\"", a->engine);
+        return usage_error("--engine: expected analytic, packet or flow, got \"%s\"", a->engine);
     if (strcmp(a->plan, "chunks") == 0)
         a->plan_kind = ICS_PLAN_CHUNKS;
     else if (strcmp(a->plan, "streams") == 0)
@@ -423,6 +423,13 @@ static int run(const coll_args *a)
     ics_coll_tuning_from_env(&tuning, &warning);
     tuning.plan = a->plan_kind;
     tuning.gpus_per_thread = ics_cli_nccltests_gpus_per_thread(&a->nt);
+    GError *why = NULL;
+    if (!ics_net_backend_ready(a->backend, su.t, &why) ||
+        (a->compare && !ics_net_backend_ready(a->backend, intact.t, &why))) {
+        fprintf(stderr, "icsim collective: %s\n", why->message);
+        g_error_free(why);
+        goto done;
+    }
     ics_cli_setup_comm(&su, g, nranks, a->backend, NULL);
     if (a->compare)
         ics_cli_setup_comm(&intact, g, nranks, a->backend, NULL);
@@ -542,7 +549,8 @@ int ics_cli_collective_prepare(int argc, char **argv, bool help, ics_cli_coll_jo
         {"op", 'o', 0, G_OPTION_ARG_STRING, &a->redop, "sum (default), prod, max, min, avg", "OP"},
         {"root", 'r', 0, G_OPTION_ARG_INT, &a->root, "broadcast and reduce root (default 0)",
          "ROOT"},
-        {"engine", 0, 0, G_OPTION_ARG_STRING, &a->engine, "analytic (default) or packet", "ENGINE"},
+        {"engine", 0, 0, G_OPTION_ARG_STRING, &a->engine,
+         "analytic (default), packet or flow (SimGrid)", "ENGINE"},
         {"plan", 0, 0, G_OPTION_ARG_STRING, &a->plan,
          "auto (default: streams from 256 ranks), chunks or streams", "PLAN"},
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &a->json, "also write the rows as JSON", "FILE"},

@@ -13,7 +13,7 @@ void ics_cli_step_entries(ics_cli_step_args *a, GOptionEntry out[ICS_CLI_STEP_EN
 {
     const GOptionEntry v[ICS_CLI_STEP_ENTRIES] = {
         {"engine", 0, 0, G_OPTION_ARG_STRING, &a->engine,
-         "network backend: analytic (default) or packet", "ENGINE"},
+         "network backend: analytic (default), packet or flow (SimGrid)", "ENGINE"},
         {"collectives", 0, 0, G_OPTION_ARG_STRING, &a->colls,
          "auto (packet's default: memoize communicators whose links nothing else uses), "
          "full, memo (analytic's default: every call as if alone)",
@@ -70,7 +70,7 @@ static bool read_numbers(ics_cli_step_args *a, GError **err)
 bool ics_cli_step_check(const char *cmd, ics_cli_step_args *a)
 {
     if (a->engine && !ics_net_backend(a->engine))
-        return fail(cmd, "--engine: expected packet or analytic, got \"%s\"", a->engine);
+        return fail(cmd, "--engine: expected analytic, packet or flow, got \"%s\"", a->engine);
     if (a->colls && strcmp(a->colls, "auto") && strcmp(a->colls, "full") &&
         strcmp(a->colls, "memo"))
         return fail(cmd, "--collectives: expected auto, full or memo, got \"%s\"", a->colls);

@@ -3,23 +3,26 @@
  * flow-level simulator, on exactly icsim's routes.
  *
  * Model. Every transfer becomes the same flows as on the analytic backend, each a fixed part
- * (latencies, pipeline fill, the last packet) and a fluid part. The fluid part runs in SimGrid:
- * one SimGrid communication per path of the flow (a send's path, each leg of a multicast or
- * reduce, each leg of a stream), over one SimGrid link per icsim resource it crosses. The flow's
- * fluid part ends when its last communication does; it is delivered offset_ps later.
+ * (latencies, pipeline fill, the last packet) and a fluid part. The fluid part of each flow is
+ * one SimGrid communication whose route is every resource of every path of the flow (a send's
+ * path; all legs of a multicast, reduce or stream), so that, as on the analytic backend, an
+ * op or a stream moves at one rate over all its legs; it is delivered offset_ps after SimGrid
+ * completes it.
  *   - Links carry payload: a channel's capacity is its bandwidth times the payload share of a
- *     full packet of its standard (payload / wire bytes), a switch's reduction unit its
- *     reduction throughput in input bytes (each source leg crosses it, so a reduce of n sources
- *     loads it n times its rate, as the packet backend charges it).
- *   - A communication is sized so that alone it takes exactly the flow's fluid time: its
- *     payload at the path's uncontended rate. So a flow alone on its paths is delivered at
- *     start + ics_net_idle_path_time, as on the other backends (to within a picosecond of
- *     rounding between SimGrid's seconds and icsim's picoseconds): the tests compare.
- *   - Where flows contend, SimGrid's max-min sharing decides. One difference from the analytic
- *     backend: the legs of a multicast, reduce or stream are separate communications, each
- *     getting its own fair share, where the analytic backend moves them at one common rate; a
- *     leg that is not the bottleneck may take more than the common rate would give it. The
- *     tests state the tolerance this costs on contended cases.
+ *     full packet of its standard (payload / wire bytes); a switch's reduction unit has its
+ *     reduction throughput in input bytes, and each of a reduce's source legs crosses it, so a
+ *     reduce of n sources loads it n times its rate (as the packet backend charges it).
+ *     SimGrid charges a route's link once per appearance: a resource two legs share costs the
+ *     flow twice its rate.
+ *   - The communication is sized so that alone it lasts exactly the flow's fluid time (its size
+ *     is that time times the rate its route allows alone). A flow alone on its paths is thus
+ *     delivered at start + ics_net_idle_path_time, as on the other backends, to within a
+ *     picosecond of rounding between SimGrid's seconds and icsim's picoseconds.
+ *   - Where flows contend, SimGrid's max-min sharing decides. It matches the analytic backend
+ *     wherever a flow loads each of its resources equally; a stream whose legs carry different
+ *     bytes (a striped route's unequal parts) is charged its full rate on the lighter legs,
+ *     where the analytic backend charges their share: such a flow gets a little less under
+ *     contention. The tests state the agreement.
  *
  * Clocks. SimGrid's clock is per process and never goes back; icsim's is per engine. Each network
  * keeps base_s, the SimGrid time of its icsim time 0, re-anchored whenever none of its transfers
@@ -29,13 +32,18 @@
  * is alive (a collective simulated inside a replay's step) suspends the outer one's transfers
  * and, when it is freed, resumes them and shifts the outer base by the SimGrid time it used.
  *
- * Costs. SimGrid's lazy LMM updates only the flows a change touches. Memory: SimGrid's links,
- * one per channel and device (~0.6 KiB each), kept for the process; per transfer, its flows.
+ * Costs. SimGrid's lazy LMM updates only the flows a change touches; one communication per flow
+ * (not per leg) matters beyond that: SimGrid 3.32 unlists a completed host-to-host
+ * communication from a list of every one under way, O(flows in flight) per completion.
+ * Memory: SimGrid's links, one per channel and device (~0.6 KiB each), kept for the process;
+ * per flow under way, one SimGrid communication and its route.
  * params: packet_bytes is honoured; the packet-only parameters are ignored; adaptive_routing is
  * not implemented (routes follow the flow hash). */
 #include "net/net.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "net/net_flow_sg.h"
 #include "net/net_fluid.h"
@@ -50,30 +58,22 @@ typedef struct fl_net fl_net;
 typedef struct fl_xfer fl_xfer;
 typedef struct fl_flow fl_flow;
 
-/* One SimGrid communication of a flow. */
-typedef struct {
-    fl_flow *f;
-    ics_sg_comm *c; /* NULL once it completed */
-} fl_leg;
-
-/* A path of a flow: its resources, and the divisor of the last one's capacity when the flow's
- * own legs share it (a reduce's sources on the reduction unit). */
+/* A path of a flow: its resources (a reduce's source legs end at the switch's reduction unit),
+ * and its payload, for the channels' accounting. */
 typedef struct {
     int res[ICS_ROUTE_MAX_HOPS + 1];
     int n;
-    int last_share;
-    uint64_t bytes; /* payload, for the channels' accounting */
+    uint64_t bytes;
 } fl_path;
 
 struct fl_flow {
     fl_xfer *x;
-    int nlegs, left; /* communications, and those still moving */
-    fl_leg *legs;    /* owned */
+    ics_sg_comm *c; /* its SimGrid communication while it moves, else NULL */
     int npaths;
     fl_path *paths; /* owned */
     ics_time work_ps, offset_ps;
     ics_event_id ev;      /* delivery */
-    fl_flow *prev, *next; /* in n->moving while left > 0 */
+    fl_flow *prev, *next; /* in n->moving while c != NULL */
 };
 
 struct fl_xfer {
@@ -98,7 +98,7 @@ struct fl_net {
     uint64_t *chan_bytes;
     double base_s;   /* SimGrid seconds at icsim time 0 */
     double paused_s; /* while an inner network runs: SimGrid time it started */
-    int moving_legs;
+    int nmoving;
     uint64_t fluid_ends; /* flows whose fluid part ended, ever */
     fl_flow *moving;
     fl_xfer *live;
@@ -148,10 +148,8 @@ static void xfer_free(fl_net *n, fl_xfer *x)
         n->live = x->next;
     if (x->next)
         x->next->prev = x->prev;
-    for (int i = 0; i < x->n_flows; i++) {
-        g_free(x->flows[i].legs);
+    for (int i = 0; i < x->n_flows; i++)
         g_free(x->flows[i].paths);
-    }
     g_free(x->flows);
     g_free(x);
 }
@@ -216,16 +214,13 @@ static void fluid_end(fl_net *n, fl_flow *f, ics_time at)
     f->ev = ics_engine_at(n->e, at, ev_deliver, f, 0); /* past the horizon: the engine notes it */
 }
 
-/* SimGrid completed one of a flow's communications. */
-static void leg_done(void *ctx, void *user)
+/* SimGrid completed a flow's communication: its fluid part is over. */
+static void flow_done(void *ctx, void *user)
 {
     fl_net *n = ctx;
-    fl_leg *l = user;
-    fl_flow *f = l->f;
-    l->c = NULL;
-    n->moving_legs--;
-    if (--f->left > 0)
-        return;
+    fl_flow *f = user;
+    f->c = NULL;
+    n->nmoving--;
     moving_unlink(n, f);
     n->fluid_ends++;
     ics_time end = to_ps(n, ics_sg_clock());
@@ -233,21 +228,39 @@ static void leg_done(void *ctx, void *user)
     fluid_end(n, f, at);
 }
 
-/* The rate a path moves at alone: its slowest resource (a shared one divided among the flow's
- * own legs on it). */
-static double path_rate(const fl_net *n, const fl_path *p)
+static int by_int(const void *a, const void *b)
 {
-    double r = INFINITY;
-    for (int h = 0; h < p->n; h++) {
-        double c = n->cap[p->res[h]];
-        if (h + 1 == p->n && p->last_share > 1)
-            c /= p->last_share;
-        r = MIN(r, c);
-    }
-    return r;
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
 }
 
-/* Starts a flow whose paths, work and offset are set. */
+/* A flow's resources, each path's in turn (a resource its paths share appears once per path:
+ * SimGrid then charges it that many times the flow's rate), and the rate the flow moves at
+ * alone: the least capacity per use. */
+static int *flow_route(const fl_net *n, const fl_flow *f, int *len, double *rate)
+{
+    int total = 0;
+    for (int p = 0; p < f->npaths; p++)
+        total += f->paths[p].n;
+    int *res = g_new(int, total), *sorted = g_new(int, total);
+    for (int p = 0, k = 0; p < f->npaths; p++)
+        for (int h = 0; h < f->paths[p].n; h++)
+            res[k++] = f->paths[p].res[h];
+    memcpy(sorted, res, sizeof(int) * (size_t)total);
+    qsort(sorted, (size_t)total, sizeof(int), by_int);
+    *rate = INFINITY;
+    for (int i = 0, j; i < total; i = j) {
+        for (j = i; j < total && sorted[j] == sorted[i]; j++)
+            ;
+        *rate = MIN(*rate, n->cap[sorted[i]] / (j - i));
+    }
+    g_free(sorted);
+    *len = total;
+    return res;
+}
+
+/* Starts a flow whose paths, work and offset are set: one SimGrid communication over all its
+ * paths, sized to last exactly its fluid time alone. */
 static void flow_start(fl_net *n, fl_flow *f)
 {
     f->ev = ICS_EVENT_NONE;
@@ -257,17 +270,15 @@ static void flow_start(fl_net *n, fl_flow *f)
         fluid_end(n, f, at);
         return;
     }
-    if (n->moving_legs == 0) /* idle: SimGrid's now is this network's now */
+    if (n->nmoving == 0) /* idle: SimGrid's now is this network's now */
         n->base_s = ics_sg_clock() - (double)now * 1e-12;
-    f->nlegs = f->left = f->npaths;
-    f->legs = g_new0(fl_leg, f->npaths);
-    double secs = (double)f->work_ps * 1e-12;
-    for (int p = 0; p < f->npaths; p++) {
-        double size = nearbyint(secs * path_rate(n, &f->paths[p]) * SG_UNIT);
-        f->legs[p] = (fl_leg){.f = f};
-        f->legs[p].c = ics_sg_start(f->paths[p].res, f->paths[p].n, MAX(size, 1.0), &f->legs[p]);
-    }
-    n->moving_legs += f->npaths;
+    int len;
+    double rate;
+    int *res = flow_route(n, f, &len, &rate);
+    double size = nearbyint((double)f->work_ps * 1e-12 * rate * SG_UNIT);
+    f->c = ics_sg_start(res, len, MAX(size, 1.0), f);
+    g_free(res);
+    n->nmoving++;
     f->next = n->moving;
     if (n->moving)
         n->moving->prev = f;
@@ -358,10 +369,8 @@ static void op_start(fl_net *n, ics_fluid_op *op, const int *srcs, const int *ds
             fl_path *p = &f->paths[k++];
             path_from_route(&op->legs[s][i], op->bytes, p);
             max_ser = MAX(max_ser, max_ser_of(n, &op->legs[s][i], payload));
-            if (s == 0 && op->reduce_bw) { /* every source crosses the reduction unit */
+            if (s == 0 && op->reduce_bw) /* every source crosses the reduction unit */
                 p->res[p->n++] = n->nchans + op->sw;
-                p->last_share = op->nlegs[0];
-            }
         }
     if (op->reduce_bw)
         max_ser = MAX(max_ser, ics_time_serialize((uint64_t)op->nlegs[0] * payload, op->reduce_bw));
@@ -439,7 +448,7 @@ static void fl_cosim(void *ctx, ics_engine *e, ics_time limit)
 {
     (void)e;
     fl_net *n = ctx;
-    if (n->moving_legs == 0)
+    if (n->nmoving == 0)
         return;
     double until = to_sg(n, limit);
     /* until a flow's fluid part ends (a completion of one of several legs schedules nothing) or
@@ -447,20 +456,18 @@ static void fl_cosim(void *ctx, ics_engine *e, ics_time limit)
     uint64_t ends = n->fluid_ends;
     int idle = 0;
     for (;;) {
-        int k = ics_sg_run_until(until, leg_done, n);
-        if (n->fluid_ends != ends || n->moving_legs == 0)
+        int k = ics_sg_run_until(until, flow_done, n);
+        if (n->fluid_ends != ends || n->nmoving == 0)
             return;
         if (k == 0 && (ics_sg_clock() >= until - 0.5e-12 || ++idle == 4))
             return;
     }
 }
 
-static void legs_each(fl_net *n, void (*fn)(ics_sg_comm *c))
+static void moving_each(fl_net *n, void (*fn)(ics_sg_comm *c))
 {
     for (fl_flow *f = n->moving; f; f = f->next)
-        for (int i = 0; i < f->nlegs; i++)
-            if (f->legs[i].c)
-                fn(f->legs[i].c);
+        fn(f->c);
 }
 
 /* ---- the backend --------------------------------------------------------------------------- */
@@ -505,7 +512,7 @@ static ics_net *fl_create(const ics_topo *t, ics_engine *e, const ics_net_params
     n->outer = innermost;
     if (n->outer) {
         n->outer->paused_s = ics_sg_clock();
-        legs_each(n->outer, ics_sg_suspend);
+        moving_each(n->outer, ics_sg_suspend);
     }
     innermost = n;
     /* the pool's links are shared by every network of the process: rate them for this one
@@ -520,7 +527,7 @@ static void fl_destroy(ics_net *net)
 {
     fl_net *n = (fl_net *)net;
     g_assert(innermost == n); /* networks nest: the innermost goes first */
-    legs_each(n, ics_sg_cancel);
+    moving_each(n, ics_sg_cancel);
     while (n->live) {
         fl_xfer *x = n->live;
         ics_engine_cancel(n->e, x->ev);
@@ -535,7 +542,7 @@ static void fl_destroy(ics_net *net)
         for (int r = 0; r < o->nres; r++)
             ics_sg_link_rate(r, (o->cap[r] > 0 ? o->cap[r] : 1.0) * SG_UNIT);
         o->base_s += ics_sg_clock() - o->paused_s;
-        legs_each(o, ics_sg_resume);
+        moving_each(o, ics_sg_resume);
     }
     g_free(n->cap);
     g_free(n->chan_bytes);

@@ -401,6 +401,8 @@ bool ics_replay_run(ics_replay *r, ics_replay_result *out, GError **error)
     int nr = ics_trace_nranks(r->tr), total = r->base[nr];
     g_return_val_if_fail(!r->ran, false); /* one run per replay */
     r->ran = true;
+    if (!ics_net_backend_ready(r->backend, r->t, error))
+        return false;
     r->e = ics_engine_new(0);
     r->net = ics_net_new(r->backend, r->t, r->e, &r->net_params);
     r->remaining = total;

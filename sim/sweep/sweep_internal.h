@@ -98,6 +98,16 @@ bool ics_sweep_step_replay(const ics_sweep_set *set, const ics_trace *tr, const 
  * ics_sweep_run_config returns rows. */
 void ics_sweep_step_row(const ics_sweep *s, int c, const ics_sweep_step *p, const char *error,
                         char **csv, char **json);
+/* The system a configuration runs on, as its run builds it (its node count fitted to the job):
+ * a collective sweep's (sweep_point.c), a training study's (sweep_train.c), a trace study's
+ * (sweep_trace.c). NULL with *error where it cannot be built. */
+ics_hw *ics_sweep_config_system(const ics_sweep *s, const ics_sweep_set *set, ics_topo **t,
+                                GError **error);
+ics_hw *ics_sweep_train_system(const ics_sweep *s, const ics_sweep_set *set, ics_topo **t,
+                               GError **error);
+ics_hw *ics_sweep_trace_system(const ics_sweep *s, const ics_sweep_set *set, ics_topo **t,
+                               GError **error);
+
 /* A training study's configuration c (sweep_train.c): its one row, as ics_sweep_run_config. */
 void ics_sweep_run_train(const ics_sweep *s, int c, char **csv, char **json);
 /* A trace study's configuration c (sweep_trace.c): the trace replayed on its system. */

@@ -75,10 +75,23 @@ ics_hw *ics_sweep_build_system(const ics_sweep_set *set, int nodes, ics_topo **t
     return hw;
 }
 
+ics_hw *ics_sweep_config_system(const ics_sweep *s, const ics_sweep_set *set, ics_topo **t,
+                                GError **error)
+{
+    if (s->train)
+        return ics_sweep_train_system(s, set, t, error);
+    if (s->trace)
+        return ics_sweep_trace_system(s, set, t, error);
+    return ics_sweep_build_system(set, set->nodes, t, error);
+}
+
 static bool build(const ics_sweep *s, const ics_sweep_set *set, built *b, GError **error)
 {
     b->hw = ics_sweep_build_system(set, set->nodes, &b->t, error);
     if (!b->hw)
+        return false;
+    const ics_net_ops *backend = ics_net_backend(set->engine ? set->engine : "analytic");
+    if (!ics_net_backend_ready(backend, b->t, error))
         return false;
     b->nodes = ics_topo_nodes(b->t);
     int per = ics_topo_gpus_per_node(b->t), gpn = set->gpus_per_node ? set->gpus_per_node : per;
@@ -95,8 +108,7 @@ static bool build(const ics_sweep *s, const ics_sweep_set *set, built *b, GError
     }
     b->ranks = g_new(int, b->nranks);
     ics_topo_gpus_by_node(b->t, gpn, b->nranks, b->ranks);
-    b->comm = ics_comm_new(b->t, ics_net_backend(set->engine ? set->engine : "analytic"), b->ranks,
-                           b->nranks, NULL);
+    b->comm = ics_comm_new(b->t, backend, b->ranks, b->nranks, NULL);
     ics_sweep_tuning(set, &b->tuning);
     b->tuning.plan = s->plan;
     return true;

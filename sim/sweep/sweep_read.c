@@ -273,7 +273,7 @@ static void read_value(ics_jr *r, const ics_sweep *s, axis_kind k, const cJSON *
             set->fail = g_strdup(v->valuestring);
             *label = g_strdup(*v->valuestring ? v->valuestring : "none");
         } else if (!ics_net_backend(v->valuestring)) {
-            ics_jr_fail(r, v, NULL, "expected analytic or packet, got %s", got);
+            ics_jr_fail(r, v, NULL, "expected analytic, packet or flow, got %s", got);
         } else {
             set->engine = g_strdup(v->valuestring);
             *label = g_strdup(v->valuestring);
@@ -567,7 +567,7 @@ static void read_base(ics_jr *r, const cJSON *root, ics_sweep *s)
     if (ics_jr_str(r, root, "engine", false, &str)) {
         if (!ics_net_backend(str))
             ics_jr_fail(r, cJSON_GetObjectItemCaseSensitive(root, "engine"), "engine",
-                        "expected analytic or packet, got \"%s\"", str);
+                        "expected analytic, packet or flow, got \"%s\"", str);
         s->base.engine = g_strdup(str);
     }
     const cJSON *fail = cJSON_GetObjectItemCaseSensitive(root, "fail");

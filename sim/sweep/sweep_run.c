@@ -32,6 +32,44 @@ static void work(gpointer data, gpointer user)
     g_mutex_unlock(&r->lock);
 }
 
+/* ---- the flow engine ---------------------------------------------------------------------- */
+
+static bool mine(const ics_sweep_opts *o, int c);
+
+/* Whether configuration c runs on the flow engine. */
+static bool config_flow(const ics_sweep *s, int c)
+{
+    ics_sweep_set set;
+    ics_sweep_config(s, c, &set);
+    bool flow = set.engine && strcmp(set.engine, "flow") == 0;
+    ics_sweep_set_clear(&set);
+    return flow;
+}
+
+/* SimGrid (the flow engine) runs in one thread per process and seals its platform at its first
+ * run: a study that uses it runs every configuration in the calling thread, after sizing the
+ * platform for each flow configuration's system (building them once more; a configuration
+ * whose system cannot be built reports it in its own row). True if any configuration uses it. */
+static bool flow_prepare(const ics_sweep *s, const ics_sweep_opts *o)
+{
+    bool any = false;
+    for (int c = 0; c < s->nconfigs; c++) {
+        if (!mine(o, c) || !config_flow(s, c))
+            continue;
+        any = true;
+        ics_sweep_set set;
+        ics_sweep_config(s, c, &set);
+        ics_topo *t = NULL;
+        ics_hw *hw = ics_sweep_config_system(s, &set, &t, NULL);
+        if (hw)
+            (void)ics_net_backend_ready(ics_net_backend("flow"), t, NULL); /* grows the platform */
+        ics_topo_free(t);
+        ics_hw_free(hw);
+        ics_sweep_set_clear(&set);
+    }
+    return any;
+}
+
 /* ---- resuming ------------------------------------------------------------------------------ */
 
 /* Whole lines of text from offset `from`: their count, and in *end the offset after the last. */
@@ -229,8 +267,9 @@ bool ics_sweep_run(const ics_sweep *s, const ics_sweep_opts *o, int *done, int *
                  .ready = g_new0(bool, s->nconfigs + 1)};
     g_mutex_init(&r.lock);
     g_cond_init(&r.done);
+    bool here = flow_prepare(s, o); /* run each configuration in this thread, not the pool's */
     GThreadPool *pool = g_thread_pool_new(work, &r, MAX(1, o->threads), FALSE, NULL);
-    for (int c = first; c < s->nconfigs; c++)
+    for (int c = first; c < s->nconfigs && !here; c++)
         if (mine(o, c))
             g_thread_pool_push(pool, GINT_TO_POINTER(c + 1), NULL);
     bool show = o->progress && writer && isatty(STDERR_FILENO);
@@ -240,6 +279,8 @@ bool ics_sweep_run(const ics_sweep *s, const ics_sweep_opts *o, int *done, int *
     for (int c = first; c < s->nconfigs && ok; c++) {
         char *csv = NULL, *json = NULL;
         if (mine(o, c)) {
+            if (here)
+                work(GINT_TO_POINTER(c + 1), &r);
             g_mutex_lock(&r.lock);
             while (!r.ready[c])
                 g_cond_wait(&r.done, &r.lock);

@@ -7,7 +7,8 @@
 
 /* The system, its node count fitted to the trace's ranks when neither the study nor an axis
  * gives one. */
-static ics_hw *load(const ics_sweep *s, const ics_sweep_set *set, ics_topo **t, GError **error)
+ics_hw *ics_sweep_trace_system(const ics_sweep *s, const ics_sweep_set *set, ics_topo **t,
+                               GError **error)
 {
     ics_hw *hw = ics_sweep_build_system(set, set->nodes, t, error);
     if (!hw || set->nodes || ics_topo_nodes(*t) <= 1)
@@ -28,7 +29,7 @@ void ics_sweep_run_trace(const ics_sweep *s, int c, char **csv_out, char **json_
     ics_sweep_step p = {.what = s->trace_name};
     GError *err = NULL;
     ics_topo *t = NULL;
-    ics_hw *hw = load(s, &set, &t, &err);
+    ics_hw *hw = ics_sweep_trace_system(s, &set, &t, &err);
     if (hw) {
         p.nodes = ics_topo_nodes(t);
         p.gpus = ics_trace_nranks(s->trace);

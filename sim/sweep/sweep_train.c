@@ -59,6 +59,13 @@ static ics_hw *load(const ics_sweep *s, const ics_sweep_set *set, ics_layout *l,
     return hw;
 }
 
+ics_hw *ics_sweep_train_system(const ics_sweep *s, const ics_sweep_set *set, ics_topo **t,
+                               GError **error)
+{
+    ics_layout l;
+    return load(s, set, &l, t, error);
+}
+
 static bool run_point(const ics_sweep *s, const ics_sweep_set *set, ics_sweep_step *p,
                       GError **error)
 {
