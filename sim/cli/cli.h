@@ -25,6 +25,7 @@ int ics_bench_engine(int argc, char **argv);
 int ics_bench_net(int argc, char **argv);
 int ics_bench_collective(int argc, char **argv);
 int ics_bench_accuracy(int argc, char **argv);
+int ics_bench_scale(int argc, char **argv);
 int ics_bench_training(int argc, char **argv);
 int ics_bench_calibrate(int argc, char **argv);
 

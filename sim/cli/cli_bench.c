@@ -27,6 +27,9 @@ static const ics_bench_case ics_bench_cases[] = {
     {.name = "accuracy",
      .run = ics_bench_accuracy,
      .summary = "collectives against real nccl-tests logs: busbw error"},
+    {.name = "scale",
+     .run = ics_bench_scale,
+     .summary = "large clusters as planners run them: wall time and memory vs goals"},
 };
 
 static void usage(FILE *out)

@@ -94,16 +94,16 @@ static bool write_plot(const ics_replay *r, const ics_replay_result *res, int nr
     return ok;
 }
 
-/* Not given: the analytic engine memoizes every collective (its fidelity is the isolated
- * call: fast enough for a 1024-GPU step in well under a second), the packet engine plays the
- * calls that share links on the shared network (auto). */
+/* Not given: the fluid engines (analytic, flow) memoize every collective (their fidelity is the
+ * isolated call: fast enough for a 1024-GPU step in well under a second), the packet engine
+ * plays the calls that share links on the shared network (auto). */
 static ics_replay_colls colls_mode(const char *s, const char *engine)
 {
     if (s && strcmp(s, "full") == 0)
         return ICS_REPLAY_FULL;
     if (s && strcmp(s, "memo") == 0)
         return ICS_REPLAY_MEMO;
-    if (!s && strcmp(engine, "analytic") == 0)
+    if (!s && strcmp(engine, "packet") != 0)
         return ICS_REPLAY_MEMO;
     return ICS_REPLAY_AUTO;
 }
