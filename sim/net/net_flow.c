@@ -3,26 +3,24 @@
  * flow-level simulator, on exactly icsim's routes.
  *
  * Model. Every transfer becomes the same flows as on the analytic backend, each a fixed part
- * (latencies, pipeline fill, the last packet) and a fluid part. The fluid part of each flow is
- * one SimGrid communication whose route is every resource of every path of the flow (a send's
- * path; all legs of a multicast, reduce or stream), so that, as on the analytic backend, an
- * op or a stream moves at one rate over all its legs; it is delivered offset_ps after SimGrid
- * completes it.
+ * (latencies, pipeline fill, the last packet) and a fluid part, delivered offset_ps after its
+ * fluid part ends. The fluid part runs in SimGrid: the flow's paths that carry the same bytes
+ * (a send's path; all legs of a multicast or reduce; the equal legs of a stream) are one
+ * SimGrid communication whose route is all their resources, so they move at one rate, as the
+ * analytic backend's coupled flow does.
  *   - Links carry payload: a channel's capacity is its bandwidth times the payload share of a
  *     full packet of its standard (payload / wire bytes); a switch's reduction unit has its
  *     reduction throughput in input bytes, and each of a reduce's source legs crosses it, so a
  *     reduce of n sources loads it n times its rate (as the packet backend charges it).
- *     SimGrid charges a route's link once per appearance: a resource two legs share costs the
- *     flow twice its rate.
- *   - The communication is sized so that alone it lasts exactly the flow's fluid time (its size
- *     is that time times the rate its route allows alone). A flow alone on its paths is thus
- *     delivered at start + ics_net_idle_path_time, as on the other backends, to within a
- *     picosecond of rounding between SimGrid's seconds and icsim's picoseconds.
- *   - Where flows contend, SimGrid's max-min sharing decides. It matches the analytic backend
- *     wherever a flow loads each of its resources equally; a stream whose legs carry different
- *     bytes (a striped route's unequal parts) is charged its full rate on the lighter legs,
- *     where the analytic backend charges their share: such a flow gets a little less under
- *     contention. The tests state the agreement.
+ *   - SimGrid charges a link the same for each appearance in a communication's route (its
+ *     CM02 model has no per-path weight): that is exact for paths of equal bytes, which is why
+ *     paths of different bytes (a stream's unequal legs, a striped route's parts) are separate
+ *     communications. Alone, each lasts its bytes at its rate, the slowest exactly the flow's
+ *     fluid time; under contention they are shared separately, where the analytic backend
+ *     holds all of a stream's legs to one rate: the one place the two models differ.
+ *   - So a flow alone on its paths is delivered at start + ics_net_idle_path_time, as on the
+ *     other backends, to within a picosecond of rounding between SimGrid's seconds and icsim's
+ *     picoseconds; the tests compare the backends on contended cases and on collectives.
  *
  * Clocks. SimGrid's clock is per process and never goes back; icsim's is per engine. Each network
  * keeps base_s, the SimGrid time of its icsim time 0, re-anchored whenever none of its transfers
@@ -32,9 +30,9 @@
  * is alive (a collective simulated inside a replay's step) suspends the outer one's transfers
  * and, when it is freed, resumes them and shifts the outer base by the SimGrid time it used.
  *
- * Costs. SimGrid's lazy LMM updates only the flows a change touches; one communication per flow
- * (not per leg) matters beyond that: SimGrid 3.32 unlists a completed host-to-host
- * communication from a list of every one under way, O(flows in flight) per completion.
+ * Costs. SimGrid's lazy LMM updates only the flows a change touches; few communications per
+ * flow (one per group, not per leg) matter beyond that: SimGrid 3.32 unlists a completed
+ * host-to-host communication from a list of every one under way, O(flows in flight) per completion.
  * Memory: SimGrid's links, one per channel and device (~0.6 KiB each), kept for the process;
  * per flow under way, one SimGrid communication and its route.
  * params: packet_bytes is honoured; the packet-only parameters are ignored; adaptive_routing is
@@ -66,14 +64,21 @@ typedef struct {
     uint64_t bytes;
 } fl_path;
 
+/* One SimGrid communication of a flow: the flow's paths that carry the same bytes. */
+typedef struct {
+    fl_flow *f;
+    ics_sg_comm *c; /* NULL once it completed */
+} fl_group;
+
 struct fl_flow {
     fl_xfer *x;
-    ics_sg_comm *c; /* its SimGrid communication while it moves, else NULL */
+    int ngroups, left; /* communications, and those still moving */
+    fl_group *groups;  /* owned */
     int npaths;
     fl_path *paths; /* owned */
     ics_time work_ps, offset_ps;
     ics_event_id ev;      /* delivery */
-    fl_flow *prev, *next; /* in n->moving while c != NULL */
+    fl_flow *prev, *next; /* in n->moving while left > 0 */
 };
 
 struct fl_xfer {
@@ -148,8 +153,10 @@ static void xfer_free(fl_net *n, fl_xfer *x)
         n->live = x->next;
     if (x->next)
         x->next->prev = x->prev;
-    for (int i = 0; i < x->n_flows; i++)
+    for (int i = 0; i < x->n_flows; i++) {
         g_free(x->flows[i].paths);
+        g_free(x->flows[i].groups);
+    }
     g_free(x->flows);
     g_free(x);
 }
@@ -214,18 +221,30 @@ static void fluid_end(fl_net *n, fl_flow *f, ics_time at)
     f->ev = ics_engine_at(n->e, at, ev_deliver, f, 0); /* past the horizon: the engine notes it */
 }
 
-/* SimGrid completed a flow's communication: its fluid part is over. */
-static void flow_done(void *ctx, void *user)
+/* SimGrid completed one of a flow's communications; after the last, its fluid part is over. */
+static void group_done(void *ctx, void *user)
 {
     fl_net *n = ctx;
-    fl_flow *f = user;
-    f->c = NULL;
+    fl_group *g = user;
+    fl_flow *f = g->f;
+    g->c = NULL;
     n->nmoving--;
+    if (--f->left > 0)
+        return;
     moving_unlink(n, f);
     n->fluid_ends++;
     ics_time end = to_ps(n, ics_sg_clock());
     ics_time at = f->offset_ps >= ICS_TIME_LIMIT - end ? ICS_TIME_LIMIT : end + f->offset_ps;
     fluid_end(n, f, at);
+}
+
+/* Paths by bytes, then by position: a flow's groups in a deterministic order. */
+static int by_bytes(const void *a, const void *b)
+{
+    const fl_path *x = *(fl_path *const *)a, *y = *(fl_path *const *)b;
+    if (x->bytes != y->bytes)
+        return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+    return (x > y) - (x < y);
 }
 
 static int by_int(const void *a, const void *b)
@@ -234,33 +253,30 @@ static int by_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* A flow's resources, each path's in turn (a resource its paths share appears once per path:
- * SimGrid then charges it that many times the flow's rate), and the rate the flow moves at
- * alone: the least capacity per use. */
-static int *flow_route(const fl_net *n, const fl_flow *f, int *len, double *rate)
+/* The rate a group's paths move their bytes at alone: the least capacity of their resources,
+ * a reduction unit's divided among the sources crossing it. A channel two paths cross is not
+ * divided (the analytic backend's r0 does not see it either): SimGrid's sharing then slows
+ * the flow below that rate, on both backends, even alone. */
+static double group_rate(const fl_net *n, const int *res, int len)
 {
-    int total = 0;
-    for (int p = 0; p < f->npaths; p++)
-        total += f->paths[p].n;
-    int *res = g_new(int, total), *sorted = g_new(int, total);
-    for (int p = 0, k = 0; p < f->npaths; p++)
-        for (int h = 0; h < f->paths[p].n; h++)
-            res[k++] = f->paths[p].res[h];
-    memcpy(sorted, res, sizeof(int) * (size_t)total);
-    qsort(sorted, (size_t)total, sizeof(int), by_int);
-    *rate = INFINITY;
-    for (int i = 0, j; i < total; i = j) {
-        for (j = i; j < total && sorted[j] == sorted[i]; j++)
+    int *sorted = g_memdup2(res, sizeof(int) * (size_t)len);
+    qsort(sorted, (size_t)len, sizeof(int), by_int);
+    double rate = INFINITY;
+    for (int i = 0, j; i < len; i = j) {
+        for (j = i; j < len && sorted[j] == sorted[i]; j++)
             ;
-        *rate = MIN(*rate, n->cap[sorted[i]] / (j - i));
+        rate = MIN(rate, n->cap[sorted[i]] / (sorted[i] >= n->nchans ? j - i : 1));
     }
     g_free(sorted);
-    *len = total;
-    return res;
+    return rate;
 }
 
-/* Starts a flow whose paths, work and offset are set: one SimGrid communication over all its
- * paths, sized to last exactly its fluid time alone. */
+/* Starts a flow whose paths, work and offset are set. Its paths that carry the same bytes are
+ * one SimGrid communication (SimGrid charges a link the same for each appearance in a route,
+ * so only paths of equal weight can share one), over all their resources, of their payload:
+ * all move at one rate, as the analytic backend's coupled flow does. Groups of different bytes
+ * are separate communications; alone, the slowest lasts exactly the flow's fluid time (sizes
+ * scaled by work / its time, which is 1 but for the rounding of ics_fluid_ps). */
 static void flow_start(fl_net *n, fl_flow *f)
 {
     f->ev = ICS_EVENT_NONE;
@@ -272,17 +288,46 @@ static void flow_start(fl_net *n, fl_flow *f)
     }
     if (n->nmoving == 0) /* idle: SimGrid's now is this network's now */
         n->base_s = ics_sg_clock() - (double)now * 1e-12;
-    int len;
-    double rate;
-    int *res = flow_route(n, f, &len, &rate);
-    double size = nearbyint((double)f->work_ps * 1e-12 * rate * SG_UNIT);
-    f->c = ics_sg_start(res, len, MAX(size, 1.0), f);
-    g_free(res);
-    n->nmoving++;
+    const fl_path **order = g_new(const fl_path *, f->npaths);
+    for (int p = 0; p < f->npaths; p++)
+        order[p] = &f->paths[p];
+    qsort(order, (size_t)f->npaths, sizeof(*order), by_bytes);
+    int total = 0;
+    for (int p = 0; p < f->npaths; p++)
+        total += f->paths[p].n;
+    int *res = g_new(int, total), *start = g_new(int, f->npaths + 1);
+    double *bytes = g_new(double, f->npaths), *rate = g_new(double, f->npaths), slowest = 0;
+    f->ngroups = 0;
+    for (int p = 0, k = 0; p < f->npaths; f->ngroups++) { /* the groups' routes */
+        int g = f->ngroups;
+        start[g] = k;
+        bytes[g] = (double)order[p]->bytes;
+        for (uint64_t b = order[p]->bytes; p < f->npaths && order[p]->bytes == b; p++)
+            for (int h = 0; h < order[p]->n; h++)
+                res[k++] = order[p]->res[h];
+        start[g + 1] = k;
+        rate[g] = group_rate(n, res + start[g], k - start[g]);
+        slowest = MAX(slowest, bytes[g] / rate[g]);
+    }
+    double scale = (double)f->work_ps * 1e-12 / slowest;
+    f->groups = g_new0(fl_group, f->ngroups);
+    f->left = f->ngroups;
+    for (int g = 0; g < f->ngroups; g++) {
+        double size = nearbyint(bytes[g] * scale * SG_UNIT);
+        f->groups[g].f = f;
+        f->groups[g].c =
+            ics_sg_start(res + start[g], start[g + 1] - start[g], MAX(size, 1.0), &f->groups[g]);
+    }
+    n->nmoving += f->ngroups;
     f->next = n->moving;
     if (n->moving)
         n->moving->prev = f;
     n->moving = f;
+    g_free(order);
+    g_free(res);
+    g_free(start);
+    g_free(bytes);
+    g_free(rate);
 }
 
 static void path_from_route(const ics_route_path *r, uint64_t bytes, fl_path *out)
@@ -456,7 +501,7 @@ static void fl_cosim(void *ctx, ics_engine *e, ics_time limit)
     uint64_t ends = n->fluid_ends;
     int idle = 0;
     for (;;) {
-        int k = ics_sg_run_until(until, flow_done, n);
+        int k = ics_sg_run_until(until, group_done, n);
         if (n->fluid_ends != ends || n->nmoving == 0)
             return;
         if (k == 0 && (ics_sg_clock() >= until - 0.5e-12 || ++idle == 4))
@@ -467,7 +512,9 @@ static void fl_cosim(void *ctx, ics_engine *e, ics_time limit)
 static void moving_each(fl_net *n, void (*fn)(ics_sg_comm *c))
 {
     for (fl_flow *f = n->moving; f; f = f->next)
-        fn(f->c);
+        for (int g = 0; g < f->ngroups; g++)
+            if (f->groups[g].c)
+                fn(f->groups[g].c);
 }
 
 /* ---- the backend --------------------------------------------------------------------------- */
