@@ -31,8 +31,8 @@ typedef struct {
     const char *id;
     const char *what;
     double goal_s, goal_mib;    /* 0: none */
-    const char *args[MAX_ARGS]; /* after "icsim"; "@H/" is the hwmodels folder, "@J" a JSON
-                                   output path */
+    const char *args[MAX_ARGS]; /* after "icsim"; "@H/" is the hwmodels folder, "@D/" the
+                                   bench's scratch folder (write_inputs), "@J" a JSON output */
 } scale_case;
 
 static const scale_case cases[] = {
@@ -99,14 +99,15 @@ static const scale_case cases[] = {
      "Llama 3 405B step on 16,384 GPUs (TP 8, PP 16, DP 128), analytic",
      30,
      0,
-     {"train", "-s", "@H/superpod-h100-ndr.json", "--model", "llama3-405b", "--tp", "8", "--pp",
-      "16", "--dp", "128"}},
+     {"train", "-s", "@H/superpod-h100-ndr-3tier.json", "--models", "@D/models.json", "--model",
+      "llama3-405b-128", "--tp", "8", "--pp", "16", "--dp", "128", "--gbs", "2048"}},
     {"llama405b-16k-flow",
      "the same on the flow engine",
      30,
      0,
-     {"train", "-s", "@H/superpod-h100-ndr.json", "--model", "llama3-405b", "--tp", "8", "--pp",
-      "16", "--dp", "128", "--engine", "flow"}},
+     {"train", "-s", "@H/superpod-h100-ndr-3tier.json", "--models", "@D/models.json", "--model",
+      "llama3-405b-128", "--tp", "8", "--pp", "16", "--dp", "128", "--gbs", "2048", "--engine",
+      "flow"}},
 };
 
 /* A case's outcome. */
@@ -117,8 +118,51 @@ typedef struct {
     char *json; /* its --json output (transfer full), or NULL */
 } outcome;
 
+/* The inputs no shipped file describes, written to the scratch folder:
+ * - pod100k.json: 100,000 GPUs do not fit a three-tier fat-tree of 64-port NDR switches (65,536
+ *   endpoints, 8,192 DGX): a scale test, not a product, on 144-port Quantum-X800 switches;
+ * - models.json: Llama 3 405B as its 16-stage pipeline ran it (126 layers, one fewer in the
+ *   first and the last stage: arXiv 2407.21783), as 128 even layers, which icsim's even stages
+ *   need; global batch 2048 sequences of 8192 tokens (the paper's final 16M tokens). */
+static bool write_inputs(const char *dir)
+{
+    char *pod = g_strdup_printf(
+        "{\"kind\": \"cluster\", \"name\": \"scale test: 12,500 DGX H100, 3-tier fat-tree\",\n"
+        " \"catalog\": \"%s/catalog.json\", \"node\": \"%s/dgx-h100.json\", \"nodes\": 12500,\n"
+        " \"source\": \"icsim bench scale: a 100,000-GPU scale test, not a product\",\n"
+        " \"fabric\": {\"topology\": \"fat-tree\", \"tiers\": 3, \"switch\": \"quantum-x800\",\n"
+        "            \"oversubscription\": 1, \"rail_optimized\": true, \"nodes_per_unit\": 32,\n"
+        "            \"sharp\": true}}\n",
+        ICS_HWMODELS_DIR, ICS_HWMODELS_DIR);
+    const char *models =
+        "{\"kind\": \"models\", \"models\": {\"llama3-405b-128\": {\"layers\": 128, \"hidden\": "
+        "16384, \"heads\": 128,\n"
+        " \"kv_heads\": 8, \"ffn\": 53248, \"vocab\": 128256, \"seq\": 8192, \"activation\": "
+        "\"swiglu\",\n \"norm\": \"rmsnorm\", \"bias\": false, \"position\": \"rope\", "
+        "\"tied_embeddings\": false,\n \"source\": \"llama3-405b (models/models.json) with 128 "
+        "even layers\"}}}\n";
+    char *p1 = g_build_filename(dir, "pod100k.json", NULL);
+    char *p2 = g_build_filename(dir, "models.json", NULL);
+    bool ok = g_file_set_contents(p1, pod, -1, NULL) && g_file_set_contents(p2, models, -1, NULL);
+    g_free(pod);
+    g_free(p1);
+    g_free(p2);
+    return ok;
+}
+
+static void remove_inputs(const char *dir)
+{
+    const char *names[] = {"pod100k.json", "models.json"};
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        char *p = g_build_filename(dir, names[i], NULL);
+        g_unlink(p);
+        g_free(p);
+    }
+}
+
 /* argv of a case, placeholders filled (transfer full). */
-static char **case_argv(const char *self, const scale_case *c, const char *json_path)
+static char **case_argv(const char *self, const scale_case *c, const char *dir,
+                        const char *json_path)
 {
     GPtrArray *a = g_ptr_array_new();
     g_ptr_array_add(a, g_strdup(self));
@@ -126,6 +170,8 @@ static char **case_argv(const char *self, const scale_case *c, const char *json_
         const char *s = c->args[i];
         if (g_str_has_prefix(s, "@H/"))
             g_ptr_array_add(a, g_build_filename(ICS_HWMODELS_DIR, s + 3, NULL));
+        else if (g_str_has_prefix(s, "@D/"))
+            g_ptr_array_add(a, g_build_filename(dir, s + 3, NULL));
         else if (strcmp(s, "@J") == 0)
             g_ptr_array_add(a, g_strdup(json_path));
         else
@@ -284,7 +330,7 @@ int ics_bench_scale(int argc, char **argv)
     }
     if (list) {
         for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
-            char **a = case_argv("icsim", &cases[i], "OUT.json");
+            char **a = case_argv("icsim", &cases[i], "SCRATCH", "OUT.json");
             char *line = g_strjoinv(" ", a);
             g_string_append_printf(out, "%-20s %s\n    %s\n", cases[i].id, cases[i].what, line);
             g_free(line);
@@ -296,6 +342,11 @@ int ics_bench_scale(int argc, char **argv)
         goto done;
     }
     dir = g_dir_make_tmp("icsim-bench-scale-XXXXXX", NULL);
+    if (!dir || !write_inputs(dir)) {
+        fprintf(stderr, "icsim bench scale: cannot write its inputs to a temporary folder\n");
+        g_free(self);
+        goto done;
+    }
     g_string_append_printf(out,
                            "# icsim bench scale: wall time, x baseline (%s), peak RSS; "
                            "limit %d s per case\n",
@@ -309,7 +360,7 @@ int ics_bench_scale(int argc, char **argv)
         if (only && strcmp(only, cases[i].id) != 0 && i != 0)
             continue;
         char *json = g_strdup_printf("%s/%s.json", dir, cases[i].id);
-        char **a = case_argv(self, &cases[i], json);
+        char **a = case_argv(self, &cases[i], dir, json);
         run_child(a, limit, &res[i]);
         g_strfreev(a);
         if (res[i].ran && res[i].status == 0)
@@ -328,8 +379,10 @@ int ics_bench_scale(int argc, char **argv)
     ics_cli_emit(out);
     rc = ICS_EXIT_OK;
 done:
-    if (dir)
+    if (dir) {
+        remove_inputs(dir);
         g_rmdir(dir);
+    }
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++)
         g_free(res[i].json);
     g_clear_error(&err);
