@@ -552,7 +552,7 @@ int ics_cli_collective_prepare(int argc, char **argv, bool help, ics_cli_coll_jo
         {"engine", 0, 0, G_OPTION_ARG_STRING, &a->engine,
          "analytic (default), packet or flow (SimGrid)", "ENGINE"},
         {"plan", 0, 0, G_OPTION_ARG_STRING, &a->plan,
-         "auto (default: streams from 256 ranks), chunks or streams", "PLAN"},
+         "auto (default: streams from 128 ranks), chunks or streams", "PLAN"},
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &a->json, "also write the rows as JSON", "FILE"},
         {"format", 0, 0, G_OPTION_ARG_STRING, &a->format,
          "nccl-tests layout: classic (default, up to 2.16) or 2.17", "STYLE"},

@@ -19,7 +19,7 @@
  * where the chunk-level plan has millions of steps. Algorithms without a stream plan always
  * go chunk by chunk. */
 typedef enum { ICS_PLAN_AUTO, ICS_PLAN_CHUNKS, ICS_PLAN_STREAMS } ics_coll_plan;
-#define ICS_STREAMS_AUTO_RANKS 256
+#define ICS_STREAMS_AUTO_RANKS 128
 
 /* What the tuner may use (NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS,
  * NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE). Zero-initialized: NCCL's defaults but NVLS, which
