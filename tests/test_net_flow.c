@@ -26,7 +26,16 @@ typedef struct {
     ics_net *n;
 } rig;
 
+static void rig_open_with(rig *g, const char *model, int nodes, const char *backend,
+                          const ics_net_params *p);
+
 static void rig_open(rig *g, const char *model, int nodes, const char *backend)
+{
+    rig_open_with(g, model, nodes, backend, NULL);
+}
+
+static void rig_open_with(rig *g, const char *model, int nodes, const char *backend,
+                          const ics_net_params *p)
 {
     char *path = g_build_filename(ICS_SOURCE_DIR, "hwmodels", model, NULL);
     GError *err = NULL;
@@ -36,7 +45,7 @@ static void rig_open(rig *g, const char *model, int nodes, const char *backend)
     g->e = ics_engine_new(0);
     g_assert_true(ics_net_backend_ready(ics_net_backend(backend), g->t, &err));
     g_assert_no_error(err);
-    g->n = ics_net_new(ics_net_backend(backend), g->t, g->e, NULL);
+    g->n = ics_net_new(ics_net_backend(backend), g->t, g->e, p);
     g_free(path);
 }
 
@@ -111,6 +120,43 @@ static void test_idle(void)
             g_test_message("%s %s->%s %" G_GUINT64_FORMAT " B: analytic %.6f us, flow %.6f us",
                            cases[i].model, cases[i].a, cases[i].b, sizes[s], an / 1e6, fl / 1e6);
             assert_near_ps(fl, an);
+        }
+}
+
+/* The packet backend, packet by packet, on the same transfers alone: a send across nodes, an
+ * NVLS multicast and reduce. The fluid backends take its closed form (test_net_analytic.c
+ * checks analytic against it); the flow backend must too. */
+static void test_agrees_with_packet(void)
+{
+    const uint64_t sizes[] = {1000, 1 << 20, (8 << 20) + 123};
+    for (size_t s = 0; s < G_N_ELEMENTS(sizes); s++)
+        for (int op = 0; op < 3; op++) {
+            ics_time t[2];
+            const char *backends[] = {"flow", "packet"};
+            for (int b = 0; b < 2; b++) {
+                ics_net_params p = {.per_packet = true};
+                rig g;
+                rig_open_with(&g, op ? "dgx-h100.json" : "superpod-h100-ndr.json", op ? 0 : 2,
+                              backends[b], &p);
+                int gpus[8], sw = op ? dev(&g, "nvsw0") : -1;
+                for (int i = 0; i < 8; i++)
+                    gpus[i] = ics_topo_gpu(g.t, 0, i);
+                if (op == 0)
+                    send(&g, gpus[0], ics_topo_gpu(g.t, 1, 3), sizes[s], t + b, 0);
+                else if (op == 1)
+                    ics_net_multicast(g.n, gpus[0], sw, gpus + 1, 7, sizes[s], record_done, t + b,
+                                      0);
+                else
+                    ics_net_reduce(g.n, gpus, 8, sw, gpus, 8, sizes[s], record_done, t + b, 0);
+                ics_engine_run(g.e, ICS_TIME_MAX);
+                rig_close(&g);
+            }
+            g_test_message("%s %" G_GUINT64_FORMAT " B: flow %.6f us, packet %.6f us",
+                           op == 0   ? "send 0:gpu0->1:gpu3"
+                           : op == 1 ? "multicast"
+                                     : "reduce",
+                           sizes[s], t[0] / 1e6, t[1] / 1e6);
+            assert_near_ps(t[0], t[1]);
         }
 }
 
@@ -368,6 +414,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     reserve_largest();
     g_test_add_func("/net/flow/idle", test_idle);
+    g_test_add_func("/net/flow/agrees-with-packet", test_agrees_with_packet);
     g_test_add_func("/net/flow/contention", test_contention);
     g_test_add_func("/net/flow/nvls-ops", test_ops);
     g_test_add_func("/net/flow/collectives", test_collectives);

@@ -238,6 +238,12 @@ static void group_done(void *ctx, void *user)
     fluid_end(n, f, at);
 }
 
+/* The longest route a communication gets: SimGrid's LMM looks a new link up among those of the
+ * variable it expands (lmm::System::expand), quadratic in the route: a stream over 1024 GPUs
+ * (~10,000 links) spent 40% of its run there. Longer groups are split at path boundaries into
+ * communications of at most this many links, moving separately (as unequal groups do). */
+#define GROUP_MAX_LINKS 128
+
 /* Paths by bytes, then by position: a flow's groups in a deterministic order. */
 static int by_bytes(const void *a, const void *b)
 {
@@ -302,7 +308,10 @@ static void flow_start(fl_net *n, fl_flow *f)
         int g = f->ngroups;
         start[g] = k;
         bytes[g] = (double)order[p]->bytes;
-        for (uint64_t b = order[p]->bytes; p < f->npaths && order[p]->bytes == b; p++)
+        for (uint64_t b = order[p]->bytes;
+             p < f->npaths && order[p]->bytes == b &&
+             (k == start[g] || k - start[g] + order[p]->n <= GROUP_MAX_LINKS);
+             p++)
             for (int h = 0; h < order[p]->n; h++)
                 res[k++] = order[p]->res[h];
         start[g + 1] = k;
