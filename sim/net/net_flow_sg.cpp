@@ -13,6 +13,8 @@
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u.hpp>
 
+#include <sys/resource.h>
+
 #include <set>
 #include <string>
 #include <thread>
@@ -75,8 +77,24 @@ void on_completion(const sg4::Activity &a)
     s->vetoed.insert(const_cast<sg4::Activity *>(&a)); /* ends this run after this instant */
 }
 
+/* SimGrid's LMM walks the constraints a change touches recursively
+ * (lmm::System::update_modified_cnst_set_rec, 96 B a level), as deep as a connected set of
+ * links: a 16,384-GPU fabric overflowed the usual 8 MiB stack. The stack of the thread running
+ * SimGrid (the main one: it grows on demand up to the soft limit) may grow to 1 GiB, or the
+ * hard limit: memory is only used as deep as the walk goes. */
+void stack_room()
+{
+    struct rlimit rl;
+    const rlim_t want = (rlim_t)1 << 30;
+    if (getrlimit(RLIMIT_STACK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
+        return;
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? want : std::min(want, rl.rlim_max);
+    (void)setrlimit(RLIMIT_STACK, &rl);
+}
+
 void engine_init(State *s)
 {
+    stack_room();
     /* CM02: max-min sharing with route latency; latency 0 here (icsim adds its fixed part) and
      * none of TCP's corrections (window bound, RTT weights, cross-traffic, bandwidth factor). */
     static const char *const argv_c[] = {
