@@ -17,7 +17,8 @@
  *     paths of different bytes (a stream's unequal legs, a striped route's parts) are separate
  *     communications. Alone, each lasts its bytes at its rate, the slowest exactly the flow's
  *     fluid time; under contention they are shared separately, where the analytic backend
- *     holds all of a stream's legs to one rate: the one place the two models differ.
+ *     holds all of a stream's legs to one rate: the one place the two models differ (a group
+ *     longer than GROUP_MAX_LINKS links is split the same way, at path boundaries).
  *   - So a flow alone on its paths is delivered at start + ics_net_idle_path_time, as on the
  *     other backends, to within a picosecond of rounding between SimGrid's seconds and icsim's
  *     picoseconds; the tests compare the backends on contended cases and on collectives.
@@ -34,7 +35,7 @@
  * flow (one per group, not per leg) matter beyond that: SimGrid 3.32 unlists a completed
  * host-to-host communication from a list of every one under way, O(flows in flight) per completion.
  * Memory: SimGrid's links, one per channel and device (~0.6 KiB each), kept for the process;
- * per flow under way, one SimGrid communication and its route.
+ * per flow under way, a SimGrid communication per group (of at most GROUP_MAX_LINKS links).
  * params: packet_bytes is honoured; the packet-only parameters are ignored; adaptive_routing is
  * not implemented (routes follow the flow hash). */
 #include "net/net.h"
