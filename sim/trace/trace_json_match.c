@@ -98,13 +98,14 @@ static void rank_range(const call *c, int lo, int hi, int rank, int *from, int *
     *to = b;
 }
 
-/* Member `rank` issues on communicator `comm` what `ref` issues, call by call. */
-static bool match_member(matcher *m, int comm, const call *c, int ref_from, int ref_to, int rank,
-                         int from, int to)
+/* Member `rank` issues on communicator `comm` what member `ref` issues, call by call (ref's
+ * calls are c[ref_from, ref_to), possibly none). */
+static bool match_member(matcher *m, int comm, const call *c, int ref, int ref_from, int ref_to,
+                         int rank, int from, int to)
 {
     const ics_trace *t = m->t;
     const char *name = ics_trace_comm_name(t, comm);
-    int nref = ref_to - ref_from, n = to - from, ref = c[ref_from].rank;
+    int nref = ref_to - ref_from, n = to - from;
     for (int j = 0; j < n; j++) {
         const ics_trace_op *op = ics_trace_get_op(t, rank, c[from + j].op);
         char *got = describe_coll(op);
@@ -161,7 +162,7 @@ static bool match_colls(matcher *m)
                 ref_from = from;
                 ref_to = to;
             } else if (ref_to > ref_from || to > from) {
-                ok = match_member(m, comm, c, ref_from, ref_to, ranks[j], from, to);
+                ok = match_member(m, comm, c, ref, ref_from, ref_to, ranks[j], from, to);
             }
         }
         lo = hi;
