@@ -12,6 +12,8 @@
 #include "net/net.h"
 #include "topo/topo.h"
 
+#include "net_rig.h"
+
 #include <glib.h>
 #include <math.h>
 #include <string.h>
@@ -19,63 +21,9 @@
 /* SimGrid counts seconds in doubles: a flow's end may round a picosecond or two either way. */
 #define ROUND_PS 4
 
-typedef struct {
-    ics_hw *hw;
-    ics_topo *t;
-    ics_engine *e;
-    ics_net *n;
-} rig;
-
-static void rig_open_with(rig *g, const char *model, int nodes, const char *backend,
-                          const ics_net_params *p);
-
 static void rig_open(rig *g, const char *model, int nodes, const char *backend)
 {
     rig_open_with(g, model, nodes, backend, NULL);
-}
-
-static void rig_open_with(rig *g, const char *model, int nodes, const char *backend,
-                          const ics_net_params *p)
-{
-    char *path = g_build_filename(ICS_SOURCE_DIR, "hwmodels", model, NULL);
-    GError *err = NULL;
-    g->hw = ics_hw_load(path, nodes, &err);
-    g_assert_no_error(err);
-    g->t = ics_topo_new(g->hw);
-    g->e = ics_engine_new(0);
-    g_assert_true(ics_net_backend_ready(ics_net_backend(backend), g->t, &err));
-    g_assert_no_error(err);
-    g->n = ics_net_new(ics_net_backend(backend), g->t, g->e, p);
-    g_free(path);
-}
-
-static void rig_close(rig *g)
-{
-    g_assert_cmpuint(ics_engine_pending(g->e), ==, 0);
-    ics_net_free(g->n);
-    ics_engine_free(g->e);
-    ics_topo_free(g->t);
-    ics_hw_free(g->hw);
-}
-
-static void record_done(ics_engine *e, void *ctx, uint64_t tag)
-{
-    ics_time *at = ctx;
-    at[tag] = ics_engine_now(e);
-}
-
-static void send(rig *g, int src, int dst, uint64_t bytes, ics_time *done, uint64_t tag)
-{
-    ics_net_xfer x = {
-        .src = src, .dst = dst, .bytes = bytes, .done = record_done, .ctx = done, .tag = tag};
-    ics_net_send(g->n, &x);
-}
-
-static int dev(const rig *g, const char *label)
-{
-    int d = ics_topo_find(g->t, label);
-    g_assert_cmpint(d, >=, 0);
-    return d;
 }
 
 static void assert_near_ps(ics_time got, ics_time want)
@@ -92,7 +40,7 @@ static ics_time run_one(const char *backend, const char *model, int nodes, const
     rig g;
     rig_open(&g, model, nodes, backend);
     ics_time done[1] = {-1};
-    send(&g, dev(&g, a), dev(&g, b), bytes, done, 0);
+    send(&g, dev(&g, a), dev(&g, b), bytes, 0, done, 0);
     ics_engine_run(g.e, ICS_TIME_MAX);
     rig_close(&g);
     return done[0];
@@ -142,7 +90,7 @@ static void test_agrees_with_packet(void)
                 for (int i = 0; i < 8; i++)
                     gpus[i] = ics_topo_gpu(g.t, 0, i);
                 if (op == 0)
-                    send(&g, gpus[0], ics_topo_gpu(g.t, 1, 3), sizes[s], t + b, 0);
+                    send(&g, gpus[0], ics_topo_gpu(g.t, 1, 3), sizes[s], 0, t + b, 0);
                 else if (op == 1)
                     ics_net_multicast(g.n, gpus[0], sw, gpus + 1, 7, sizes[s], record_done, t + b,
                                       0);
@@ -195,52 +143,22 @@ static double compare(const char *what, const char *model, int nodes, scenario_f
 static void incast(rig *g, ics_time *done)
 {
     for (int s = 1; s < 8; s++)
-        send(g, ics_topo_gpu(g->t, 0, s), ics_topo_gpu(g->t, 0, 0), 64 << 20, done,
+        send(g, ics_topo_gpu(g->t, 0, s), ics_topo_gpu(g->t, 0, 0), 64 << 20, 0, done,
              (uint64_t)s - 1);
 }
 
 /* Two GPUs behind one PCIe switch send across the sockets: half the uplink each. */
 static void pcie_uplink(rig *g, ics_time *done)
 {
-    send(g, dev(g, "gpu0"), dev(g, "gpu4"), 64 << 20, done, 0);
-    send(g, dev(g, "gpu1"), dev(g, "gpu5"), 64 << 20, done, 1);
+    send(g, dev(g, "gpu0"), dev(g, "gpu4"), 64 << 20, 0, done, 0);
+    send(g, dev(g, "gpu1"), dev(g, "gpu5"), 64 << 20, 0, done, 1);
 }
 
-typedef struct {
-    rig *g;
-    ics_net_xfer x;
-} later;
-
-static void ev_send(ics_engine *e, void *ctx, uint64_t arg)
-{
-    (void)e;
-    (void)arg;
-    later *l = ctx;
-    ics_net_send(l->g->n, &l->x);
-}
-
-/* Staggered starts, so that shares change mid-flight: an incast into gpu0, a ring, a large
- * transfer, one every 3 us (the analytic backend's tests run the same). */
-enum { MIXED = 16 };
-
+/* net_rig.h's staggered mix (the analytic backend's tests run the same). */
 static void mixed(rig *g, ics_time *done)
 {
     static later l[MIXED];
-    for (int i = 0; i < MIXED; i++) {
-        int src = i < 7 ? i + 1 : (i - 7) % 8, dst = i < 7 ? 0 : (i - 6) % 8;
-        if (i == MIXED - 1) {
-            src = 3;
-            dst = 6;
-        }
-        l[i] = (later){g,
-                       {.src = ics_topo_gpu(g->t, 0, src),
-                        .dst = ics_topo_gpu(g->t, 0, dst),
-                        .bytes = (uint64_t)(1 + i % 5) << 20 | (uint64_t)i * 77,
-                        .done = record_done,
-                        .ctx = done,
-                        .tag = (uint64_t)i}};
-        ics_engine_at(g->e, (ics_time)i * 3 * ICS_PS_PER_US, ev_send, &l[i], 0);
-    }
+    mixed_scenario(g, l, done);
 }
 
 /* Node 0's eight GPUs each send 32 MiB to node 1's GPU of the next rail: cross-rail traffic
@@ -248,7 +166,7 @@ static void mixed(rig *g, ics_time *done)
 static void cross_rail(rig *g, ics_time *done)
 {
     for (int i = 0; i < 8; i++)
-        send(g, ics_topo_gpu(g->t, 0, i), ics_topo_gpu(g->t, 1, (i + 1) % 8), 32 << 20, done,
+        send(g, ics_topo_gpu(g->t, 0, i), ics_topo_gpu(g->t, 1, (i + 1) % 8), 32 << 20, 0, done,
              (uint64_t)i);
 }
 
@@ -356,8 +274,8 @@ static void test_nested(void)
         rig_open(&g, "superpod-h100-ndr.json", 2, "flow");
         ics_time *done = run ? nested : plain;
         nest_ctx c = {0};
-        send(&g, ics_topo_gpu(g.t, 0, 0), ics_topo_gpu(g.t, 1, 0), 256 << 20, done, 0);
-        send(&g, ics_topo_gpu(g.t, 0, 1), ics_topo_gpu(g.t, 0, 2), 256 << 20, done, 1);
+        send(&g, ics_topo_gpu(g.t, 0, 0), ics_topo_gpu(g.t, 1, 0), 256 << 20, 0, done, 0);
+        send(&g, ics_topo_gpu(g.t, 0, 1), ics_topo_gpu(g.t, 0, 2), 256 << 20, 0, done, 1);
         if (run)
             ics_engine_at(g.e, 100 * ICS_PS_PER_US, ev_inner, &c, 0);
         ics_engine_run(g.e, ICS_TIME_MAX);

@@ -10,58 +10,16 @@
 #include "net/net.h"
 #include "topo/topo.h"
 
+#include "net_rig.h"
+
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
-typedef struct {
-    ics_hw *hw;
-    ics_topo *t;
-    ics_engine *e;
-    ics_net *n;
-} rig;
-
 static void rig_open(rig *g, const char *model, int nodes, const ics_net_params *p)
 {
-    char *path = g_path_is_absolute(model)
-                     ? g_strdup(model)
-                     : g_build_filename(ICS_SOURCE_DIR, "hwmodels", model, NULL);
-    GError *err = NULL;
-    g->hw = ics_hw_load(path, nodes, &err);
-    g_assert_no_error(err);
-    g->t = ics_topo_new(g->hw);
-    g->e = ics_engine_new(0);
-    g->n = ics_net_new(ics_net_backend("packet"), g->t, g->e, p);
-    g_free(path);
-}
-
-static void rig_close(rig *g)
-{
-    g_assert_cmpuint(ics_engine_pending(g->e), ==, 0); /* drained: nothing outstanding */
-    ics_net_free(g->n);
-    ics_engine_free(g->e);
-    ics_topo_free(g->t);
-    ics_hw_free(g->hw);
-}
-
-static void record_done(ics_engine *e, void *ctx, uint64_t tag)
-{
-    ics_time *at = ctx;
-    at[tag] = ics_engine_now(e);
-}
-
-static void send(rig *g, int src, int dst, uint64_t bytes, uint64_t hash, ics_time *done,
-                 uint64_t tag)
-{
-    ics_net_xfer x = {.src = src,
-                      .dst = dst,
-                      .bytes = bytes,
-                      .flow_hash = hash,
-                      .done = record_done,
-                      .ctx = done,
-                      .tag = tag};
-    ics_net_send(g->n, &x);
+    rig_open_with(g, model, nodes, "packet", p);
 }
 
 /* The route's closed form: the slowest path of the striped transfer, as the backend splits. */
