@@ -105,8 +105,20 @@ for r in d["rows"]:
 assert 700 < d["rows"][-1]["time_us"] < 800, d["rows"][-1]
 PY
 "$icsim" collective broadcast -s "$h100" --gpus 1 -b 1M -e 1M >"$tmp/out" || fail "1-rank broadcast"
-grep -q '^     1048576        262144     float    none       0 .* 603.85  603.85 ' "$tmp/out" ||
-    fail "1-rank broadcast: busbw = algbw"
+# busbw = algbw; 1 MiB copies in 1.7 us at HBM rate, under one kernel launch (3.8 us, comm.c)
+grep -q '^     1048576        262144     float    none       0 .*  3\.80  275\.94  275\.94 ' "$tmp/out" ||
+    fail "1-rank broadcast: busbw = algbw, at least one launch"
+
+# nccl-tests -g G: one thread launches G kernels in turn, 3.8 us each (NVIDIA's CUDA Graphs post,
+# comm.c), so an 8-byte all-reduce on 8 GPUs lasts 8 x 3.8 us; one process per GPU (no -g) or a
+# CUDA graph (-G) leaves the GPUs' own time (NCCL's ring LL latency, ~17 us), which is less.
+t_of() { awk '$1 == 8 && $3 == "float" {print $6}' "$1"; }
+"$icsim" collective all_reduce -s "$h100" -b 8 -e 8 -g 8 >"$tmp/g8" || fail "-g 8"
+"$icsim" collective all_reduce -s "$h100" -b 8 -e 8 >"$tmp/g1" || fail "-g 1"
+"$icsim" collective all_reduce -s "$h100" -b 8 -e 8 -g 8 -G 1 >"$tmp/gG" || fail "-g 8 -G 1"
+[ "$(t_of "$tmp/g8")" = "30.40" ] || fail "-g 8: 8 launches of 3.8 us, got $(t_of "$tmp/g8")"
+awk -v a="$(t_of "$tmp/g1")" -v b="$(t_of "$tmp/gG")" 'BEGIN {exit !(a == b && a > 3.8 && a < 30.4)}' ||
+    fail "-g 1 and -G: the GPUs' time, not the launches"
 
 # NCCL_ALGO as NCCL reads it (parseList): lists, '^' negation, any case. On one DGX H100 NCCL
 # takes NVLS for large all-reduces; without it the ring (Tree inside one node is a chain NCCL

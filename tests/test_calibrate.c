@@ -108,9 +108,11 @@ static char *simulated_log(const char *model, ics_coll_op op, uint64_t lo, uint6
     for (int i = 0; i < n; i++)
         gpus[i] = ics_topo_gpu(t, 0, i);
     ics_comm *c = ics_comm_new(t, ics_net_backend("analytic"), gpus, n, NULL);
-    ics_coll_tuning tu = {.nvls_enable = true};
+    /* one process per GPU (-g 1), so no host launch floor hides the planted latencies */
+    ics_coll_tuning tu = {.nvls_enable = true, .gpus_per_thread = 1};
     GString *log = g_string_new(NULL);
-    g_string_append_printf(log, "$ ./build/%s_perf -b 1 -e 1 -g %d\n", ics_coll_op_name(op), n);
+    g_string_append_printf(log, "$ mpirun -np %d ./build/%s_perf -b 1 -e 1 -g 1\n", n,
+                           ics_coll_op_name(op));
     for (int i = 0; i < n; i++)
         g_string_append_printf(log, "#  Rank %2d Group  0 Pid 1 on host device %2d [0x%02x] %s\n",
                                i, i, i, "NVIDIA A100-SXM4-80GB");

@@ -1,6 +1,7 @@
 /* `icsim bench accuracy`: every real nccl-tests log in validate/data/nccl/ whose hardware a
  * model describes, simulated size by size; prints the relative busbw error per dataset, below
  * and from 1 MiB, and last the median error from 1 MiB over the single-node DGX logs. */
+#include "calibrate/calibrate.h"
 #include "cli/cli.h"
 #include "cli/cli_common.h"
 #include "collectives/comm.h"
@@ -117,6 +118,18 @@ static void flow_presize(const ics_net_ops *backend, const char *only, bool all)
 
 /* Simulates one log; appends its line to out and its errors from 1 MiB to dgx_large if it
  * counts. Returns an exit status. */
+/* The GPUs one host thread drove in the log at `path` (its command's -g), as the measurement
+ * reader takes it; 0 where it does not say. */
+static int gpus_per_thread_of(const char *path)
+{
+    ics_meas *m = ics_meas_new();
+    int g = 0;
+    if (ics_meas_read_file(m, path, NULL, NULL) && ics_meas_n_tables(m) > 0)
+        g = ics_meas_table_at(m, 0)->gpus_per_thread;
+    ics_meas_free(m);
+    return g;
+}
+
 static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning, bool rows_too,
                GArray *dgx_large, GString *out)
 {
@@ -158,6 +171,11 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
     }
     ics_cli_setup_comm(&su, g, nranks, backend, NULL);
     ics_comm *comm = su.comm;
+    /* As the log was launched: a thread that drove G GPUs (nccl-tests -g G) launched their
+     * kernels in turn, which floors every call at G launches (comm.c). */
+    ics_coll_tuning as_run = *tuning;
+    as_run.gpus_per_thread = gpus_per_thread_of(path);
+    tuning = &as_run;
     int compared = 0;
     const cJSON *row;
     cJSON_ArrayForEach(row, rows)

@@ -184,6 +184,7 @@ double ics_tuner_cal_value(const ics_tuner *tu, ics_cal_param p)
     case ICS_CAL_BASE_SCALE:
         return 1.0;
     case ICS_CAL_LAUNCH_US:
+        return ICS_TUNER_LAUNCH_US;
     default:
         return 0.0;
     }

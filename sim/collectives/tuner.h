@@ -37,6 +37,14 @@ typedef struct {
 /* NCCL's NVLS channels: "NVLS multicast support is available (NVLS_NCHANNELS 16)" */
 #define ICS_NVLS_CHANNELS 16
 
+/* The host's time to launch one GPU's kernel, us, where no calibration says otherwise. Back to
+ * back, a thread issues kernels no faster than this: NVIDIA's "Getting Started with CUDA Graphs"
+ * (developer.nvidia.com/blog/cuda-graphs, 2019) measures 3.8 us per launch of a 2.9 us kernel
+ * issued without synchronization (9.6 us with a stream sync after each, 3.4 us as a graph). A
+ * collective call's host work (NCCL's enqueue, then the launch) is at least that, so a thread
+ * that drives G GPUs (nccl-tests -g G) completes a call no faster than G of these (comm.c). */
+#define ICS_TUNER_LAUNCH_US 3.8
+
 void ics_tuner_init(ics_tuner *tu, const ics_topo *t, const int *ranks, int n);
 
 /* The fastest combination by NCCL's cost model among the algorithms in `supported` (a bit per
