@@ -25,10 +25,9 @@ if(ICS_FUZZ)
   target_link_options(fuzz_cli PRIVATE -fsanitize=fuzzer,address,undefined)
   # seeds: corpus-cli/; words: fuzz_cli.dict; stderr (one message per input) closed
   add_test(NAME fuzz_cli_short
-           COMMAND bash -c "rm -rf \"$1\" && mkdir -p \"$1/corpus\" && cp \"$2\"/* \"$1/corpus/\" && \
-cd \"$1\" && exec \"$0\" -max_total_time=30 -rss_limit_mb=2048 -timeout=10 -max_len=4096 \
--close_fd_mask=2 -dict=\"$2\"/../fuzz_cli.dict -artifact_prefix=\"$1\"/ \"$1/corpus\""
-                   $<TARGET_FILE:fuzz_cli> ${CMAKE_CURRENT_BINARY_DIR}/fuzz_cli_short
-                   ${CMAKE_CURRENT_SOURCE_DIR}/corpus-cli)
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_short.sh $<TARGET_FILE:fuzz_cli>
+                   ${CMAKE_CURRENT_BINARY_DIR}/fuzz_cli_short 30 ${CMAKE_CURRENT_SOURCE_DIR}/corpus-cli
+                   -- -max_len=4096 -close_fd_mask=2
+                   -dict=${CMAKE_CURRENT_SOURCE_DIR}/fuzz_cli.dict)
   set_tests_properties(fuzz_cli_short PROPERTIES LABELS slow TIMEOUT 120)
 endif()

@@ -1,14 +1,10 @@
 #!/usr/bin/env bash
 # Fuzzes the hardware-model reader for a while: a fresh copy of the seed corpus (tests/fuzz/corpus
 # and the tests/bad-input cases) in WORK_DIR, so the source tree is never written. Crashes, leaks
-# and slow inputs are left in WORK_DIR as crash-*/leak-*/timeout-* files.
+# and slow inputs are left in WORK_DIR as crash-*/leak-*/timeout-* files (fuzz_short.sh).
 #   tests/fuzz/run_fuzz.sh FUZZ_HW_BINARY TESTS_DIR WORK_DIR [SECONDS] [libFuzzer options...]
 set -eu
 bin=$1 tests=$2 work=$3 secs=${4:-30}
 shift $(($# < 4 ? $# : 4))
-rm -rf "$work/corpus"
-mkdir -p "$work/corpus"
-cp "$tests"/fuzz/corpus/* "$tests"/bad-input/*.json "$tests"/bad-input/ok/*.json "$work/corpus/"
-exec "$bin" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -max_len=16384 \
-    -dict="$tests/fuzz/hw.dict" -artifact_prefix="$work/" -print_final_stats=1 "$@" \
-    "$work/corpus"
+exec "$(dirname "$0")/fuzz_short.sh" "$bin" "$work" "$secs" "$tests/fuzz/corpus" \
+    "$tests/bad-input/*.json" "$tests/bad-input/ok/*.json" -- -dict="$tests/fuzz/hw.dict" "$@"

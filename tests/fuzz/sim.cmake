@@ -14,11 +14,9 @@ if(ICS_FUZZ)
   target_compile_options(fuzz_sim PRIVATE ${ics_fuzz_flags} -fsanitize=fuzzer)
   target_link_options(fuzz_sim PRIVATE -fsanitize=fuzzer,address,undefined)
   add_test(NAME fuzz_sim_short
-           COMMAND bash -c "rm -rf \"$1\" && mkdir -p \"$1/corpus\" && \
-cp \"$2\"/* \"$3\"/* \"$1/corpus/\" && \
-exec \"$0\" -max_total_time=30 -rss_limit_mb=2048 -timeout=10 -max_len=16384 \
--dict=\"$2\"/../fuzz_sim.dict -artifact_prefix=\"$1\"/ \"$1/corpus\""
-                   $<TARGET_FILE:fuzz_sim> ${CMAKE_CURRENT_BINARY_DIR}/fuzz_sim_short
-                   ${CMAKE_CURRENT_SOURCE_DIR}/corpus-sim ${CMAKE_CURRENT_SOURCE_DIR}/corpus-trace)
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_short.sh $<TARGET_FILE:fuzz_sim>
+                   ${CMAKE_CURRENT_BINARY_DIR}/fuzz_sim_short 30
+                   ${CMAKE_CURRENT_SOURCE_DIR}/corpus-sim ${CMAKE_CURRENT_SOURCE_DIR}/corpus-trace
+                   -- -dict=${CMAKE_CURRENT_SOURCE_DIR}/fuzz_sim.dict)
   set_tests_properties(fuzz_sim_short PROPERTIES LABELS slow TIMEOUT 120)
 endif()
