@@ -332,6 +332,15 @@ static void test_bad_studies(void)
         {"\"train\": \"no-such-scenario.json\"", "$.train: expected a training scenario: "},
         {"\"collective\": {\"op\": \"all_reduce\"}, \"axes\": [{\"oversubscription\": [0.5]}]",
          "$.axes[0].oversubscription[0]: expected a number in 1..64, got 0.5"},
+        /* names and labels stay on one line (found by fuzz_study: a CSV header of two lines) */
+        {"\"collective\": {\"op\": \"all_reduce\"}, \"axes\": [{\"name\": \"a\\nb\", "
+         "\"nvls\": [true]}]",
+         "$.axes[0].name: expected a name without control characters, got \"a\\nb\""},
+        {"\"collective\": {\"op\": \"all_reduce\"}, \"axes\": [{\"nvls\": [true, false], "
+         "\"labels\": [\"on\", \"o\\u0001ff\"]}]",
+         "$.axes[0].labels[1]: expected a label without control characters"},
+        {"\"collective\": {\"op\": \"all_reduce\"}, \"name\": \"x\\ty\"",
+         "$.name: expected a name without control characters"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         char *path = write_study("bad.json", cases[i].body);

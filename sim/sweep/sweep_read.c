@@ -381,6 +381,16 @@ static void read_value(ics_jr *r, const ics_sweep *s, axis_kind k, const cJSON *
     g_free(got);
 }
 
+/* Whether a name or label stays on one line: no control characters (a "\n" in JSON text is a
+ * newline in the string, which would split a CSV header or a progress line). */
+static bool one_line(const char *text)
+{
+    for (const unsigned char *c = (const unsigned char *)text; c && *c; c++)
+        if (*c < 0x20 || *c == 0x7f)
+            return false;
+    return true;
+}
+
 static void read_axis(ics_jr *r, ics_sweep *s, const cJSON *o, ics_sweep_axis *ax)
 {
     /* an axis object's keys: its name and labels, and one of the kinds */
@@ -452,6 +462,23 @@ static void read_axis(ics_jr *r, ics_sweep *s, const cJSON *o, ics_sweep_axis *a
             ax->labels[i] = g_strdup(l->valuestring);
         }
     }
+    /* names and labels head CSV columns and fill cells, legends and progress lines: one line */
+    if (ics_jr_ok(r) && !one_line(ax->name)) {
+        const cJSON *at = cJSON_GetObjectItemCaseSensitive(o, "name");
+        char *got = ics_json_describe(at);
+        ics_jr_fail(r, at, "name", "expected a name without control characters, got %s", got);
+        g_free(got);
+    }
+    for (int i = 0; i < n && ics_jr_ok(r); i++)
+        if (!one_line(ax->labels[i])) {
+            const cJSON *at = cJSON_GetArrayItem(labels ? labels : vals, i);
+            size_t m = ics_jr_push_key(r, labels ? "labels" : axis_keys[kind]);
+            ics_jr_push_index(r, i);
+            char *got = ics_json_describe(at);
+            ics_jr_fail(r, at, NULL, "expected a label without control characters, got %s", got);
+            g_free(got);
+            ics_jr_pop(r, m);
+        }
     /* labels name values in points and outputs: one value per label */
     for (int i = 0; i < n && ics_jr_ok(r); i++)
         for (int j = 0; j < i; j++)
@@ -658,7 +685,13 @@ ics_sweep *ics_sweep_load(const char *path, GError **error)
         g_free(sum);
         cJSON_free(text);
         const char *name = NULL;
-        if (ics_jr_str(r, root, "name", false, &name))
+        if (ics_jr_str(r, root, "name", false, &name) && !one_line(name)) {
+            const cJSON *at = cJSON_GetObjectItemCaseSensitive(root, "name");
+            char *got = ics_json_describe(at);
+            ics_jr_fail(r, at, "name", "expected a name without control characters, got %s", got);
+            g_free(got);
+        }
+        if (name)
             s->name = g_strdup(name);
         else
             s->name = g_path_get_basename(path);
