@@ -4,6 +4,7 @@
  * efficiencies allow; runs repeat exactly. */
 #include "collectives/comm.h"
 #include "collectives/ring_order.h"
+#include "collectives/tuner.h"
 #include "hw/hw.h"
 #include "coll_rig.h"
 
@@ -224,6 +225,42 @@ static void test_ll128_default(void)
     g_assert_true(picks_ll128("pcie-8gpu.json", 0, &forced));
 }
 
+/* NCCL's graphs across nodes (search.cc): a channel per NIC at the fastest speed of its list
+ * the NIC carries, doubled from 25 GB/s except on Hopper+ below 50 GB/s with more than 4
+ * channels. DGX H100 on NDR: 8 at 48 GB/s; DGX A100 on HDR: 8 at 24; Snellius (4 x 200 Gb/s):
+ * 4 at 24. On two nodes NCCL prices every algorithm by its intra-node bandwidth, which a tree
+ * graph raises up to twice the network's: a 1 GiB all-reduce on 2 Snellius nodes runs Tree
+ * (measured 154 GB/s busbw, above the ring's 100), on 2 DGX A100 Ring (8 tree channels at
+ * Ampere's 23.6 GB/s ceiling price the tree at 94 GB/s algbw, the ring at 102). */
+static int graph_channels(const char *model)
+{
+    rig g;
+    rig_open(&g, model, 2, 0, "analytic");
+    ics_tuner tu;
+    ics_tuner_init(&tu, g.t, g.ranks, g.n);
+    int nch = tu.graph_channels;
+    rig_close(&g);
+    return nch;
+}
+
+static void test_two_node_graphs(void)
+{
+    g_assert_cmpint(graph_channels("superpod-h100-ndr.json"), ==, 8);
+    g_assert_cmpint(graph_channels("superpod-a100-hdr.json"), ==, 8);
+    g_assert_cmpint(graph_channels("snellius-h100.json"), ==, 4);
+    ics_coll_tuning no_nvls = auto_tuning;
+    no_nvls.nvls_enable = false;
+    rig g;
+    rig_open(&g, "snellius-h100.json", 2, 0, "analytic");
+    ics_coll_result r = rig_run(&g, ICS_COLL_ALL_REDUCE, 1u << 30, &auto_tuning);
+    g_assert_cmpint(r.algo, ==, ICS_ALGO_TREE);
+    rig_close(&g);
+    rig_open(&g, "superpod-a100-hdr.json", 2, 0, "analytic");
+    r = rig_run(&g, ICS_COLL_ALL_REDUCE, 1u << 30, &no_nvls);
+    g_assert_cmpint(r.algo, ==, ICS_ALGO_RING);
+    rig_close(&g);
+}
+
 /* NCCL's point-to-point protocol (enqueue.cc): LL while a peer's bytes fit in 16 KiB
  * (NCCL_P2P_LL_THRESHOLD) per channel, Simple beyond, never LL128 and no cost estimate. A 2 x 8
  * H100 all-to-all of 256 KiB sends 16 KiB to each peer: LL; of 1 MiB, 64 KiB: Simple (it ran
@@ -382,6 +419,7 @@ int main(int argc, char **argv)
     g_test_add_func("/coll/tuner-obeys", test_tuner_obeys);
     g_test_add_func("/coll/tuning-sets", test_tuning_sets);
     g_test_add_func("/coll/ll128-default", test_ll128_default);
+    g_test_add_func("/coll/two-node-graphs", test_two_node_graphs);
     g_test_add_func("/coll/p2p-protocol", test_p2p_protocol);
     g_test_add_func("/coll/p2p-chunks", test_p2p_chunks);
     g_test_add_func("/coll/one-rank", test_one_rank);

@@ -27,6 +27,9 @@ typedef struct {
     int nvlinks;        /* NVLinks of a GPU (rank 0's) */
     double nvlink_gbps; /* NCCL's figure for one NVLink of this GPU (20.6 GB/s on SM90) */
     int nccl_channels;  /* NCCL's channel count for the communicator (channels.c) */
+    int graph_channels; /* across nodes, the channels of NCCL's ring and tree graphs, which its
+                           tuner multiplies per-channel ceilings by (tuner_nccl.c); 0 on one node */
+    double tree_gbps;   /* across nodes, nChannels x bw of NCCL's tree graph (tuner_nccl.c) */
     /* What the hardware achieves where a calibration says so (hw.h: ics_hw_calibration; NAN
      * where NCCL's figure holds). NCCL's choices never read these: its tuner has only its
      * constants. The simulation does (ics_tuner_price_call, channels.c). */

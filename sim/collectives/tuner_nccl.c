@@ -65,6 +65,15 @@ static const double per_ch_tree_gbps[ARCHS][3] = {
 static const double per_ch_nvls_tree_gbps[ARCHS][3] = {
     {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 80.0}};
 
+/* The per-channel speeds (GB/s) NCCL's graph search tries across nodes, fastest first
+ * (search.cc, speedArrayInter: sm90 and later, then older GPUs). */
+static const double speeds_inter_sm90[] = {48, 45, 42, 40, 30,  24,  22,   20,  17.5,
+                                           15, 12, 6,  3,  2.4, 1.2, 0.24, 0.12};
+static const double speeds_inter_older[] = {48, 30, 28, 24, 20, 18,  15,  12,   10,  9,
+                                            7,  6,  5,  4,  3,  2.4, 1.2, 0.24, 0.12};
+
+#define GRAPH_MAX_CHANNELS 16 /* MAXCHANNELS / 2: what one graph search finds */
+
 /* Tree bandwidth correction by log2(bytes / 64), 64 B .. 256 MiB: "trees are not perfectly
  * sticking to the model for medium sizes". */
 static const double tree_correction[ICS_PROTO_COUNT][23] = {
@@ -254,6 +263,37 @@ static bool ll128_default(const ics_tuner *tu)
     return true;
 }
 
+/* NCCL's ring and tree graphs across nodes, as its search builds them (search.cc,
+ * ncclTopoCompute): a channel per NIC at the fastest speed of its list the NIC carries; the
+ * channels doubled (ncclTopoDupChannels) at 25 GB/s or more, except on Hopper and later below
+ * 50 GB/s with more than 4 channels (DGX H100 on NDR: 8 channels at 48, not doubled; DGX A100
+ * on HDR: 8 at 24, not doubled). Then, at fixed channels, a ring raises its speed everywhere,
+ * which its NICs forbid, while a tree raises only its intra-node speed (bwIntra), up to twice
+ * the network's ("increase bwIntra for trees (2 nodes or collnet)"), as far as the node's
+ * NVLinks carry it: a chain per channel through every GPU of the node. On two nodes NCCL's
+ * tuner prices every algorithm by bwIntra (tuning.cc: "nNodes <= 2 ? bwIntra : bwInter"), so
+ * there a tree moves up to twice what a ring can: each node's NICs send and receive at once
+ * (Snellius, 2 x 4 H100 on 4 x 200 Gb/s: 156 GB/s measured, above the ring's 100). */
+static void inter_graphs(ics_tuner *tu)
+{
+    bool new_gpu = ics_tuner_nccl_sm90_or_later(tu);
+    const double *sp = new_gpu ? speeds_inter_sm90 : speeds_inter_older;
+    int ns = new_gpu ? (int)G_N_ELEMENTS(speeds_inter_sm90) : (int)G_N_ELEMENTS(speeds_inter_older);
+    int nics = MAX(1, tu->heads);
+    double per_nic = tu->net_gbps / nics, speed = sp[ns - 1];
+    for (int i = ns - 1; i >= 0 && sp[i] <= per_nic + 1e-9; i--)
+        speed = sp[i];
+    int nch = MIN(GRAPH_MAX_CHANNELS, nics);
+    if (speed >= 25 && !(new_gpu && speed < 50 && nch > 4))
+        nch = MIN(GRAPH_MAX_CHANNELS, 2 * nch);
+    tu->graph_channels = nch;
+    double intra = tu->intra_gbps; /* INFINITY with one rank per node: no chain */
+    if (tu->ppn > 1 && tu->intra_class == HW_NVLINK && tu->nvlinks > 0)
+        intra = tu->nvlinks * tu->nvlink_gbps; /* chains spread over all of a GPU's NVLinks */
+    double ring = MIN(tu->intra_gbps, tu->net_gbps);
+    tu->tree_gbps = tu->nnodes == 2 ? MIN(intra, 2 * tu->net_gbps) : ring;
+}
+
 void ics_tuner_nccl_init(ics_tuner *tu)
 {
     nccl_kernel_rate(tu);
@@ -285,6 +325,8 @@ void ics_tuner_nccl_init(ics_tuner *tu)
                   strstr(node->cpus[0].type->product, "AMD") != NULL;
     ics_algo_nodes_clear(&g);
     tu->ll128_default = ll128_default(tu);
+    if (tu->nnodes > 1)
+        inter_graphs(tu);
 }
 
 /* ---- the estimates ------------------------------------------------------------------------ */
@@ -359,9 +401,16 @@ static double graph_gbps(const ics_tuner *tu)
     return tu->nnodes == 1 ? tu->intra_gbps : MIN(tu->intra_gbps, tu->net_gbps);
 }
 
+/* The channels of NCCL's graph its ceilings multiply: across nodes the inter-node search's
+ * (inter_graphs), on one node the communicator's. */
+static int graph_channels(const ics_tuner *tu)
+{
+    return tu->nnodes > 1 ? tu->graph_channels : tu->nccl_channels;
+}
+
 static double ring_us(const ics_tuner *tu, const ics_coll_req *req, ics_coll_proto p)
 {
-    int n = tu->n, nch = tu->nccl_channels, arch = arch_index(tu);
+    int n = tu->n, nch = graph_channels(tu), arch = arch_index(tu);
     bool ar = req->op == ICS_COLL_ALL_REDUCE;
     int nsteps = ar ? 2 * (n - 1) : n - 1;
     int ninter = ar ? 2 * (tu->nnodes - 1) : tu->nnodes - 1;
@@ -382,8 +431,9 @@ static double ring_us(const ics_tuner *tu, const ics_coll_req *req, ics_coll_pro
 
 static double tree_us(const ics_tuner *tu, const ics_coll_req *req, ics_coll_proto p)
 {
-    int nch = tu->nccl_channels, arch = arch_index(tu), i2 = nodes_index(tu);
-    double bus = MIN(graph_gbps(tu) * TREE_BW_FACTOR, nch * per_ch_tree_gbps[arch][i2]);
+    int nch = graph_channels(tu), arch = arch_index(tu), i2 = nodes_index(tu);
+    double tree = tu->nnodes > 1 ? tu->tree_gbps : graph_gbps(tu);
+    double bus = MIN(tree * TREE_BW_FACTOR, nch * per_ch_tree_gbps[arch][i2]);
     if (p == ICS_PROTO_LL)
         bus = MIN(bus * TREE_LL_FACTOR, ll_max(tu));
     if (p == ICS_PROTO_LL128)

@@ -9,7 +9,7 @@
 # input in base64. Last, because CI keeps the tail of a long log: a finding must be readable
 # and reproducible from there alone (base64 -d > input; BINARY input).
 set -u
-bin=$1 work=$2 secs=$3
+bin=$(realpath "$1") work=$(realpath -m "$2") secs=$3
 shift 3
 seeds=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
