@@ -40,6 +40,7 @@ static const struct {
     {"xxrjun_h100_10node_8gpn_all_gather", "superpod-h100-ndr.json", 10, 8, false, true},
     {"xxrjun_h100_10node_1gpn_all_reduce", "superpod-h100-ndr.json", 10, 1, false, false},
     {"snellius_h100x4_2node_all_reduce", "snellius-h100.json", 2, 4, false, false},
+    {"aws_p4de_a100_2node_efa_allreduce", "aws-p4de.json", 2, 8, false, false},
     {"alcf_sophia_dgxa100_2node_all_reduce", "superpod-a100-hdr.json", 2, 8, false, false},
     /* hardware no log calibrated anything on: Blackwell, a multi-node NVLink rack, PCIe cards
      * bridged by NVLink, four H100 wired to each other (the first GPUs of the model: 2 of an HGX
