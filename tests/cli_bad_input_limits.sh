@@ -165,8 +165,9 @@ bad train-slow-gpu "model custom: fwd.attn (one micro-batch on one tensor-parall
 8.59e+10 FLOPs, 1.93e+08 bytes of HBM traffic) takes longer on GPU g than the simulator's horizon" \
     "$icsim" train -s slowgpu.json --layers 2 --hidden 4096 --heads 32 --vocab 32000 --seq 2048 \
     --tp 4
+# (TP 1 puts GPT-3 175B in far more than a GPU's memory: beside the point here, so ignored)
 bad train-slow-lanes "rank 0 op 400 (dp.all_reduce): started at 4.59474e+06 s, ends $horizon" \
-    "$icsim" train -s slow.json --model gpt3-175b --dp 4 --gbs 4
+    "$icsim" train -s slow.json --model gpt3-175b --dp 4 --gbs 4 --ignore-memory
 [ -e sweep.json ] && fail collective-sweep-slow-lanes "--json file written"
 good replay-below-horizon "$icsim" replay four-long.json -s "$dgx"
 good replay-chakra-below-horizon "$icsim" replay c4.0.et -s "$dgx"

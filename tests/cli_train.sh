@@ -39,7 +39,22 @@ assert abs(d["tokens_per_s"] - 16 * 2048 / step) < 1e-6 * d["tokens_per_s"]
 b = d["breakdown"]
 assert abs(sum(b.values()) - step) < 1e-9 * step, (sum(b.values()), step)
 assert d["simulation"]["ranks"] == 32 and d["simulation"]["ranks_simulated"] == 2
+# memory per GPU (workload/memory.h): the parts add up; 16-bit weights, fp32 gradients and
+# 12 B of optimizer state per parameter (Megatron's 18 B), stage 0 under the GPU's 80 GB
+m = d["memory"]
+parts = ("weights_gb", "gradients_gb", "optimizer_gb", "activations_gb", "nccl_gb")
+assert abs(sum(m[k] for k in parts) - m["total_gb"]) < 1e-9 * m["total_gb"], m
+assert abs(m["gradients_gb"] - 2 * m["weights_gb"]) < 1e-9 and abs(m["optimizer_gb"] - 6 * m["weights_gb"]) < 1e-9, m
+assert m["gpu_gb"] == 80 and 0 < m["total_gb"] < 80 and m["stage"] in (0, 1), m
 PY
+grep -q '^memory per GPU  *[0-9.]* GB of 80.0 (stage [01])$' "$tmp/text" || fail "text report: no memory line"
+# a layout that cannot fit is refused with its figures (exit 2), and runs with --ignore-memory
+big=(-s "$src/hwmodels/dgx-h100.json" --model gpt3-175b --tp 1 --dp 8 --gbs 64)
+"$icsim" train "${big[@]}" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q 'does not fit: pipeline stage 0 needs' "$tmp/err" ||
+    fail "GPT-3 175B on one GPU's memory: not refused"
+"$icsim" train "${big[@]}" --ignore-memory --json >"$tmp/out" || fail "--ignore-memory exited $?"
+grep -q '"total_gb"' "$tmp/out" || fail "--ignore-memory: no memory in the report"
 
 # folding: on a rail-optimized fat-tree the mirrored ranks' traffic uses other rails, so the
 # folded step equals the unfolded one, on both engines (docs/replay.md)

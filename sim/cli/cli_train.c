@@ -18,7 +18,7 @@ typedef struct {
     char *trace_out, *nodes, *bucket_mb;
     char *model_text[ICS_MODEL_FIELD_COUNT];  /* --layers ...; kv_heads is never an option */
     char *layout_text[ICS_LAYOUT_INT_FIELDS]; /* --tp ... --gbs */
-    gboolean sp, dist_opt, no_overlap, no_fold;
+    gboolean sp, dist_opt, no_overlap, no_fold, ignore_memory;
     ics_cli_step_args step;
 } train_args;
 
@@ -361,6 +361,8 @@ int ics_cli_train_prepare(int argc, char **argv, bool help, ics_cli_train_job **
          "also write the generated trace (icsim JSON; replay it with `icsim replay`)", "FILE"},
         {"no-fold", 0, 0, G_OPTION_ARG_NONE, &a->no_fold,
          "simulate every rank, not one per symmetric set (docs/replay.md)", NULL},
+        {"ignore-memory", 0, 0, G_OPTION_ARG_NONE, &a->ignore_memory,
+         "run a layout whose memory per GPU exceeds the GPU's (docs/workload.md)", NULL},
         G_OPTION_ENTRY_NULL};
     GOptionEntry step[ICS_CLI_STEP_ENTRIES];
     ics_cli_step_entries(&a->step, step);
@@ -388,6 +390,20 @@ int ics_cli_train_prepare(int argc, char **argv, bool help, ics_cli_train_job **
     return settle(j) ? ICS_EXIT_OK : ICS_EXIT_USAGE;
 }
 
+/* A layout that cannot run: its peak stage needs more memory per GPU than the GPU has
+ * (workload/memory.h). Exit 2 with the figures, as Megatron would fail with an out-of-memory
+ * error, and what usually makes it fit. */
+static void refuse_memory(const ics_memory *m, const ics_hw_gpu_type *g)
+{
+    fprintf(stderr,
+            "icsim train: the layout does not fit: pipeline stage %d needs %.1f GB per GPU, the "
+            "%s has %.1f GB (weights %.1f, gradients %.1f, optimizer %.1f, activations %.1f, "
+            "NCCL buffers %.1f); shard more (--tp, --pp, --dist-opt), recompute (--recompute), "
+            "lower --mbs, or run it anyway with --ignore-memory\n",
+            m->stage, m->total / 1e9, g->product, (double)g->hbm_bytes / 1e9, m->weights / 1e9,
+            m->grads / 1e9, m->optimizer / 1e9, m->activations / 1e9, m->nccl / 1e9);
+}
+
 static int run(ics_cli_train_job *j)
 {
     ics_train_scenario *s = &j->s;
@@ -401,6 +417,12 @@ static int run(ics_cli_train_job *j)
     const ics_hw_gpu_type *g = ics_hw_node_of(hw)->gpu_type;
     if (!j->layout_checked && !check_layout(j))
         goto done;
+    ics_memory mem;
+    ics_memory_peak(&s->model, &s->layout, &mem);
+    if (mem.total > (double)g->hbm_bytes && !j->a.ignore_memory) {
+        refuse_memory(&mem, g);
+        goto done;
+    }
     tr = ics_workload_build(&s->model, &s->layout, g, &err);
     if (!tr) {
         fprintf(stderr, "icsim train: %s\n", err->message);
@@ -422,7 +444,9 @@ static int run(ics_cli_train_job *j)
     ics_step_info info = {.tokens = fl.tokens,
                           .model_flops = fl.model_flops,
                           .hw_flops = fl.hardware_flops,
-                          .peak_tflops = peak};
+                          .peak_tflops = peak,
+                          .memory = &mem,
+                          .hbm_bytes = (double)g->hbm_bytes};
     rc = ics_cli_step_run("train", &j->a.step, tr, t, NULL, &info);
 done:
     g_clear_error(&err);

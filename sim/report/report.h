@@ -127,6 +127,8 @@ typedef struct {
     double model_flops; /* per step, all GPUs, without recomputation (MFU) */
     double hw_flops;    /* per step, all GPUs, with recomputation (Megatron's TFLOP/s) */
     double peak_tflops; /* per GPU, dense, of the training data type */
+    const struct ics_memory *memory; /* per GPU at the peak stage (workload/memory.h); NULL */
+    double hbm_bytes;                /* the GPU's memory, bytes */
 } ics_step_info;
 
 /* The step time, throughput, the critical rank's breakdown and the mean over ranks. */

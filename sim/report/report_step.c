@@ -2,6 +2,7 @@
  * went. The breakdown folds each category's busy and exposed-wait time (replay.h) into one
  * figure per kind of work, plus the bubble. */
 #include "report/report.h"
+#include "workload/workload.h"
 
 #include <math.h>
 
@@ -64,6 +65,37 @@ static double mfu_checked(double mfu, double whole)
     return mfu;
 }
 
+/* The peak stage's memory per GPU (workload/memory.h), in GB, against the GPU's. */
+static void text_memory(const ics_step_info *info, GString *out)
+{
+    const ics_memory *m = info ? info->memory : NULL;
+    if (!m)
+        return;
+    g_string_append_printf(out, "memory per GPU               %12.1f GB of %.1f (stage %d)\n",
+                           m->total / 1e9, info->hbm_bytes / 1e9, m->stage);
+    g_string_append_printf(out,
+                           "  weights %.1f, gradients %.1f, optimizer %.1f, activations %.1f "
+                           "(micro-batches in flight: %.3g), NCCL buffers %.1f\n",
+                           m->weights / 1e9, m->grads / 1e9, m->optimizer / 1e9,
+                           m->activations / 1e9, m->in_flight, m->nccl / 1e9);
+}
+
+static cJSON *json_memory(const ics_step_info *info)
+{
+    const ics_memory *m = info->memory;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "stage", m->stage);
+    cJSON_AddNumberToObject(o, "total_gb", m->total / 1e9);
+    cJSON_AddNumberToObject(o, "gpu_gb", info->hbm_bytes / 1e9);
+    cJSON_AddNumberToObject(o, "weights_gb", m->weights / 1e9);
+    cJSON_AddNumberToObject(o, "gradients_gb", m->grads / 1e9);
+    cJSON_AddNumberToObject(o, "optimizer_gb", m->optimizer / 1e9);
+    cJSON_AddNumberToObject(o, "activations_gb", m->activations / 1e9);
+    cJSON_AddNumberToObject(o, "microbatches_in_flight", m->in_flight);
+    cJSON_AddNumberToObject(o, "nccl_gb", m->nccl / 1e9);
+    return o;
+}
+
 void ics_report_step_text(const ics_replay *r, const ics_replay_result *res, int nranks,
                           const ics_step_info *info, GString *out)
 {
@@ -83,6 +115,7 @@ void ics_report_step_text(const ics_replay *r, const ics_replay_result *res, int
             "%.1f TFLOP/s peak)\n",
             mfu_checked(100 * info->model_flops / step / nranks / (info->peak_tflops * 1e12), 100),
             info->peak_tflops);
+    text_memory(info, out);
     g_string_append_printf(out,
                            "\nwhere the critical rank (%d) spends the step, on its compute "
                            "stream:\n",
@@ -141,6 +174,8 @@ void ics_report_step_json_hot(const ics_replay *r, const ics_replay_result *res,
         known ? cJSON_CreateNumber(
                     mfu_checked(info->model_flops / step / nranks / (info->peak_tflops * 1e12), 1))
               : cJSON_CreateNull());
+    if (info && info->memory)
+        cJSON_AddItemToObject(o, "memory", json_memory(info));
     cJSON_AddNumberToObject(o, "critical_rank", res->critical_rank);
     parts crit = rank_parts(ics_replay_rank_stats(r, res->critical_rank));
     int active;

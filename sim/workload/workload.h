@@ -26,6 +26,7 @@
 #include "trace/trace.h"
 #include "workload/compute.h"
 #include "workload/layout.h"
+#include "workload/memory.h"
 #include "workload/model.h"
 #include "workload/scenario.h"
 

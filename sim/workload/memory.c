@@ -1,0 +1,128 @@
+/* Memory per GPU of a training layout (memory.h): closed forms, no simulation. The activation
+ * terms follow Korthikanti et al. (MLSys 2023), section 4 and Table 2, one stored tensor at a
+ * time, so that grouped-query attention, SwiGLU, FlashAttention and models without dropout
+ * (Megatron's Llama recipes set both dropouts to 0) change exactly the tensors they change. */
+#include "workload/memory.h"
+
+#include <glib.h>
+
+/* Model state per parameter (Megatron-LM, docs of the distributed optimizer): 16-bit weights,
+ * then fp32 master weights and Adam's first and second moments. */
+#define WEIGHT_BYTES    2.0
+#define OPTIMIZER_BYTES 12.0
+
+/* NCCL's receive buffers per connection and channel (src/include/device.h, init.cc defaults):
+ * Simple NCCL_BUFFSIZE 4 MiB, LL128 120 x 640 x 8 steps x 8 B = 4.69 MiB, LL 8 x 512 x 8 steps
+ * x 16 B = 512 KiB; one connection per channel of each communicator a rank talks on, at NCCL's
+ * widest NVLink count of channels (24: channels.c). */
+#define NCCL_CONN_BYTES   (4194304.0 + 4915200.0 + 524288.0)
+#define NCCL_CHANNELS     24
+#define FP32_LOGITS_BYTES 4.0
+
+/* Megatron's GPT recipes train with dropout 0.1 on attention probabilities and hidden states;
+ * its Llama recipes (SwiGLU) with 0: no masks stored. */
+static bool has_dropout(const ics_model *m)
+{
+    return m->act != ICS_ACT_SWIGLU;
+}
+
+double ics_memory_layer_activations(const ics_model *m, const ics_layout *l)
+{
+    double s = m->seq, b = l->mbs, h = m->hidden, a = m->heads, t = l->tp;
+    double hk = (double)m->kv_heads * (m->hidden / m->heads), f = m->ffn;
+    double e = ics_layout_act_bytes(l), sbh = s * b * h;
+    bool drop = has_dropout(m);
+    /* the part every tensor-parallel rank holds whole unless sequence parallelism splits it:
+     * the inputs of the two norms and of QKV and fc1 (the norms' outputs), the two dropout
+     * masks on the hidden state (Korthikanti's 10 s b h) */
+    double whole = 4 * e * sbh + (drop ? 2 * sbh : 0);
+    /* split over tensor parallelism: Q, K, V; the attention output (proj's input); fc1's output
+     * and the activation's (fc2's input) (Korthikanti's 24 s b h) */
+    double fc1 = (m->act == ICS_ACT_SWIGLU ? 2 : 1) * f;
+    double split = e * s * b * (h + 2 * hk) + e * sbh + e * s * b * (fc1 + f);
+    /* the attention core: the s x s probabilities (softmax output, dropout mask and output:
+     * Korthikanti's 5 a s^2 b) unless FlashAttention never writes them (it keeps one fp32
+     * log-sum-exp per row); selective recomputation drops them */
+    double core =
+        l->attention == ICS_ATTN_FLASH ? 4 * s * b * a : (drop ? 2 * e + 1 : e) * a * s * s * b;
+    if (l->recompute == ICS_RECOMPUTE_SELECTIVE)
+        core = 0;
+    double sp = l->sp ? t : 1;
+    if (l->recompute == ICS_RECOMPUTE_FULL)
+        return e * sbh / sp; /* the layer's input: the rest is recomputed in backward */
+    return whole / sp + (split + core) / t;
+}
+
+/* Micro-batches of one model chunk in flight on stage `stage` at its peak, counted in layers'
+ * worth of a whole stage: Megatron's 1F1B warms up pp - stage - 1 forwards before its first
+ * backward; the interleaved schedule warms up (pp - stage - 1) x 2 + (vp - 1) x pp model chunks
+ * (schedules.py). Never more than the step has. */
+static double stage_in_flight(const ics_layout *l, int stage)
+{
+    double nmb = ics_layout_microbatches(l);
+    if (l->vp <= 1)
+        return MIN(nmb, (double)(l->pp - stage));
+    double chunks = (double)(l->pp - stage - 1) * 2 + (double)(l->vp - 1) * l->pp + 1;
+    return MIN(nmb * l->vp, chunks) / l->vp;
+}
+
+/* Parameters of stage `stage` on one tensor-parallel rank: its layers (sharded part / tp), the
+ * embeddings on the first stage, the final norm and the output layer on the last; with tied
+ * embeddings and several stages the last stage keeps its own copy of the word embedding
+ * (Megatron all-reduces the two copies' gradients). */
+static double stage_params(const ics_model *m, const ics_layout *l, int stage)
+{
+    double sh, rep, word, pos, fin, out;
+    ics_model_layer_params(m, &sh, &rep);
+    ics_model_edge_params(m, &word, &pos, &fin, &out);
+    double p = (double)m->layers / l->pp * (sh / l->tp + rep);
+    if (stage == 0)
+        p += word / l->tp + pos;
+    if (stage == l->pp - 1) {
+        p += fin + out / l->tp;
+        if (m->tied_embeddings && l->pp > 1)
+            p += word / l->tp;
+    }
+    return p;
+}
+
+/* Communicators a rank runs collectives or sends on: tensor, pipeline and data parallel, each
+ * when it has more than one rank. */
+static int communicators(const ics_layout *l)
+{
+    return (l->tp > 1) + (l->pp > 1) + (l->dp > 1);
+}
+
+void ics_memory_of_stage(const ics_model *m, const ics_layout *l, int stage, ics_memory *out)
+{
+    *out = (ics_memory){.stage = stage};
+    out->params = stage_params(m, l, stage);
+    out->weights = WEIGHT_BYTES * out->params;
+    out->grads = ics_layout_grad_bytes(l) * out->params;
+    out->optimizer = OPTIMIZER_BYTES * out->params / (l->dist_opt ? l->dp : 1);
+    out->in_flight = stage_in_flight(l, stage);
+    double layers = (double)m->layers / l->pp;
+    out->activations = out->in_flight * layers * ics_memory_layer_activations(m, l);
+    if (l->recompute == ICS_RECOMPUTE_FULL) {
+        /* backward recomputes one layer at a time: its whole working set is back for a while */
+        ics_layout whole = *l;
+        whole.recompute = ICS_RECOMPUTE_NONE;
+        out->activations += ics_memory_layer_activations(m, &whole);
+    }
+    if (stage == l->pp - 1) /* the logits of the micro-batch in its backward: 16-bit and fp32 */
+        out->activations += (ics_layout_act_bytes(l) + FP32_LOGITS_BYTES) * m->seq * l->mbs *
+                            (double)m->vocab / l->tp;
+    out->nccl = communicators(l) * NCCL_CHANNELS * NCCL_CONN_BYTES;
+    out->total = out->weights + out->grads + out->optimizer + out->activations + out->nccl;
+}
+
+void ics_memory_peak(const ics_model *m, const ics_layout *l, ics_memory *out)
+{
+    ics_memory_of_stage(m, l, 0, out);
+    if (l->pp > 1) {
+        ics_memory last;
+        ics_memory_of_stage(m, l, l->pp - 1, &last);
+        if (last.total > out->total)
+            *out = last;
+    }
+}
