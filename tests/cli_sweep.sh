@@ -116,6 +116,17 @@ grep -q '"error"' "$tmp/tour.jsonl" && fail "tour: a row failed"
 [ "$(wc -l <"$tmp/ll.csv")" = 17 ] || fail "layouts: expected a header and 16 rows"
 [ "$(grep -c 'split the fabric' "$tmp/ll.csv")" = 4 ] || fail "layouts: spine0 down without rails splits"
 grep -q '<rect x=' "$tmp/ll.svg" || fail "layouts: no bars"
+# memory per GPU (workload/memory.h): TP 4 leaves Llama 3 70B's first stage over 80 GB, so those
+# rows say why instead of a step time (3 of 4: the fourth splits the fabric first); every row
+# that ran fits
+[ "$(grep -c 'does not fit: pipeline stage 0 needs' "$tmp/ll.csv")" = 3 ] ||
+    fail "layouts: TP 4 x PP 4 over 80 GB per GPU"
+python3 - "$tmp/ll.jsonl" <<'PY' || fail "layouts: memory_gb"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+ran = [r for r in rows if "step_time_s" in r]
+assert len(ran) == 9 and all(40 < r["memory_gb"] < 80 for r in ran), [r.get("memory_gb") for r in ran]
+PY
 
 # the shipped trace study: each row is what `icsim replay` says of the trace on that system
 "$icsim" sweep "$src/scenarios/whatif-trace.json" -o "$tmp/tr" -q -j 2 --plot "$tmp/tr.svg" ||

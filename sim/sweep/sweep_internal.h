@@ -87,6 +87,7 @@ typedef struct {
     int nodes, gpus;
     ics_replay_result res;
     double step_s, tokens_per_s, tflops, mfu;
+    double memory_gb; /* a training study: per GPU at the peak stage (workload/memory.h) */
     double parts[ICS_CAT_COUNT + 1]; /* the critical rank's, seconds; the last is the bubble */
 } ics_sweep_step;
 

@@ -46,7 +46,8 @@ static bool train_svg(const ics_sweep *s, char **lines, GString *out, GError **e
     static const char *const parts[] = {
         "compute", "TP comm (exposed)", "PP comm (exposed)", "DP comm (exposed)",
         "other",   "bubble and waits"};
-    const int np = 6, first = 2 + s->naxes + 13, error_col = first + np;
+    /* config, study, the axes, then model ... mfu, memory_gb (14 columns), then the parts */
+    const int np = 6, first = 2 + s->naxes + 14, error_col = first + np;
     int nc = s->nconfigs, nbars = 0;
     double *values = g_new0(double, (size_t)nc *np + 1);
     char **names = g_new0(char *, nc + 1);

@@ -66,6 +66,24 @@ ics_hw *ics_sweep_train_system(const ics_sweep *s, const ics_sweep_set *set, ics
     return load(s, set, &l, t, error);
 }
 
+/* As `icsim train` refuses them, a layout over the GPU's memory is an error row with the
+ * figures (workload/memory.h): which layouts fit is half of what a layout study asks. */
+static bool fits(const ics_model *m, const ics_layout *l, const ics_hw_gpu_type *g,
+                 ics_sweep_step *p, GError **error)
+{
+    ics_memory mem;
+    ics_memory_peak(m, l, &mem);
+    p->memory_gb = mem.total / 1e9;
+    if (mem.total <= (double)g->hbm_bytes)
+        return true;
+    g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                "does not fit: pipeline stage %d needs %.1f GB per GPU, the GPU has %.1f GB "
+                "(weights %.1f, gradients %.1f, optimizer %.1f, activations %.1f)",
+                mem.stage, mem.total / 1e9, (double)g->hbm_bytes / 1e9, mem.weights / 1e9,
+                mem.grads / 1e9, mem.optimizer / 1e9, mem.activations / 1e9);
+    return false;
+}
+
 static bool run_point(const ics_sweep *s, const ics_sweep_set *set, ics_sweep_step *p,
                       GError **error)
 {
@@ -79,6 +97,7 @@ static bool run_point(const ics_sweep *s, const ics_sweep_set *set, ics_sweep_st
     p->nodes = ics_topo_nodes(t);
     p->gpus = ics_layout_world(&p->layout);
     if (!ics_layout_check(&p->layout, &s->scenario.model, error) ||
+        !fits(&s->scenario.model, &p->layout, g, p, error) ||
         !(tr = ics_workload_build(&s->scenario.model, &p->layout, g, error)))
         goto done;
     if (!ics_sweep_step_replay(set, tr, t, p, error))
@@ -156,16 +175,17 @@ void ics_sweep_step_row(const ics_sweep *s, int c, const ics_sweep_step *p, cons
                                                 "dp",    "vp",   "mbs", "gbs"};
         for (int k = 0; k < 8; k++)
             field(csv, json, size_keys[k], k < 2 || p->layout_known, sizes[k], "%.0f");
-        const double figs[] = {p->step_s, p->tokens_per_s, p->tflops, p->mfu};
-        static const char *const keys[] = {"step_time_s", "tokens_per_s", "tflops_per_gpu", "mfu"};
-        static const char *const fmt[] = {"%.6f", "%.1f", "%.2f", "%.4f"};
-        for (int k = 0; k < 4; k++)
+        const double figs[] = {p->step_s, p->tokens_per_s, p->tflops, p->mfu, p->memory_gb};
+        static const char *const keys[] = {"step_time_s", "tokens_per_s", "tflops_per_gpu", "mfu",
+                                           "memory_gb"};
+        static const char *const fmt[] = {"%.6f", "%.1f", "%.2f", "%.4f", "%.2f"};
+        for (int k = 0; k < 5; k++)
             field(csv, json, keys[k], k == 0 || p->layout_known, figs[k], fmt[k]);
         for (int k = 0; k <= ICS_CAT_COUNT; k++)
             field(csv, json, part_keys[k], true, p->parts[k], "%.6f");
         g_string_append_printf(json, ", \"critical_rank\": %d", p->res.critical_rank);
     } else {
-        g_string_append(csv, ",,,,,,,,,,,,,,,,,,"); /* 18 empty fields, then the error */
+        g_string_append(csv, ",,,,,,,,,,,,,,,,,,,"); /* 19 empty fields, then the error */
         ics_sweep_csv_field(csv, error);
         g_string_append(json, ", \"error\": ");
         ics_sweep_json_string(json, error);
