@@ -9,6 +9,7 @@
 #include "workload/model.h"
 #include "replay/replay.h"
 #include "workload/workload.h"
+#include "workload/workload_internal.h"
 
 #include <glib.h>
 #include <math.h>
@@ -854,6 +855,75 @@ static void test_dp_overlap(void)
     ics_hw_free(hw);
 }
 
+/* --tp-comm-overlap (Transformer Engine's userbuffers under Megatron-Core): per block the
+ * sequence-parallel all-gather moves to the overlap stream beside its GEMM, the reduce-scatter is
+ * split into all chunks but the last (beside the output GEMM) and the last one (after it). The
+ * bytes stay the same; the output GEMMs lose 16 of 132 SMs; the step gets shorter and its exposed
+ * TP time falls. Without sequence parallelism the layout is refused, as Megatron does. */
+static void test_tp_comm_overlap(void)
+{
+    ics_hw *hw = load_hw("dgx-h100.json", 0);
+    ics_topo *t = ics_topo_new(hw);
+    ics_model m = small_gpt();
+    ics_layout l = ics_layout_defaults();
+    l.tp = 8;
+    l.sp = true;
+    l.gbs = 2;
+    ics_trace *plain = build(&m, &l, gpu_of(hw));
+    l.tp_comm_overlap = true;
+    ics_trace *over = build(&m, &l, gpu_of(hw));
+    int mb = 2, L = 8;
+    g_assert_cmpint(count_named(over, 0, "tp.all_gather"), ==,
+                    count_named(plain, 0, "tp.all_gather"));
+    g_assert_cmpint(count_named(over, 0, "tp.reduce_scatter"), ==,
+                    count_named(plain, 0, "tp.reduce_scatter") + 4 * mb * L);
+    for (int op = 0; op < 2; op++) {
+        ics_coll_op k = op ? ICS_COLL_REDUCE_SCATTER : ICS_COLL_ALL_GATHER;
+        g_assert_cmpuint(sum_coll_bytes(over, 0, ICS_CAT_TP, k), ==,
+                         sum_coll_bytes(plain, 0, ICS_CAT_TP, k));
+    }
+    int side = 0;
+    for (int i = 0; i < ics_trace_nops(over, 0); i++)
+        side += ics_trace_get_op(over, 0, i)->stream == ICS_WL_STREAM_TP_OVERLAP;
+    g_assert_cmpint(side, ==, 2 * 4 * mb * L); /* an all-gather and a reduce-scatter a block */
+    /* the compute grows by the output GEMMs' lost SMs: 132 / 116 of their time */
+    ics_wl_cost c[ICS_WL_BLOCK_COUNT];
+    ics_wl__costs(&m, &l, gpu_of(hw), c);
+    double out = (double)(c[ICS_WL_ATTN_FWD].gemm_out_ps + c[ICS_WL_MLP_FWD].gemm_out_ps +
+                          c[ICS_WL_ATTN_BWD].gemm_out_ps + c[ICS_WL_MLP_BWD].gemm_out_ps);
+    double grown = (double)compute_ps(over, 0, "") - (double)compute_ps(plain, 0, "");
+    double want = mb * L * out * (132.0 / 116.0 - 1);
+    g_test_message("compute grows %.3f us, output GEMMs x 16/116: %.3f us", grown / 1e6,
+                   want / 1e6);
+    g_assert_cmpfloat(fabs(grown - want), <, 1e-3 * want + 64 * mb * L);
+    /* on this small model (h 1024) the collectives are latency: the extra reduce-scatter call
+     * and the lost SMs cost more than the overlap saves */
+    ics_replay_result a = replay(plain, t, -1), b = replay(over, t, -1);
+    g_test_message("h 1024: step %.3f ms -> %.3f ms", a.step_ps / 1e9, b.step_ps / 1e9);
+    g_assert_cmpint(b.step_ps, >, a.step_ps);
+    ics_trace_free(plain);
+    ics_trace_free(over);
+    /* on GPT-3's layers (h 12288, s 2048) they are bandwidth, and hiding them wins */
+    ics_model wide = ics_model_make("wide", 2, 12288, 96, 4 * 12288, 51200, 2048);
+    l.tp_comm_overlap = false;
+    plain = build(&wide, &l, gpu_of(hw));
+    l.tp_comm_overlap = true;
+    over = build(&wide, &l, gpu_of(hw));
+    a = replay(plain, t, -1);
+    b = replay(over, t, -1);
+    g_test_message("h 12288: step %.3f ms -> %.3f ms", a.step_ps / 1e9, b.step_ps / 1e9);
+    g_assert_cmpint(b.step_ps, <, a.step_ps * 0.95);
+    ics_trace_free(plain);
+    ics_trace_free(over);
+    l.sp = false;
+    GError *err = NULL;
+    g_assert_false(ics_layout_check(&l, &m, &err));
+    g_assert_nonnull(strstr(err->message, "expected sequence parallelism with tp_comm_overlap"));
+    g_error_free(err);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+}
+
 /* Folded and full traces of a symmetric job replay to the same step (collectives memoized). */
 static void test_fold_replay(void)
 {
@@ -934,6 +1004,7 @@ int main(int argc, char **argv)
     g_test_add_func("/workload/bubble-1f1b", test_bubble_1f1b);
     g_test_add_func("/workload/bubble-interleaved", test_bubble_interleaved);
     g_test_add_func("/workload/dp-overlap", test_dp_overlap);
+    g_test_add_func("/workload/tp-comm-overlap", test_tp_comm_overlap);
     g_test_add_func("/workload/fold-replay", test_fold_replay);
     g_test_add_func("/workload/gpt3-1024", test_gpt3_1024);
     return g_test_run();

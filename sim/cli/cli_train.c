@@ -18,7 +18,7 @@ typedef struct {
     char *trace_out, *nodes, *bucket_mb;
     char *model_text[ICS_MODEL_FIELD_COUNT];  /* --layers ...; kv_heads is never an option */
     char *layout_text[ICS_LAYOUT_INT_FIELDS]; /* --tp ... --gbs */
-    gboolean sp, dist_opt, no_overlap, no_fold, ignore_memory;
+    gboolean sp, dist_opt, no_overlap, no_fold, ignore_memory, tp_comm_overlap;
     ics_cli_step_args step;
 } train_args;
 
@@ -182,6 +182,7 @@ static bool pick_layout(ics_cli_train_job *j)
         return false;
     l->sp |= a->sp;
     l->dist_opt |= a->dist_opt;
+    l->tp_comm_overlap |= a->tp_comm_overlap;
     if (a->no_overlap)
         l->overlap_grad_reduce = false;
     if (a->no_fold)
@@ -346,6 +347,9 @@ int ics_cli_train_prepare(int argc, char **argv, bool help, ics_cli_train_job **
          "activation recomputation: none (default), selective, full", "MODE"},
         {"sp", 0, 0, G_OPTION_ARG_NONE, &a->sp, "sequence parallelism", NULL},
         {"dist-opt", 0, 0, G_OPTION_ARG_NONE, &a->dist_opt, "distributed optimizer", NULL},
+        {"tp-comm-overlap", 0, 0, G_OPTION_ARG_NONE, &a->tp_comm_overlap,
+         "overlap the sequence-parallel collectives with the GEMMs (Megatron-Core, needs --sp)",
+         NULL},
         {"dtype", 0, 0, G_OPTION_ARG_STRING, &a->dtype, "bf16 (default), fp16 or fp8", "TYPE"},
         {"attention", 0, 0, G_OPTION_ARG_STRING, &a->attention,
          "flash (default) or unfused (s x s scores in HBM, Megatron before 2022)", "KIND"},

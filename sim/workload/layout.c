@@ -236,6 +236,11 @@ static bool check_model(const ics_layout *l, const ics_model *m, namer *nm, GErr
         return fail(error, ICS_ERROR_INPUT,
                     "%s: expected pp x vp a divisor of the model's layers (%d), got %d x %d = %lld",
                     name_of(nm, ICS_LAYOUT_PP), m->layers, l->pp, l->vp, (long long)chunks);
+    if (l->tp_comm_overlap && !l->sp && l->tp > 1)
+        return fail(error, ICS_ERROR_INPUT,
+                    "%s: expected sequence parallelism with tp_comm_overlap (Megatron-Core "
+                    "overlaps the sequence-parallel all-gathers and reduce-scatters), got none",
+                    name_of(nm, ICS_LAYOUT_SP));
     if (l->sp && m->seq % l->tp)
         return fail(error, ICS_ERROR_INPUT,
                     "%s: expected the sequence (%d) divisible by tp (%d), got a remainder",

@@ -119,6 +119,7 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
                                        "grad_dtype",
                                        "bucket_mb",
                                        "overlap_grad_reduce",
+                                       "tp_comm_overlap",
                                        "placement",
                                        "fold",
                                        "attention",
@@ -136,6 +137,7 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
         s->layout_where[ICS_LAYOUT_SP] = where(r, o, "sp");
         ics_jr_bool(r, o, "dist_opt", false, &l->dist_opt);
         ics_jr_bool(r, o, "overlap_grad_reduce", false, &l->overlap_grad_reduce);
+        ics_jr_bool(r, o, "tp_comm_overlap", false, &l->tp_comm_overlap);
         ics_jr_bool(r, o, "fold", false, &l->fold);
         int e;
         if (ics_jr_enum(r, o, "recompute", false, recompute_names, &e))

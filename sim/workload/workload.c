@@ -179,10 +179,83 @@ static void grads(wl *w, double params, int op, bool last_mb)
         flush(w, op);
 }
 
+/* ---- tensor-parallel communication beside the GEMMs (--tp-comm-overlap) --------------------- */
+
+/* Transformer Engine's default for a pipelined reduce-scatter: 16 of the GPU's SMs run it
+ * (initialize_ub's num_sm; NeMo's H100 configurations give 16-24) and the GEMM beside it gets
+ * the rest: 116 of an H100's 132, taken alike on every GPU. The ring-exchange all-gather moves
+ * its chunks with one SM: no GEMM slowdown. */
+#define OVERLAP_RS_GEMM_SLOWDOWN (132.0 / (132.0 - 16.0))
+
+static bool tp_overlap(const wl *w)
+{
+    return w->l->tp_comm_overlap && w->l->sp && w->t > 1;
+}
+
+/* A tensor-parallel collective of `bytes` on the overlap stream, after op `dep`. */
+static int side_coll(wl *w, ics_coll_op kind, uint64_t bytes, int dep, const char *name)
+{
+    ics_trace_op op = {
+        .kind = ICS_TOP_COLL,
+        .stream = ICS_WL_STREAM_TP_OVERLAP,
+        .cat = ICS_CAT_TP,
+        .name = name,
+        .comm = w->tpc,
+        .coll = {.op = kind, .size_bytes = bytes, .dtype_bytes = ics_layout_act_bytes(w->l)}};
+    return add(w, &op, dep);
+}
+
+/* A part of block c lasting `dur` on the compute stream, with its share of the block's FLOPs and
+ * bytes, after op `dep` (-1: the compute stream's order only). */
+static int part(wl *w, const ics_wl_cost *c, const char *name, ics_time dur, int dep)
+{
+    double share = c->dur_ps > 0 ? (double)dur / (double)c->dur_ps : 0;
+    ics_trace_op op = compute_op(w, name, dur, c->flops * share, c->bytes * share);
+    return on_compute(w, &op, dep);
+}
+
+/* One attention or MLP block with its sequence-parallel collectives overlapped, as Transformer
+ * Engine's userbuffers run them under Megatron-Core's --tp-comm-overlap:
+ *   - the all-gather of the block's input is a ring exchange beside the GEMM that consumes it,
+ *     which starts on the local shard; the rest of the block waits for the whole input;
+ *   - the GEMM that produces the block's output runs in chunks, each chunk's reduce-scatter
+ *     beside the next chunk's GEMM: all but the last chunk overlap, the last follows;
+ * so a block costs about its compute plus what the collectives take beyond their GEMMs, plus the
+ * last chunk's reduce-scatter. Returns the op that ends with the block's output GEMM (its
+ * gradients, for the buckets). */
+static int overlapped_block(wl *w, ics_wl_block b, const char *name)
+{
+    const ics_wl_cost *c = &w->cost[b];
+    const char *nm = name ? name : ics_wl__block_name(b);
+    uint64_t last_chunk = w->act_bytes / (uint64_t)w->t;
+    int ag = side_coll(w, ICS_COLL_ALL_GATHER, w->act_bytes, w->last_compute, "tp.all_gather");
+    part(w, c, nm, MAX(c->gemm_in_ps, 1), -1);
+    ics_time rest = c->dur_ps - MIN(c->dur_ps, c->gemm_in_ps + c->gemm_out_ps);
+    int mid = part(w, c, nm, MAX(rest, 1), ag);
+    int rs =
+        side_coll(w, ICS_COLL_REDUCE_SCATTER, w->act_bytes - last_chunk, mid, "tp.reduce_scatter");
+    ics_time out_ps = (ics_time)llround((double)c->gemm_out_ps * OVERLAP_RS_GEMM_SLOWDOWN);
+    int out = part(w, c, nm, MAX(out_ps, 1), -1);
+    ics_trace_op op = {.kind = ICS_TOP_COLL,
+                       .cat = ICS_CAT_TP,
+                       .name = "tp.reduce_scatter",
+                       .comm = w->tpc,
+                       .coll = {.op = ICS_COLL_REDUCE_SCATTER,
+                                .size_bytes = last_chunk,
+                                .dtype_bytes = ics_layout_act_bytes(w->l)}};
+    on_compute(w, &op, rs);
+    return out;
+}
+
 /* ---- passes ---------------------------------------------------------------------------------- */
 
 static void layer_fwd(wl *w, bool again)
 {
+    if (tp_overlap(w)) {
+        overlapped_block(w, ICS_WL_ATTN_FWD, again ? "rec.attn" : NULL);
+        overlapped_block(w, ICS_WL_MLP_FWD, again ? "rec.mlp" : NULL);
+        return;
+    }
     tp_before(w);
     compute(w, ICS_WL_ATTN_FWD, again ? "rec.attn" : NULL);
     tp_after(w);
@@ -195,6 +268,13 @@ static void layer_bwd(wl *w, bool last_mb)
 {
     if (w->l->recompute == ICS_RECOMPUTE_FULL)
         layer_fwd(w, true);
+    if (tp_overlap(w)) {
+        grads(w, w->mlp_params, overlapped_block(w, ICS_WL_MLP_BWD, NULL), last_mb);
+        if (w->l->recompute == ICS_RECOMPUTE_SELECTIVE)
+            compute(w, ICS_WL_ATTN_RECOMP, NULL);
+        grads(w, w->attn_params, overlapped_block(w, ICS_WL_ATTN_BWD, NULL), last_mb);
+        return;
+    }
     tp_before(w);
     grads(w, w->mlp_params, compute(w, ICS_WL_MLP_BWD, NULL), last_mb);
     tp_after(w);
@@ -440,7 +520,10 @@ static bool check_blocks(const wl *w, GError **error)
 static uint64_t estimate_ops(const wl *w)
 {
     const ics_layout *l = w->l;
-    uint64_t per_layer = (l->sp ? 6 : 4) * (l->recompute == ICS_RECOMPUTE_FULL ? 3 : 2) + 2;
+    /* per layer and pass: two blocks, each with its collectives (overlapped: three compute
+     * parts and three collectives) */
+    uint64_t per_pass = tp_overlap(w) ? 12 : l->sp ? 6 : 4;
+    uint64_t per_layer = per_pass * (l->recompute == ICS_RECOMPUTE_FULL ? 3 : 2) + 2;
     uint64_t layers = (uint64_t)l->vp * (uint64_t)w->L;
     double params = layers * (w->attn_params + w->mlp_params) + w->embed_params + w->head_params;
     double buckets = params / MAX(w->bucket_params, 1.0) * (l->dist_opt ? 2 : 1) + 2;
@@ -463,7 +546,8 @@ static bool check_budget(const wl *w, GError **error)
 static void add_streams(ics_trace *tr, int rank)
 {
     static const char *const names[ICS_WL_STREAM_COUNT] = {
-        "compute", "pp.send.act", "dp", "pp.recv.act", "pp.send.grad", "pp.recv.grad"};
+        "compute",      "pp.send.act",  "dp",        "pp.recv.act",
+        "pp.send.grad", "pp.recv.grad", "tp.overlap"};
     for (int s = 0; s < ICS_WL_STREAM_COUNT; s++)
         ics_trace_add_stream(tr, rank, names[s]);
 }

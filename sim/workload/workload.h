@@ -13,7 +13,9 @@
  *                     all-reduce, the distributed optimizer's parameter all-gathers;
  *   3 "pp.recv.act"   activation recvs from the previous stage;
  *   4 "pp.send.grad"  gradient sends to the previous stage;
- *   5 "pp.recv.grad"  gradient recvs from the next stage.
+ *   5 "pp.recv.grad"  gradient recvs from the next stage;
+ *   6 "tp.overlap"    with --tp-comm-overlap, the tensor-parallel collectives that run beside
+ *                     their GEMMs (Transformer Engine's userbuffers).
  * Each point-to-point stream carries one (source, destination) channel, so matching in order
  * can never wait on an unrelated transfer (one shared stream would deadlock 1F1B, whose
  * Megatron implementation batches a send with the next recv). */
@@ -37,6 +39,7 @@ enum {
     ICS_WL_STREAM_RECV_ACT,
     ICS_WL_STREAM_SEND_GRAD,
     ICS_WL_STREAM_RECV_GRAD,
+    ICS_WL_STREAM_TP_OVERLAP,
     ICS_WL_STREAM_COUNT
 };
 

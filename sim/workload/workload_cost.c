@@ -138,18 +138,27 @@ static double qkv_out(const kern *k)
     return (k->heads + 2 * k->kv) * k->dh;
 }
 
+/* Runs GEMM (or its backward pair) `f` and returns the time it added to the block. */
+static ics_time timed(kern *k, void (*f)(kern *, double, double, double), double m, double n,
+                      double kk)
+{
+    ics_time before = k->c->dur_ps;
+    f(k, m, n, kk);
+    return k->c->dur_ps - before;
+}
+
 static void attn_block(kern *k, bool fwd)
 {
     double x = fwd ? 1 : 2; /* a backward elementwise kernel moves about twice the bytes */
     elementwise(k, x * norm_bytes(k));
     if (fwd) {
-        gemm(k, k->T, qkv_out(k), k->h);
+        k->c->gemm_in_ps = timed(k, gemm, k->T, qkv_out(k), k->h);
         attention_core(k, true);
-        gemm(k, k->T, k->h, k->heads * k->dh);
+        k->c->gemm_out_ps = timed(k, gemm, k->T, k->h, k->heads * k->dh);
     } else {
-        gemm_bwd(k, k->T, k->h, k->heads * k->dh);
+        k->c->gemm_in_ps = timed(k, gemm_bwd, k->T, k->h, k->heads * k->dh);
         attention_core(k, false);
-        gemm_bwd(k, k->T, qkv_out(k), k->h);
+        k->c->gemm_out_ps = timed(k, gemm_bwd, k->T, qkv_out(k), k->h);
     }
     elementwise(k, x * bda_bytes(k));
 }
@@ -161,13 +170,13 @@ static void mlp_block(kern *k, bool fwd)
     double act_bytes = (k->swiglu ? 3 : 2) * k->T * k->ffn * k->act;
     elementwise(k, x * norm_bytes(k));
     if (fwd) {
-        gemm(k, k->T, k->fc1, k->h);
+        k->c->gemm_in_ps = timed(k, gemm, k->T, k->fc1, k->h);
         elementwise(k, act_bytes);
-        gemm(k, k->T, k->h, k->ffn);
+        k->c->gemm_out_ps = timed(k, gemm, k->T, k->h, k->ffn);
     } else {
-        gemm_bwd(k, k->T, k->h, k->ffn);
+        k->c->gemm_in_ps = timed(k, gemm_bwd, k->T, k->h, k->ffn);
         elementwise(k, x * act_bytes);
-        gemm_bwd(k, k->T, k->fc1, k->h);
+        k->c->gemm_out_ps = timed(k, gemm_bwd, k->T, k->fc1, k->h);
     }
     elementwise(k, x * bda_bytes(k));
 }

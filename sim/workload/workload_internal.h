@@ -26,6 +26,11 @@ typedef struct {
     double bytes;    /* HBM traffic */
     ics_time dur_ps; /* the compute model's time for every kernel of the block, launches included */
     int kernels;
+    /* attention and MLP blocks: the GEMMs next to the tensor-parallel collectives, which
+     * --tp-comm-overlap runs beside them: the first consumes the gathered input (QKV, fc1; in
+     * backward the projection's or fc2's data and weight gradients), the last produces what
+     * is reduce-scattered (projection, fc2; in backward QKV's or fc1's) */
+    ics_time gemm_in_ps, gemm_out_ps;
 } ics_wl_cost;
 
 /* Costs of each block for one micro-batch on one tensor-parallel rank of layout l; g NULL:
