@@ -924,6 +924,67 @@ static void test_tp_comm_overlap(void)
     ics_hw_free(hw);
 }
 
+/* --overlap-param-gather (Megatron-Core, with the distributed optimizer): the same parameter
+ * all-gathers, bucket for bucket and byte for byte, but issued beside the first micro-batch's
+ * forward (each gating the first block that uses its bucket) instead of after the optimizer; the
+ * step is no longer for it. Interleaved, every model chunk's buckets are gathered too. */
+static int first_named(const ics_trace *tr, int rank, const char *prefix)
+{
+    for (int i = 0; i < ics_trace_nops(tr, rank); i++)
+        if (g_str_has_prefix(ics_trace_get_op(tr, rank, i)->name, prefix))
+            return i;
+    return -1;
+}
+
+static int last_named(const ics_trace *tr, int rank, const char *prefix)
+{
+    int last = -1;
+    for (int i = 0; i < ics_trace_nops(tr, rank); i++)
+        if (g_str_has_prefix(ics_trace_get_op(tr, rank, i)->name, prefix))
+            last = i;
+    return last;
+}
+
+static void test_overlap_param_gather(void)
+{
+    ics_hw *hw = load_hw("dgx-h100.json", 0);
+    ics_topo *t = ics_topo_new(hw);
+    ics_model m = small_gpt();
+    ics_layout l = ics_layout_defaults();
+    l.dp = 8;
+    l.mbs = 4;
+    l.gbs = 64;
+    l.dist_opt = true;
+    l.bucket_bytes = 4 * 4000000;
+    for (int pp = 1; pp <= 4; pp *= 4) {
+        l.pp = pp;
+        l.dp = 8 / pp;
+        l.gbs = 16 * l.dp;
+        l.vp = pp > 1 ? 2 : 1;
+        ics_trace *plain = build(&m, &l, gpu_of(hw));
+        l.overlap_param_gather = true;
+        ics_trace *over = build(&m, &l, gpu_of(hw));
+        l.overlap_param_gather = false;
+        g_assert_cmpint(count_named(over, 0, "dp.all_gather"), ==,
+                        count_named(plain, 0, "dp.all_gather"));
+        g_assert_cmpint(count_named(over, 0, "dp.all_gather"), >, 0);
+        g_assert_cmpuint(sum_coll_bytes(over, 0, ICS_CAT_DP, ICS_COLL_ALL_GATHER), ==,
+                         sum_coll_bytes(plain, 0, ICS_CAT_DP, ICS_COLL_ALL_GATHER));
+        /* before the first backward, none after the optimizer (the other way round without) */
+        g_assert_cmpint(last_named(over, 0, "dp.all_gather"), <, first_named(over, 0, "bwd."));
+        g_assert_cmpint(first_named(plain, 0, "dp.all_gather"), >,
+                        first_named(plain, 0, "optimizer"));
+        ics_time a = replay(plain, t, -1).step_ps, b = replay(over, t, -1).step_ps;
+        g_test_message("pp %d: step %.3f ms -> %.3f ms", pp, a / 1e9, b / 1e9);
+        if (pp == 1)
+            g_assert_cmpint(b, <, a);
+        ics_trace_free(plain);
+        ics_trace_free(over);
+    }
+    ics_topo_free(t);
+    ics_hw_free(hw);
+}
+
 /* Folded and full traces of a symmetric job replay to the same step (collectives memoized). */
 static void test_fold_replay(void)
 {
@@ -1005,6 +1066,7 @@ int main(int argc, char **argv)
     g_test_add_func("/workload/bubble-interleaved", test_bubble_interleaved);
     g_test_add_func("/workload/dp-overlap", test_dp_overlap);
     g_test_add_func("/workload/tp-comm-overlap", test_tp_comm_overlap);
+    g_test_add_func("/workload/overlap-param-gather", test_overlap_param_gather);
     g_test_add_func("/workload/fold-replay", test_fold_replay);
     g_test_add_func("/workload/gpt3-1024", test_gpt3_1024);
     return g_test_run();

@@ -19,6 +19,7 @@ typedef struct {
     char *model_text[ICS_MODEL_FIELD_COUNT];  /* --layers ...; kv_heads is never an option */
     char *layout_text[ICS_LAYOUT_INT_FIELDS]; /* --tp ... --gbs */
     gboolean sp, dist_opt, no_overlap, no_fold, ignore_memory, tp_comm_overlap;
+    gboolean overlap_param_gather;
     ics_cli_step_args step;
 } train_args;
 
@@ -183,6 +184,11 @@ static bool pick_layout(ics_cli_train_job *j)
     l->sp |= a->sp;
     l->dist_opt |= a->dist_opt;
     l->tp_comm_overlap |= a->tp_comm_overlap;
+    l->overlap_param_gather |= a->overlap_param_gather;
+    if (l->overlap_param_gather && !l->dist_opt)
+        return usage("--overlap-param-gather: expected --dist-opt with it (Megatron-Core "
+                     "gathers parameters only with its distributed optimizer)%s",
+                     "");
     if (a->no_overlap)
         l->overlap_grad_reduce = false;
     if (a->no_fold)
@@ -347,6 +353,10 @@ int ics_cli_train_prepare(int argc, char **argv, bool help, ics_cli_train_job **
          "activation recomputation: none (default), selective, full", "MODE"},
         {"sp", 0, 0, G_OPTION_ARG_NONE, &a->sp, "sequence parallelism", NULL},
         {"dist-opt", 0, 0, G_OPTION_ARG_NONE, &a->dist_opt, "distributed optimizer", NULL},
+        {"overlap-param-gather", 0, 0, G_OPTION_ARG_NONE, &a->overlap_param_gather,
+         "all-gather updated parameters beside the next forward (Megatron-Core, needs "
+         "--dist-opt)",
+         NULL},
         {"tp-comm-overlap", 0, 0, G_OPTION_ARG_NONE, &a->tp_comm_overlap,
          "overlap the sequence-parallel collectives with the GEMMs (Megatron-Core, needs --sp)",
          NULL},

@@ -48,11 +48,14 @@ typedef struct {
                               math's 16-bit type */
     uint64_t bucket_bytes; /* gradient bucket; 0: Megatron's default, max(40M, 1M x dp)
                               parameters at the gradient's size */
-    bool overlap_grad_reduce; /* buckets start as their gradients are ready, not after backward */
-    bool tp_comm_overlap;     /* Megatron-Core's --tp-comm-overlap (Transformer Engine's
-                                 userbuffers): each layer's sequence-parallel all-gather and
-                                 reduce-scatter run beside the GEMM that consumes or produces
-                                 them (docs/workload.md); needs sp, as in Megatron */
+    bool overlap_grad_reduce;  /* buckets start as their gradients are ready, not after backward */
+    bool overlap_param_gather; /* Megatron-Core's --overlap-param-gather: with dist_opt, the
+                                  updated parameters are all-gathered beside the next forward,
+                                  bucket by bucket, not after the optimizer (docs/workload.md) */
+    bool tp_comm_overlap;      /* Megatron-Core's --tp-comm-overlap (Transformer Engine's
+                                  userbuffers): each layer's sequence-parallel all-gather and
+                                  reduce-scatter run beside the GEMM that consumes or produces
+                                  them (docs/workload.md); needs sp, as in Megatron */
     ics_placement placement;
     ics_attention attention;
     bool fold; /* give ops only to tp rank 0 of data-parallel replica 0 of each stage (replay.h's

@@ -120,6 +120,7 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
                                        "bucket_mb",
                                        "overlap_grad_reduce",
                                        "tp_comm_overlap",
+                                       "overlap_param_gather",
                                        "placement",
                                        "fold",
                                        "attention",
@@ -138,6 +139,12 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
         ics_jr_bool(r, o, "dist_opt", false, &l->dist_opt);
         ics_jr_bool(r, o, "overlap_grad_reduce", false, &l->overlap_grad_reduce);
         ics_jr_bool(r, o, "tp_comm_overlap", false, &l->tp_comm_overlap);
+        ics_jr_bool(r, o, "overlap_param_gather", false, &l->overlap_param_gather);
+        if (l->overlap_param_gather && !l->dist_opt)
+            ics_jr_fail(r, cJSON_GetObjectItemCaseSensitive(o, "overlap_param_gather"),
+                        "overlap_param_gather",
+                        "expected it with \"dist_opt\": true (Megatron-Core gathers parameters "
+                        "only with its distributed optimizer), got it without");
         ics_jr_bool(r, o, "fold", false, &l->fold);
         int e;
         if (ics_jr_enum(r, o, "recompute", false, recompute_names, &e))

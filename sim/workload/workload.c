@@ -41,6 +41,13 @@ typedef struct {
     double fill;      /* gradient parameters of the bucket being filled */
     GArray *buckets;  /* double: parameters of each bucket, in order */
     GArray *deferred; /* double: buckets that wait for the end of the backward (no overlap) */
+    /* --overlap-param-gather: the buckets' parameter all-gathers in the order the first
+     * micro-batch's forward needs them (params_gathered), the ops issued, how many are */
+    GArray *gather;   /* double: parameters of each bucket, in forward order */
+    GArray *gathers;  /* int: the all-gather op of each bucket issued so far */
+    int pending_gate; /* an all-gather the next compute-stream op waits for, or -1 */
+    int *gate;        /* per model chunk, per forward unit: its bucket in gather (chunk_buckets) */
+    int *chunk_first; /* per model chunk (and one past): its first bucket in gather */
 } wl;
 
 /* ---- ops ------------------------------------------------------------------------------------- */
@@ -50,16 +57,19 @@ static int add(wl *w, const ics_trace_op *op, int dep)
     return ics_trace_add_op(w->trace, w->rank, op, &dep, dep >= 0 ? 1 : 0);
 }
 
-/* An op on the compute stream: it also waits for the recv the pass starts with, or `dep`. */
+/* An op on the compute stream: it also waits for the recv the pass starts with, a parameter
+ * all-gather it needs (--overlap-param-gather), or `dep`. */
 static int on_compute(wl *w, ics_trace_op *op, int dep)
 {
     op->stream = ICS_WL_STREAM_COMPUTE;
-    int deps[2], nd = 0;
+    int deps[3], nd = 0;
     if (w->pending_recv >= 0)
         deps[nd++] = w->pending_recv;
+    if (w->pending_gate >= 0)
+        deps[nd++] = w->pending_gate;
     if (dep >= 0)
         deps[nd++] = dep;
-    w->pending_recv = -1;
+    w->pending_recv = w->pending_gate = -1;
     return w->last_compute = ics_trace_add_op(w->trace, w->rank, op, deps, nd);
 }
 
@@ -179,6 +189,79 @@ static void grads(wl *w, double params, int op, bool last_mb)
         flush(w, op);
 }
 
+/* ---- parameter all-gathers beside the forward (--overlap-param-gather) ----------------------- */
+
+static bool param_gather_overlap(const wl *w)
+{
+    return w->l->overlap_param_gather && w->l->dist_opt && w->d > 1;
+}
+
+/* The gradient buckets of virtual stage v, as its last micro-batch's backward fills them: the
+ * output layer (last virtual stage), each layer's MLP then attention from the last layer down,
+ * the embedding (first); a bucket closes at the bucket size or the chunk's end, padded to a
+ * multiple of dp (flush). Appends them to w->gather in forward order and writes into unit[]
+ * (the embedding, then attention and MLP of layers 0..L-1, then the head) the index in
+ * w->gather of the bucket holding each. */
+static void chunk_buckets(wl *w, int v, int *unit)
+{
+    int n = 2 * w->L + 2, nb = 0;
+    double *size = g_new0(double, n), fill = 0;
+    int *back = g_new(int, n); /* bucket of each unit, counted in backward order */
+    for (int i = n - 1; i >= 0; i--) {
+        bool embed = i == 0, head = i == n - 1;
+        double params = head    ? (v == w->V - 1 ? w->head_params : 0)
+                        : embed ? (v == 0 ? w->embed_params : 0)
+                                : (i % 2 ? w->attn_params : w->mlp_params);
+        back[i] = nb;
+        fill += params;
+        if (fill >= w->bucket_params || (i == 0 && fill > 0)) {
+            size[nb++] = ceil(fill / w->d) * w->d;
+            fill = 0;
+        }
+    }
+    int base = (int)w->gather->len;
+    for (int b = nb - 1; b >= 0; b--)
+        g_array_append_val(w->gather, size[b]);
+    for (int i = 0; i < n; i++)
+        unit[i] = base + (nb - 1 - MIN(back[i], nb - 1));
+    g_free(size);
+    g_free(back);
+}
+
+/* Dispatches the all-gathers of buckets up to `last` (in w->gather) not dispatched yet, now:
+ * after the compute stream's last op. */
+static void gather_upto(wl *w, int last)
+{
+    while ((int)w->gathers->len <= MIN(last, (int)w->gather->len - 1)) {
+        int i = (int)w->gathers->len;
+        dp_coll(w, ICS_COLL_ALL_GATHER, g_array_index(w->gather, double, i), PARAM_BYTES,
+                w->last_compute, "dp.all_gather");
+        g_array_append_val(w->gathers, w->last_dp);
+    }
+}
+
+/* Before a forward unit of the first micro-batch: Megatron-Core's forward pre-hook waits for the
+ * all-gather of the unit's bucket k and dispatches the next bucket's (one ahead); the first
+ * bucket's is dispatched as the forward starts. The compute op after this waits for it. */
+static void param_gate(wl *w, int k)
+{
+    gather_upto(w, k + 1);
+    w->pending_gate = g_array_index(w->gathers, int, k);
+}
+
+/* The rank's buckets in forward order, every model chunk's (w->gate, w->chunk_first). */
+static void plan_gathers(wl *w)
+{
+    int n = 2 * w->L + 2, vp = w->l->vp;
+    w->gate = g_renew(int, w->gate, (size_t)vp *n);
+    w->chunk_first = g_renew(int, w->chunk_first, (size_t)vp + 1);
+    for (int c = 0; c < vp; c++) {
+        w->chunk_first[c] = (int)w->gather->len;
+        chunk_buckets(w, c * w->p + w->s, w->gate + (size_t)c * n);
+    }
+    w->chunk_first[vp] = (int)w->gather->len;
+}
+
 /* ---- tensor-parallel communication beside the GEMMs (--tp-comm-overlap) --------------------- */
 
 /* Transformer Engine's default for a pipelined reduce-scatter: 16 of the GPU's SMs run it
@@ -249,25 +332,31 @@ static int overlapped_block(wl *w, ics_wl_block b, const char *name)
 
 /* ---- passes ---------------------------------------------------------------------------------- */
 
-static void layer_fwd(wl *w, bool again)
+/* A forward block with its collectives; gate >= 0: the parameter all-gather (in w->gather)
+ * its first op waits for. */
+static void block_fwd(wl *w, ics_wl_block b, const char *name, int gate)
 {
+    if (gate >= 0)
+        param_gate(w, gate);
     if (tp_overlap(w)) {
-        overlapped_block(w, ICS_WL_ATTN_FWD, again ? "rec.attn" : NULL);
-        overlapped_block(w, ICS_WL_MLP_FWD, again ? "rec.mlp" : NULL);
+        overlapped_block(w, b, name);
         return;
     }
     tp_before(w);
-    compute(w, ICS_WL_ATTN_FWD, again ? "rec.attn" : NULL);
+    compute(w, b, name);
     tp_after(w);
-    tp_before(w);
-    compute(w, ICS_WL_MLP_FWD, again ? "rec.mlp" : NULL);
-    tp_after(w);
+}
+
+static void layer_fwd(wl *w, bool again, int gate_attn, int gate_mlp)
+{
+    block_fwd(w, ICS_WL_ATTN_FWD, again ? "rec.attn" : NULL, gate_attn);
+    block_fwd(w, ICS_WL_MLP_FWD, again ? "rec.mlp" : NULL, gate_mlp);
 }
 
 static void layer_bwd(wl *w, bool last_mb)
 {
     if (w->l->recompute == ICS_RECOMPUTE_FULL)
-        layer_fwd(w, true);
+        layer_fwd(w, true, -1, -1);
     if (tp_overlap(w)) {
         grads(w, w->mlp_params, overlapped_block(w, ICS_WL_MLP_BWD, NULL), last_mb);
         if (w->l->recompute == ICS_RECOMPUTE_SELECTIVE)
@@ -290,24 +379,38 @@ static int peer(const wl *w, int stage)
     return ics_layout_rank(w->l, w->tpr, (stage + w->p) % w->p, w->dpr);
 }
 
-static void forward(wl *w, int v)
+/* first: the first micro-batch's forward through this chunk, which with --overlap-param-gather
+ * waits for the parameters the last step's optimizer updated, bucket by bucket. */
+static void forward(wl *w, int v, bool first)
 {
+    int n = 2 * w->L + 2, c = v / w->p, *gate = g_new(int, n);
+    for (int i = 0; i < n; i++)
+        gate[i] = first && param_gather_overlap(w) ? w->gate[(size_t)c * n + i] : -1;
+    /* interleaved: Megatron-Core's schedule launches the next model chunk's parameter
+     * all-gathers as this chunk's first micro-batch starts (param_sync_func) */
+    if (first && param_gather_overlap(w) && c + 1 < w->l->vp)
+        gather_upto(w, w->chunk_first[c + 2] - 1);
     if (v > 0)
         w->pending_recv =
             p2p(w, ICS_TOP_RECV, ICS_WL_STREAM_RECV_ACT, peer(w, w->s - 1), -1, "pp.recv.act");
     if (v == 0) {
+        if (gate[0] >= 0)
+            param_gate(w, gate[0]);
         compute(w, ICS_WL_EMBED_FWD, NULL);
         tp_after(w); /* the vocabulary-parallel lookup is summed over tp ranks */
     }
     for (int i = 0; i < w->L; i++)
-        layer_fwd(w, false);
+        layer_fwd(w, false, gate[1 + 2 * i], gate[2 + 2 * i]);
     if (v == w->V - 1) {
+        if (gate[n - 1] >= 0)
+            param_gate(w, gate[n - 1]);
         tp_before(w);
         compute(w, ICS_WL_HEAD_FWD, NULL);
     } else {
         p2p(w, ICS_TOP_SEND, ICS_WL_STREAM_SEND_ACT, peer(w, w->s + 1), w->last_compute,
             "pp.send.act");
     }
+    g_free(gate);
 }
 
 static void backward(wl *w, int v, bool last_mb)
@@ -364,7 +467,9 @@ static void finish_step(wl *w)
     ics_trace_op op = compute_op(w, "optimizer", ics_compute_time(w->g, &upd), 0, upd.mem_bytes);
     op.work = ICS_WORK_ELEMENTWISE;
     int opt = on_compute(w, &op, w->last_dp);
-    if (w->l->dist_opt && w->d > 1)
+    /* with --overlap-param-gather the updated parameters are gathered beside the next step's
+     * forward: in the steady state, the all-gathers this step's forward waited for */
+    if (w->l->dist_opt && w->d > 1 && !param_gather_overlap(w))
         for (guint i = 0; i < w->buckets->len; i++)
             dp_coll(w, ICS_COLL_ALL_GATHER, g_array_index(w->buckets, double, i), PARAM_BYTES, opt,
                     "dp.all_gather");
@@ -372,16 +477,20 @@ static void finish_step(wl *w)
 
 static void write_rank(wl *w, const ics_wl_step *sched, int nsteps)
 {
-    w->last_compute = w->pending_recv = w->last_grad_op = w->last_dp = -1;
+    w->last_compute = w->pending_recv = w->last_grad_op = w->last_dp = w->pending_gate = -1;
     w->fill = 0;
     g_array_set_size(w->buckets, 0);
     g_array_set_size(w->deferred, 0);
+    g_array_set_size(w->gather, 0);
+    g_array_set_size(w->gathers, 0);
+    if (param_gather_overlap(w))
+        plan_gathers(w);
     w->tpc = w->tp_comm ? w->tp_comm[w->dpr * w->p + w->s] : -1;
     w->dpc = w->dp_comm ? w->dp_comm[w->tpr * w->p + w->s] : -1;
     for (int i = 0; i < nsteps; i++) {
         int v = sched[i].chunk * w->p + w->s;
         if (sched[i].fwd)
-            forward(w, v);
+            forward(w, v, sched[i].mb == 0);
         else
             backward(w, v, sched[i].mb == w->nmb - 1);
     }
@@ -491,6 +600,9 @@ static void setup(wl *w, const ics_model *m, const ics_layout *l, const ics_hw_g
     w->head_params = fin + (m->tied_embeddings && w->V == 1 ? 0 : word_rank);
     w->buckets = g_array_new(FALSE, FALSE, sizeof(double));
     w->deferred = g_array_new(FALSE, FALSE, sizeof(double));
+    w->gather = g_array_new(FALSE, FALSE, sizeof(double));
+    w->gathers = g_array_new(FALSE, FALSE, sizeof(int));
+    w->gate = w->chunk_first = NULL;
 }
 
 /* Each block of kernels must end within the simulator's horizon (core/time.h): the compute
@@ -561,7 +673,11 @@ ics_trace *ics_workload_build(const ics_model *m, const ics_layout *l, const ics
     setup(&w, m, l, g);
     if (!check_blocks(&w, error) || !check_budget(&w, error)) {
         g_array_free(w.buckets, TRUE);
+        g_array_free(w.gather, TRUE);
+        g_array_free(w.gathers, TRUE);
         g_array_free(w.deferred, TRUE);
+        g_free(w.gate);
+        g_free(w.chunk_first);
         return NULL;
     }
     int world = ics_layout_world(l);
@@ -586,5 +702,9 @@ ics_trace *ics_workload_build(const ics_model *m, const ics_layout *l, const ics
     g_free(w.emb_comm);
     g_array_free(w.buckets, TRUE);
     g_array_free(w.deferred, TRUE);
+    g_array_free(w.gather, TRUE);
+    g_array_free(w.gathers, TRUE);
+    g_free(w.gate);
+    g_free(w.chunk_first);
     return w.trace;
 }
