@@ -985,6 +985,32 @@ static void test_overlap_param_gather(void)
     ics_hw_free(hw);
 }
 
+/* FP8 (Transformer Engine): each linear layer's input is cast to FP8 with its transpose in
+ * forward, its output gradient likewise in backward (4 B moved per element: 2 read, 1 + 1
+ * written), two kernels more per block; the GEMMs read 1-byte operands. On the forward attention
+ * block of a multi-head model with tp 1 (QKV n = 3h, projection n = h), bytes change by the
+ * casts 4 T (h + h) less the GEMMs' halved inputs (T h + 3 h^2) + (T h + h^2). */
+static void test_fp8_casts(void)
+{
+    ics_hw *hw = load_hw("dgx-h100.json", 0);
+    ics_model m = small_gpt();
+    ics_layout l = ics_layout_defaults();
+    l.mbs = 2;
+    ics_wl_cost bf[ICS_WL_BLOCK_COUNT], f8[ICS_WL_BLOCK_COUNT];
+    ics_wl__costs(&m, &l, gpu_of(hw), bf);
+    l.dtype = ICS_DTYPE_FP8;
+    ics_wl__costs(&m, &l, gpu_of(hw), f8);
+    const ics_wl_block blocks[] = {ICS_WL_ATTN_FWD, ICS_WL_ATTN_BWD, ICS_WL_MLP_FWD,
+                                   ICS_WL_MLP_BWD};
+    for (size_t i = 0; i < G_N_ELEMENTS(blocks); i++)
+        g_assert_cmpint(f8[blocks[i]].kernels, ==, bf[blocks[i]].kernels + 2);
+    double T = 2.0 * m.seq, h = m.hidden;
+    double want = 4 * T * (h + h) - ((T * h + 3 * h * h) + (T * h + h * h));
+    g_assert_cmpfloat(fabs(f8[ICS_WL_ATTN_FWD].bytes - bf[ICS_WL_ATTN_FWD].bytes - want), <, 1);
+    g_assert_cmpint(f8[ICS_WL_ATTN_FWD].dur_ps, >, 0);
+    ics_hw_free(hw);
+}
+
 /* Folded and full traces of a symmetric job replay to the same step (collectives memoized). */
 static void test_fold_replay(void)
 {
@@ -1067,6 +1093,7 @@ int main(int argc, char **argv)
     g_test_add_func("/workload/dp-overlap", test_dp_overlap);
     g_test_add_func("/workload/tp-comm-overlap", test_tp_comm_overlap);
     g_test_add_func("/workload/overlap-param-gather", test_overlap_param_gather);
+    g_test_add_func("/workload/fp8-casts", test_fp8_casts);
     g_test_add_func("/workload/fold-replay", test_fold_replay);
     g_test_add_func("/workload/gpt3-1024", test_gpt3_1024);
     return g_test_run();

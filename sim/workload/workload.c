@@ -460,9 +460,12 @@ static void finish_step(wl *w)
         w->dpc = saved;
     }
     double params = rank_params(w) / (w->l->dist_opt ? w->d : 1);
+    /* fp8: Transformer Engine casts every weight the rank runs to FP8 (and its transpose) once
+     * a step: 2 B read, 1 + 1 B written per parameter */
+    double casts = w->l->dtype == ICS_DTYPE_FP8 ? 4 * rank_params(w) : 0;
     ics_trace_op upd = {.kind = ICS_TOP_COMPUTE,
                         .work = ICS_WORK_ELEMENTWISE,
-                        .mem_bytes = params * OPTIMIZER_BYTES_PER_PARAM,
+                        .mem_bytes = params * OPTIMIZER_BYTES_PER_PARAM + casts,
                         .dtype = ICS_DTYPE_FP32};
     ics_trace_op op = compute_op(w, "optimizer", ics_compute_time(w->g, &upd), 0, upd.mem_bytes);
     op.work = ICS_WORK_ELEMENTWISE;

@@ -76,6 +76,17 @@ static void elementwise(kern *k, double bytes)
     add(k, ICS_WORK_ELEMENTWISE, ICS_DTYPE_BF16, 0, bytes, 0, 0, 0);
 }
 
+/* Transformer Engine's FP8 (an fp8 layout): a GEMM reads FP8 operands that kernels of their own
+ * write. In forward the input is cast to FP8 with its transpose kept for the weight gradient
+ * (TE's cast_transpose: 2 B read, 1 + 1 B written per element); in backward the output gradient
+ * likewise. The scaling factors' amax reductions ride in those kernels; the weights' casts are
+ * once a step (the optimizer op, workload.c). bf16 layouts: nothing. */
+static void fp8_cast(kern *k, double elems)
+{
+    if (k->gemm_dtype == ICS_DTYPE_FP8)
+        elementwise(k, 4 * elems);
+}
+
 /* Batched GEMMs, one per (sequence, head): bf16 operands and output. */
 static void batched_gemm(kern *k, double batch, double m, double n, double kk)
 {
@@ -152,12 +163,16 @@ static void attn_block(kern *k, bool fwd)
     double x = fwd ? 1 : 2; /* a backward elementwise kernel moves about twice the bytes */
     elementwise(k, x * norm_bytes(k));
     if (fwd) {
+        fp8_cast(k, k->T * k->h);
         k->c->gemm_in_ps = timed(k, gemm, k->T, qkv_out(k), k->h);
         attention_core(k, true);
+        fp8_cast(k, k->T * k->heads * k->dh);
         k->c->gemm_out_ps = timed(k, gemm, k->T, k->h, k->heads * k->dh);
     } else {
+        fp8_cast(k, k->T * k->h);
         k->c->gemm_in_ps = timed(k, gemm_bwd, k->T, k->h, k->heads * k->dh);
         attention_core(k, false);
+        fp8_cast(k, k->T * qkv_out(k));
         k->c->gemm_out_ps = timed(k, gemm_bwd, k->T, qkv_out(k), k->h);
     }
     elementwise(k, x * bda_bytes(k));
@@ -170,12 +185,16 @@ static void mlp_block(kern *k, bool fwd)
     double act_bytes = (k->swiglu ? 3 : 2) * k->T * k->ffn * k->act;
     elementwise(k, x * norm_bytes(k));
     if (fwd) {
+        fp8_cast(k, k->T * k->h);
         k->c->gemm_in_ps = timed(k, gemm, k->T, k->fc1, k->h);
         elementwise(k, act_bytes);
+        fp8_cast(k, k->T * k->ffn);
         k->c->gemm_out_ps = timed(k, gemm, k->T, k->h, k->ffn);
     } else {
+        fp8_cast(k, k->T * k->h);
         k->c->gemm_in_ps = timed(k, gemm_bwd, k->T, k->h, k->ffn);
         elementwise(k, x * act_bytes);
+        fp8_cast(k, k->T * k->fc1);
         k->c->gemm_out_ps = timed(k, gemm_bwd, k->T, k->fc1, k->h);
     }
     elementwise(k, x * bda_bytes(k));
