@@ -1011,6 +1011,56 @@ static void test_fp8_casts(void)
     ics_hw_free(hw);
 }
 
+/* --fsdp (ZeRO-3, FSDP2 as torchtitan wraps a model): every micro-batch all-gathers each unit
+ * (the embedding, each transformer block, the final norm and output layer) before its forward
+ * and again before its backward, on the all-gather stream; the last micro-batch reduce-scatters
+ * each unit's gradients after its backward; no all-reduce, no optimizer all-gather. Bytes: the
+ * gathers move 2 x micro-batches x the parameters at 2 B, the reduce-scatters the parameters at
+ * the gradient's size (each unit padded to a multiple of dp). Memory: the shard plus two blocks
+ * whole. */
+static void test_fsdp(void)
+{
+    ics_hw *hw = load_hw("dgx-h100.json", 0);
+    ics_topo *t = ics_topo_new(hw);
+    ics_model m = small_gpt();
+    ics_layout l = ics_layout_defaults();
+    l.dp = 8;
+    l.mbs = 2;
+    l.gbs = 48; /* 3 micro-batches */
+    l.fsdp = true;
+    ics_trace *tr = build(&m, &l, gpu_of(hw));
+    int nmb = 3, units = m.layers + 2;
+    g_assert_cmpint(count_named(tr, 0, "dp.all_gather"), ==, 2 * nmb * units);
+    g_assert_cmpint(count_named(tr, 0, "dp.reduce_scatter"), ==, units);
+    g_assert_cmpint(count_named(tr, 0, "dp.all_reduce"), ==, 0);
+    double attn, mlp, sh, rep, word, pos, fin, out;
+    ics_wl__layer_rank_params(&m, 1, &attn, &mlp);
+    ics_model_edge_params(&m, &word, &pos, &fin, &out);
+    /* one stage with tied embeddings: the output layer is the embedding, gathered with it */
+    double unit[3] = {word + pos, attn + mlp, fin}, padded = 0;
+    for (int i = 0; i < 3; i++)
+        padded += ceil(unit[i] / 8) * 8 * (i == 1 ? m.layers : 1);
+    g_assert_cmpfloat(fabs((double)sum_coll_bytes(tr, 0, ICS_CAT_DP, ICS_COLL_ALL_GATHER) -
+                           2.0 * nmb * padded * 2),
+                      <, 1);
+    g_assert_cmpfloat(
+        fabs((double)sum_coll_bytes(tr, 0, ICS_CAT_DP, ICS_COLL_REDUCE_SCATTER) - padded * 4), <,
+        1);
+    int gather_stream = 0;
+    for (int i = 0; i < ics_trace_nops(tr, 0); i++)
+        gather_stream += ics_trace_get_op(tr, 0, i)->stream == ICS_WL_STREAM_GATHER;
+    g_assert_cmpint(gather_stream, ==, 2 * nmb * units);
+    g_assert_cmpint(replay(tr, t, -1).step_ps, >, 0);
+    ics_trace_free(tr);
+    ics_memory mem;
+    ics_memory_of_stage(&m, &l, 0, &mem);
+    ics_model_layer_params(&m, &sh, &rep);
+    g_assert_cmpfloat(fabs(mem.weights - 2 * (mem.params / 8 + 2 * (sh + rep))), <, 1);
+    g_assert_cmpfloat(fabs(mem.optimizer - 12 * mem.params / 8), <, 1);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+}
+
 /* Folded and full traces of a symmetric job replay to the same step (collectives memoized). */
 static void test_fold_replay(void)
 {
@@ -1094,6 +1144,7 @@ int main(int argc, char **argv)
     g_test_add_func("/workload/tp-comm-overlap", test_tp_comm_overlap);
     g_test_add_func("/workload/overlap-param-gather", test_overlap_param_gather);
     g_test_add_func("/workload/fp8-casts", test_fp8_casts);
+    g_test_add_func("/workload/fsdp", test_fsdp);
     g_test_add_func("/workload/fold-replay", test_fold_replay);
     g_test_add_func("/workload/gpt3-1024", test_gpt3_1024);
     return g_test_run();

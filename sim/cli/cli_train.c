@@ -19,7 +19,7 @@ typedef struct {
     char *model_text[ICS_MODEL_FIELD_COUNT];  /* --layers ...; kv_heads is never an option */
     char *layout_text[ICS_LAYOUT_INT_FIELDS]; /* --tp ... --gbs */
     gboolean sp, dist_opt, no_overlap, no_fold, ignore_memory, tp_comm_overlap;
-    gboolean overlap_param_gather;
+    gboolean overlap_param_gather, fsdp;
     ics_cli_step_args step;
 } train_args;
 
@@ -185,6 +185,7 @@ static bool pick_layout(ics_cli_train_job *j)
     l->dist_opt |= a->dist_opt;
     l->tp_comm_overlap |= a->tp_comm_overlap;
     l->overlap_param_gather |= a->overlap_param_gather;
+    l->fsdp |= a->fsdp;
     if (l->overlap_param_gather && !l->dist_opt)
         return usage("--overlap-param-gather: expected --dist-opt with it (Megatron-Core "
                      "gathers parameters only with its distributed optimizer)%s",
@@ -353,6 +354,9 @@ int ics_cli_train_prepare(int argc, char **argv, bool help, ics_cli_train_job **
          "activation recomputation: none (default), selective, full", "MODE"},
         {"sp", 0, 0, G_OPTION_ARG_NONE, &a->sp, "sequence parallelism", NULL},
         {"dist-opt", 0, 0, G_OPTION_ARG_NONE, &a->dist_opt, "distributed optimizer", NULL},
+        {"fsdp", 0, 0, G_OPTION_ARG_NONE, &a->fsdp,
+         "fully sharded data parallelism (ZeRO-3, FSDP2): per-block gathers and reduce-scatters",
+         NULL},
         {"overlap-param-gather", 0, 0, G_OPTION_ARG_NONE, &a->overlap_param_gather,
          "all-gather updated parameters beside the next forward (Megatron-Core, needs "
          "--dist-opt)",

@@ -121,6 +121,7 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
                                        "overlap_grad_reduce",
                                        "tp_comm_overlap",
                                        "overlap_param_gather",
+                                       "fsdp",
                                        "placement",
                                        "fold",
                                        "attention",
@@ -140,6 +141,7 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
         ics_jr_bool(r, o, "overlap_grad_reduce", false, &l->overlap_grad_reduce);
         ics_jr_bool(r, o, "tp_comm_overlap", false, &l->tp_comm_overlap);
         ics_jr_bool(r, o, "overlap_param_gather", false, &l->overlap_param_gather);
+        ics_jr_bool(r, o, "fsdp", false, &l->fsdp);
         if (l->overlap_param_gather && !l->dist_opt)
             ics_jr_fail(r, cJSON_GetObjectItemCaseSensitive(o, "overlap_param_gather"),
                         "overlap_param_gather",

@@ -179,9 +179,14 @@ static void flush(wl *w, int dep)
 /* Op `op` produced the final gradients of `params` parameters (in the last micro-batch's
  * backward); a bucket closes once it holds at least the bucket size, as Megatron's do (a
  * parameter is never split). */
+static bool fsdp(const wl *w)
+{
+    return w->l->fsdp && w->d > 1;
+}
+
 static void grads(wl *w, double params, int op, bool last_mb)
 {
-    if (!last_mb || w->d == 1)
+    if (!last_mb || w->d == 1 || fsdp(w)) /* FSDP reduce-scatters per block (fsdp_done) */
         return;
     w->fill += params;
     w->last_grad_op = op;
@@ -193,7 +198,7 @@ static void grads(wl *w, double params, int op, bool last_mb)
 
 static bool param_gather_overlap(const wl *w)
 {
-    return w->l->overlap_param_gather && w->l->dist_opt && w->d > 1;
+    return w->l->overlap_param_gather && w->l->dist_opt && !w->l->fsdp && w->d > 1;
 }
 
 /* The gradient buckets of virtual stage v, as its last micro-batch's backward fills them: the
@@ -260,6 +265,79 @@ static void plan_gathers(wl *w)
         chunk_buckets(w, c * w->p + w->s, w->gate + (size_t)c * n);
     }
     w->chunk_first[vp] = (int)w->gather->len;
+}
+
+/* ---- fully sharded data parallelism (--fsdp) ------------------------------------------------- */
+
+/* The units FSDP gathers whole, of virtual stage v in forward order: the embedding (first
+ * virtual stage), each transformer block (torchtitan wraps each in fully_shard), the final norm
+ * and output layer (last); their parameters on one tensor-parallel rank into params[]; returns
+ * the count (at most L + 2). */
+static int fsdp_units(const wl *w, int v, double *params)
+{
+    int n = 0;
+    if (v == 0)
+        params[n++] = w->embed_params;
+    for (int i = 0; i < w->L; i++)
+        params[n++] = w->attn_params + w->mlp_params;
+    if (v == w->V - 1)
+        params[n++] = w->head_params;
+    return n;
+}
+
+/* One pass's units in the pass's order and their all-gathers issued so far (-1: not yet). */
+typedef struct {
+    int n;
+    double *params;
+    int *ids;
+} fsdp_pass;
+
+/* Before unit i of a pass: its all-gather and the next unit's are issued once the compute
+ * stream gets here (FSDP2 prefetches one ahead), and the unit's first op waits for its own. */
+static void fsdp_gate(wl *w, fsdp_pass *fp, int i)
+{
+    for (int j = i; j <= MIN(i + 1, fp->n - 1); j++) {
+        if (fp->ids[j] >= 0)
+            continue;
+        ics_trace_op op = {
+            .kind = ICS_TOP_COLL,
+            .stream = ICS_WL_STREAM_GATHER,
+            .cat = ICS_CAT_DP,
+            .name = "dp.all_gather",
+            .comm = w->dpc,
+            .coll = {.op = ICS_COLL_ALL_GATHER,
+                     .size_bytes = (uint64_t)(ceil(fp->params[j] / w->d) * w->d) * PARAM_BYTES,
+                     .dtype_bytes = PARAM_BYTES}};
+        fp->ids[j] = add(w, &op, w->last_compute);
+    }
+    w->pending_gate = fp->ids[i];
+}
+
+static void fsdp_pass_init(const wl *w, int v, bool backward, fsdp_pass *fp)
+{
+    double *p = g_new(double, w->L + 2);
+    fp->n = fsdp_units(w, v, p);
+    fp->params = g_new(double, fp->n);
+    fp->ids = g_new(int, fp->n);
+    for (int i = 0; i < fp->n; i++) {
+        fp->params[i] = backward ? p[fp->n - 1 - i] : p[i];
+        fp->ids[i] = -1;
+    }
+    g_free(p);
+}
+
+static void fsdp_pass_clear(fsdp_pass *fp)
+{
+    g_free(fp->params);
+    g_free(fp->ids);
+}
+
+/* After unit i's backward in the last micro-batch: its gradients reduce-scattered over dp. */
+static void fsdp_done(wl *w, const fsdp_pass *fp, int i, bool last_mb)
+{
+    if (last_mb)
+        dp_coll(w, ICS_COLL_REDUCE_SCATTER, ceil(fp->params[i] / w->d) * w->d, w->grad_bytes,
+                w->last_compute, "dp.reduce_scatter");
 }
 
 /* ---- tensor-parallel communication beside the GEMMs (--tp-comm-overlap) --------------------- */
@@ -390,20 +468,31 @@ static void forward(wl *w, int v, bool first)
      * all-gathers as this chunk's first micro-batch starts (param_sync_func) */
     if (first && param_gather_overlap(w) && c + 1 < w->l->vp)
         gather_upto(w, w->chunk_first[c + 2] - 1);
+    fsdp_pass fp = {0};
+    int u = 0; /* the FSDP unit next */
+    if (fsdp(w))
+        fsdp_pass_init(w, v, false, &fp);
     if (v > 0)
         w->pending_recv =
             p2p(w, ICS_TOP_RECV, ICS_WL_STREAM_RECV_ACT, peer(w, w->s - 1), -1, "pp.recv.act");
     if (v == 0) {
         if (gate[0] >= 0)
             param_gate(w, gate[0]);
+        if (fp.n)
+            fsdp_gate(w, &fp, u++);
         compute(w, ICS_WL_EMBED_FWD, NULL);
         tp_after(w); /* the vocabulary-parallel lookup is summed over tp ranks */
     }
-    for (int i = 0; i < w->L; i++)
+    for (int i = 0; i < w->L; i++) {
+        if (fp.n)
+            fsdp_gate(w, &fp, u++);
         layer_fwd(w, false, gate[1 + 2 * i], gate[2 + 2 * i]);
+    }
     if (v == w->V - 1) {
         if (gate[n - 1] >= 0)
             param_gate(w, gate[n - 1]);
+        if (fp.n)
+            fsdp_gate(w, &fp, u++);
         tp_before(w);
         compute(w, ICS_WL_HEAD_FWD, NULL);
     } else {
@@ -411,23 +500,42 @@ static void forward(wl *w, int v, bool first)
             "pp.send.act");
     }
     g_free(gate);
+    fsdp_pass_clear(&fp);
 }
 
 static void backward(wl *w, int v, bool last_mb)
 {
+    fsdp_pass fp = {0};
+    int u = 0; /* the FSDP unit next, from the last */
+    if (fsdp(w))
+        fsdp_pass_init(w, v, true, &fp);
     if (v < w->V - 1)
         w->pending_recv =
             p2p(w, ICS_TOP_RECV, ICS_WL_STREAM_RECV_GRAD, peer(w, w->s + 1), -1, "pp.recv.grad");
     if (v == w->V - 1) {
+        if (fp.n)
+            fsdp_gate(w, &fp, u);
         grads(w, w->head_params, compute(w, ICS_WL_HEAD_BWD, NULL), last_mb);
         tp_after(w); /* the output layer's input gradient, summed over tp ranks */
+        if (fp.n)
+            fsdp_done(w, &fp, u++, last_mb);
     }
-    for (int i = 0; i < w->L; i++)
+    for (int i = 0; i < w->L; i++) {
+        if (fp.n)
+            fsdp_gate(w, &fp, u);
         layer_bwd(w, last_mb);
+        if (fp.n)
+            fsdp_done(w, &fp, u++, last_mb);
+    }
     if (v == 0) {
+        if (fp.n)
+            fsdp_gate(w, &fp, u);
         tp_before(w);
         grads(w, w->embed_params, compute(w, ICS_WL_EMBED_BWD, NULL), last_mb);
+        if (fp.n)
+            fsdp_done(w, &fp, u++, last_mb);
     }
+    fsdp_pass_clear(&fp);
     if (last_mb)
         flush(w, w->last_grad_op);
     if (v > 0)
@@ -459,7 +567,7 @@ static void finish_step(wl *w)
                 w->grad_bytes, w->last_compute, "dp.embedding_all_reduce");
         w->dpc = saved;
     }
-    double params = rank_params(w) / (w->l->dist_opt ? w->d : 1);
+    double params = rank_params(w) / (w->l->dist_opt || fsdp(w) ? w->d : 1);
     /* fp8: Transformer Engine casts every weight the rank runs to FP8 (and its transpose) once
      * a step: 2 B read, 1 + 1 B written per parameter */
     double casts = w->l->dtype == ICS_DTYPE_FP8 ? 4 * rank_params(w) : 0;
@@ -472,7 +580,7 @@ static void finish_step(wl *w)
     int opt = on_compute(w, &op, w->last_dp);
     /* with --overlap-param-gather the updated parameters are gathered beside the next step's
      * forward: in the steady state, the all-gathers this step's forward waited for */
-    if (w->l->dist_opt && w->d > 1 && !param_gather_overlap(w))
+    if (w->l->dist_opt && w->d > 1 && !param_gather_overlap(w) && !fsdp(w))
         for (guint i = 0; i < w->buckets->len; i++)
             dp_coll(w, ICS_COLL_ALL_GATHER, g_array_index(w->buckets, double, i), PARAM_BYTES, opt,
                     "dp.all_gather");
@@ -637,7 +745,7 @@ static uint64_t estimate_ops(const wl *w)
     const ics_layout *l = w->l;
     /* per layer and pass: two blocks, each with its collectives (overlapped: three compute
      * parts and three collectives) */
-    uint64_t per_pass = tp_overlap(w) ? 12 : l->sp ? 6 : 4;
+    uint64_t per_pass = (tp_overlap(w) ? 12 : l->sp ? 6 : 4) + (fsdp(w) ? 2 : 0);
     uint64_t per_layer = per_pass * (l->recompute == ICS_RECOMPUTE_FULL ? 3 : 2) + 2;
     uint64_t layers = (uint64_t)l->vp * (uint64_t)w->L;
     double params = layers * (w->attn_params + w->mlp_params) + w->embed_params + w->head_params;
@@ -661,8 +769,8 @@ static bool check_budget(const wl *w, GError **error)
 static void add_streams(ics_trace *tr, int rank)
 {
     static const char *const names[ICS_WL_STREAM_COUNT] = {
-        "compute",      "pp.send.act",  "dp",        "pp.recv.act",
-        "pp.send.grad", "pp.recv.grad", "tp.overlap"};
+        "compute",      "pp.send.act",  "dp",         "pp.recv.act",
+        "pp.send.grad", "pp.recv.grad", "tp.overlap", "dp.gather"};
     for (int s = 0; s < ICS_WL_STREAM_COUNT; s++)
         ics_trace_add_stream(tr, rank, names[s]);
 }

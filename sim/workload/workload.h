@@ -15,7 +15,9 @@
  *   4 "pp.send.grad"  gradient sends to the previous stage;
  *   5 "pp.recv.grad"  gradient recvs from the next stage;
  *   6 "tp.overlap"    with --tp-comm-overlap, the tensor-parallel collectives that run beside
- *                     their GEMMs (Transformer Engine's userbuffers).
+ *                     their GEMMs (Transformer Engine's userbuffers);
+ *   7 "dp.gather"     with --fsdp, the parameter all-gathers (FSDP2's all-gather stream; its
+ *                     reduce-scatters go on "dp").
  * Each point-to-point stream carries one (source, destination) channel, so matching in order
  * can never wait on an unrelated transfer (one shared stream would deadlock 1F1B, whose
  * Megatron implementation batches a send with the next recv). */
@@ -40,6 +42,7 @@ enum {
     ICS_WL_STREAM_SEND_GRAD,
     ICS_WL_STREAM_RECV_GRAD,
     ICS_WL_STREAM_TP_OVERLAP,
+    ICS_WL_STREAM_GATHER,
     ICS_WL_STREAM_COUNT
 };
 
