@@ -17,6 +17,7 @@ int ics_cli_bench(int argc, char **argv);
 int ics_cli_collective(int argc, char **argv);
 int ics_cli_replay(int argc, char **argv);
 int ics_cli_train(int argc, char **argv);
+int ics_cli_infer(int argc, char **argv);
 int ics_cli_calibrate(int argc, char **argv);
 int ics_cli_sweep(int argc, char **argv);
 

@@ -29,6 +29,7 @@
 #include "hw/hw.h"
 #include "trace/trace.h"
 #include "workload/compute.h"
+#include "workload/infer.h"
 #include "workload/layout.h"
 #include "workload/memory.h"
 #include "workload/model.h"

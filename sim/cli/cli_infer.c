@@ -1,0 +1,250 @@
+/* `icsim infer`: a static batch served by one tensor-parallel instance: time to first token
+ * (the prefill), time per output token (a decode step), output tokens per second, and memory per
+ * GPU (weights, KV cache). The compute of each pass comes from the workload module's inference
+ * plan (workload/infer.h); its two all-reduces per layer are simulated on the system's links as
+ * `icsim collective` runs them (NCCL's tuner and protocols: at decode's small sizes, LL and
+ * latency). docs/cli.md, docs/workload.md ("Inference"). */
+#include "cli/cli.h"
+#include "cli/cli_common.h"
+#include "core/core.h"
+#include "workload/workload.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+typedef struct {
+    char *system, *model, *models, *tp, *batch, *input, *output, *dtype, *engine;
+    gboolean json, ignore_memory;
+} infer_args;
+
+static void args_free(infer_args *a)
+{
+    char *strs[] = {a->system, a->model,  a->models, a->tp,    a->batch,
+                    a->input,  a->output, a->dtype,  a->engine};
+    for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
+        g_free(strs[i]);
+}
+
+/* The numbers and words of the command line, checked before anything loads. */
+static bool read_layout(const infer_args *a, ics_infer_layout *l, GError **err)
+{
+    *l = (ics_infer_layout){
+        .tp = 1, .batch = 1, .input = 128, .output = 128, .dtype = ICS_DTYPE_BF16};
+    if (!ics_cli_int_in("--tp", a->tp, 1, 1 << 16, &l->tp, err) ||
+        !ics_cli_int_in("--batch", a->batch, 1, 1 << 20, &l->batch, err) ||
+        !ics_cli_int_in("--input", a->input, 1, 1 << 24, &l->input, err) ||
+        !ics_cli_int_in("--output", a->output, 1, 1 << 24, &l->output, err))
+        return false;
+    if (a->dtype) {
+        static const char *const names[] = {"bf16", "fp16", "fp8"};
+        static const ics_dtype types[] = {ICS_DTYPE_BF16, ICS_DTYPE_FP16, ICS_DTYPE_FP8};
+        size_t i = 0;
+        while (i < G_N_ELEMENTS(names) && strcmp(names[i], a->dtype) != 0)
+            i++;
+        if (i == G_N_ELEMENTS(names)) {
+            char *esc = g_strescape(a->dtype, NULL);
+            g_set_error(err, ICS_ERROR, ICS_ERROR_INPUT,
+                        "--dtype: expected bf16, fp16 or fp8, got \"%s\"", esc);
+            g_free(esc);
+            return false;
+        }
+        l->dtype = types[i];
+    }
+    if (!a->system || !a->model) {
+        g_set_error(err, ICS_ERROR, ICS_ERROR_INPUT, "%s: expected one, got none",
+                    a->system ? "--model" : "-s/--system");
+        return false;
+    }
+    return true;
+}
+
+/* One all-reduce of `bytes` on the instance's GPUs, microseconds (0 with one GPU). */
+static double allreduce_us(ics_comm *comm, int tp, uint64_t bytes)
+{
+    if (tp == 1)
+        return 0;
+    ics_coll_req req = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = bytes, .dtype_bytes = 2};
+    ics_coll_tuning tu = {.nvls_enable = true};
+    ics_coll_result r;
+    return ics_comm_run(comm, &req, &tu, &r) ? ics_time_to_us(r.time_ps) : 0;
+}
+
+typedef struct {
+    double ttft_s, tpot_s, tokens_per_s;
+    double prefill_comm_s, decode_comm_s;
+} figures;
+
+static figures figures_of(const ics_model *m, const ics_infer_layout *l, const ics_infer_plan *p,
+                          ics_comm *comm)
+{
+    figures f = {0};
+    double ar_pre = allreduce_us(comm, l->tp, p->prefill.allreduce_bytes) * 1e-6;
+    double ar_dec = allreduce_us(comm, l->tp, p->decode.allreduce_bytes) * 1e-6;
+    f.prefill_comm_s = m->layers * 2 * ar_pre;
+    f.decode_comm_s = m->layers * 2 * ar_dec;
+    f.ttft_s = m->layers * ics_time_to_s(p->prefill.layer_ps) + f.prefill_comm_s +
+               ics_time_to_s(p->prefill.head_ps);
+    f.tpot_s = m->layers * ics_time_to_s(p->decode.layer_ps) + f.decode_comm_s +
+               ics_time_to_s(p->decode.head_ps);
+    /* the prefill gives the first token; the rest take a decode step each */
+    double total = f.ttft_s + (l->output - 1) * f.tpot_s;
+    f.tokens_per_s = (double)l->batch * l->output / total;
+    return f;
+}
+
+static void report_text(const ics_model *m, const ics_infer_layout *l, const ics_infer_plan *p,
+                        const figures *f, double hbm, GString *out)
+{
+    g_string_append_printf(
+        out, "%s on %d GPU%s (TP %d), batch %d, %d prompt + %d output tokens, %s\n", m->name, l->tp,
+        l->tp > 1 ? "s" : "", l->tp, l->batch, l->input, l->output, ics_dtype_name(l->dtype));
+    g_string_append_printf(out, "time to first token          %12.3f ms   (all-reduces %.3f ms)\n",
+                           f->ttft_s * 1e3, f->prefill_comm_s * 1e3);
+    g_string_append_printf(out, "time per output token         %12.3f ms   (all-reduces %.3f ms)\n",
+                           f->tpot_s * 1e3, f->decode_comm_s * 1e3);
+    g_string_append_printf(out, "output tokens/s              %12.1f   (%.1f per GPU)\n",
+                           f->tokens_per_s, f->tokens_per_s / l->tp);
+    g_string_append_printf(
+        out, "memory per GPU               %12.1f GB of %.1f: weights %.1f, KV cache %.1f\n",
+        (p->weight_bytes + p->kv_bytes) / 1e9, hbm / 1e9, p->weight_bytes / 1e9, p->kv_bytes / 1e9);
+}
+
+static void report_json(const ics_model *m, const ics_infer_layout *l, const ics_infer_plan *p,
+                        const figures *f, double hbm, GString *out)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "model", m->name);
+    cJSON_AddNumberToObject(o, "tp", l->tp);
+    cJSON_AddNumberToObject(o, "batch", l->batch);
+    cJSON_AddNumberToObject(o, "input", l->input);
+    cJSON_AddNumberToObject(o, "output", l->output);
+    cJSON_AddStringToObject(o, "dtype", ics_dtype_name(l->dtype));
+    cJSON_AddNumberToObject(o, "ttft_ms", f->ttft_s * 1e3);
+    cJSON_AddNumberToObject(o, "tpot_ms", f->tpot_s * 1e3);
+    cJSON_AddNumberToObject(o, "output_tokens_per_s", f->tokens_per_s);
+    cJSON_AddNumberToObject(o, "prefill_allreduce_ms", f->prefill_comm_s * 1e3);
+    cJSON_AddNumberToObject(o, "decode_allreduce_ms", f->decode_comm_s * 1e3);
+    cJSON_AddNumberToObject(o, "weights_gb", p->weight_bytes / 1e9);
+    cJSON_AddNumberToObject(o, "kv_cache_gb", p->kv_bytes / 1e9);
+    cJSON_AddNumberToObject(o, "gpu_gb", hbm / 1e9);
+    char *s = cJSON_PrintUnformatted(o);
+    g_string_append_printf(out, "%s\n", s);
+    cJSON_free(s);
+    cJSON_Delete(o);
+}
+
+static int run(const infer_args *a, const ics_infer_layout *l)
+{
+    GError *err = NULL;
+    ics_model_catalog *cat =
+        a->models ? ics_model_catalog_load(a->models, &err) : ics_model_catalog_load_default(&err);
+    if (!cat)
+        return ics_cli_fail("infer", err);
+    int rc = ICS_EXIT_USAGE;
+    const ics_model *m = ics_model_find(cat, a->model);
+    ics_cli_setup su = {0};
+    if (!m) {
+        char *esc = g_strescape(a->model, NULL);
+        ics_cli_fail("infer",
+                     g_error_new(ICS_ERROR, ICS_ERROR_INPUT,
+                                 "--model: expected a model of the catalog, got \"%s\"", esc));
+        g_free(esc);
+        goto done;
+    }
+    if (!ics_cli_setup_open(&su, a->system, 0))
+        goto done;
+    const ics_hw_gpu_type *g = ics_hw_node_of(su.hw)->gpu_type;
+    int gpn = ics_topo_gpus_per_node(su.t);
+    if (l->tp > gpn * ics_topo_nodes(su.t)) {
+        ics_cli_fail("infer", g_error_new(ICS_ERROR, ICS_ERROR_INPUT,
+                                          "--tp: expected at most the system's %d GPUs, got %d",
+                                          gpn * ics_topo_nodes(su.t), l->tp));
+        goto done;
+    }
+    if (!ics_infer_check(m, l, g, &err)) {
+        rc = ics_cli_fail("infer", err);
+        goto done;
+    }
+    ics_infer_plan p;
+    ics_infer_plan_make(m, l, g, &p);
+    double hbm = (double)g->hbm_bytes;
+    if (p.weight_bytes + p.kv_bytes > hbm && !a->ignore_memory) {
+        fprintf(stderr,
+                "icsim infer: the batch does not fit: %.1f GB per GPU (weights %.1f, KV cache "
+                "%.1f), the %s has %.1f GB; raise --tp, lower --batch or the lengths, use "
+                "--dtype fp8, or run it anyway with --ignore-memory\n",
+                (p.weight_bytes + p.kv_bytes) / 1e9, p.weight_bytes / 1e9, p.kv_bytes / 1e9,
+                g->product, hbm / 1e9);
+        goto done;
+    }
+    const ics_net_ops *backend = ics_net_backend(a->engine ? a->engine : "analytic");
+    if (!backend || (a->engine && strcmp(a->engine, "flow") == 0)) {
+        char *esc = g_strescape(a->engine, NULL);
+        ics_cli_fail("infer",
+                     g_error_new(ICS_ERROR, ICS_ERROR_INPUT,
+                                 "--engine: expected analytic or packet, got \"%s\"", esc));
+        g_free(esc);
+        goto done;
+    }
+    ics_cli_setup_comm(&su, MIN(gpn, l->tp), l->tp, backend, NULL);
+    figures f = figures_of(m, l, &p, su.comm);
+    GString *out = g_string_new(NULL);
+    if (a->json)
+        report_json(m, l, &p, &f, hbm, out);
+    else
+        report_text(m, l, &p, &f, hbm, out);
+    ics_cli_emit(out);
+    rc = ICS_EXIT_OK;
+done:
+    ics_cli_setup_close(&su);
+    ics_model_catalog_free(cat);
+    return rc;
+}
+
+int ics_cli_infer(int argc, char **argv)
+{
+    infer_args a = {0};
+    const GOptionEntry entries[] = {
+        {"system", 's', 0, G_OPTION_ARG_FILENAME, &a.system, "hardware model (node or cluster)",
+         "FILE"},
+        {"model", 0, 0, G_OPTION_ARG_STRING, &a.model, "a model of the catalog", "NAME"},
+        {"models", 0, 0, G_OPTION_ARG_FILENAME, &a.models,
+         "model catalog (default: models/models.json)", "FILE"},
+        {"tp", 0, 0, G_OPTION_ARG_STRING, &a.tp, "tensor-parallel GPUs (default 1)", "T"},
+        {"batch", 0, 0, G_OPTION_ARG_STRING, &a.batch, "requests decoded together (default 1)",
+         "B"},
+        {"input", 0, 0, G_OPTION_ARG_STRING, &a.input, "prompt tokens (default 128)", "N"},
+        {"output", 0, 0, G_OPTION_ARG_STRING, &a.output, "generated tokens (default 128)", "N"},
+        {"dtype", 0, 0, G_OPTION_ARG_STRING, &a.dtype,
+         "weights and GEMMs: bf16 (default), fp16 or fp8", "TYPE"},
+        {"engine", 0, 0, G_OPTION_ARG_STRING, &a.engine,
+         "network engine for the all-reduces: analytic (default) or packet", "ENGINE"},
+        {"json", 0, 0, G_OPTION_ARG_NONE, &a.json, "the figures as one JSON object", NULL},
+        {"ignore-memory", 0, 0, G_OPTION_ARG_NONE, &a.ignore_memory,
+         "run a batch whose weights and KV cache exceed the GPU's memory", NULL},
+        G_OPTION_ENTRY_NULL};
+    int rc = ICS_EXIT_USAGE;
+    if (!ics_cli_parse("infer", "", "Prefill and decode of a static batch on one TP instance.",
+                       entries, &argc, &argv))
+        goto done;
+    if (argc > 1) {
+        char *esc = g_strescape(argv[1], NULL);
+        rc = ics_cli_fail("infer", g_error_new(ICS_ERROR, ICS_ERROR_INPUT,
+                                               "expected no positional argument, got \"%s\"", esc));
+        g_free(esc);
+        goto done;
+    }
+    ics_infer_layout l;
+    GError *err = NULL;
+    if (!read_layout(&a, &l, &err)) {
+        rc = ics_cli_fail("infer", err);
+        goto done;
+    }
+    rc = run(&a, &l);
+done:
+    args_free(&a);
+    return rc;
+}

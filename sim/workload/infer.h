@@ -1,0 +1,50 @@
+/* Inference of a transformer on one tensor-parallel instance, as serving engines run a static
+ * batch: a prefill of every request's prompt, then one decode step per output token, each step a
+ * forward pass of every layer with two tensor-parallel all-reduces (after attention and after
+ * the MLP; engines do not use sequence parallelism here). This file prices the compute of each
+ * pass with the GPU compute model (compute.h) and says which all-reduces it makes; the caller
+ * times those on the machine's links (`icsim infer`, cli_infer.c), so the network model stays
+ * the collectives module's. docs/workload.md, "Inference", gives every term. */
+#ifndef ICS_INFER_H
+#define ICS_INFER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hw/hw.h"
+#include "workload/model.h"
+
+typedef struct {
+    int tp;          /* tensor-parallel GPUs of the instance */
+    int batch;       /* requests decoded together */
+    int input;       /* prompt tokens per request */
+    int output;      /* generated tokens per request */
+    ics_dtype dtype; /* weights and GEMMs: bf16, fp16 or fp8; activations and KV cache 16-bit */
+} ics_infer_layout;
+
+/* One forward pass of one layer on one GPU, and the pass's all-reduces. */
+typedef struct {
+    double tokens;            /* rows the GEMMs see (batch x prompt in prefill, batch in decode) */
+    ics_time layer_ps;        /* the compute of one layer, every kernel with its launch */
+    ics_time head_ps;         /* final norm and logits (the last token of each request) */
+    uint64_t allreduce_bytes; /* each of the layer's two all-reduces (tokens x hidden, 16-bit) */
+} ics_infer_pass;
+
+typedef struct {
+    ics_infer_pass prefill; /* the prompts */
+    ics_infer_pass decode;  /* one output token, at the mean context (prompt + output / 2) */
+    double weight_bytes;    /* per GPU */
+    double kv_bytes;        /* per GPU, the whole batch at its longest context */
+} ics_infer_plan;
+
+/* The checks a command line's numbers get: tp divides the heads, the KV heads and the MLP;
+ * batch, input and output >= 1 and their product bounded; the GPU runs the dtype. False and
+ * *error (ICS_ERROR_INPUT) "tp: expected a divisor of the model's heads (64), got 3". */
+bool ics_infer_check(const ics_model *m, const ics_infer_layout *l, const ics_hw_gpu_type *g,
+                     GError **error);
+
+/* The plan of a checked layout on GPU type g. */
+void ics_infer_plan_make(const ics_model *m, const ics_infer_layout *l, const ics_hw_gpu_type *g,
+                         ics_infer_plan *out);
+
+#endif
