@@ -1057,6 +1057,38 @@ static void test_fsdp(void)
     ics_model_layer_params(&m, &sh, &rep);
     g_assert_cmpfloat(fabs(mem.weights - 2 * (mem.params / 8 + 2 * (sh + rep))), <, 1);
     g_assert_cmpfloat(fabs(mem.optimizer - 12 * mem.params / 8), <, 1);
+    /* HSDP (--fsdp-shard 4 of dp 8): the gathers and reduce-scatters over groups of 4 (units
+     * padded to 4), then each shard all-reduced over the 2 replicas; memory sharded by 4 */
+    l.fsdp_shard = 4;
+    tr = build(&m, &l, gpu_of(hw));
+    g_assert_cmpint(count_named(tr, 0, "dp.all_gather"), ==, 2 * nmb * units);
+    g_assert_cmpint(count_named(tr, 0, "dp.replicate_all_reduce"), ==, units);
+    double padded4 = 0;
+    for (int i = 0; i < 3; i++)
+        padded4 += ceil(unit[i] / 4) * 4 * (i == 1 ? m.layers : 1);
+    g_assert_cmpfloat(fabs((double)sum_coll_bytes(tr, 0, ICS_CAT_DP, ICS_COLL_ALL_GATHER) -
+                           2.0 * nmb * padded4 * 2),
+                      <, 1);
+    g_assert_cmpfloat(
+        fabs((double)sum_coll_bytes(tr, 0, ICS_CAT_DP, ICS_COLL_ALL_REDUCE) - padded4 / 4 * 4), <,
+        1);
+    for (int i = 0; i < ics_trace_nops(tr, 0); i++) {
+        const ics_trace_op *op = ics_trace_get_op(tr, 0, i);
+        int n;
+        if (op->kind == ICS_TOP_COLL && op->cat == ICS_CAT_DP) {
+            ics_trace_comm_ranks(tr, op->comm, &n);
+            g_assert_cmpint(n, ==, op->coll.op == ICS_COLL_ALL_REDUCE ? 2 : 4);
+        }
+    }
+    g_assert_cmpint(replay(tr, t, -1).step_ps, >, 0);
+    ics_trace_free(tr);
+    ics_memory_of_stage(&m, &l, 0, &mem);
+    g_assert_cmpfloat(fabs(mem.optimizer - 12 * mem.params / 4), <, 1);
+    l.fsdp_shard = 3; /* does not divide dp */
+    GError *err = NULL;
+    g_assert_false(ics_layout_check(&l, &m, &err));
+    g_assert_nonnull(strstr(err->message, "expected a multiple of fsdp_shard (3)"));
+    g_error_free(err);
     ics_topo_free(t);
     ics_hw_free(hw);
 }

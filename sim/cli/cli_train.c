@@ -15,7 +15,7 @@
 /* The options as given: strings, NULL when not given (cli_common.h says why numbers are text). */
 typedef struct {
     char *system, *model, *models, *recompute, *dtype, *placement, *attention, *grad_dtype;
-    char *trace_out, *nodes, *bucket_mb;
+    char *trace_out, *nodes, *bucket_mb, *fsdp_shard;
     char *model_text[ICS_MODEL_FIELD_COUNT];  /* --layers ...; kv_heads is never an option */
     char *layout_text[ICS_LAYOUT_INT_FIELDS]; /* --tp ... --gbs */
     gboolean sp, dist_opt, no_overlap, no_fold, ignore_memory, tp_comm_overlap;
@@ -129,6 +129,8 @@ static bool layout_numbers(ics_cli_train_job *j)
         return failed(err);
     if (j->a.bucket_mb)
         l->bucket_bytes = (uint64_t)(mb * 1024 * 1024);
+    if (!ics_cli_int_in("--fsdp-shard", j->a.fsdp_shard, 1, 1 << 16, &l->fsdp_shard, &err))
+        return failed(err);
     return true;
 }
 
@@ -307,7 +309,7 @@ void ics_cli_train_job_free(ics_cli_train_job *j)
     ics_cli_step_args_clear(&a->step);
     char **strs[] = {&a->system,    &a->model,     &a->models,    &a->recompute,
                      &a->dtype,     &a->placement, &a->attention, &a->grad_dtype,
-                     &a->trace_out, &a->nodes,     &a->bucket_mb};
+                     &a->trace_out, &a->nodes,     &a->bucket_mb, &a->fsdp_shard};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_free(*strs[i]);
     for (int f = 0; f < ICS_MODEL_FIELD_COUNT; f++) {
@@ -357,6 +359,8 @@ int ics_cli_train_prepare(int argc, char **argv, bool help, ics_cli_train_job **
         {"fsdp", 0, 0, G_OPTION_ARG_NONE, &a->fsdp,
          "fully sharded data parallelism (ZeRO-3, FSDP2): per-block gathers and reduce-scatters",
          NULL},
+        {"fsdp-shard", 0, 0, G_OPTION_ARG_STRING, &a->fsdp_shard,
+         "HSDP: shard over groups of N dp ranks, replicate across them (with --fsdp)", "N"},
         {"overlap-param-gather", 0, 0, G_OPTION_ARG_NONE, &a->overlap_param_gather,
          "all-gather updated parameters beside the next forward (Megatron-Core, needs "
          "--dist-opt)",

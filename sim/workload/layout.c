@@ -236,6 +236,14 @@ static bool check_model(const ics_layout *l, const ics_model *m, namer *nm, GErr
         return fail(error, ICS_ERROR_INPUT,
                     "%s: expected pp x vp a divisor of the model's layers (%d), got %d x %d = %lld",
                     name_of(nm, ICS_LAYOUT_PP), m->layers, l->pp, l->vp, (long long)chunks);
+    if (l->fsdp_shard > 0 && !l->fsdp)
+        return fail(error, ICS_ERROR_INPUT,
+                    "%s: expected fsdp with fsdp_shard (%d: HSDP shards inside groups of dp), "
+                    "got fsdp off",
+                    name_of(nm, ICS_LAYOUT_DP), l->fsdp_shard);
+    if (l->fsdp_shard < 0 || (l->fsdp_shard > 0 && l->dp % l->fsdp_shard))
+        return fail(error, ICS_ERROR_INPUT, "%s: expected a multiple of fsdp_shard (%d), got %d",
+                    name_of(nm, ICS_LAYOUT_DP), l->fsdp_shard, l->dp);
     if (l->tp_comm_overlap && !l->sp && l->tp > 1)
         return fail(error, ICS_ERROR_INPUT,
                     "%s: expected sequence parallelism with tp_comm_overlap (Megatron-Core "

@@ -49,10 +49,13 @@ typedef struct {
     uint64_t bucket_bytes; /* gradient bucket; 0: Megatron's default, max(40M, 1M x dp)
                               parameters at the gradient's size */
     bool overlap_grad_reduce; /* buckets start as their gradients are ready, not after backward */
-    bool fsdp; /* fully sharded data parallelism (ZeRO-3, PyTorch FSDP2 as torchtitan runs it):
-                  each transformer block's parameters all-gathered before its forward and again
-                  before its backward, its gradients reduce-scattered after, all sharded over
-                  dp (docs/workload.md) */
+    bool fsdp;      /* fully sharded data parallelism (ZeRO-3, PyTorch FSDP2 as torchtitan runs it):
+                       each transformer block's parameters all-gathered before its forward and again
+                       before its backward, its gradients reduce-scattered after, all sharded over
+                       dp (docs/workload.md) */
+    int fsdp_shard; /* HSDP (with fsdp): shard over groups of this many dp ranks and
+                       replicate across them (torchtitan's dp_shard x dp_replicate); 0:
+                       shard over all of dp */
     bool overlap_param_gather; /* Megatron-Core's --overlap-param-gather: with dist_opt, the
                                   updated parameters are all-gathered beside the next forward,
                                   bucket by bucket, not after the optimizer (docs/workload.md) */

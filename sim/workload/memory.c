@@ -99,15 +99,16 @@ void ics_memory_of_stage(const ics_model *m, const ics_layout *l, int stage, ics
     out->params = stage_params(m, l, stage);
     out->weights = WEIGHT_BYTES * out->params;
     out->grads = ics_layout_grad_bytes(l) * out->params;
-    out->optimizer = OPTIMIZER_BYTES * out->params / (l->dist_opt || l->fsdp ? l->dp : 1);
-    if (l->fsdp && l->dp > 1) {
+    int shard = l->fsdp && l->fsdp_shard > 0 ? l->fsdp_shard : l->dp; /* HSDP: its groups */
+    out->optimizer = OPTIMIZER_BYTES * out->params / (l->fsdp ? shard : l->dist_opt ? l->dp : 1);
+    if (l->fsdp && shard > 1) {
         /* FSDP keeps the shard, and whole only the block it runs and the one it prefetches
          * (and one block's unsharded gradients until they are reduce-scattered) */
         double sh, rep;
         ics_model_layer_params(m, &sh, &rep);
         double block = sh / l->tp + rep;
-        out->weights = WEIGHT_BYTES * (out->params / l->dp + 2 * block);
-        out->grads = ics_layout_grad_bytes(l) * (out->params / l->dp + block);
+        out->weights = WEIGHT_BYTES * (out->params / shard + 2 * block);
+        out->grads = ics_layout_grad_bytes(l) * (out->params / shard + block);
     }
     out->in_flight = stage_in_flight(l, stage);
     double layers = (double)m->layers / l->pp;

@@ -122,6 +122,7 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
                                        "tp_comm_overlap",
                                        "overlap_param_gather",
                                        "fsdp",
+                                       "fsdp_shard",
                                        "placement",
                                        "fold",
                                        "attention",
@@ -142,6 +143,9 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
         ics_jr_bool(r, o, "tp_comm_overlap", false, &l->tp_comm_overlap);
         ics_jr_bool(r, o, "overlap_param_gather", false, &l->overlap_param_gather);
         ics_jr_bool(r, o, "fsdp", false, &l->fsdp);
+        int64_t shard;
+        if (ics_jr_int(r, o, "fsdp_shard", false, 1, 1 << 16, &shard))
+            l->fsdp_shard = (int)shard;
         if (l->overlap_param_gather && !l->dist_opt)
             ics_jr_fail(r, cJSON_GetObjectItemCaseSensitive(o, "overlap_param_gather"),
                         "overlap_param_gather",

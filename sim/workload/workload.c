@@ -32,9 +32,11 @@ typedef struct {
     double bucket_params;
     double attn_params, mlp_params, embed_params, head_params; /* per rank */
     int *tp_comm, *dp_comm, *emb_comm;                         /* -1: none */
+    int sh;                     /* FSDP's shard group: dp, or HSDP's fsdp_shard */
+    int *shard_comm, *rep_comm; /* HSDP: per (tp, stage) x replica / x shard index */
     /* the rank being written */
-    int rank, s, tpr, dpr, tpc, dpc;
-    int last_compute; /* its last op on the compute stream */
+    int rank, s, tpr, dpr, tpc, dpc, shc, repc; /* shc, repc: HSDP's groups, or -1 */
+    int last_compute;                           /* its last op on the compute stream */
     int pending_recv; /* a recv the next compute-stream op waits for, or -1 */
     int last_grad_op; /* the compute op that produced the newest gradients */
     int last_dp;      /* its last op on the dp stream, or -1 */
@@ -304,9 +306,9 @@ static void fsdp_gate(wl *w, fsdp_pass *fp, int i)
             .stream = ICS_WL_STREAM_GATHER,
             .cat = ICS_CAT_DP,
             .name = "dp.all_gather",
-            .comm = w->dpc,
+            .comm = w->shc >= 0 ? w->shc : w->dpc,
             .coll = {.op = ICS_COLL_ALL_GATHER,
-                     .size_bytes = (uint64_t)(ceil(fp->params[j] / w->d) * w->d) * PARAM_BYTES,
+                     .size_bytes = (uint64_t)(ceil(fp->params[j] / w->sh) * w->sh) * PARAM_BYTES,
                      .dtype_bytes = PARAM_BYTES}};
         fp->ids[j] = add(w, &op, w->last_compute);
     }
@@ -332,12 +334,24 @@ static void fsdp_pass_clear(fsdp_pass *fp)
     g_free(fp->ids);
 }
 
-/* After unit i's backward in the last micro-batch: its gradients reduce-scattered over dp. */
+/* After unit i's backward in the last micro-batch: its gradients reduce-scattered over the
+ * shard group; with HSDP the shard is then all-reduced over the replicas. */
 static void fsdp_done(wl *w, const fsdp_pass *fp, int i, bool last_mb)
 {
-    if (last_mb)
-        dp_coll(w, ICS_COLL_REDUCE_SCATTER, ceil(fp->params[i] / w->d) * w->d, w->grad_bytes,
-                w->last_compute, "dp.reduce_scatter");
+    if (!last_mb)
+        return;
+    double padded = ceil(fp->params[i] / w->sh) * w->sh;
+    int saved = w->dpc;
+    if (w->shc >= 0)
+        w->dpc = w->shc;
+    dp_coll(w, ICS_COLL_REDUCE_SCATTER, padded, w->grad_bytes, w->last_compute,
+            "dp.reduce_scatter");
+    if (w->repc >= 0) {
+        w->dpc = w->repc;
+        dp_coll(w, ICS_COLL_ALL_REDUCE, padded / w->sh, w->grad_bytes, w->last_dp,
+                "dp.replicate_all_reduce");
+    }
+    w->dpc = saved;
 }
 
 /* ---- tensor-parallel communication beside the GEMMs (--tp-comm-overlap) --------------------- */
@@ -598,6 +612,9 @@ static void write_rank(wl *w, const ics_wl_step *sched, int nsteps)
         plan_gathers(w);
     w->tpc = w->tp_comm ? w->tp_comm[w->dpr * w->p + w->s] : -1;
     w->dpc = w->dp_comm ? w->dp_comm[w->tpr * w->p + w->s] : -1;
+    int base = w->tpr * w->p + w->s;
+    w->shc = w->shard_comm ? w->shard_comm[base * (w->d / w->sh) + w->dpr / w->sh] : -1;
+    w->repc = w->rep_comm ? w->rep_comm[base * w->sh + w->dpr % w->sh] : -1;
     for (int i = 0; i < nsteps; i++) {
         int v = sched[i].chunk * w->p + w->s;
         if (sched[i].fwd)
@@ -618,6 +635,41 @@ static bool mirrored(const wl *w, int tr, int dr)
 /* Tensor-parallel groups (per stage and replica), data-parallel groups (per tp rank and stage),
  * and the tied embedding's first-and-last-stage pairs (per tp rank and replica). A folded
  * trace only makes those its representatives use. */
+/* HSDP: data-parallel rank dr is replica dr / sh, shard index dr % sh (torchtitan's mesh,
+ * dp_shard innermost); a shard group per (tp rank, stage, replica), a replicate group per
+ * (tp rank, stage, shard index). A folded trace makes only its representative's. */
+static void make_hsdp_comms(wl *w, int *ranks)
+{
+    const ics_layout *l = w->l;
+    int r = w->d / w->sh, groups = w->t * w->p;
+    w->shard_comm = g_new(int, groups *r);
+    w->rep_comm = g_new(int, groups * w->sh);
+    for (int tr = 0; tr < w->t; tr++)
+        for (int s = 0; s < w->p; s++) {
+            int base = tr * w->p + s;
+            for (int rep = 0; rep < r; rep++) {
+                w->shard_comm[base * r + rep] = -1;
+                if (mirrored(w, tr, rep * w->sh))
+                    continue;
+                for (int i = 0; i < w->sh; i++)
+                    ranks[i] = ics_layout_rank(l, tr, s, rep * w->sh + i);
+                char *name = g_strdup_printf("dp.shard.tp%d.pp%d.r%d", tr, s, rep);
+                w->shard_comm[base * r + rep] = ics_trace_add_comm(w->trace, ranks, w->sh, name);
+                g_free(name);
+            }
+            for (int k = 0; k < w->sh; k++) {
+                w->rep_comm[base * w->sh + k] = -1;
+                if (mirrored(w, tr, k))
+                    continue;
+                for (int i = 0; i < r; i++)
+                    ranks[i] = ics_layout_rank(l, tr, s, i * w->sh + k);
+                char *name = g_strdup_printf("dp.replicate.tp%d.pp%d.s%d", tr, s, k);
+                w->rep_comm[base * w->sh + k] = ics_trace_add_comm(w->trace, ranks, r, name);
+                g_free(name);
+            }
+        }
+}
+
 static void make_comms(wl *w)
 {
     const ics_layout *l = w->l;
@@ -650,6 +702,8 @@ static void make_comms(wl *w)
                 g_free(name);
             }
     }
+    if (w->sh < w->d && fsdp(w))
+        make_hsdp_comms(w, ranks);
     if (w->m->tied_embeddings && w->p > 1) {
         w->emb_comm = g_new(int, w->t * w->d);
         for (int tr = 0; tr < w->t; tr++)
@@ -693,6 +747,7 @@ static bool check_inputs(const ics_model *m, const ics_layout *l, const ics_hw_g
 static void setup(wl *w, const ics_model *m, const ics_layout *l, const ics_hw_gpu_type *g)
 {
     *w = (wl){.m = m, .l = l, .g = g, .p = l->pp, .t = l->tp, .d = l->dp};
+    w->sh = l->fsdp && l->fsdp_shard > 0 ? l->fsdp_shard : l->dp;
     w->nmb = ics_layout_microbatches(l);
     w->V = l->pp * l->vp;
     w->L = m->layers / w->V;
@@ -811,6 +866,8 @@ ics_trace *ics_workload_build(const ics_model *m, const ics_layout *l, const ics
     g_free(w.tp_comm);
     g_free(w.dp_comm);
     g_free(w.emb_comm);
+    g_free(w.shard_comm);
+    g_free(w.rep_comm);
     g_array_free(w.buckets, TRUE);
     g_array_free(w.deferred, TRUE);
     g_array_free(w.gather, TRUE);
