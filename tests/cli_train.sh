@@ -48,6 +48,11 @@ assert abs(m["gradients_gb"] - 2 * m["weights_gb"]) < 1e-9 and abs(m["optimizer_
 assert m["gpu_gb"] == 80 and 0 < m["total_gb"] < 80 and m["stage"] in (0, 1), m
 PY
 grep -q '^memory per GPU  *[0-9.]* GB of 80.0 (stage [01])$' "$tmp/text" || fail "text report: no memory line"
+# the shipped FSDP/HSDP scenario runs, within the GPU's memory, with its gathers on their stream
+"$icsim" train "$src/scenarios/llama3-8b-hsdp-h100-128.json" --json >"$tmp/hsdp" ||
+    fail "llama3-8b-hsdp-h100-128.json exited $?"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['step_time_s'] > 0 and d['memory']['total_gb'] < 80, d['memory']" "$tmp/hsdp" ||
+    fail "HSDP scenario figures"
 # a layout that cannot fit is refused with its figures (exit 2), and runs with --ignore-memory
 big=(-s "$src/hwmodels/dgx-h100.json" --model gpt3-175b --tp 1 --dp 8 --gbs 64)
 "$icsim" train "${big[@]}" >"$tmp/out" 2>"$tmp/err"
