@@ -118,8 +118,6 @@ static void flow_presize(const ics_net_ops *backend, const char *only, bool all)
     }
 }
 
-/* Simulates one log; appends its line to out and its errors from 1 MiB to dgx_large if it
- * counts. Returns an exit status. */
 /* The GPUs one host thread drove in the log at `path` (its command's -g), as the measurement
  * reader takes it; 0 where it does not say. */
 static int gpus_per_thread_of(const char *path)
@@ -132,6 +130,8 @@ static int gpus_per_thread_of(const char *path)
     return g;
 }
 
+/* Simulates one log; appends its line to out and its errors from 1 MiB to dgx_large if it
+ * counts. Returns an exit status. */
 static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning, bool rows_too,
                GArray *dgx_large, GString *out)
 {

@@ -53,6 +53,13 @@ static bool read_layout(const infer_args *a, ics_infer_layout *l, GError **err)
         }
         l->dtype = types[i];
     }
+    if (a->engine && strcmp(a->engine, "analytic") != 0 && strcmp(a->engine, "packet") != 0) {
+        char *esc = g_strescape(a->engine, NULL);
+        g_set_error(err, ICS_ERROR, ICS_ERROR_INPUT,
+                    "--engine: expected analytic or packet, got \"%s\"", esc);
+        g_free(esc);
+        return false;
+    }
     if (!a->system || !a->model) {
         g_set_error(err, ICS_ERROR, ICS_ERROR_INPUT, "%s: expected one, got none",
                     a->system ? "--model" : "-s/--system");
@@ -61,7 +68,8 @@ static bool read_layout(const infer_args *a, ics_infer_layout *l, GError **err)
     return true;
 }
 
-/* One all-reduce of `bytes` on the instance's GPUs, microseconds (0 with one GPU). */
+/* One all-reduce of `bytes` on the instance's GPUs, microseconds (0 with one GPU); -1 if no
+ * algorithm runs it (the caller says so: never a free all-reduce). */
 static double allreduce_us(ics_comm *comm, int tp, uint64_t bytes)
 {
     if (tp == 1)
@@ -69,7 +77,7 @@ static double allreduce_us(ics_comm *comm, int tp, uint64_t bytes)
     ics_coll_req req = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = bytes, .dtype_bytes = 2};
     ics_coll_tuning tu = {.nvls_enable = true};
     ics_coll_result r;
-    return ics_comm_run(comm, &req, &tu, &r) ? ics_time_to_us(r.time_ps) : 0;
+    return ics_comm_run(comm, &req, &tu, &r) ? ics_time_to_us(r.time_ps) : -1;
 }
 
 typedef struct {
@@ -77,12 +85,14 @@ typedef struct {
     double prefill_comm_s, decode_comm_s;
 } figures;
 
-static figures figures_of(const ics_model *m, const ics_infer_layout *l, const ics_infer_plan *p,
-                          ics_comm *comm)
+static bool figures_of(const ics_model *m, const ics_infer_layout *l, const ics_infer_plan *p,
+                       ics_comm *comm, figures *out)
 {
     figures f = {0};
     double ar_pre = allreduce_us(comm, l->tp, p->prefill.allreduce_bytes) * 1e-6;
     double ar_dec = allreduce_us(comm, l->tp, p->decode.allreduce_bytes) * 1e-6;
+    if (ar_pre < 0 || ar_dec < 0)
+        return false;
     f.prefill_comm_s = m->layers * 2 * ar_pre;
     f.decode_comm_s = m->layers * 2 * ar_dec;
     f.ttft_s = m->layers * ics_time_to_s(p->prefill.layer_ps) + f.prefill_comm_s +
@@ -92,7 +102,8 @@ static figures figures_of(const ics_model *m, const ics_infer_layout *l, const i
     /* the prefill gives the first token; the rest take a decode step each */
     double total = f.ttft_s + (l->output - 1) * f.tpot_s;
     f.tokens_per_s = (double)l->batch * l->output / total;
-    return f;
+    *out = f;
+    return true;
 }
 
 static void report_text(const ics_model *m, const ics_infer_layout *l, const ics_infer_plan *p,
@@ -180,17 +191,15 @@ static int run(const infer_args *a, const ics_infer_layout *l)
                 g->product, hbm / 1e9);
         goto done;
     }
+    /* the word was checked with the others (read_layout) */
     const ics_net_ops *backend = ics_net_backend(a->engine ? a->engine : "analytic");
-    if (!backend || (a->engine && strcmp(a->engine, "flow") == 0)) {
-        char *esc = g_strescape(a->engine, NULL);
-        ics_cli_fail("infer",
-                     g_error_new(ICS_ERROR, ICS_ERROR_INPUT,
-                                 "--engine: expected analytic or packet, got \"%s\"", esc));
-        g_free(esc);
+    ics_cli_setup_comm(&su, MIN(gpn, l->tp), l->tp, backend, NULL);
+    figures f;
+    if (!figures_of(m, l, &p, su.comm, &f)) {
+        fprintf(stderr, "icsim infer: no algorithm runs the all-reduces on these GPUs\n");
+        rc = ICS_EXIT_FAIL;
         goto done;
     }
-    ics_cli_setup_comm(&su, MIN(gpn, l->tp), l->tp, backend, NULL);
-    figures f = figures_of(m, l, &p, su.comm);
     GString *out = g_string_new(NULL);
     if (a->json)
         report_json(m, l, &p, &f, hbm, out);

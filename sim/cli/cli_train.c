@@ -129,7 +129,7 @@ static bool layout_numbers(ics_cli_train_job *j)
         return failed(err);
     if (j->a.bucket_mb)
         l->bucket_bytes = (uint64_t)(mb * 1024 * 1024);
-    if (!ics_cli_int_in("--fsdp-shard", j->a.fsdp_shard, 1, 1 << 16, &l->fsdp_shard, &err))
+    if (!ics_cli_int_in("--fsdp-shard", j->a.fsdp_shard, 2, 1 << 16, &l->fsdp_shard, &err))
         return failed(err);
     return true;
 }
@@ -188,6 +188,8 @@ static bool pick_layout(ics_cli_train_job *j)
     l->tp_comm_overlap |= a->tp_comm_overlap;
     l->overlap_param_gather |= a->overlap_param_gather;
     l->fsdp |= a->fsdp;
+    if (l->fsdp_shard > 0 && !l->fsdp)
+        return usage("--fsdp-shard: expected --fsdp with it (HSDP shards FSDP's groups)%s", "");
     if (l->overlap_param_gather && !l->dist_opt)
         return usage("--overlap-param-gather: expected --dist-opt with it (Megatron-Core "
                      "gathers parameters only with its distributed optimizer)%s",

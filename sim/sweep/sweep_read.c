@@ -691,10 +691,15 @@ ics_sweep *ics_sweep_load(const char *path, GError **error)
             ics_jr_fail(r, at, "name", "expected a name without control characters, got %s", got);
             g_free(got);
         }
-        if (name)
+        if (name) {
             s->name = g_strdup(name);
-        else
+        } else {
+            /* the file's name stands in, kept on one line as a given name must be */
             s->name = g_path_get_basename(path);
+            for (char *c = s->name; *c; c++)
+                if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                    *c = '_';
+        }
         bool coll = cJSON_HasObjectItem(root, "collective"),
              trace = cJSON_HasObjectItem(root, "trace");
         s->train = cJSON_HasObjectItem(root, "train");

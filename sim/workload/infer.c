@@ -15,6 +15,8 @@
 #define ACT_BYTES 2.0 /* activations and the KV cache stay 16-bit */
 /* batch x (prompt + output) tokens at most: what a static batch of one instance holds */
 #define MAX_TOKENS (1LL << 31)
+/* the largest all-reduce a prefill may make: `icsim collective`'s bound on a size */
+#define MAX_ALLREDUCE_BYTES (1LL << 40)
 
 typedef struct {
     const ics_hw_gpu_type *g;
@@ -106,6 +108,12 @@ static ics_time head(const shapes *s, pricer *p, double batch)
 bool ics_infer_check(const ics_model *m, const ics_infer_layout *l, const ics_hw_gpu_type *g,
                      GError **error)
 {
+    if (l->tp < 1 || l->batch < 1 || l->input < 1 || l->output < 1) {
+        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                    "infer: expected tp, batch, input and output of 1 or more, got %d, %d, %d, %d",
+                    l->tp, l->batch, l->input, l->output);
+        return false;
+    }
     const char *what = m->heads % l->tp                               ? "heads"
                        : m->ffn % l->tp                               ? "ffn"
                        : (m->kv_heads % l->tp && l->tp % m->kv_heads) ? "kv_heads"
@@ -124,7 +132,16 @@ bool ics_infer_check(const ics_model *m, const ics_infer_layout *l, const ics_hw
                     (long long)MAX_TOKENS, tokens);
         return false;
     }
-    if (ics_compute_peak(g, l->dtype) <= 0) {
+    double prefill = (double)l->batch * l->input * m->hidden * ACT_BYTES;
+    if (prefill > (double)MAX_ALLREDUCE_BYTES) {
+        g_set_error(error, ICS_ERROR, ICS_ERROR_LIMIT,
+                    "--batch x --input: expected a prefill all-reduce of at most 1 TiB, got %.3g "
+                    "bytes (%d x %d tokens x hidden %d x 2 B)",
+                    prefill, l->batch, l->input, m->hidden);
+        return false;
+    }
+    if (ics_compute_peak(g, l->dtype) <= 0 ||
+        (l->dtype == ICS_DTYPE_FP8 && g->tflops[ICS_DTYPE_FP8] <= 0)) {
         g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
                     "--dtype: expected a type the %s runs, got %s", g->product,
                     ics_dtype_name(l->dtype));

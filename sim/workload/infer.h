@@ -37,9 +37,11 @@ typedef struct {
     double kv_bytes;        /* per GPU, the whole batch at its longest context */
 } ics_infer_plan;
 
-/* The checks a command line's numbers get: tp divides the heads, the KV heads and the MLP;
- * batch, input and output >= 1 and their product bounded; the GPU runs the dtype. False and
- * *error (ICS_ERROR_INPUT) "tp: expected a divisor of the model's heads (64), got 3". */
+/* Whether the layout can run: tp, batch, input and output >= 1; tp divides the heads and the
+ * MLP, and divides or is a multiple of the KV heads; the GPU has tensor cores for the dtype
+ * (fp8 needs an fp8 peak); batch x (input + output) at most 2^31 tokens and a prefill
+ * all-reduce at most 1 TiB. False and *error: "--tp: expected a divisor of the model's heads
+ * (64), got 3" (ICS_ERROR_INPUT), or ICS_ERROR_LIMIT for the two bounds. */
 bool ics_infer_check(const ics_model *m, const ics_infer_layout *l, const ics_hw_gpu_type *g,
                      GError **error);
 

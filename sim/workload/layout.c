@@ -238,10 +238,17 @@ static bool check_model(const ics_layout *l, const ics_model *m, namer *nm, GErr
                     name_of(nm, ICS_LAYOUT_PP), m->layers, l->pp, l->vp, (long long)chunks);
     if (l->fsdp_shard > 0 && !l->fsdp)
         return fail(error, ICS_ERROR_INPUT,
-                    "%s: expected fsdp with fsdp_shard (%d: HSDP shards inside groups of dp), "
-                    "got fsdp off",
-                    name_of(nm, ICS_LAYOUT_DP), l->fsdp_shard);
-    if (l->fsdp_shard < 0 || (l->fsdp_shard > 0 && l->dp % l->fsdp_shard))
+                    "layout: fsdp_shard: expected fsdp on with it (HSDP shards inside groups of "
+                    "dp), got fsdp off");
+    if (l->fsdp_shard == 1 || l->fsdp_shard < 0)
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: fsdp_shard: expected 2 or more (a shard group), got %d",
+                    l->fsdp_shard);
+    if (l->overlap_param_gather && !l->dist_opt)
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: overlap_param_gather: expected the distributed optimizer (dist_opt) "
+                    "with it, as Megatron-Core requires, got none");
+    if (l->fsdp_shard > 0 && l->dp % l->fsdp_shard)
         return fail(error, ICS_ERROR_INPUT, "%s: expected a multiple of fsdp_shard (%d), got %d",
                     name_of(nm, ICS_LAYOUT_DP), l->fsdp_shard, l->dp);
     if (l->tp_comm_overlap && !l->sp && l->tp > 1)

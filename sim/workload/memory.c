@@ -87,10 +87,29 @@ static double stage_params(const ics_model *m, const ics_layout *l, int stage)
 }
 
 /* Communicators a rank runs collectives or sends on: tensor, pipeline and data parallel, each
- * when it has more than one rank. */
+ * when it has more than one rank, and HSDP's shard and replicate groups. */
 static int communicators(const ics_layout *l)
 {
-    return (l->tp > 1) + (l->pp > 1) + (l->dp > 1);
+    bool hsdp = l->fsdp && l->fsdp_shard > 0 && l->fsdp_shard < l->dp;
+    return (l->tp > 1) + (l->pp > 1) + (l->dp > 1) + (hsdp ? 2 : 0);
+}
+
+/* FSDP's units on stage `stage` that are ever whole at once (workload.c, fsdp_units): the two
+ * largest consecutive ones (the one running and the one prefetched), and the largest (its
+ * unsharded gradients, until they are reduce-scattered). */
+static void fsdp_whole(const ics_model *m, const ics_layout *l, int stage, double *pair,
+                       double *largest)
+{
+    double sh, rep, word, pos, fin, out;
+    ics_model_layer_params(m, &sh, &rep);
+    ics_model_edge_params(m, &word, &pos, &fin, &out);
+    double block = sh / l->tp + rep, first = 0, last = 0;
+    if (stage == 0)
+        first = word / l->tp + pos;
+    if (stage == l->pp - 1)
+        last = fin + (m->tied_embeddings && l->pp > 1 ? word : out) / l->tp;
+    *pair = MAX(2 * block, MAX(first + block, last + block));
+    *largest = MAX(block, MAX(first, last));
 }
 
 void ics_memory_of_stage(const ics_model *m, const ics_layout *l, int stage, ics_memory *out)
@@ -102,13 +121,16 @@ void ics_memory_of_stage(const ics_model *m, const ics_layout *l, int stage, ics
     int shard = l->fsdp && l->fsdp_shard > 0 ? l->fsdp_shard : l->dp; /* HSDP: its groups */
     out->optimizer = OPTIMIZER_BYTES * out->params / (l->fsdp ? shard : l->dist_opt ? l->dp : 1);
     if (l->fsdp && shard > 1) {
-        /* FSDP keeps the shard, and whole only the block it runs and the one it prefetches
-         * (and one block's unsharded gradients until they are reduce-scattered) */
-        double sh, rep;
-        ics_model_layer_params(m, &sh, &rep);
-        double block = sh / l->tp + rep;
-        out->weights = WEIGHT_BYTES * (out->params / shard + 2 * block);
-        out->grads = ics_layout_grad_bytes(l) * (out->params / shard + block);
+        /* FSDP keeps the shard, and whole only the unit it runs and the one it prefetches, and
+         * one unit's gradients until they are reduce-scattered; with pp > 1 the pipeline
+         * schedule syncs gradients in the last micro-batch only, so the stage holds them whole
+         * until then (workload.c, fsdp_done) */
+        double pair, largest;
+        fsdp_whole(m, l, stage, &pair, &largest);
+        out->weights = WEIGHT_BYTES * (out->params / shard + pair);
+        bool whole = l->pp > 1 && ics_layout_microbatches(l) > 1;
+        out->grads =
+            ics_layout_grad_bytes(l) * (whole ? out->params : out->params / shard + largest);
     }
     out->in_flight = stage_in_flight(l, stage);
     double layers = (double)m->layers / l->pp;

@@ -144,13 +144,8 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
         ics_jr_bool(r, o, "overlap_param_gather", false, &l->overlap_param_gather);
         ics_jr_bool(r, o, "fsdp", false, &l->fsdp);
         int64_t shard;
-        if (ics_jr_int(r, o, "fsdp_shard", false, 1, 1 << 16, &shard))
+        if (ics_jr_int(r, o, "fsdp_shard", false, 2, 1 << 16, &shard))
             l->fsdp_shard = (int)shard;
-        if (l->overlap_param_gather && !l->dist_opt)
-            ics_jr_fail(r, cJSON_GetObjectItemCaseSensitive(o, "overlap_param_gather"),
-                        "overlap_param_gather",
-                        "expected it with \"dist_opt\": true (Megatron-Core gathers parameters "
-                        "only with its distributed optimizer), got it without");
         ics_jr_bool(r, o, "fold", false, &l->fold);
         int e;
         if (ics_jr_enum(r, o, "recompute", false, recompute_names, &e))

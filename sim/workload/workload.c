@@ -334,11 +334,13 @@ static void fsdp_pass_clear(fsdp_pass *fp)
     g_free(fp->ids);
 }
 
-/* After unit i's backward in the last micro-batch: its gradients reduce-scattered over the
- * shard group; with HSDP the shard is then all-reduced over the replicas. */
+/* After unit i's backward: its gradients reduce-scattered over the shard group; with HSDP the
+ * shard is then all-reduced over the replicas. FSDP2 does it after every micro-batch's backward
+ * by default; torch's pipeline schedules turn gradient sync off but for the last micro-batch
+ * (then the stage holds whole gradients until it: memory.c), so with pp > 1 only the last. */
 static void fsdp_done(wl *w, const fsdp_pass *fp, int i, bool last_mb)
 {
-    if (!last_mb)
+    if (!last_mb && w->p > 1)
         return;
     double padded = ceil(fp->params[i] / w->sh) * w->sh;
     int saved = w->dpc;
@@ -367,8 +369,9 @@ static bool tp_overlap(const wl *w)
     return w->l->tp_comm_overlap && w->l->sp && w->t > 1;
 }
 
-/* A tensor-parallel collective of `bytes` on the overlap stream, after op `dep`. */
-static int side_coll(wl *w, ics_coll_op kind, uint64_t bytes, int dep, const char *name)
+/* A tensor-parallel collective of `bytes` on the overlap stream, after ops `dep` and `dep2`
+ * (-1: none). */
+static int side_coll(wl *w, ics_coll_op kind, uint64_t bytes, int dep, int dep2, const char *name)
 {
     ics_trace_op op = {
         .kind = ICS_TOP_COLL,
@@ -377,14 +380,20 @@ static int side_coll(wl *w, ics_coll_op kind, uint64_t bytes, int dep, const cha
         .name = name,
         .comm = w->tpc,
         .coll = {.op = kind, .size_bytes = bytes, .dtype_bytes = ics_layout_act_bytes(w->l)}};
-    return add(w, &op, dep);
+    int deps[2], nd = 0;
+    if (dep >= 0)
+        deps[nd++] = dep;
+    if (dep2 >= 0)
+        deps[nd++] = dep2;
+    return ics_trace_add_op(w->trace, w->rank, &op, deps, nd);
 }
 
-/* A part of block c lasting `dur` on the compute stream, with its share of the block's FLOPs and
- * bytes, after op `dep` (-1: the compute stream's order only). */
-static int part(wl *w, const ics_wl_cost *c, const char *name, ics_time dur, int dep)
+/* A part of block c lasting `dur` on the compute stream, with the share of the block's FLOPs and
+ * bytes its kernels' own time `own` is of the block's, after op `dep` (-1: the compute stream's
+ * order only). */
+static int part(wl *w, const ics_wl_cost *c, const char *name, ics_time dur, ics_time own, int dep)
 {
-    double share = c->dur_ps > 0 ? (double)dur / (double)c->dur_ps : 0;
+    double share = c->dur_ps > 0 ? (double)own / (double)c->dur_ps : 0;
     ics_trace_op op = compute_op(w, name, dur, c->flops * share, c->bytes * share);
     return on_compute(w, &op, dep);
 }
@@ -403,14 +412,16 @@ static int overlapped_block(wl *w, ics_wl_block b, const char *name)
     const ics_wl_cost *c = &w->cost[b];
     const char *nm = name ? name : ics_wl__block_name(b);
     uint64_t last_chunk = w->act_bytes / (uint64_t)w->t;
-    int ag = side_coll(w, ICS_COLL_ALL_GATHER, w->act_bytes, w->last_compute, "tp.all_gather");
-    part(w, c, nm, MAX(c->gemm_in_ps, 1), -1);
+    /* the gather also waits for the input a pipeline recv brings (the first part does too) */
+    int ag = side_coll(w, ICS_COLL_ALL_GATHER, w->act_bytes, w->last_compute, w->pending_recv,
+                       "tp.all_gather");
+    part(w, c, nm, MAX(c->gemm_in_ps, 1), c->gemm_in_ps, -1);
     ics_time rest = c->dur_ps - MIN(c->dur_ps, c->gemm_in_ps + c->gemm_out_ps);
-    int mid = part(w, c, nm, MAX(rest, 1), ag);
-    int rs =
-        side_coll(w, ICS_COLL_REDUCE_SCATTER, w->act_bytes - last_chunk, mid, "tp.reduce_scatter");
+    int mid = part(w, c, nm, MAX(rest, 1), rest, ag);
+    int rs = side_coll(w, ICS_COLL_REDUCE_SCATTER, w->act_bytes - last_chunk, mid, -1,
+                       "tp.reduce_scatter");
     ics_time out_ps = (ics_time)llround((double)c->gemm_out_ps * OVERLAP_RS_GEMM_SLOWDOWN);
-    int out = part(w, c, nm, MAX(out_ps, 1), -1);
+    int out = part(w, c, nm, MAX(out_ps, 1), c->gemm_out_ps, -1);
     ics_trace_op op = {.kind = ICS_TOP_COLL,
                        .cat = ICS_CAT_TP,
                        .name = "tp.reduce_scatter",
@@ -581,7 +592,7 @@ static void finish_step(wl *w)
                 w->grad_bytes, w->last_compute, "dp.embedding_all_reduce");
         w->dpc = saved;
     }
-    double params = rank_params(w) / (w->l->dist_opt || fsdp(w) ? w->d : 1);
+    double params = rank_params(w) / (fsdp(w) ? w->sh : w->l->dist_opt ? w->d : 1);
     /* fp8: Transformer Engine casts every weight the rank runs to FP8 (and its transpose) once
      * a step: 2 B read, 1 + 1 B written per parameter */
     double casts = w->l->dtype == ICS_DTYPE_FP8 ? 4 * rank_params(w) : 0;
@@ -800,7 +811,7 @@ static uint64_t estimate_ops(const wl *w)
     const ics_layout *l = w->l;
     /* per layer and pass: two blocks, each with its collectives (overlapped: three compute
      * parts and three collectives) */
-    uint64_t per_pass = (tp_overlap(w) ? 12 : l->sp ? 6 : 4) + (fsdp(w) ? 2 : 0);
+    uint64_t per_pass = (tp_overlap(w) ? 12 : l->sp ? 6 : 4) + (fsdp(w) ? 3 : 0);
     uint64_t per_layer = per_pass * (l->recompute == ICS_RECOMPUTE_FULL ? 3 : 2) + 2;
     uint64_t layers = (uint64_t)l->vp * (uint64_t)w->L;
     double params = layers * (w->attn_params + w->mlp_params) + w->embed_params + w->head_params;

@@ -112,7 +112,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ics_cli_coll_job_free(j);
         }
         if (rc != ICS_EXIT_OK && rc != ICS_EXIT_USAGE) {
-            fprintf(stderr, "fuzz_cli: %s: exit status %d\n", words[0], rc);
+            /* stdout: the short run closes stderr (one message per input; fuzz_short.sh) */
+            printf("fuzz_cli: %s: exit status %d\n", words[0], rc);
+            fflush(stdout);
             abort();
         }
         g_free(argv);
