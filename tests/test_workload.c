@@ -1101,6 +1101,53 @@ static void test_fsdp(void)
     ics_hw_free(hw);
 }
 
+/* Megatron-Core's uneven stages (--decoder-first/last-pipeline-num-layers): 10 layers on 4
+ * stages with the first holding 1 and the last 3 leaves 3 to each stage between; every rank's
+ * forward blocks follow its stage's count, memory too, and folded and full traces agree. A split
+ * that does not divide, or one with interleaving, is refused. */
+static void test_uneven_stages(void)
+{
+    ics_hw *hw = load_hw("dgx-h100.json", 0);
+    ics_topo *t = ics_topo_new(hw);
+    ics_model m = ics_model_make("ten", 10, 1024, 16, 4096, 32000, 1024);
+    ics_layout l = ics_layout_defaults();
+    l.pp = 4;
+    l.dp = 2;
+    l.gbs = 8; /* 4 micro-batches */
+    l.first_layers = 1;
+    l.last_layers = 3;
+    GError *err = NULL;
+    g_assert_true(ics_layout_check(&l, &m, &err));
+    const int want[4] = {1, 3, 3, 3};
+    ics_trace *tr = build(&m, &l, gpu_of(hw));
+    for (int s = 0; s < 4; s++) {
+        g_assert_cmpint(ics_layout_stage_layers(&l, &m, s), ==, want[s]);
+        int rank = ics_layout_rank(&l, 0, s, 0);
+        g_assert_cmpint(count_named(tr, rank, "fwd.attn"), ==, 4 * want[s]);
+        ics_memory mem;
+        ics_memory_of_stage(&m, &l, s, &mem);
+        double sh, rep;
+        ics_model_layer_params(&m, &sh, &rep);
+        g_assert_cmpfloat(mem.params, >=, want[s] * (sh + rep));
+        g_assert_cmpfloat(mem.params, <, (want[s] + 1) * (sh + rep) + 2 * 32000.0 * 1024);
+    }
+    l.fold = true;
+    ics_trace *fold = build(&m, &l, gpu_of(hw));
+    g_assert_cmpint(replay(tr, t, -1).step_ps, ==, replay(fold, t, -1).step_ps);
+    ics_trace_free(tr);
+    ics_trace_free(fold);
+    l.last_layers = 4; /* 5 left for 2 stages */
+    g_assert_false(ics_layout_check(&l, &m, &err));
+    g_assert_nonnull(strstr(err->message, "expected uneven edge stages"));
+    g_clear_error(&err);
+    l.last_layers = 3;
+    l.vp = 2;
+    g_assert_false(ics_layout_check(&l, &m, &err));
+    g_clear_error(&err);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+}
+
 /* Folded and full traces of a symmetric job replay to the same step (collectives memoized). */
 static void test_fold_replay(void)
 {
@@ -1185,6 +1232,7 @@ int main(int argc, char **argv)
     g_test_add_func("/workload/overlap-param-gather", test_overlap_param_gather);
     g_test_add_func("/workload/fp8-casts", test_fp8_casts);
     g_test_add_func("/workload/fsdp", test_fsdp);
+    g_test_add_func("/workload/uneven-stages", test_uneven_stages);
     g_test_add_func("/workload/fold-replay", test_fold_replay);
     g_test_add_func("/workload/gpt3-1024", test_gpt3_1024);
     return g_test_run();

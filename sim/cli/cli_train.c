@@ -15,7 +15,7 @@
 /* The options as given: strings, NULL when not given (cli_common.h says why numbers are text). */
 typedef struct {
     char *system, *model, *models, *recompute, *dtype, *placement, *attention, *grad_dtype;
-    char *trace_out, *nodes, *bucket_mb, *fsdp_shard;
+    char *trace_out, *nodes, *bucket_mb, *fsdp_shard, *first_layers, *last_layers;
     char *model_text[ICS_MODEL_FIELD_COUNT];  /* --layers ...; kv_heads is never an option */
     char *layout_text[ICS_LAYOUT_INT_FIELDS]; /* --tp ... --gbs */
     gboolean sp, dist_opt, no_overlap, no_fold, ignore_memory, tp_comm_overlap;
@@ -129,7 +129,11 @@ static bool layout_numbers(ics_cli_train_job *j)
         return failed(err);
     if (j->a.bucket_mb)
         l->bucket_bytes = (uint64_t)(mb * 1024 * 1024);
-    if (!ics_cli_int_in("--fsdp-shard", j->a.fsdp_shard, 2, 1 << 16, &l->fsdp_shard, &err))
+    if (!ics_cli_int_in("--fsdp-shard", j->a.fsdp_shard, 2, 1 << 16, &l->fsdp_shard, &err) ||
+        !ics_cli_int_in("--decoder-first-pipeline-num-layers", j->a.first_layers, 1, 1 << 20,
+                        &l->first_layers, &err) ||
+        !ics_cli_int_in("--decoder-last-pipeline-num-layers", j->a.last_layers, 1, 1 << 20,
+                        &l->last_layers, &err))
         return failed(err);
     return true;
 }
@@ -309,9 +313,9 @@ void ics_cli_train_job_free(ics_cli_train_job *j)
     ics_model_catalog_free(j->cat);
     ics_train_scenario_clear(&j->s);
     ics_cli_step_args_clear(&a->step);
-    char **strs[] = {&a->system,    &a->model,     &a->models,    &a->recompute,
-                     &a->dtype,     &a->placement, &a->attention, &a->grad_dtype,
-                     &a->trace_out, &a->nodes,     &a->bucket_mb, &a->fsdp_shard};
+    char **strs[] = {&a->system,    &a->model,      &a->models,       &a->recompute,  &a->dtype,
+                     &a->placement, &a->attention,  &a->grad_dtype,   &a->trace_out,  &a->nodes,
+                     &a->bucket_mb, &a->fsdp_shard, &a->first_layers, &a->last_layers};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_free(*strs[i]);
     for (int f = 0; f < ICS_MODEL_FIELD_COUNT; f++) {
@@ -361,6 +365,10 @@ int ics_cli_train_prepare(int argc, char **argv, bool help, ics_cli_train_job **
         {"fsdp", 0, 0, G_OPTION_ARG_NONE, &a->fsdp,
          "fully sharded data parallelism (ZeRO-3, FSDP2): per-block gathers and reduce-scatters",
          NULL},
+        {"decoder-first-pipeline-num-layers", 0, 0, G_OPTION_ARG_STRING, &a->first_layers,
+         "layers of the first pipeline stage; the rest evenly (Megatron-Core)", "N"},
+        {"decoder-last-pipeline-num-layers", 0, 0, G_OPTION_ARG_STRING, &a->last_layers,
+         "layers of the last pipeline stage; the rest evenly (Megatron-Core)", "N"},
         {"fsdp-shard", 0, 0, G_OPTION_ARG_STRING, &a->fsdp_shard,
          "HSDP: shard over groups of N dp ranks, replicate across them (with --fsdp)", "N"},
         {"overlap-param-gather", 0, 0, G_OPTION_ARG_NONE, &a->overlap_param_gather,

@@ -225,17 +225,60 @@ static bool divides(namer *nm, GError **error, ics_layout_field f, int d, const 
                 name_of(nm, f), of, n, d);
 }
 
+int ics_layout_stage_layers(const ics_layout *l, const ics_model *m, int stage)
+{
+    if (!l->first_layers && !l->last_layers)
+        return m->layers / (l->pp * l->vp) * l->vp;
+    if (stage == 0 && l->first_layers)
+        return l->first_layers;
+    if (stage == l->pp - 1 && l->last_layers)
+        return l->last_layers;
+    int edges = (l->first_layers > 0) + (l->last_layers > 0);
+    return (m->layers - l->first_layers - l->last_layers) / (l->pp - edges);
+}
+
+/* Megatron-Core's uneven stages: the edge stages' layers given, the others' equal, all >= 1,
+ * adding up to the model's; without interleaving (as icsim runs them). */
+static bool check_uneven(const ics_layout *l, const ics_model *m, namer *nm, GError **error)
+{
+    int edges = (l->first_layers > 0) + (l->last_layers > 0);
+    int rest = m->layers - l->first_layers - l->last_layers, middle = l->pp - edges;
+    if (l->first_layers < 0 || l->last_layers < 0 || l->vp != 1 || l->pp < edges ||
+        (middle > 0 && (rest < middle || rest % middle)) || (middle == 0 && rest != 0))
+        return fail(error, ICS_ERROR_INPUT,
+                    "%s: expected uneven edge stages (first %d, last %d layers) that leave the "
+                    "model's other %d layers evenly to the %d stages between, without "
+                    "interleaving (vp %d), got otherwise",
+                    name_of(nm, ICS_LAYOUT_PP), l->first_layers, l->last_layers, rest, middle,
+                    l->vp);
+    return true;
+}
+
+static bool check_options(const ics_layout *l, const ics_model *m, namer *nm, GError **error);
+
 static bool check_model(const ics_layout *l, const ics_model *m, namer *nm, GError **error)
 {
     if (!divides(nm, error, ICS_LAYOUT_TP, l->tp, "heads", m->heads) ||
         !divides(nm, error, ICS_LAYOUT_TP, l->tp, "kv_heads", m->kv_heads) ||
         !divides(nm, error, ICS_LAYOUT_TP, l->tp, "ffn", m->ffn))
         return false;
-    int64_t chunks = (int64_t)l->pp * l->vp;
-    if (chunks > m->layers || m->layers % chunks)
-        return fail(error, ICS_ERROR_INPUT,
-                    "%s: expected pp x vp a divisor of the model's layers (%d), got %d x %d = %lld",
-                    name_of(nm, ICS_LAYOUT_PP), m->layers, l->pp, l->vp, (long long)chunks);
+    if (l->first_layers || l->last_layers) {
+        if (!check_uneven(l, m, nm, error))
+            return false;
+    } else {
+        int64_t chunks = (int64_t)l->pp * l->vp;
+        if (chunks > m->layers || m->layers % chunks)
+            return fail(error, ICS_ERROR_INPUT,
+                        "%s: expected pp x vp a divisor of the model's layers (%d), got %d x %d = "
+                        "%lld",
+                        name_of(nm, ICS_LAYOUT_PP), m->layers, l->pp, l->vp, (long long)chunks);
+    }
+    return check_options(l, m, nm, error);
+}
+
+/* The options that need a partner, and the sequence's split. */
+static bool check_options(const ics_layout *l, const ics_model *m, namer *nm, GError **error)
+{
     if (l->fsdp_shard > 0 && !l->fsdp)
         return fail(error, ICS_ERROR_INPUT,
                     "layout: fsdp_shard: expected fsdp on with it (HSDP shards inside groups of "

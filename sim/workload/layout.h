@@ -49,13 +49,18 @@ typedef struct {
     uint64_t bucket_bytes; /* gradient bucket; 0: Megatron's default, max(40M, 1M x dp)
                               parameters at the gradient's size */
     bool overlap_grad_reduce; /* buckets start as their gradients are ready, not after backward */
-    bool fsdp;      /* fully sharded data parallelism (ZeRO-3, PyTorch FSDP2 as torchtitan runs it):
-                       each transformer block's parameters all-gathered before its forward and again
-                       before its backward, its gradients reduce-scattered after, all sharded over
-                       dp (docs/workload.md) */
-    int fsdp_shard; /* HSDP (with fsdp): shard over groups of this many dp ranks and
-                       replicate across them (torchtitan's dp_shard x dp_replicate); 0:
-                       shard over all of dp */
+    bool fsdp; /* fully sharded data parallelism (ZeRO-3, PyTorch FSDP2 as torchtitan runs it):
+                  each transformer block's parameters all-gathered before its forward and again
+                  before its backward, its gradients reduce-scattered after, all sharded over
+                  dp (docs/workload.md) */
+    int first_layers; /* Megatron-Core's --decoder-first-pipeline-num-layers: the first stage's
+                         layers, the rest spread evenly (the embedding's stage kept lighter);
+                         0: even; vp 1 only */
+    int last_layers;  /* --decoder-last-pipeline-num-layers: the last stage's (the output
+                         layer's), likewise */
+    int fsdp_shard;   /* HSDP (with fsdp): shard over groups of this many dp ranks and
+                         replicate across them (torchtitan's dp_shard x dp_replicate); 0:
+                         shard over all of dp */
     bool overlap_param_gather; /* Megatron-Core's --overlap-param-gather: with dist_opt, the
                                   updated parameters are all-gathered beside the next forward,
                                   bucket by bucket, not after the optimizer (docs/workload.md) */
@@ -112,7 +117,10 @@ bool ics_layout_check(const ics_layout *l, const ics_model *m, GError **error);
 bool ics_layout_check_named(const ics_layout *l, const ics_model *m,
                             const char *const names[ICS_LAYOUT_FIELD_COUNT], GError **error);
 
-int ics_layout_world(const ics_layout *l);        /* tp x pp x dp */
+int ics_layout_world(const ics_layout *l); /* tp x pp x dp */
+/* Transformer layers on pipeline stage `stage` of a checked layout: layers / pp, or with
+ * first_layers / last_layers those on the edge stages and the rest evenly in between. */
+int ics_layout_stage_layers(const ics_layout *l, const ics_model *m, int stage);
 int ics_layout_microbatches(const ics_layout *l); /* gbs / (mbs x dp) */
 /* The global rank (= trace rank, = GPU index) of a (tp, pp, dp) coordinate. */
 int ics_layout_rank(const ics_layout *l, int tp, int pp, int dp);

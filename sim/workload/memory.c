@@ -75,7 +75,7 @@ static double stage_params(const ics_model *m, const ics_layout *l, int stage)
     double sh, rep, word, pos, fin, out;
     ics_model_layer_params(m, &sh, &rep);
     ics_model_edge_params(m, &word, &pos, &fin, &out);
-    double p = (double)m->layers / l->pp * (sh / l->tp + rep);
+    double p = ics_layout_stage_layers(l, m, stage) * (sh / l->tp + rep);
     if (stage == 0)
         p += word / l->tp + pos;
     if (stage == l->pp - 1) {
@@ -133,7 +133,7 @@ void ics_memory_of_stage(const ics_model *m, const ics_layout *l, int stage, ics
             ics_layout_grad_bytes(l) * (whole ? out->params : out->params / shard + largest);
     }
     out->in_flight = stage_in_flight(l, stage);
-    double layers = (double)m->layers / l->pp;
+    double layers = ics_layout_stage_layers(l, m, stage);
     out->activations = out->in_flight * layers * ics_memory_layer_activations(m, l);
     if (l->recompute == ICS_RECOMPUTE_FULL) {
         /* backward recomputes one layer at a time: its whole working set is back for a while */

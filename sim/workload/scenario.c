@@ -123,6 +123,8 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
                                        "overlap_param_gather",
                                        "fsdp",
                                        "fsdp_shard",
+                                       "decoder_first_pipeline_num_layers",
+                                       "decoder_last_pipeline_num_layers",
                                        "placement",
                                        "fold",
                                        "attention",
@@ -143,6 +145,11 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
         ics_jr_bool(r, o, "tp_comm_overlap", false, &l->tp_comm_overlap);
         ics_jr_bool(r, o, "overlap_param_gather", false, &l->overlap_param_gather);
         ics_jr_bool(r, o, "fsdp", false, &l->fsdp);
+        int64_t edge;
+        if (ics_jr_int(r, o, "decoder_first_pipeline_num_layers", false, 1, 1 << 20, &edge))
+            l->first_layers = (int)edge;
+        if (ics_jr_int(r, o, "decoder_last_pipeline_num_layers", false, 1, 1 << 20, &edge))
+            l->last_layers = (int)edge;
         int64_t shard;
         if (ics_jr_int(r, o, "fsdp_shard", false, 2, 1 << 16, &shard))
             l->fsdp_shard = (int)shard;

@@ -613,6 +613,7 @@ static void finish_step(wl *w)
 
 static void write_rank(wl *w, const ics_wl_step *sched, int nsteps)
 {
+    w->L = ics_layout_stage_layers(w->l, w->m, w->s) / w->l->vp;
     w->last_compute = w->pending_recv = w->last_grad_op = w->last_dp = w->pending_gate = -1;
     w->fill = 0;
     g_array_set_size(w->buckets, 0);
@@ -761,7 +762,11 @@ static void setup(wl *w, const ics_model *m, const ics_layout *l, const ics_hw_g
     w->sh = l->fsdp && l->fsdp_shard > 0 ? l->fsdp_shard : l->dp;
     w->nmb = ics_layout_microbatches(l);
     w->V = l->pp * l->vp;
-    w->L = m->layers / w->V;
+    /* layers per model chunk; uneven stages (first_layers, last_layers) set each rank's in
+     * write_rank, and the largest stands here for the budget's estimate */
+    w->L = 0;
+    for (int s = 0; s < l->pp; s++)
+        w->L = MAX(w->L, ics_layout_stage_layers(l, m, s) / l->vp);
     ics_wl__costs(m, l, g, w->cost);
     w->act_bytes = (uint64_t)l->mbs * m->seq * m->hidden * ics_layout_act_bytes(l);
     w->p2p_bytes = w->act_bytes / (l->sp ? (uint64_t)l->tp : 1);
