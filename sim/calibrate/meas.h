@@ -108,6 +108,10 @@ guint ics_meas_n_tables(const ics_meas *m);
 /* The i-th table in reading order (transfer none; valid until ics_meas_free). i < n_tables. */
 const ics_meas_table *ics_meas_table_at(const ics_meas *m, guint i);
 
+/* nccl-tests' -g N in a measurement file's descriptive "command" string (1..1024), 0 if it has
+ * none: the GPUs one host thread drove. */
+int ics_meas_command_gpus_per_thread(const char *command);
+
 /* Whether a fit may use the sample: a time was printed and the check did not fail. */
 bool ics_meas_sample_ok(const ics_meas_sample *s);
 

@@ -192,8 +192,7 @@ static void read_hardware(jreader *j, const cJSON *hw)
     j->gpu = g_strdup(gpu);
 }
 
-/* nccl-tests' -g N in the descriptive "command" string, if it has one (0 otherwise). */
-static int gpus_per_thread(const char *command)
+int ics_meas_command_gpus_per_thread(const char *command)
 {
     char **w = g_strsplit_set(command, " \t", -1);
     int g = 0;
@@ -231,7 +230,7 @@ bool ics_meas__read_json(const char *name, const char *text, size_t len, guint r
         }
         const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(root, "command");
         if (cJSON_IsString(cmd))
-            j.gpus_per_thread = gpus_per_thread(cmd->valuestring);
+            j.gpus_per_thread = ics_meas_command_gpus_per_thread(cmd->valuestring);
         const cJSON *hw = ics_jr_obj(jr, root, "hardware", true);
         if (hw) {
             size_t mark = ics_jr_push_key(jr, "hardware");

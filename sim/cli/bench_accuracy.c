@@ -118,18 +118,6 @@ static void flow_presize(const ics_net_ops *backend, const char *only, bool all)
     }
 }
 
-/* The GPUs one host thread drove in the log at `path` (its command's -g), as the measurement
- * reader takes it; 0 where it does not say. */
-static int gpus_per_thread_of(const char *path)
-{
-    ics_meas *m = ics_meas_new();
-    int g = 0;
-    if (ics_meas_read_file(m, path, NULL, NULL) && ics_meas_n_tables(m) > 0)
-        g = ics_meas_table_at(m, 0)->gpus_per_thread;
-    ics_meas_free(m);
-    return g;
-}
-
 /* Simulates one log; appends its line to out and its errors from 1 MiB to dgx_large if it
  * counts. Returns an exit status. */
 static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning, bool rows_too,
@@ -176,7 +164,9 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
     /* As the log was launched: a thread that drove G GPUs (nccl-tests -g G) launched their
      * kernels in turn, which floors every call at G launches (comm.c). */
     ics_coll_tuning as_run = *tuning;
-    as_run.gpus_per_thread = gpus_per_thread_of(path);
+    const cJSON *cmd = cJSON_GetObjectItem(doc, "command");
+    as_run.gpus_per_thread =
+        cJSON_IsString(cmd) ? ics_meas_command_gpus_per_thread(cmd->valuestring) : 0;
     tuning = &as_run;
     int compared = 0;
     const cJSON *row;

@@ -3,6 +3,7 @@
  * the GPU type and the op: no state, so replays stay deterministic. */
 #include "workload/compute.h"
 
+#include <limits.h>
 #include <math.h>
 
 double ics_compute_peak(const ics_hw_gpu_type *g, ics_dtype d)
@@ -81,4 +82,25 @@ double ics_compute_gemm_eff(const ics_hw_gpu_type *g, int m, int n, int k, ics_d
                        .k = k};
     double peak = ics_compute_peak(g, d);
     return peak > 0 ? flops / (peak * op_seconds(g, &op)) : 0;
+}
+
+/* A GEMM dimension as a trace op carries it (an int): only the tile utilization reads it, which
+ * is 1 at any size past 2^31, so larger ones (mbs x seq tokens) saturate rather than overflow. */
+static int dim(double x)
+{
+    return x < INT_MAX ? (int)x : INT_MAX;
+}
+
+ics_time ics_compute_kernel(const ics_hw_gpu_type *g, ics_work_kind w, ics_dtype d, double flops,
+                            double bytes, double m, double n, double k)
+{
+    ics_trace_op op = {.kind = ICS_TOP_COMPUTE,
+                       .work = w,
+                       .flops = flops,
+                       .mem_bytes = bytes,
+                       .dtype = d,
+                       .m = dim(m),
+                       .n = dim(n),
+                       .k = dim(k)};
+    return ics_compute_time(g, &op);
 }

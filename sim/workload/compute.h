@@ -16,6 +16,13 @@
  * ICS_TIME_LIMIT (time.h): an op that long does not end within the simulator's horizon. */
 ics_time ics_compute_time(const ics_hw_gpu_type *g, const ics_trace_op *op);
 
+/* The duration of one kernel given as its work: kind w, dtype d, FLOPs, HBM bytes and, for a
+ * GEMM, its m x n x k shape (doubles: a dimension past 2^31 saturates, which only the tile
+ * utilization reads, and it is 1 there). What the training and inference generators price
+ * their kernels with. */
+ics_time ics_compute_kernel(const ics_hw_gpu_type *g, ics_work_kind w, ics_dtype d, double flops,
+                            double bytes, double m, double n, double k);
+
 /* The same in seconds, unsaturated (possibly huge or infinite: a GPU of 1e-9 TFLOP/s), for
  * messages that say how far past the horizon an op goes. */
 double ics_compute_seconds(const ics_hw_gpu_type *g, const ics_trace_op *op);

@@ -6,7 +6,6 @@
  * weights, which the roofline gives (compute.h). */
 #include "workload/infer.h"
 
-#include <limits.h>
 #include <math.h>
 
 #include "core/core.h"
@@ -25,23 +24,10 @@ typedef struct {
     ics_time t;      /* accumulated */
 } pricer;
 
-static int dim(double x)
-{
-    return x < INT_MAX ? (int)x : INT_MAX;
-}
-
 static void op(pricer *p, ics_work_kind w, ics_dtype d, double flops, double bytes, double m,
                double n, double k)
 {
-    ics_trace_op o = {.kind = ICS_TOP_COMPUTE,
-                      .work = w,
-                      .flops = flops,
-                      .mem_bytes = bytes,
-                      .dtype = d,
-                      .m = dim(m),
-                      .n = dim(n),
-                      .k = dim(k)};
-    p->t = ics_time_add(p->t, ics_compute_time(p->g, &o));
+    p->t = ics_time_add(p->t, ics_compute_kernel(p->g, w, d, flops, bytes, m, n, k));
 }
 
 /* Y (m x n) = X (m x k) . W (k x n): the weights read once, the output written 16-bit. */

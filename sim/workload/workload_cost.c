@@ -4,7 +4,6 @@
 #include "workload/workload_internal.h"
 #include "workload/compute.h"
 
-#include <limits.h>
 #include <math.h>
 
 static const char *const block_names[ICS_WL_BLOCK_COUNT] = {
@@ -31,30 +30,15 @@ typedef struct {
     ics_wl_cost *c;
 } kern;
 
-/* A GEMM dimension as the trace carries it (an int): only the tile utilization reads it, which
- * is 1 at any size past 2^31, so larger ones (mbs x seq tokens) saturate rather than overflow. */
-static int dim(double x)
-{
-    return x < INT_MAX ? (int)x : INT_MAX;
-}
-
 static void add(kern *k, ics_work_kind w, ics_dtype d, double flops, double bytes, double m,
                 double n, double kk)
 {
     k->c->flops += flops;
     k->c->bytes += bytes;
     k->c->kernels++;
-    if (!k->g)
-        return;
-    ics_trace_op op = {.kind = ICS_TOP_COMPUTE,
-                       .work = w,
-                       .flops = flops,
-                       .mem_bytes = bytes,
-                       .dtype = d,
-                       .m = dim(m),
-                       .n = dim(n),
-                       .k = dim(kk)};
-    k->c->dur_ps = ics_time_add(k->c->dur_ps, ics_compute_time(k->g, &op)); /* saturates */
+    if (k->g) /* saturates */
+        k->c->dur_ps =
+            ics_time_add(k->c->dur_ps, ics_compute_kernel(k->g, w, d, flops, bytes, m, n, kk));
 }
 
 /* Y (m x n) = X (m x k) . W (k x n) */
