@@ -43,11 +43,12 @@ static GPtrArray *split_csv(const char *line)
 /* A training study: a stacked bar per configuration of where the critical rank's step went. */
 static bool train_svg(const ics_sweep *s, char **lines, GString *out, GError **error)
 {
-    static const char *const parts[] = {
-        "compute", "TP comm (exposed)", "PP comm (exposed)", "DP comm (exposed)",
-        "other",   "bubble and waits"};
+    static const char *const parts[ICS_CAT_COUNT + 1] = {"compute",           "TP comm (exposed)",
+                                                         "PP comm (exposed)", "DP comm (exposed)",
+                                                         "EP comm (exposed)", "other",
+                                                         "bubble and waits"};
     /* config, study, the axes, then model ... mfu, memory_gb (14 columns), then the parts */
-    const int np = 6, first = 2 + s->naxes + 14, error_col = first + np;
+    const int np = ICS_CAT_COUNT + 1, first = 2 + s->naxes + 14, error_col = first + np;
     int nc = s->nconfigs, nbars = 0;
     double *values = g_new0(double, (size_t)nc *np + 1);
     char **names = g_new0(char *, nc + 1);

@@ -7,8 +7,8 @@
 
 #include <string.h>
 
-static const char *const part_keys[ICS_CAT_COUNT + 1] = {"compute_s", "tp_s",    "pp_s",
-                                                         "dp_s",      "other_s", "bubble_s"};
+static const char *const part_keys[ICS_CAT_COUNT + 1] = {"compute_s", "tp_s",    "pp_s",    "dp_s",
+                                                         "ep_s",      "other_s", "bubble_s"};
 
 /* The layout of configuration `set` over the base scenario's; dp not given anywhere: every GPU
  * of the system (gpus, once known). */
@@ -185,7 +185,9 @@ void ics_sweep_step_row(const ics_sweep *s, int c, const ics_sweep_step *p, cons
             field(csv, json, part_keys[k], true, p->parts[k], "%.6f");
         g_string_append_printf(json, ", \"critical_rank\": %d", p->res.critical_rank);
     } else {
-        g_string_append(csv, ",,,,,,,,,,,,,,,,,,,"); /* 19 empty fields, then the error */
+        /* the sizes, the figures and the parts empty, then the error */
+        for (int k = 0; k < 8 + 5 + ICS_CAT_COUNT + 1; k++)
+            g_string_append_c(csv, ',');
         ics_sweep_csv_field(csv, error);
         g_string_append(json, ", \"error\": ");
         ics_sweep_json_string(json, error);

@@ -32,7 +32,7 @@ struct ics_trace {
     GStringChunk *strings;
 };
 
-static const char *const cat_names[ICS_CAT_COUNT] = {"compute", "tp", "pp", "dp", "other"};
+static const char *const cat_names[ICS_CAT_COUNT] = {"compute", "tp", "pp", "dp", "ep", "other"};
 
 const char *ics_trace_cat_name(ics_trace_cat c)
 {

@@ -24,6 +24,7 @@ ics_layout ics_layout_defaults(void)
                         .pp = 1,
                         .vp = 1,
                         .dp = 1,
+                        .ep = 1,
                         .mbs = 1,
                         .gbs = 1,
                         .recompute = ICS_RECOMPUTE_NONE,
@@ -255,6 +256,7 @@ static bool check_uneven(const ics_layout *l, const ics_model *m, namer *nm, GEr
 }
 
 static bool check_options(const ics_layout *l, const ics_model *m, namer *nm, GError **error);
+static bool check_experts(const ics_layout *l, const ics_model *m, namer *nm, GError **error);
 
 static bool check_model(const ics_layout *l, const ics_model *m, namer *nm, GError **error)
 {
@@ -273,7 +275,7 @@ static bool check_model(const ics_layout *l, const ics_model *m, namer *nm, GErr
                         "%lld",
                         name_of(nm, ICS_LAYOUT_PP), m->layers, l->pp, l->vp, (long long)chunks);
     }
-    return check_options(l, m, nm, error);
+    return check_options(l, m, nm, error) && check_experts(l, m, nm, error);
 }
 
 /* The options that need a partner, and the sequence's split. */
@@ -303,6 +305,51 @@ static bool check_options(const ics_layout *l, const ics_model *m, namer *nm, GE
         return fail(error, ICS_ERROR_INPUT,
                     "%s: expected the sequence (%d) divisible by tp (%d), got a remainder",
                     name_of(nm, ICS_LAYOUT_SP), m->seq, l->tp);
+    return true;
+}
+
+/* Expert parallelism and the MoE layer's rules, as Megatron-Core states them: EP ranks are
+ * data-parallel ranks (expert data parallelism is dp / ep), experts split evenly over them,
+ * expert weights split over tensor parallelism like the dense MLP's, and tensor parallelism
+ * with experts needs sequence parallelism (the token dispatcher works on the sequence shards).
+ * FSDP and the overlapped parameter gather are not modelled with experts: refused, not
+ * ignored. */
+static bool check_experts(const ics_layout *l, const ics_model *m, namer *nm, GError **error)
+{
+    const ics_moe *e = &m->moe;
+    if (l->ep < 1 || l->ep > 1 << 16)
+        return fail(error, ICS_ERROR_INPUT, "layout: ep: expected an integer in 1..%d, got %d",
+                    1 << 16, l->ep);
+    if (!(l->moe_capacity == 0 || (l->moe_capacity >= 1 && l->moe_capacity <= 64)))
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: moe_capacity_factor: expected 0 (dropless) or 1..64, got %g",
+                    l->moe_capacity);
+    if (e->experts == 0) {
+        if (l->ep > 1 || l->moe_capacity > 0)
+            return fail(error, ICS_ERROR_INPUT,
+                        "layout: %s: expected a mixture-of-experts model with it (models.json's "
+                        "\"moe\"), got dense model %s",
+                        l->ep > 1 ? "ep" : "moe_capacity_factor", m->name);
+        return true;
+    }
+    if (e->experts % l->ep || l->dp % l->ep)
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: ep: expected a divisor of the experts (%d) and of dp (%d), got %d",
+                    e->experts, l->dp, l->ep);
+    if (e->ffn % l->tp || e->shared_ffn % l->tp)
+        return fail(error, ICS_ERROR_INPUT,
+                    "%s: expected a divisor of moe.ffn (%d) and moe.shared_ffn (%d), got %d",
+                    name_of(nm, ICS_LAYOUT_TP), e->ffn, e->shared_ffn, l->tp);
+    if (l->tp > 1 && !l->sp)
+        return fail(error, ICS_ERROR_INPUT,
+                    "%s: expected sequence parallelism with tp > 1 and experts (Megatron-Core's "
+                    "token dispatcher works on sequence shards), got none",
+                    name_of(nm, ICS_LAYOUT_SP));
+    if (l->fsdp || l->overlap_param_gather)
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: %s: expected off with a mixture-of-experts model (not modelled with "
+                    "experts), got on",
+                    l->fsdp ? "fsdp" : "overlap_param_gather");
     return true;
 }
 

@@ -68,6 +68,12 @@ typedef struct {
                                   userbuffers): each layer's sequence-parallel all-gather and
                                   reduce-scatter run beside the GEMM that consumes or produces
                                   them (docs/workload.md); needs sp, as in Megatron */
+    int ep;              /* expert parallelism (MoE models): each expert's weights on one of ep
+                            data-parallel ranks in turn, tokens dispatched to them by all-to-all
+                            (Megatron-Core's --expert-model-parallel-size; docs/workload.md) */
+    double moe_capacity; /* Megatron-Core's --moe-expert-capacity-factor with its inputs padded
+                            to capacity: each expert takes capacity x its balanced share of
+                            tokens; 0: dropless (the balanced share) */
     ics_placement placement;
     ics_attention attention;
     bool fold; /* give ops only to tp rank 0 of data-parallel replica 0 of each stage (replay.h's
@@ -101,12 +107,14 @@ bool ics_layout_check_field(ics_layout_field f, int64_t v, const char *name, GEr
 #define ICS_LAYOUT_BUCKET_MB_MAX 1e6
 bool ics_layout_check_bucket_mb(double mb, const char *name, GError **error);
 
-/* tp = pp = vp = dp = mbs = 1, gbs = 1, no sp, full recompute off (none), bf16 math with fp32
+/* tp = pp = vp = dp = ep = mbs = 1, gbs = 1, no sp, full recompute off (none), bf16 math with fp32
  * gradient reduction, Megatron's bucket rule, overlap on, no distributed optimizer, TP-PP-DP
  * placement, flash attention, not folded. */
 ics_layout ics_layout_defaults(void);
 
 /* Whether the layout fits the model: sizes >= 1; heads, kv_heads and ffn divisible by tp;
+ * experts by ep, dp by ep, a MoE model's expert widths by tp and sequence parallelism with
+ * tp > 1 (Megatron-Core's rules), no FSDP or overlapped parameter gather with experts;
  * layers by pp x vp; gbs by mbs x dp; interleaving needs pp > 2 and micro-batches divisible by
  * pp (Megatron's rules). On failure false and sets *error saying what to change (ICS_ERROR_INPUT,
  * or ICS_ERROR_LIMIT past 2^24 GPUs or 2^20 micro-batches per stage). */

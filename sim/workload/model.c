@@ -106,6 +106,30 @@ static bool divides(const ics_model *m, const char *const *names, ics_model_fiel
     return false;
 }
 
+/* The MoE fields (only catalogs give them, so a message names the model and "moe.KEY"). The
+ * bounds are the catalog reader's (read_moe). */
+#define MOE_MAX_EXPERTS 65536
+static bool moe_field(const ics_model *m, const char *key, int64_t v, int64_t lo, int64_t hi,
+                      GError **error)
+{
+    char *name = g_strdup_printf("model %s: moe.%s", m->name, key);
+    bool ok = ics_check_int(name, v, lo, hi, error);
+    g_free(name);
+    return ok;
+}
+
+static bool moe_check(const ics_model *m, GError **error)
+{
+    const ics_moe *e = &m->moe;
+    if (e->experts == 0)
+        return true;
+    return moe_field(m, "experts", e->experts, 2, MOE_MAX_EXPERTS, error) &&
+           moe_field(m, "topk", e->topk, 1, e->experts, error) &&
+           moe_field(m, "ffn", e->ffn, 1, 1 << 24, error) &&
+           moe_field(m, "shared_ffn", e->shared_ffn, 0, 1 << 24, error) &&
+           moe_field(m, "dense_layers", e->dense_layers, 0, m->layers - 1, error);
+}
+
 bool ics_model_check_named(const ics_model *m, const char *const names[ICS_MODEL_FIELD_COUNT],
                            GError **error)
 {
@@ -118,7 +142,8 @@ bool ics_model_check_named(const ics_model *m, const char *const names[ICS_MODEL
             return false;
     }
     return divides(m, names, ICS_MODEL_HEADS, m->heads, ICS_MODEL_HIDDEN, error) &&
-           divides(m, names, ICS_MODEL_KV_HEADS, m->kv_heads, ICS_MODEL_HEADS, error);
+           divides(m, names, ICS_MODEL_KV_HEADS, m->kv_heads, ICS_MODEL_HEADS, error) &&
+           moe_check(m, error);
 }
 
 bool ics_model_check(const ics_model *m, GError **error)
@@ -133,19 +158,50 @@ static double norm_params(const ics_model *m)
     return m->norm == ICS_NORM_LAYERNORM ? 2.0 * m->hidden : (double)m->hidden;
 }
 
+/* Attention: column-parallel QKV (weights and biases split), row-parallel projection (weight
+ * split, bias whole), its norm. */
+static void attn_params(const ics_model *m, double *sharded, double *replicated)
+{
+    double h = m->hidden, qkv_out = h + 2.0 * m->kv_heads * ((double)m->hidden / m->heads);
+    *sharded = h * qkv_out + h * h + (m->bias ? qkv_out : 0);
+    *replicated = norm_params(m) + (m->bias ? h : 0);
+}
+
+/* An MLP of width ffn: column-parallel fc1, row-parallel fc2 (no norm: the layer's). */
+static void mlp_params(const ics_model *m, double ffn, double *sharded, double *replicated)
+{
+    double h = m->hidden, fc1_out = (m->act == ICS_ACT_SWIGLU ? 2.0 : 1.0) * ffn;
+    *sharded = h * fc1_out + ffn * h + (m->bias ? fc1_out : 0);
+    *replicated = m->bias ? h : 0;
+}
+
 void ics_model_layer_params(const ics_model *m, double *sharded, double *replicated)
 {
-    double h = m->hidden, dh = (double)m->hidden / m->heads;
-    double qkv_out = h + 2.0 * m->kv_heads * dh;
-    double fc1_out = (m->act == ICS_ACT_SWIGLU ? 2.0 : 1.0) * m->ffn;
-    /* column-parallel QKV and fc1 (weights and biases split), row-parallel proj and fc2 (weights
-     * split, biases whole) */
-    *sharded = h * qkv_out + h * h + h * fc1_out + (double)m->ffn * h;
-    *replicated = 2 * norm_params(m);
-    if (m->bias) {
-        *sharded += qkv_out + fc1_out;
-        *replicated += 2 * h;
-    }
+    double ash, arep, msh, mrep;
+    attn_params(m, &ash, &arep);
+    mlp_params(m, m->ffn, &msh, &mrep);
+    *sharded = ash + msh;
+    *replicated = arep + mrep + norm_params(m);
+}
+
+bool ics_model_is_moe_layer(const ics_model *m, int layer)
+{
+    return m->moe.experts > 0 && layer >= m->moe.dense_layers;
+}
+
+int ics_model_moe_layers(const ics_model *m)
+{
+    return m->moe.experts > 0 ? m->layers - m->moe.dense_layers : 0;
+}
+
+void ics_model_moe_params(const ics_model *m, double *replicated, double *shared, double *expert)
+{
+    double rep;
+    *replicated = (double)m->moe.experts * m->hidden + norm_params(m);
+    mlp_params(m, m->moe.shared_ffn, shared, &rep);
+    *shared = m->moe.shared_ffn > 0 ? *shared + rep : 0;
+    mlp_params(m, m->moe.ffn, expert, &rep);
+    *expert += rep;
 }
 
 void ics_model_edge_params(const ics_model *m, double *word, double *position, double *final_norm,
@@ -157,12 +213,31 @@ void ics_model_edge_params(const ics_model *m, double *word, double *position, d
     *output = m->tied_embeddings ? 0 : *word;
 }
 
+/* All parameters of the layers, with `experts` of each MoE layer's routed experts counted. */
+static double layers_params(const ics_model *m, double experts)
+{
+    double sh, rep, ash, arep, mrep, shared, expert;
+    ics_model_layer_params(m, &sh, &rep);
+    double n = (m->layers - ics_model_moe_layers(m)) * (sh + rep);
+    if (ics_model_moe_layers(m) == 0)
+        return n;
+    attn_params(m, &ash, &arep);
+    ics_model_moe_params(m, &mrep, &shared, &expert);
+    return n + ics_model_moe_layers(m) * (ash + arep + mrep + shared + experts * expert);
+}
+
 double ics_model_params(const ics_model *m)
 {
-    double sh, rep, word, pos, fin, out;
-    ics_model_layer_params(m, &sh, &rep);
+    double word, pos, fin, out;
     ics_model_edge_params(m, &word, &pos, &fin, &out);
-    return m->layers * (sh + rep) + word + pos + fin + out;
+    return layers_params(m, m->moe.experts) + word + pos + fin + out;
+}
+
+double ics_model_active_params(const ics_model *m)
+{
+    double word, pos, fin, out;
+    ics_model_edge_params(m, &word, &pos, &fin, &out);
+    return layers_params(m, m->moe.topk) + word + pos + fin + out;
 }
 
 double ics_model_matmul_params(const ics_model *m)
@@ -197,11 +272,32 @@ static void check_divides(ics_jr *r, const cJSON *o, const char *key, int v, con
                     "expected a divisor of %s (%d), got %d", of, n, v);
 }
 
+/* "moe": {"experts", "topk", "ffn", "shared_ffn", "dense_layers"}, bounds as moe_check's. */
+static void read_moe(ics_jr *r, const cJSON *o, ics_model *m)
+{
+    static const char *const keys[] = {"experts",    "topk",         "ffn",
+                                       "shared_ffn", "dense_layers", NULL};
+    const cJSON *e = ics_jr_obj(r, o, "moe", false);
+    if (!e)
+        return;
+    size_t mark = ics_jr_push_key(r, "moe");
+    int64_t v[5] = {0};
+    if (ics_jr_keys(r, e, keys)) {
+        ics_jr_int(r, e, "experts", true, 2, MOE_MAX_EXPERTS, &v[0]);
+        ics_jr_int(r, e, "topk", true, 1, MAX(v[0], 1), &v[1]);
+        ics_jr_int(r, e, "ffn", true, 1, 1 << 24, &v[2]);
+        ics_jr_int(r, e, "shared_ffn", false, 0, 1 << 24, &v[3]);
+        ics_jr_int(r, e, "dense_layers", false, 0, MAX(m->layers - 1, 0), &v[4]);
+    }
+    m->moe = (ics_moe){(int)v[0], (int)v[1], (int)v[2], (int)v[3], (int)v[4]};
+    ics_jr_pop(r, mark);
+}
+
 static void read_model(ics_jr *r, ics_model_catalog *c, const char *name, const cJSON *o)
 {
     static const char *const keys[] = {"layers",   "hidden", "heads",           "kv_heads", "ffn",
                                        "vocab",    "seq",    "activation",      "norm",     "bias",
-                                       "position", "source", "tied_embeddings", NULL};
+                                       "position", "source", "tied_embeddings", "moe",      NULL};
     if (!ics_jr_keys(r, o, keys))
         return;
     ics_model m = ics_model_make(name, 0, 0, 0, 0, 0, 0);
@@ -230,6 +326,7 @@ static void read_model(ics_jr *r, ics_model_catalog *c, const char *name, const 
     const char *src;
     if (ics_jr_str(r, o, "source", true, &src))
         m.source = g_string_chunk_insert_const(c->strings, src);
+    read_moe(r, o, &m);
     check_divides(r, o, "heads", m.heads, "hidden", m.hidden);
     check_divides(r, o, "kv_heads", m.kv_heads, "heads", m.heads);
     if (ics_jr_ok(r))

@@ -15,6 +15,15 @@ typedef enum { ICS_ACT_GELU, ICS_ACT_SWIGLU, ICS_ACT_COUNT } ics_activation;
 typedef enum { ICS_NORM_LAYERNORM, ICS_NORM_RMSNORM, ICS_NORM_COUNT } ics_norm;
 typedef enum { ICS_POS_LEARNED, ICS_POS_ROPE, ICS_POS_COUNT } ics_position;
 
+/* A mixture-of-experts MLP (Megatron-Core's MoE layer, docs/workload.md "Mixture of experts"):
+ * a router sends each token to `topk` of `experts` MLPs of width `ffn`; `shared_ffn` is the
+ * width of shared experts every token also passes (DeepSeek's; 0: none); the first
+ * `dense_layers` layers keep the model's dense MLP (DeepSeek-V3's first_k_dense_replace).
+ * experts 0: a dense model, the other fields unused. */
+typedef struct {
+    int experts, topk, ffn, shared_ffn, dense_layers;
+} ics_moe;
+
 typedef struct {
     char name[64];
     const char *source; /* citation (transfer none: the catalog's, or a static string) */
@@ -27,6 +36,7 @@ typedef struct {
     bool bias;            /* linear layers have biases (GPT) or not (Llama) */
     ics_position pos;     /* learned absolute position embeddings add seq x hidden parameters */
     bool tied_embeddings; /* the output layer reuses the input embedding */
+    ics_moe moe;
 } ics_model;
 
 /* The integer fields a model is given by, in the order they are checked. */
@@ -68,9 +78,9 @@ bool ics_model_check(const ics_model *m, GError **error);
 bool ics_model_check_named(const ics_model *m, const char *const names[ICS_MODEL_FIELD_COUNT],
                            GError **error);
 
-/* Parameter counts. Per layer: `sharded` are split over tensor-parallel ranks (QKV, projection
- * and MLP weights, column-parallel biases), `replicated` are copied on each (norms, row-parallel
- * biases). */
+/* Parameter counts. Per (dense) layer: `sharded` are split over tensor-parallel ranks (QKV,
+ * projection and MLP weights, column-parallel biases), `replicated` are copied on each (norms,
+ * row-parallel biases). */
 void ics_model_layer_params(const ics_model *m, double *sharded, double *replicated);
 /* Word embedding (vocab x hidden), position embedding (0 with rope), final norm, untied output
  * layer (0 when tied). */
@@ -78,6 +88,15 @@ void ics_model_edge_params(const ics_model *m, double *word, double *position, d
                            double *output);
 /* All parameters (a tied embedding counted once). */
 double ics_model_params(const ics_model *m);
+/* Whether layer `layer` (0-based) has a mixture-of-experts MLP; how many do. */
+bool ics_model_is_moe_layer(const ics_model *m, int layer);
+int ics_model_moe_layers(const ics_model *m);
+/* A MoE layer's MLP part, in place of ics_model_layer_params' dense MLP: the router (experts x
+ * hidden) and the MLP's norm, replicated on tensor-parallel ranks; the shared experts, sharded
+ * like a dense MLP; one routed expert, sharded over tensor (expert-tensor) parallelism. */
+void ics_model_moe_params(const ics_model *m, double *replicated, double *shared, double *expert);
+/* Parameters a token passes through: all but the experts it is not routed to (= all, dense). */
+double ics_model_active_params(const ics_model *m);
 /* Parameters that take part in a matrix multiply: the 6*N*T rule's N without embeddings,
  * norms and biases (the output layer counts, tied or not). */
 double ics_model_matmul_params(const ics_model *m);

@@ -19,49 +19,16 @@
  * GPT-3 175B on 1024 GPUs unfolded, 14.6M ops, peaks at 2.9 GiB). */
 #define STEP_BYTES_PER_OP 224
 
-typedef struct {
-    const ics_model *m;
-    const ics_layout *l;
-    const ics_hw_gpu_type *g;
-    ics_trace *trace;
-    int p, t, d, nmb, L, V; /* stages, tp, dp, micro-batches, layers per chunk, virtual stages */
-    ics_wl_cost cost[ICS_WL_BLOCK_COUNT];
-    uint64_t act_bytes; /* one micro-batch's b x s x h activations */
-    uint64_t p2p_bytes; /* what a pipeline send carries */
-    int grad_bytes;
-    double bucket_params;
-    double attn_params, mlp_params, embed_params, head_params; /* per rank */
-    int *tp_comm, *dp_comm, *emb_comm;                         /* -1: none */
-    int sh;                     /* FSDP's shard group: dp, or HSDP's fsdp_shard */
-    int *shard_comm, *rep_comm; /* HSDP: per (tp, stage) x replica / x shard index */
-    /* the rank being written */
-    int rank, s, tpr, dpr, tpc, dpc, shc, repc; /* shc, repc: HSDP's groups, or -1 */
-    int last_compute;                           /* its last op on the compute stream */
-    int pending_recv; /* a recv the next compute-stream op waits for, or -1 */
-    int last_grad_op; /* the compute op that produced the newest gradients */
-    int last_dp;      /* its last op on the dp stream, or -1 */
-    double fill;      /* gradient parameters of the bucket being filled */
-    GArray *buckets;  /* double: parameters of each bucket, in order */
-    GArray *deferred; /* double: buckets that wait for the end of the backward (no overlap) */
-    /* --overlap-param-gather: the buckets' parameter all-gathers in the order the first
-     * micro-batch's forward needs them (params_gathered), the ops issued, how many are */
-    GArray *gather;   /* double: parameters of each bucket, in forward order */
-    GArray *gathers;  /* int: the all-gather op of each bucket issued so far */
-    int pending_gate; /* an all-gather the next compute-stream op waits for, or -1 */
-    int *gate;        /* per model chunk, per forward unit: its bucket in gather (chunk_buckets) */
-    int *chunk_first; /* per model chunk (and one past): its first bucket in gather */
-} wl;
-
 /* ---- ops ------------------------------------------------------------------------------------- */
 
-static int add(wl *w, const ics_trace_op *op, int dep)
+static int add(ics_wl *w, const ics_trace_op *op, int dep)
 {
     return ics_trace_add_op(w->trace, w->rank, op, &dep, dep >= 0 ? 1 : 0);
 }
 
 /* An op on the compute stream: it also waits for the recv the pass starts with, a parameter
  * all-gather it needs (--overlap-param-gather), or `dep`. */
-static int on_compute(wl *w, ics_trace_op *op, int dep)
+int ics_wl__on_compute(ics_wl *w, ics_trace_op *op, int dep)
 {
     op->stream = ICS_WL_STREAM_COMPUTE;
     int deps[3], nd = 0;
@@ -75,7 +42,7 @@ static int on_compute(wl *w, ics_trace_op *op, int dep)
     return w->last_compute = ics_trace_add_op(w->trace, w->rank, op, deps, nd);
 }
 
-static ics_trace_op compute_op(const wl *w, const char *name, ics_time dur, double flops,
+static ics_trace_op compute_op(const ics_wl *w, const char *name, ics_time dur, double flops,
                                double bytes)
 {
     return (ics_trace_op){.kind = ICS_TOP_COMPUTE,
@@ -88,45 +55,44 @@ static ics_trace_op compute_op(const wl *w, const char *name, ics_time dur, doub
                           .dtype = w->l->dtype};
 }
 
-static int compute(wl *w, ics_wl_block b, const char *name)
+int ics_wl__compute(ics_wl *w, ics_wl_block b, const char *name)
 {
     const ics_wl_cost *c = &w->cost[b];
     ics_trace_op op =
         compute_op(w, name ? name : ics_wl__block_name(b), c->dur_ps, c->flops, c->bytes);
-    return on_compute(w, &op, -1);
+    return ics_wl__on_compute(w, &op, -1);
 }
 
-static void tp_coll(wl *w, ics_coll_op kind, const char *name)
+void ics_wl__tp_coll(ics_wl *w, ics_coll_op kind, uint64_t bytes, const char *name)
 {
     if (w->t == 1)
         return;
-    ics_trace_op op = {.kind = ICS_TOP_COLL,
-                       .cat = ICS_CAT_TP,
-                       .name = name,
-                       .comm = w->tpc,
-                       .coll = {.op = kind,
-                                .size_bytes = w->act_bytes,
-                                .dtype_bytes = ics_layout_act_bytes(w->l)}};
-    on_compute(w, &op, -1);
+    ics_trace_op op = {
+        .kind = ICS_TOP_COLL,
+        .cat = ICS_CAT_TP,
+        .name = name,
+        .comm = w->tpc,
+        .coll = {.op = kind, .size_bytes = bytes, .dtype_bytes = ics_layout_act_bytes(w->l)}};
+    ics_wl__on_compute(w, &op, -1);
 }
 
 /* Around a block: with sequence parallelism its input is gathered before and its output
  * reduce-scattered after; without, its output is all-reduced after. */
-static void tp_before(wl *w)
+void ics_wl__tp_before(ics_wl *w)
 {
     if (w->l->sp)
-        tp_coll(w, ICS_COLL_ALL_GATHER, "tp.all_gather");
+        ics_wl__tp_coll(w, ICS_COLL_ALL_GATHER, w->act_bytes, "tp.all_gather");
 }
 
-static void tp_after(wl *w)
+void ics_wl__tp_after(ics_wl *w)
 {
     if (w->l->sp)
-        tp_coll(w, ICS_COLL_REDUCE_SCATTER, "tp.reduce_scatter");
+        ics_wl__tp_coll(w, ICS_COLL_REDUCE_SCATTER, w->act_bytes, "tp.reduce_scatter");
     else
-        tp_coll(w, ICS_COLL_ALL_REDUCE, "tp.all_reduce");
+        ics_wl__tp_coll(w, ICS_COLL_ALL_REDUCE, w->act_bytes, "tp.all_reduce");
 }
 
-static int p2p(wl *w, ics_top_kind kind, int stream, int peer, int dep, const char *name)
+static int p2p(ics_wl *w, ics_top_kind kind, int stream, int peer, int dep, const char *name)
 {
     ics_trace_op op = {.kind = kind,
                        .stream = stream,
@@ -137,68 +103,82 @@ static int p2p(wl *w, ics_top_kind kind, int stream, int peer, int dep, const ch
     return add(w, &op, dep);
 }
 
-static void dp_coll(wl *w, ics_coll_op kind, double params, int elem_bytes, int dep,
-                    const char *name)
+static void dp_coll_on(ics_wl *w, int comm, ics_coll_op kind, double params, int elem_bytes,
+                       int dep, const char *name)
 {
     ics_trace_op op = {.kind = ICS_TOP_COLL,
                        .stream = ICS_WL_STREAM_DP,
                        .cat = ICS_CAT_DP,
                        .name = name,
-                       .comm = w->dpc,
+                       .comm = comm,
                        .coll = {.op = kind,
                                 .size_bytes = (uint64_t)params * (uint64_t)elem_bytes,
                                 .dtype_bytes = elem_bytes}};
     w->last_dp = add(w, &op, dep);
 }
 
+static void dp_coll(ics_wl *w, ics_coll_op kind, double params, int elem_bytes, int dep,
+                    const char *name)
+{
+    dp_coll_on(w, w->dpc, kind, params, elem_bytes, dep, name);
+}
+
 /* ---- gradient buckets ------------------------------------------------------------------------ */
 
-static void reduce_bucket(wl *w, double params, int dep)
+static void reduce_bucket(ics_wl *w, const ics_wl_grads *g, double params, int dep)
 {
+    bool expert = g == &w->expert;
     if (w->l->dist_opt)
-        dp_coll(w, ICS_COLL_REDUCE_SCATTER, params, w->grad_bytes, dep, "dp.reduce_scatter");
+        dp_coll_on(w, g->comm, ICS_COLL_REDUCE_SCATTER, params, w->grad_bytes, dep,
+                   expert ? "ep.dp.reduce_scatter" : "dp.reduce_scatter");
     else
-        dp_coll(w, ICS_COLL_ALL_REDUCE, params, w->grad_bytes, dep, "dp.all_reduce");
+        dp_coll_on(w, g->comm, ICS_COLL_ALL_REDUCE, params, w->grad_bytes, dep,
+                   expert ? "ep.dp.all_reduce" : "dp.all_reduce");
 }
 
 /* Closes the bucket being filled: its reduction starts once op `dep` has produced its last
  * gradients (with overlap), or after the whole backward (without). */
-static void flush(wl *w, int dep)
+static void flush(ics_wl *w, ics_wl_grads *g, int dep)
 {
-    if (w->fill <= 0)
+    if (g->fill <= 0)
         return;
-    double params = w->fill;
-    w->fill = 0;
+    double params = g->fill;
+    g->fill = 0;
     if (w->l->dist_opt) /* Megatron pads a bucket to a multiple of dp for the reduce-scatter */
-        params = ceil(params / w->d) * w->d;
-    g_array_append_val(w->buckets, params);
+        params = ceil(params / g->size) * g->size;
+    g_array_append_val(g->buckets, params);
     if (w->l->overlap_grad_reduce)
-        reduce_bucket(w, params, dep);
+        reduce_bucket(w, g, params, dep);
     else
-        g_array_append_val(w->deferred, params);
+        g_array_append_val(g->deferred, params);
 }
 
-/* Op `op` produced the final gradients of `params` parameters (in the last micro-batch's
- * backward); a bucket closes once it holds at least the bucket size, as Megatron's do (a
- * parameter is never split). */
-static bool fsdp(const wl *w)
+static bool fsdp(const ics_wl *w)
 {
     return w->l->fsdp && w->d > 1;
 }
 
-static void grads(wl *w, double params, int op, bool last_mb)
+/* Op `op` produced the final gradients of `params` parameters of set g (in the last
+ * micro-batch's backward); a bucket closes once it holds at least the bucket size, as
+ * Megatron's do (a parameter is never split). */
+void ics_wl__grads(ics_wl *w, ics_wl_grads *g, double params, int op, bool last_mb)
 {
-    if (!last_mb || w->d == 1 || fsdp(w)) /* FSDP reduce-scatters per block (fsdp_done) */
+    if (!last_mb || g->size == 1 || fsdp(w)) /* FSDP reduce-scatters per block (fsdp_done) */
         return;
-    w->fill += params;
-    w->last_grad_op = op;
-    if (w->fill >= w->bucket_params)
-        flush(w, op);
+    g->fill += params;
+    g->last_grad_op = op;
+    if (g->fill >= w->bucket_params)
+        flush(w, g, op);
+}
+
+static void grads(ics_wl *w, double params, int op, bool last_mb)
+{
+    ics_wl__grads(w, &w->dense, params, op, last_mb);
 }
 
 /* ---- parameter all-gathers beside the forward (--overlap-param-gather) ----------------------- */
 
-static bool param_gather_overlap(const wl *w)
+static bool param_gather_overlap(const ics_wl *w)
 {
     return w->l->overlap_param_gather && w->l->dist_opt && !w->l->fsdp && w->d > 1;
 }
@@ -209,7 +189,7 @@ static bool param_gather_overlap(const wl *w)
  * multiple of dp (flush). Appends them to w->gather in forward order and writes into unit[]
  * (the embedding, then attention and MLP of layers 0..L-1, then the head) the index in
  * w->gather of the bucket holding each. */
-static void chunk_buckets(wl *w, int v, int *unit)
+static void chunk_buckets(ics_wl *w, int v, int *unit)
 {
     int n = 2 * w->L + 2, nb = 0;
     double *size = g_new0(double, n), fill = 0;
@@ -237,7 +217,7 @@ static void chunk_buckets(wl *w, int v, int *unit)
 
 /* Dispatches the all-gathers of buckets up to `last` (in w->gather) not dispatched yet, now:
  * after the compute stream's last op. */
-static void gather_upto(wl *w, int last)
+static void gather_upto(ics_wl *w, int last)
 {
     while ((int)w->gathers->len <= MIN(last, (int)w->gather->len - 1)) {
         int i = (int)w->gathers->len;
@@ -250,14 +230,14 @@ static void gather_upto(wl *w, int last)
 /* Before a forward unit of the first micro-batch: Megatron-Core's forward pre-hook waits for the
  * all-gather of the unit's bucket k and dispatches the next bucket's (one ahead); the first
  * bucket's is dispatched as the forward starts. The compute op after this waits for it. */
-static void param_gate(wl *w, int k)
+static void param_gate(ics_wl *w, int k)
 {
     gather_upto(w, k + 1);
     w->pending_gate = g_array_index(w->gathers, int, k);
 }
 
 /* The rank's buckets in forward order, every model chunk's (w->gate, w->chunk_first). */
-static void plan_gathers(wl *w)
+static void plan_gathers(ics_wl *w)
 {
     int n = 2 * w->L + 2, vp = w->l->vp;
     w->gate = g_renew(int, w->gate, (size_t)vp *n);
@@ -275,7 +255,7 @@ static void plan_gathers(wl *w)
  * virtual stage), each transformer block (torchtitan wraps each in fully_shard), the final norm
  * and output layer (last); their parameters on one tensor-parallel rank into params[]; returns
  * the count (at most L + 2). */
-static int fsdp_units(const wl *w, int v, double *params)
+static int fsdp_units(const ics_wl *w, int v, double *params)
 {
     int n = 0;
     if (v == 0)
@@ -296,7 +276,7 @@ typedef struct {
 
 /* Before unit i of a pass: its all-gather and the next unit's are issued once the compute
  * stream gets here (FSDP2 prefetches one ahead), and the unit's first op waits for its own. */
-static void fsdp_gate(wl *w, fsdp_pass *fp, int i)
+static void fsdp_gate(ics_wl *w, fsdp_pass *fp, int i)
 {
     for (int j = i; j <= MIN(i + 1, fp->n - 1); j++) {
         if (fp->ids[j] >= 0)
@@ -315,7 +295,7 @@ static void fsdp_gate(wl *w, fsdp_pass *fp, int i)
     w->pending_gate = fp->ids[i];
 }
 
-static void fsdp_pass_init(const wl *w, int v, bool backward, fsdp_pass *fp)
+static void fsdp_pass_init(const ics_wl *w, int v, bool backward, fsdp_pass *fp)
 {
     double *p = g_new(double, w->L + 2);
     fp->n = fsdp_units(w, v, p);
@@ -338,7 +318,7 @@ static void fsdp_pass_clear(fsdp_pass *fp)
  * shard is then all-reduced over the replicas. FSDP2 does it after every micro-batch's backward
  * by default; torch's pipeline schedules turn gradient sync off but for the last micro-batch
  * (then the stage holds whole gradients until it: memory.c), so with pp > 1 only the last. */
-static void fsdp_done(wl *w, const fsdp_pass *fp, int i, bool last_mb)
+static void fsdp_done(ics_wl *w, const fsdp_pass *fp, int i, bool last_mb)
 {
     if (!last_mb && w->p > 1)
         return;
@@ -364,14 +344,15 @@ static void fsdp_done(wl *w, const fsdp_pass *fp, int i, bool last_mb)
  * its chunks with one SM: no GEMM slowdown. */
 #define OVERLAP_RS_GEMM_SLOWDOWN (132.0 / (132.0 - 16.0))
 
-static bool tp_overlap(const wl *w)
+static bool tp_overlap(const ics_wl *w)
 {
     return w->l->tp_comm_overlap && w->l->sp && w->t > 1;
 }
 
 /* A tensor-parallel collective of `bytes` on the overlap stream, after ops `dep` and `dep2`
  * (-1: none). */
-static int side_coll(wl *w, ics_coll_op kind, uint64_t bytes, int dep, int dep2, const char *name)
+static int side_coll(ics_wl *w, ics_coll_op kind, uint64_t bytes, int dep, int dep2,
+                     const char *name)
 {
     ics_trace_op op = {
         .kind = ICS_TOP_COLL,
@@ -391,11 +372,12 @@ static int side_coll(wl *w, ics_coll_op kind, uint64_t bytes, int dep, int dep2,
 /* A part of block c lasting `dur` on the compute stream, with the share of the block's FLOPs and
  * bytes its kernels' own time `own` is of the block's, after op `dep` (-1: the compute stream's
  * order only). */
-static int part(wl *w, const ics_wl_cost *c, const char *name, ics_time dur, ics_time own, int dep)
+static int part(ics_wl *w, const ics_wl_cost *c, const char *name, ics_time dur, ics_time own,
+                int dep)
 {
     double share = c->dur_ps > 0 ? (double)own / (double)c->dur_ps : 0;
     ics_trace_op op = compute_op(w, name, dur, c->flops * share, c->bytes * share);
-    return on_compute(w, &op, dep);
+    return ics_wl__on_compute(w, &op, dep);
 }
 
 /* One attention or MLP block with its sequence-parallel collectives overlapped, as Transformer
@@ -407,7 +389,7 @@ static int part(wl *w, const ics_wl_cost *c, const char *name, ics_time dur, ics
  * so a block costs about its compute plus what the collectives take beyond their GEMMs, plus the
  * last chunk's reduce-scatter. Returns the op that ends with the block's output GEMM (its
  * gradients, for the buckets). */
-static int overlapped_block(wl *w, ics_wl_block b, const char *name)
+static int overlapped_block(ics_wl *w, ics_wl_block b, const char *name)
 {
     const ics_wl_cost *c = &w->cost[b];
     const char *nm = name ? name : ics_wl__block_name(b);
@@ -429,7 +411,7 @@ static int overlapped_block(wl *w, ics_wl_block b, const char *name)
                        .coll = {.op = ICS_COLL_REDUCE_SCATTER,
                                 .size_bytes = last_chunk,
                                 .dtype_bytes = ics_layout_act_bytes(w->l)}};
-    on_compute(w, &op, rs);
+    ics_wl__on_compute(w, &op, rs);
     return out;
 }
 
@@ -437,7 +419,7 @@ static int overlapped_block(wl *w, ics_wl_block b, const char *name)
 
 /* A forward block with its collectives; gate >= 0: the parameter all-gather (in w->gather)
  * its first op waits for. */
-static void block_fwd(wl *w, ics_wl_block b, const char *name, int gate)
+static void block_fwd(ics_wl *w, ics_wl_block b, const char *name, int gate)
 {
     if (gate >= 0)
         param_gate(w, gate);
@@ -445,46 +427,88 @@ static void block_fwd(wl *w, ics_wl_block b, const char *name, int gate)
         overlapped_block(w, b, name);
         return;
     }
-    tp_before(w);
-    compute(w, b, name);
-    tp_after(w);
+    ics_wl__tp_before(w);
+    ics_wl__compute(w, b, name);
+    ics_wl__tp_after(w);
 }
 
-static void layer_fwd(wl *w, bool again, int gate_attn, int gate_mlp)
+/* Layer i of the chunk being written (its first is w->layer0): attention, then a dense or a
+ * mixture-of-experts MLP (workload_moe.c; no parameter gates: refused with experts). */
+static bool moe_layer(const ics_wl *w, int i)
+{
+    return ics_model_is_moe_layer(w->m, w->layer0 + i);
+}
+
+static void layer_fwd(ics_wl *w, int i, bool again, int gate_attn, int gate_mlp)
 {
     block_fwd(w, ICS_WL_ATTN_FWD, again ? "rec.attn" : NULL, gate_attn);
-    block_fwd(w, ICS_WL_MLP_FWD, again ? "rec.mlp" : NULL, gate_mlp);
+    if (moe_layer(w, i))
+        ics_wl__moe_fwd(w, again);
+    else
+        block_fwd(w, ICS_WL_MLP_FWD, again ? "rec.mlp" : NULL, gate_mlp);
 }
 
-static void layer_bwd(wl *w, bool last_mb)
+/* The attention half of a layer's backward (after its MLP's), with its gradients. */
+static void attn_bwd(ics_wl *w, bool last_mb)
 {
-    if (w->l->recompute == ICS_RECOMPUTE_FULL)
-        layer_fwd(w, true, -1, -1);
     if (tp_overlap(w)) {
-        grads(w, w->mlp_params, overlapped_block(w, ICS_WL_MLP_BWD, NULL), last_mb);
         if (w->l->recompute == ICS_RECOMPUTE_SELECTIVE)
-            compute(w, ICS_WL_ATTN_RECOMP, NULL);
+            ics_wl__compute(w, ICS_WL_ATTN_RECOMP, NULL);
         grads(w, w->attn_params, overlapped_block(w, ICS_WL_ATTN_BWD, NULL), last_mb);
         return;
     }
-    tp_before(w);
-    grads(w, w->mlp_params, compute(w, ICS_WL_MLP_BWD, NULL), last_mb);
-    tp_after(w);
-    tp_before(w);
+    ics_wl__tp_before(w);
     if (w->l->recompute == ICS_RECOMPUTE_SELECTIVE)
-        compute(w, ICS_WL_ATTN_RECOMP, NULL);
-    grads(w, w->attn_params, compute(w, ICS_WL_ATTN_BWD, NULL), last_mb);
-    tp_after(w);
+        ics_wl__compute(w, ICS_WL_ATTN_RECOMP, NULL);
+    grads(w, w->attn_params, ics_wl__compute(w, ICS_WL_ATTN_BWD, NULL), last_mb);
+    ics_wl__tp_after(w);
 }
 
-static int peer(const wl *w, int stage)
+static void layer_bwd(ics_wl *w, int i, bool last_mb)
+{
+    if (w->l->recompute == ICS_RECOMPUTE_FULL)
+        layer_fwd(w, i, true, -1, -1);
+    if (moe_layer(w, i)) {
+        ics_wl__moe_bwd(w, last_mb);
+        attn_bwd(w, last_mb);
+        return;
+    }
+    if (tp_overlap(w)) {
+        grads(w, w->mlp_params, overlapped_block(w, ICS_WL_MLP_BWD, NULL), last_mb);
+        if (w->l->recompute == ICS_RECOMPUTE_SELECTIVE)
+            ics_wl__compute(w, ICS_WL_ATTN_RECOMP, NULL);
+        grads(w, w->attn_params, overlapped_block(w, ICS_WL_ATTN_BWD, NULL), last_mb);
+        return;
+    }
+    ics_wl__tp_before(w);
+    grads(w, w->mlp_params, ics_wl__compute(w, ICS_WL_MLP_BWD, NULL), last_mb);
+    ics_wl__tp_after(w);
+    ics_wl__tp_before(w);
+    if (w->l->recompute == ICS_RECOMPUTE_SELECTIVE)
+        ics_wl__compute(w, ICS_WL_ATTN_RECOMP, NULL);
+    grads(w, w->attn_params, ics_wl__compute(w, ICS_WL_ATTN_BWD, NULL), last_mb);
+    ics_wl__tp_after(w);
+}
+
+/* The global index of virtual stage v's first layer. */
+static int first_layer(const ics_wl *w, int v)
+{
+    if (w->l->vp > 1) /* even stages */
+        return v * w->L;
+    int n = 0;
+    for (int s = 0; s < w->s; s++)
+        n += ics_layout_stage_layers(w->l, w->m, s);
+    return n;
+}
+
+static int peer(const ics_wl *w, int stage)
 {
     return ics_layout_rank(w->l, w->tpr, (stage + w->p) % w->p, w->dpr);
 }
 
 /* first: the first micro-batch's forward through this chunk, which with --overlap-param-gather
  * waits for the parameters the last step's optimizer updated, bucket by bucket. */
-static void forward(wl *w, int v, bool first)
+static void forward(ics_wl *w, int v, bool first)
 {
     int n = 2 * w->L + 2, c = v / w->p, *gate = g_new(int, n);
     for (int i = 0; i < n; i++)
@@ -495,6 +519,7 @@ static void forward(wl *w, int v, bool first)
         gather_upto(w, w->chunk_first[c + 2] - 1);
     fsdp_pass fp = {0};
     int u = 0; /* the FSDP unit next */
+    w->layer0 = first_layer(w, v);
     if (fsdp(w))
         fsdp_pass_init(w, v, false, &fp);
     if (v > 0)
@@ -505,21 +530,21 @@ static void forward(wl *w, int v, bool first)
             param_gate(w, gate[0]);
         if (fp.n)
             fsdp_gate(w, &fp, u++);
-        compute(w, ICS_WL_EMBED_FWD, NULL);
-        tp_after(w); /* the vocabulary-parallel lookup is summed over tp ranks */
+        ics_wl__compute(w, ICS_WL_EMBED_FWD, NULL);
+        ics_wl__tp_after(w); /* the vocabulary-parallel lookup is summed over tp ranks */
     }
     for (int i = 0; i < w->L; i++) {
         if (fp.n)
             fsdp_gate(w, &fp, u++);
-        layer_fwd(w, false, gate[1 + 2 * i], gate[2 + 2 * i]);
+        layer_fwd(w, i, false, gate[1 + 2 * i], gate[2 + 2 * i]);
     }
     if (v == w->V - 1) {
         if (gate[n - 1] >= 0)
             param_gate(w, gate[n - 1]);
         if (fp.n)
             fsdp_gate(w, &fp, u++);
-        tp_before(w);
-        compute(w, ICS_WL_HEAD_FWD, NULL);
+        ics_wl__tp_before(w);
+        ics_wl__compute(w, ICS_WL_HEAD_FWD, NULL);
     } else {
         p2p(w, ICS_TOP_SEND, ICS_WL_STREAM_SEND_ACT, peer(w, w->s + 1), w->last_compute,
             "pp.send.act");
@@ -528,10 +553,11 @@ static void forward(wl *w, int v, bool first)
     fsdp_pass_clear(&fp);
 }
 
-static void backward(wl *w, int v, bool last_mb)
+static void backward(ics_wl *w, int v, bool last_mb)
 {
     fsdp_pass fp = {0};
     int u = 0; /* the FSDP unit next, from the last */
+    w->layer0 = first_layer(w, v);
     if (fsdp(w))
         fsdp_pass_init(w, v, true, &fp);
     if (v < w->V - 1)
@@ -540,29 +566,31 @@ static void backward(wl *w, int v, bool last_mb)
     if (v == w->V - 1) {
         if (fp.n)
             fsdp_gate(w, &fp, u);
-        grads(w, w->head_params, compute(w, ICS_WL_HEAD_BWD, NULL), last_mb);
-        tp_after(w); /* the output layer's input gradient, summed over tp ranks */
+        grads(w, w->head_params, ics_wl__compute(w, ICS_WL_HEAD_BWD, NULL), last_mb);
+        ics_wl__tp_after(w); /* the output layer's input gradient, summed over tp ranks */
         if (fp.n)
             fsdp_done(w, &fp, u++, last_mb);
     }
     for (int i = 0; i < w->L; i++) {
         if (fp.n)
             fsdp_gate(w, &fp, u);
-        layer_bwd(w, last_mb);
+        layer_bwd(w, w->L - 1 - i, last_mb);
         if (fp.n)
             fsdp_done(w, &fp, u++, last_mb);
     }
     if (v == 0) {
         if (fp.n)
             fsdp_gate(w, &fp, u);
-        tp_before(w);
-        grads(w, w->embed_params, compute(w, ICS_WL_EMBED_BWD, NULL), last_mb);
+        ics_wl__tp_before(w);
+        grads(w, w->embed_params, ics_wl__compute(w, ICS_WL_EMBED_BWD, NULL), last_mb);
         if (fp.n)
             fsdp_done(w, &fp, u++, last_mb);
     }
     fsdp_pass_clear(&fp);
-    if (last_mb)
-        flush(w, w->last_grad_op);
+    if (last_mb) {
+        flush(w, &w->dense, w->dense.last_grad_op);
+        flush(w, &w->expert, w->expert.last_grad_op);
+    }
     if (v > 0)
         p2p(w, ICS_TOP_SEND, ICS_WL_STREAM_SEND_GRAD, peer(w, w->s - 1), w->last_compute,
             "pp.send.grad");
@@ -570,20 +598,39 @@ static void backward(wl *w, int v, bool last_mb)
 
 /* ---- the end of the step --------------------------------------------------------------------- */
 
-static double rank_params(const wl *w)
+/* The rank's parameters: all but the experts' (*dense) and the experts' (*experts). */
+static void rank_params(ics_wl *w, double *dense, double *experts)
 {
-    double n = (double)w->l->vp * w->L * (w->attn_params + w->mlp_params);
+    *dense = *experts = 0;
+    for (int c = 0; c < w->l->vp; c++) {
+        w->layer0 = first_layer(w, c * w->p + w->s);
+        for (int i = 0; i < w->L; i++) {
+            bool moe = moe_layer(w, i);
+            *dense +=
+                w->attn_params + (moe ? w->moe_rep_params + w->moe_shared_params : w->mlp_params);
+            *experts += moe ? w->moe_expert_params : 0;
+        }
+    }
     if (w->s == 0)
-        n += w->embed_params;
+        *dense += w->embed_params;
     if (w->s == (w->V - 1) % w->p)
-        n += w->head_params;
-    return n;
+        *dense += w->head_params;
 }
 
-static void finish_step(wl *w)
+/* The dist-opt's parameter all-gathers of set g after the optimizer `opt`. */
+static void gather_params(ics_wl *w, const ics_wl_grads *g, int opt)
 {
-    for (guint i = 0; i < w->deferred->len; i++)
-        reduce_bucket(w, g_array_index(w->deferred, double, i), w->last_compute);
+    for (guint i = 0; i < g->buckets->len; i++)
+        dp_coll_on(w, g->comm, ICS_COLL_ALL_GATHER, g_array_index(g->buckets, double, i),
+                   PARAM_BYTES, opt, g == &w->expert ? "ep.dp.all_gather" : "dp.all_gather");
+}
+
+static void finish_step(ics_wl *w)
+{
+    for (guint i = 0; i < w->dense.deferred->len; i++)
+        reduce_bucket(w, &w->dense, g_array_index(w->dense.deferred, double, i), w->last_compute);
+    for (guint i = 0; i < w->expert.deferred->len; i++)
+        reduce_bucket(w, &w->expert, g_array_index(w->expert.deferred, double, i), w->last_compute);
     bool holds_embedding = w->s == 0 || w->s == w->p - 1;
     if (w->emb_comm && holds_embedding) {
         int saved = w->dpc;
@@ -592,38 +639,51 @@ static void finish_step(wl *w)
                 w->grad_bytes, w->last_compute, "dp.embedding_all_reduce");
         w->dpc = saved;
     }
-    double params = rank_params(w) / (fsdp(w) ? w->sh : w->l->dist_opt ? w->d : 1);
+    double dense, experts;
+    rank_params(w, &dense, &experts);
+    /* the optimizer runs on the rank's shard: of dp (expert dp for the experts) with the
+     * distributed optimizer, of FSDP's shard group */
+    double params = dense / (fsdp(w)          ? w->sh
+                             : w->l->dist_opt ? w->d
+                                              : 1) +
+                    experts / (w->l->dist_opt ? w->expert.size : 1);
     /* fp8: Transformer Engine casts every weight the rank runs to FP8 (and its transpose) once
      * a step: 2 B read, 1 + 1 B written per parameter */
-    double casts = w->l->dtype == ICS_DTYPE_FP8 ? 4 * rank_params(w) : 0;
+    double casts = w->l->dtype == ICS_DTYPE_FP8 ? 4 * (dense + experts) : 0;
     ics_trace_op upd = {.kind = ICS_TOP_COMPUTE,
                         .work = ICS_WORK_ELEMENTWISE,
                         .mem_bytes = params * OPTIMIZER_BYTES_PER_PARAM + casts,
                         .dtype = ICS_DTYPE_FP32};
     ics_trace_op op = compute_op(w, "optimizer", ics_compute_time(w->g, &upd), 0, upd.mem_bytes);
     op.work = ICS_WORK_ELEMENTWISE;
-    int opt = on_compute(w, &op, w->last_dp);
+    int opt = ics_wl__on_compute(w, &op, w->last_dp);
     /* with --overlap-param-gather the updated parameters are gathered beside the next step's
      * forward: in the steady state, the all-gathers this step's forward waited for */
-    if (w->l->dist_opt && w->d > 1 && !param_gather_overlap(w) && !fsdp(w))
-        for (guint i = 0; i < w->buckets->len; i++)
-            dp_coll(w, ICS_COLL_ALL_GATHER, g_array_index(w->buckets, double, i), PARAM_BYTES, opt,
-                    "dp.all_gather");
+    if (w->l->dist_opt && !param_gather_overlap(w) && !fsdp(w)) {
+        gather_params(w, &w->dense, opt);
+        gather_params(w, &w->expert, opt);
+    }
 }
 
-static void write_rank(wl *w, const ics_wl_step *sched, int nsteps)
+static void write_rank(ics_wl *w, const ics_wl_step *sched, int nsteps)
 {
     w->L = ics_layout_stage_layers(w->l, w->m, w->s) / w->l->vp;
-    w->last_compute = w->pending_recv = w->last_grad_op = w->last_dp = w->pending_gate = -1;
-    w->fill = 0;
-    g_array_set_size(w->buckets, 0);
-    g_array_set_size(w->deferred, 0);
+    w->last_compute = w->pending_recv = w->last_dp = w->pending_gate = -1;
+    ics_wl_grads *sets[] = {&w->dense, &w->expert};
+    for (int i = 0; i < 2; i++) {
+        sets[i]->fill = 0;
+        sets[i]->last_grad_op = -1;
+        g_array_set_size(sets[i]->buckets, 0);
+        g_array_set_size(sets[i]->deferred, 0);
+    }
     g_array_set_size(w->gather, 0);
     g_array_set_size(w->gathers, 0);
     if (param_gather_overlap(w))
         plan_gathers(w);
     w->tpc = w->tp_comm ? w->tp_comm[w->dpr * w->p + w->s] : -1;
     w->dpc = w->dp_comm ? w->dp_comm[w->tpr * w->p + w->s] : -1;
+    w->dense.comm = w->dpc;
+    ics_wl__moe_rank(w);
     int base = w->tpr * w->p + w->s;
     w->shc = w->shard_comm ? w->shard_comm[base * (w->d / w->sh) + w->dpr / w->sh] : -1;
     w->repc = w->rep_comm ? w->rep_comm[base * w->sh + w->dpr % w->sh] : -1;
@@ -639,7 +699,7 @@ static void write_rank(wl *w, const ics_wl_step *sched, int nsteps)
 
 /* ---- communicators --------------------------------------------------------------------------- */
 
-static bool mirrored(const wl *w, int tr, int dr)
+bool ics_wl__mirrored(const ics_wl *w, int tr, int dr)
 {
     return w->l->fold && (tr != 0 || dr != 0);
 }
@@ -650,7 +710,7 @@ static bool mirrored(const wl *w, int tr, int dr)
 /* HSDP: data-parallel rank dr is replica dr / sh, shard index dr % sh (torchtitan's mesh,
  * dp_shard innermost); a shard group per (tp rank, stage, replica), a replicate group per
  * (tp rank, stage, shard index). A folded trace makes only its representative's. */
-static void make_hsdp_comms(wl *w, int *ranks)
+static void make_hsdp_comms(ics_wl *w, int *ranks)
 {
     const ics_layout *l = w->l;
     int r = w->d / w->sh, groups = w->t * w->p;
@@ -661,7 +721,7 @@ static void make_hsdp_comms(wl *w, int *ranks)
             int base = tr * w->p + s;
             for (int rep = 0; rep < r; rep++) {
                 w->shard_comm[base * r + rep] = -1;
-                if (mirrored(w, tr, rep * w->sh))
+                if (ics_wl__mirrored(w, tr, rep * w->sh))
                     continue;
                 for (int i = 0; i < w->sh; i++)
                     ranks[i] = ics_layout_rank(l, tr, s, rep * w->sh + i);
@@ -671,7 +731,7 @@ static void make_hsdp_comms(wl *w, int *ranks)
             }
             for (int k = 0; k < w->sh; k++) {
                 w->rep_comm[base * w->sh + k] = -1;
-                if (mirrored(w, tr, k))
+                if (ics_wl__mirrored(w, tr, k))
                     continue;
                 for (int i = 0; i < r; i++)
                     ranks[i] = ics_layout_rank(l, tr, s, i * w->sh + k);
@@ -682,7 +742,7 @@ static void make_hsdp_comms(wl *w, int *ranks)
         }
 }
 
-static void make_comms(wl *w)
+static void make_comms(ics_wl *w)
 {
     const ics_layout *l = w->l;
     int *ranks = g_new(int, MAX(MAX(w->t, w->d), 2));
@@ -691,7 +751,7 @@ static void make_comms(wl *w)
         for (int dr = 0; dr < w->d; dr++)
             for (int s = 0; s < w->p; s++) {
                 w->tp_comm[dr * w->p + s] = -1;
-                if (mirrored(w, 0, dr))
+                if (ics_wl__mirrored(w, 0, dr))
                     continue;
                 for (int i = 0; i < w->t; i++)
                     ranks[i] = ics_layout_rank(l, i, s, dr);
@@ -705,7 +765,7 @@ static void make_comms(wl *w)
         for (int tr = 0; tr < w->t; tr++)
             for (int s = 0; s < w->p; s++) {
                 w->dp_comm[tr * w->p + s] = -1;
-                if (mirrored(w, tr, 0))
+                if (ics_wl__mirrored(w, tr, 0))
                     continue;
                 for (int i = 0; i < w->d; i++)
                     ranks[i] = ics_layout_rank(l, tr, s, i);
@@ -716,12 +776,13 @@ static void make_comms(wl *w)
     }
     if (w->sh < w->d && fsdp(w))
         make_hsdp_comms(w, ranks);
+    ics_wl__moe_comms(w, ranks);
     if (w->m->tied_embeddings && w->p > 1) {
         w->emb_comm = g_new(int, w->t * w->d);
         for (int tr = 0; tr < w->t; tr++)
             for (int dr = 0; dr < w->d; dr++) {
                 w->emb_comm[tr * w->d + dr] = -1;
-                if (mirrored(w, tr, dr))
+                if (ics_wl__mirrored(w, tr, dr))
                     continue;
                 ranks[0] = ics_layout_rank(l, tr, 0, dr);
                 ranks[1] = ics_layout_rank(l, tr, w->p - 1, dr);
@@ -756,9 +817,9 @@ static bool check_inputs(const ics_model *m, const ics_layout *l, const ics_hw_g
     return true;
 }
 
-static void setup(wl *w, const ics_model *m, const ics_layout *l, const ics_hw_gpu_type *g)
+static void setup(ics_wl *w, const ics_model *m, const ics_layout *l, const ics_hw_gpu_type *g)
 {
-    *w = (wl){.m = m, .l = l, .g = g, .p = l->pp, .t = l->tp, .d = l->dp};
+    *w = (ics_wl){.m = m, .l = l, .g = g, .p = l->pp, .t = l->tp, .d = l->dp};
     w->sh = l->fsdp && l->fsdp_shard > 0 ? l->fsdp_shard : l->dp;
     w->nmb = ics_layout_microbatches(l);
     w->V = l->pp * l->vp;
@@ -780,8 +841,14 @@ static void setup(wl *w, const ics_model *m, const ics_layout *l, const ics_hw_g
     /* the last stage holds the output layer, or a copy of the tied embedding (one stage: the
      * same tensor, counted at the embedding) */
     w->head_params = fin + (m->tied_embeddings && w->V == 1 ? 0 : word_rank);
-    w->buckets = g_array_new(FALSE, FALSE, sizeof(double));
-    w->deferred = g_array_new(FALSE, FALSE, sizeof(double));
+    w->dense = (ics_wl_grads){.comm = -1, .size = l->dp};
+    w->expert = (ics_wl_grads){.comm = -1, .size = l->dp / l->ep};
+    ics_wl_grads *sets[] = {&w->dense, &w->expert};
+    for (int i = 0; i < 2; i++) {
+        sets[i]->buckets = g_array_new(FALSE, FALSE, sizeof(double));
+        sets[i]->deferred = g_array_new(FALSE, FALSE, sizeof(double));
+    }
+    ics_wl__moe_setup(w);
     w->gather = g_array_new(FALSE, FALSE, sizeof(double));
     w->gathers = g_array_new(FALSE, FALSE, sizeof(int));
     w->gate = w->chunk_first = NULL;
@@ -789,7 +856,7 @@ static void setup(wl *w, const ics_model *m, const ics_layout *l, const ics_hw_g
 
 /* Each block of kernels must end within the simulator's horizon (core/time.h): the compute
  * model saturates its time there, and a block that long is the model's part to name. */
-static bool check_blocks(const wl *w, GError **error)
+static bool check_blocks(const ics_wl *w, GError **error)
 {
     for (int b = 0; b < ICS_WL_BLOCK_COUNT; b++) {
         const ics_wl_cost *c = &w->cost[b];
@@ -811,15 +878,20 @@ static bool check_blocks(const wl *w, GError **error)
  * three times with full recomputation, and 2 pipeline ops; 8 per micro-batch and chunk; one
  * reduction per gradient bucket (two with the distributed optimizer). An upper estimate: GPT-3
  * 175B on 1024 GPUs unfolded counts 21M for 14.6M made. */
-static uint64_t estimate_ops(const wl *w)
+static uint64_t estimate_ops(const ics_wl *w)
 {
     const ics_layout *l = w->l;
     /* per layer and pass: two blocks, each with its collectives (overlapped: three compute
      * parts and three collectives) */
     uint64_t per_pass = (tp_overlap(w) ? 12 : l->sp ? 6 : 4) + (fsdp(w) ? 3 : 0);
+    /* a MoE MLP: three compute blocks, two all-to-alls, two tp collectives, a shared MLP with
+     * its two, in place of a dense MLP's (at most) three */
+    per_pass += w->m->moe.experts > 0 ? 7 : 0;
     uint64_t per_layer = per_pass * (l->recompute == ICS_RECOMPUTE_FULL ? 3 : 2) + 2;
     uint64_t layers = (uint64_t)l->vp * (uint64_t)w->L;
-    double params = layers * (w->attn_params + w->mlp_params) + w->embed_params + w->head_params;
+    double mlp = MAX(w->mlp_params, w->moe_rep_params + w->moe_shared_params);
+    double params =
+        layers * (w->attn_params + mlp + w->moe_expert_params) + w->embed_params + w->head_params;
     double buckets = params / MAX(w->bucket_params, 1.0) * (l->dist_opt ? 2 : 1) + 2;
     uint64_t per_rank = ics_budget_mul_add((uint64_t)w->nmb, per_layer * layers + 8 * l->vp, 64);
     per_rank += buckets < 1e15 ? (uint64_t)buckets : UINT64_C(1) << 50;
@@ -827,7 +899,7 @@ static uint64_t estimate_ops(const wl *w)
     return ics_budget_mul_add(per_rank, ranks, 0);
 }
 
-static bool check_budget(const wl *w, GError **error)
+static bool check_budget(const ics_wl *w, GError **error)
 {
     uint64_t ops = estimate_ops(w);
     char *what = g_strdup_printf("model %s: a step of about %" G_GUINT64_FORMAT " ops x %d B",
@@ -835,6 +907,26 @@ static bool check_budget(const wl *w, GError **error)
     bool ok = ics_budget_check(ics_budget_mul_add(ops, STEP_BYTES_PER_OP, 0), what, error);
     g_free(what);
     return ok;
+}
+
+static void teardown(ics_wl *w)
+{
+    g_free(w->tp_comm);
+    g_free(w->dp_comm);
+    g_free(w->emb_comm);
+    g_free(w->shard_comm);
+    g_free(w->rep_comm);
+    g_free(w->ep_comm);
+    g_free(w->edp_comm);
+    ics_wl_grads *sets[] = {&w->dense, &w->expert};
+    for (int i = 0; i < 2; i++) {
+        g_array_free(sets[i]->buckets, TRUE);
+        g_array_free(sets[i]->deferred, TRUE);
+    }
+    g_array_free(w->gather, TRUE);
+    g_array_free(w->gathers, TRUE);
+    g_free(w->gate);
+    g_free(w->chunk_first);
 }
 
 static void add_streams(ics_trace *tr, int rank)
@@ -851,15 +943,10 @@ ics_trace *ics_workload_build(const ics_model *m, const ics_layout *l, const ics
 {
     if (!check_inputs(m, l, g, error))
         return NULL;
-    wl w;
+    ics_wl w;
     setup(&w, m, l, g);
     if (!check_blocks(&w, error) || !check_budget(&w, error)) {
-        g_array_free(w.buckets, TRUE);
-        g_array_free(w.gather, TRUE);
-        g_array_free(w.gathers, TRUE);
-        g_array_free(w.deferred, TRUE);
-        g_free(w.gate);
-        g_free(w.chunk_first);
+        teardown(&w);
         return NULL;
     }
     int world = ics_layout_world(l);
@@ -872,23 +959,13 @@ ics_trace *ics_workload_build(const ics_model *m, const ics_layout *l, const ics
         ics_wl_step *sched = ics_workload_schedule(l, w.s, &nsteps);
         for (w.dpr = 0; w.dpr < w.d; w.dpr++)
             for (w.tpr = 0; w.tpr < w.t; w.tpr++) {
-                if (mirrored(&w, w.tpr, w.dpr))
+                if (ics_wl__mirrored(&w, w.tpr, w.dpr))
                     continue;
                 w.rank = ics_layout_rank(l, w.tpr, w.s, w.dpr);
                 write_rank(&w, sched, nsteps);
             }
         g_free(sched);
     }
-    g_free(w.tp_comm);
-    g_free(w.dp_comm);
-    g_free(w.emb_comm);
-    g_free(w.shard_comm);
-    g_free(w.rep_comm);
-    g_array_free(w.buckets, TRUE);
-    g_array_free(w.deferred, TRUE);
-    g_array_free(w.gather, TRUE);
-    g_array_free(w.gathers, TRUE);
-    g_free(w.gate);
-    g_free(w.chunk_first);
+    teardown(&w);
     return w.trace;
 }

@@ -7,8 +7,11 @@
 #include <math.h>
 
 static const char *const block_names[ICS_WL_BLOCK_COUNT] = {
-    "fwd.embed", "bwd.embed", "fwd.attn", "bwd.attn",     "fwd.mlp",
-    "bwd.mlp",   "fwd.head",  "bwd.head", "rec.attn.core"};
+    "fwd.embed",       "bwd.embed",         "fwd.attn",          "bwd.attn",
+    "fwd.mlp",         "bwd.mlp",           "fwd.head",          "bwd.head",
+    "rec.attn.core",   "fwd.moe.router",    "bwd.moe.router",    "fwd.moe.experts",
+    "bwd.moe.experts", "fwd.moe.unpermute", "bwd.moe.unpermute", "fwd.moe.shared",
+    "bwd.moe.shared"};
 
 const char *ics_wl__block_name(ics_wl_block b)
 {
@@ -27,6 +30,10 @@ typedef struct {
     double s, h, dh, heads, kv, ffn, fc1, vocab; /* per rank where split */
     bool swiglu;
     bool unfused; /* attention without FlashAttention */
+    /* mixture of experts: experts (of the model) and on the rank, token copies one expert
+     * layer processes on the rank (after the tensor-parallel gather), each expert's width per
+     * rank, the shared experts' */
+    double experts, local_experts, Tx, moe_ffn, shared_ffn, topk_copies;
     ics_wl_cost *c;
 } kern;
 
@@ -162,12 +169,12 @@ static void attn_block(kern *k, bool fwd)
     elementwise(k, x * bda_bytes(k));
 }
 
-static void mlp_block(kern *k, bool fwd)
+/* An MLP's GEMMs and activation (of width k->ffn), between its norm and its residual add. */
+static void mlp_gemms(kern *k, bool fwd)
 {
     double x = fwd ? 1 : 2;
     /* GeLU reads and writes its input; SwiGLU reads two and writes one */
     double act_bytes = (k->swiglu ? 3 : 2) * k->T * k->ffn * k->act;
-    elementwise(k, x * norm_bytes(k));
     if (fwd) {
         fp8_cast(k, k->T * k->h);
         k->c->gemm_in_ps = timed(k, gemm, k->T, k->fc1, k->h);
@@ -181,7 +188,88 @@ static void mlp_block(kern *k, bool fwd)
         fp8_cast(k, k->T * k->fc1);
         k->c->gemm_out_ps = timed(k, gemm_bwd, k->T, k->fc1, k->h);
     }
+}
+
+static void mlp_block(kern *k, bool fwd)
+{
+    double x = fwd ? 1 : 2;
+    elementwise(k, x * norm_bytes(k));
+    mlp_gemms(k, fwd);
     elementwise(k, x * bda_bytes(k));
+}
+
+/* ---- mixture of experts (workload_moe.c) ---- */
+
+/* `groups` GEMMs of one shape in one kernel (a grouped GEMM, as Megatron-Core's TEGroupedMLP
+ * and GroupedMLP run the rank's experts): the tiles are each expert's, the launch is one. */
+static void grouped(kern *k, double groups, double m, double n, double kk)
+{
+    add(k, ICS_WORK_GEMM, k->gemm_dtype, groups * 2 * m * n * kk,
+        groups * ((m * kk + kk * n) * k->gemm_in_bytes + m * n * k->act), m, n, kk);
+}
+
+static void grouped_bwd(kern *k, double groups, double m, double n, double kk)
+{
+    grouped(k, groups, m, kk, n);
+    grouped(k, groups, kk, n, m);
+}
+
+/* Norm, the router's gate GEMM (tokens x experts) and top-k softmax in fp32, and the permute
+ * that copies each token once per expert it goes to. */
+static void router_block(kern *k, bool fwd)
+{
+    double x = fwd ? 1 : 2, scores = k->Te * k->experts * 4;
+    double permute = (1 + k->topk_copies) * k->Te * k->h * k->act;
+    if (fwd) {
+        elementwise(k, norm_bytes(k));
+        gemm(k, k->Te, k->experts, k->h);
+        elementwise(k, 2 * scores);
+        elementwise(k, permute);
+    } else {
+        elementwise(k, permute);
+        elementwise(k, 3 * scores);
+        gemm_bwd(k, k->Te, k->experts, k->h);
+        elementwise(k, x * norm_bytes(k));
+    }
+}
+
+/* The rank's experts on the token copies they were sent, each expert's input an m x h matrix
+ * with m = its share of the copies. */
+static void experts_block(kern *k, bool fwd)
+{
+    double g = k->local_experts, m = k->Tx / g, f = k->moe_ffn, fc1 = (k->swiglu ? 2 : 1) * f;
+    double act_bytes = (k->swiglu ? 3 : 2) * k->Tx * f * k->act;
+    if (fwd) {
+        fp8_cast(k, k->Tx * k->h);
+        grouped(k, g, m, fc1, k->h);
+        elementwise(k, act_bytes);
+        fp8_cast(k, k->Tx * f);
+        grouped(k, g, m, k->h, f);
+    } else {
+        fp8_cast(k, k->Tx * k->h);
+        grouped_bwd(k, g, m, k->h, f);
+        elementwise(k, 2 * act_bytes);
+        fp8_cast(k, k->Tx * fc1);
+        grouped_bwd(k, g, m, fc1, k->h);
+    }
+}
+
+/* Tokens back in order, each the routing-weighted sum of its copies, then the residual add. */
+static void unpermute_block(kern *k, bool fwd)
+{
+    double x = fwd ? 1 : 2;
+    elementwise(k, x * (1 + k->topk_copies) * k->Te * k->h * k->act);
+    elementwise(k, x * bda_bytes(k));
+}
+
+static void shared_block(kern *k, bool fwd)
+{
+    if (k->shared_ffn <= 0)
+        return;
+    kern s = *k;
+    s.ffn = k->shared_ffn;
+    s.fc1 = (k->swiglu ? 2 : 1) * s.ffn;
+    mlp_gemms(&s, fwd);
 }
 
 /* Logits in bf16, the vocabulary-parallel cross-entropy in fp32 (about three passes). */
@@ -226,6 +314,17 @@ static kern kern_of(const ics_model *m, const ics_layout *l, const ics_hw_gpu_ty
               .unfused = l->attention == ICS_ATTN_UNFUSED};
     k.Te = l->sp ? k.T / t : k.T;
     k.fc1 = (k.swiglu ? 2 : 1) * k.ffn;
+    if (m->moe.experts > 0) {
+        /* balanced routing: each rank's experts get topk x its group's tokens / experts each
+         * (padded to capacity x that with a capacity factor), gathered over tp */
+        double cf = l->moe_capacity > 0 ? l->moe_capacity : 1;
+        k.experts = m->moe.experts;
+        k.local_experts = (double)m->moe.experts / l->ep;
+        k.topk_copies = m->moe.topk * cf;
+        k.Tx = k.T * k.topk_copies;
+        k.moe_ffn = (double)m->moe.ffn / t;
+        k.shared_ffn = (double)m->moe.shared_ffn / t;
+    }
     return k;
 }
 
@@ -256,6 +355,26 @@ void ics_wl__costs(const ics_model *m, const ics_layout *l, const ics_hw_gpu_typ
         case ICS_WL_ATTN_RECOMP:
             attention_core(&k, true);
             break;
+        case ICS_WL_ROUTER_FWD:
+        case ICS_WL_ROUTER_BWD:
+            if (k.experts > 0)
+                router_block(&k, b == ICS_WL_ROUTER_FWD);
+            break;
+        case ICS_WL_EXPERTS_FWD:
+        case ICS_WL_EXPERTS_BWD:
+            if (k.experts > 0)
+                experts_block(&k, b == ICS_WL_EXPERTS_FWD);
+            break;
+        case ICS_WL_UNPERMUTE_FWD:
+        case ICS_WL_UNPERMUTE_BWD:
+            if (k.experts > 0)
+                unpermute_block(&k, b == ICS_WL_UNPERMUTE_FWD);
+            break;
+        case ICS_WL_SHARED_FWD:
+        case ICS_WL_SHARED_BWD:
+            if (k.experts > 0)
+                shared_block(&k, b == ICS_WL_SHARED_FWD);
+            break;
         default:
             g_assert_not_reached();
         }
@@ -275,26 +394,40 @@ void ics_wl__layer_rank_params(const ics_model *m, int tp, double *attn, double 
 
 /* ---- FLOPs of a step ------------------------------------------------------------------------- */
 
-void ics_workload_flops(const ics_model *m, const ics_layout *l, ics_step_flops *out)
+/* FLOPs of one micro-batch through the whole model (one rank holding every shard), with the
+ * layout's capacity padding or without (model FLOPs count the tokens, not the padding). */
+static void step_flops(const ics_model *m, const ics_layout *l, bool padded, double *per_mb,
+                       double *recompute)
 {
-    ics_layout whole = *l; /* one rank holding every shard: the model's own shapes */
+    ics_layout whole = *l;
     whole.tp = 1;
     whole.sp = false;
+    if (!padded)
+        whole.moe_capacity = 0;
     ics_wl_cost c[ICS_WL_BLOCK_COUNT];
     ics_wl__costs(m, &whole, NULL, c);
-    double microbatches = (double)l->gbs / l->mbs;
-    double layer_fwd = c[ICS_WL_ATTN_FWD].flops + c[ICS_WL_MLP_FWD].flops;
-    double layer_bwd = c[ICS_WL_ATTN_BWD].flops + c[ICS_WL_MLP_BWD].flops;
-    double per_mb = m->layers * (layer_fwd + layer_bwd) + c[ICS_WL_HEAD_FWD].flops +
-                    c[ICS_WL_HEAD_BWD].flops + c[ICS_WL_EMBED_FWD].flops +
-                    c[ICS_WL_EMBED_BWD].flops;
-    double extra = 0;
-    if (l->recompute == ICS_RECOMPUTE_FULL)
-        extra = m->layers * layer_fwd;
-    else if (l->recompute == ICS_RECOMPUTE_SELECTIVE)
-        extra = m->layers * c[ICS_WL_ATTN_RECOMP].flops;
-    out->model_flops = microbatches * per_mb;
-    out->hardware_flops = microbatches * (per_mb + extra);
+    double attn_fwd = c[ICS_WL_ATTN_FWD].flops, attn_bwd = c[ICS_WL_ATTN_BWD].flops;
+    double moe_fwd = c[ICS_WL_ROUTER_FWD].flops + c[ICS_WL_EXPERTS_FWD].flops +
+                     c[ICS_WL_UNPERMUTE_FWD].flops + c[ICS_WL_SHARED_FWD].flops;
+    double moe_bwd = c[ICS_WL_ROUTER_BWD].flops + c[ICS_WL_EXPERTS_BWD].flops +
+                     c[ICS_WL_UNPERMUTE_BWD].flops + c[ICS_WL_SHARED_BWD].flops;
+    double nmoe = ics_model_moe_layers(m), ndense = m->layers - nmoe;
+    double fwd = ndense * (attn_fwd + c[ICS_WL_MLP_FWD].flops) + nmoe * (attn_fwd + moe_fwd);
+    double bwd = ndense * (attn_bwd + c[ICS_WL_MLP_BWD].flops) + nmoe * (attn_bwd + moe_bwd);
+    *per_mb = fwd + bwd + c[ICS_WL_HEAD_FWD].flops + c[ICS_WL_HEAD_BWD].flops +
+              c[ICS_WL_EMBED_FWD].flops + c[ICS_WL_EMBED_BWD].flops;
+    *recompute = l->recompute == ICS_RECOMPUTE_FULL        ? fwd
+                 : l->recompute == ICS_RECOMPUTE_SELECTIVE ? m->layers * c[ICS_WL_ATTN_RECOMP].flops
+                                                           : 0;
+}
+
+void ics_workload_flops(const ics_model *m, const ics_layout *l, ics_step_flops *out)
+{
+    double microbatches = (double)l->gbs / l->mbs, model, hardware, extra;
+    step_flops(m, l, false, &model, &extra);
+    step_flops(m, l, true, &hardware, &extra);
+    out->model_flops = microbatches * model;
+    out->hardware_flops = microbatches * (hardware + extra);
     out->tokens = (double)l->gbs * m->seq;
 }
 
