@@ -15,7 +15,7 @@
 /* The options as given: strings, NULL when not given (cli_common.h says why numbers are text). */
 typedef struct {
     char *system, *model, *models, *recompute, *dtype, *placement, *attention, *grad_dtype;
-    char *trace_out, *nodes, *bucket_mb, *fsdp_shard, *first_layers, *last_layers;
+    char *trace_out, *nodes, *bucket_mb, *fsdp_shard, *first_layers, *last_layers, *ep, *capacity;
     char *model_text[ICS_MODEL_FIELD_COUNT];  /* --layers ...; kv_heads is never an option */
     char *layout_text[ICS_LAYOUT_INT_FIELDS]; /* --tp ... --gbs */
     gboolean sp, dist_opt, no_overlap, no_fold, ignore_memory, tp_comm_overlap;
@@ -133,7 +133,9 @@ static bool layout_numbers(ics_cli_train_job *j)
         !ics_cli_int_in("--decoder-first-pipeline-num-layers", j->a.first_layers, 1, 1 << 20,
                         &l->first_layers, &err) ||
         !ics_cli_int_in("--decoder-last-pipeline-num-layers", j->a.last_layers, 1, 1 << 20,
-                        &l->last_layers, &err))
+                        &l->last_layers, &err) ||
+        !ics_cli_int_in("--expert-model-parallel-size", j->a.ep, 1, 1 << 16, &l->ep, &err) ||
+        !ics_cli_num("--moe-expert-capacity-factor", j->a.capacity, &l->moe_capacity, &err))
         return failed(err);
     return true;
 }
@@ -313,9 +315,10 @@ void ics_cli_train_job_free(ics_cli_train_job *j)
     ics_model_catalog_free(j->cat);
     ics_train_scenario_clear(&j->s);
     ics_cli_step_args_clear(&a->step);
-    char **strs[] = {&a->system,    &a->model,      &a->models,       &a->recompute,  &a->dtype,
-                     &a->placement, &a->attention,  &a->grad_dtype,   &a->trace_out,  &a->nodes,
-                     &a->bucket_mb, &a->fsdp_shard, &a->first_layers, &a->last_layers};
+    char **strs[] = {&a->system,       &a->model,       &a->models,    &a->recompute,
+                     &a->dtype,        &a->placement,   &a->attention, &a->grad_dtype,
+                     &a->trace_out,    &a->nodes,       &a->bucket_mb, &a->fsdp_shard,
+                     &a->first_layers, &a->last_layers, &a->ep,        &a->capacity};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_free(*strs[i]);
     for (int f = 0; f < ICS_MODEL_FIELD_COUNT; f++) {
@@ -369,6 +372,12 @@ int ics_cli_train_prepare(int argc, char **argv, bool help, ics_cli_train_job **
          "layers of the first pipeline stage; the rest evenly (Megatron-Core)", "N"},
         {"decoder-last-pipeline-num-layers", 0, 0, G_OPTION_ARG_STRING, &a->last_layers,
          "layers of the last pipeline stage; the rest evenly (Megatron-Core)", "N"},
+        {"expert-model-parallel-size", 0, 0, G_OPTION_ARG_STRING, &a->ep,
+         "expert parallelism of a MoE model: experts over groups of N dp ranks (Megatron-Core)",
+         "N"},
+        {"ep", 0, 0, G_OPTION_ARG_STRING, &a->ep, "the same, short", "N"},
+        {"moe-expert-capacity-factor", 0, 0, G_OPTION_ARG_STRING, &a->capacity,
+         "each expert's input padded to F x its balanced share (default: dropless)", "F"},
         {"fsdp-shard", 0, 0, G_OPTION_ARG_STRING, &a->fsdp_shard,
          "HSDP: shard over groups of N dp ranks, replicate across them (with --fsdp)", "N"},
         {"overlap-param-gather", 0, 0, G_OPTION_ARG_NONE, &a->overlap_param_gather,

@@ -53,6 +53,55 @@ double ics_memory_layer_activations(const ics_model *m, const ics_layout *l)
     return whole / sp + (split + core) / t;
 }
 
+/* A MoE layer's activations in place of the dense MLP's (Megatron-Core's MoE layer, balanced
+ * routing): the MLP norm's input and output as a dense layer's, the router's fp32 scores, the
+ * permuted token copies (topk x capacity per token) the rank dispatched and, gathered over tp,
+ * those its experts run with their fc1 and activation outputs, and the shared experts' like a
+ * dense MLP's. */
+static double moe_mlp_activations(const ics_model *m, const ics_layout *l)
+{
+    double s = m->seq, b = l->mbs, h = m->hidden, t = l->tp, e = ics_layout_act_bytes(l);
+    double sp = l->sp ? t : 1, copies = m->moe.topk * (l->moe_capacity > 0 ? l->moe_capacity : 1);
+    double fe = m->moe.ffn, fs = m->moe.shared_ffn, glu = m->act == ICS_ACT_SWIGLU ? 2 : 1;
+    double norm = 2 * e * s * b * h / sp, scores = 4 * s * b * m->moe.experts / sp;
+    double dispatched = e * s * b * copies * h / sp;
+    double gathered = e * s * b * copies * (h + (glu * fe + fe) / t);
+    double shared = fs > 0 ? e * s * b * (h + (glu * fs + fs) / t) : 0;
+    return norm + scores + dispatched + gathered + shared;
+}
+
+/* The dense MLP's part of ics_memory_layer_activations (none with full recomputation). */
+static double dense_mlp_activations(const ics_model *m, const ics_layout *l)
+{
+    double s = m->seq, b = l->mbs, h = m->hidden, t = l->tp, e = ics_layout_act_bytes(l);
+    double sp = l->sp ? t : 1, f = m->ffn, fc1 = (m->act == ICS_ACT_SWIGLU ? 2 : 1) * f;
+    double whole = 2 * e * s * b * h + (has_dropout(m) ? s * b * h : 0);
+    return whole / sp + e * s * b * (fc1 + f) / t;
+}
+
+/* Activations of layer `layer` (global index) of one micro-batch: a MoE layer's MLP part
+ * replaces the dense one's. */
+static double layer_activations(const ics_model *m, const ics_layout *l, int layer)
+{
+    double dense = ics_memory_layer_activations(m, l);
+    if (!ics_model_is_moe_layer(m, layer) || l->recompute == ICS_RECOMPUTE_FULL)
+        return dense;
+    return dense - dense_mlp_activations(m, l) + moe_mlp_activations(m, l);
+}
+
+/* The global index of stage `stage`'s i-th layer: with vp 1 the stages' layers follow each
+ * other; interleaved (even stages), chunk c of the stage is virtual stage c x pp + stage. */
+static int stage_layer(const ics_model *m, const ics_layout *l, int stage, int i)
+{
+    int per_chunk = ics_layout_stage_layers(l, m, stage) / l->vp;
+    if (l->vp > 1)
+        return ((i / per_chunk) * l->pp + stage) * per_chunk + i % per_chunk;
+    int n = 0;
+    for (int s = 0; s < stage; s++)
+        n += ics_layout_stage_layers(l, m, s);
+    return n + i;
+}
+
 /* Micro-batches of one model chunk in flight on stage `stage` at its peak, counted in layers'
  * worth of a whole stage: Megatron's 1F1B warms up pp - stage - 1 forwards before its first
  * backward; the interleaved schedule warms up (pp - stage - 1) x 2 + (vp - 1) x pp model chunks
@@ -70,12 +119,25 @@ static double stage_in_flight(const ics_layout *l, int stage)
  * embeddings on the first stage, the final norm and the output layer on the last; with tied
  * embeddings and several stages the last stage keeps its own copy of the word embedding
  * (Megatron all-reduces the two copies' gradients). */
-static double stage_params(const ics_model *m, const ics_layout *l, int stage)
+static double stage_params(const ics_model *m, const ics_layout *l, int stage, double *experts)
 {
-    double sh, rep, word, pos, fin, out;
+    double sh, rep, word, pos, fin, out, ash, arep, mrep, shared, expert;
     ics_model_layer_params(m, &sh, &rep);
+    ics_model_attn_params(m, &ash, &arep);
+    ics_model_moe_params(m, &mrep, &shared, &expert);
     ics_model_edge_params(m, &word, &pos, &fin, &out);
-    double p = ics_layout_stage_layers(l, m, stage) * (sh / l->tp + rep);
+    double p = 0;
+    *experts = 0;
+    int n = ics_layout_stage_layers(l, m, stage);
+    for (int i = 0; i < n; i++) {
+        if (!ics_model_is_moe_layer(m, stage_layer(m, l, stage, i))) {
+            p += sh / l->tp + rep;
+            continue;
+        }
+        /* attention, the router and norm, the shared experts, and the experts of its ep rank */
+        p += ash / l->tp + arep + mrep + shared / l->tp;
+        *experts += (double)(m->moe.experts / l->ep) * expert / l->tp;
+    }
     if (stage == 0)
         p += word / l->tp + pos;
     if (stage == l->pp - 1) {
@@ -87,11 +149,13 @@ static double stage_params(const ics_model *m, const ics_layout *l, int stage)
 }
 
 /* Communicators a rank runs collectives or sends on: tensor, pipeline and data parallel, each
- * when it has more than one rank, and HSDP's shard and replicate groups. */
+ * when it has more than one rank, HSDP's shard and replicate groups, and the expert-parallel
+ * and expert-data-parallel groups. */
 static int communicators(const ics_layout *l)
 {
     bool hsdp = l->fsdp && l->fsdp_shard > 0 && l->fsdp_shard < l->dp;
-    return (l->tp > 1) + (l->pp > 1) + (l->dp > 1) + (hsdp ? 2 : 0);
+    return (l->tp > 1) + (l->pp > 1) + (l->dp > 1) + (hsdp ? 2 : 0) + (l->ep > 1) +
+           (l->ep > 1 && l->dp > l->ep); /* expert parallel, expert data parallel */
 }
 
 /* FSDP's units on stage `stage` that are ever whole at once (workload.c, fsdp_units): the two
@@ -115,11 +179,16 @@ static void fsdp_whole(const ics_model *m, const ics_layout *l, int stage, doubl
 void ics_memory_of_stage(const ics_model *m, const ics_layout *l, int stage, ics_memory *out)
 {
     *out = (ics_memory){.stage = stage};
-    out->params = stage_params(m, l, stage);
-    out->weights = WEIGHT_BYTES * out->params;
-    out->grads = ics_layout_grad_bytes(l) * out->params;
+    double experts;
+    out->params = stage_params(m, l, stage, &experts);
+    out->weights = WEIGHT_BYTES * (out->params + experts);
+    out->grads = ics_layout_grad_bytes(l) * (out->params + experts);
     int shard = l->fsdp && l->fsdp_shard > 0 ? l->fsdp_shard : l->dp; /* HSDP: its groups */
-    out->optimizer = OPTIMIZER_BYTES * out->params / (l->fsdp ? shard : l->dist_opt ? l->dp : 1);
+    /* the distributed optimizer shards the experts' state over expert data parallelism */
+    out->optimizer = OPTIMIZER_BYTES * (out->params / (l->fsdp       ? shard
+                                                       : l->dist_opt ? l->dp
+                                                                     : 1) +
+                                        experts / (l->dist_opt ? l->dp / l->ep : 1));
     if (l->fsdp && shard > 1) {
         /* FSDP keeps the shard, and whole only the unit it runs and the one it prefetches, and
          * one unit's gradients until they are reduce-scattered; with pp > 1 the pipeline
@@ -133,14 +202,19 @@ void ics_memory_of_stage(const ics_model *m, const ics_layout *l, int stage, ics
             ics_layout_grad_bytes(l) * (whole ? out->params : out->params / shard + largest);
     }
     out->in_flight = stage_in_flight(l, stage);
-    double layers = ics_layout_stage_layers(l, m, stage);
-    out->activations = out->in_flight * layers * ics_memory_layer_activations(m, l);
-    if (l->recompute == ICS_RECOMPUTE_FULL) {
-        /* backward recomputes one layer at a time: its whole working set is back for a while */
-        ics_layout whole = *l;
-        whole.recompute = ICS_RECOMPUTE_NONE;
-        out->activations += ics_memory_layer_activations(m, &whole);
+    ics_layout whole = *l;
+    whole.recompute = ICS_RECOMPUTE_NONE;
+    double kept = 0, largest = 0;
+    for (int i = 0; i < ics_layout_stage_layers(l, m, stage); i++) {
+        int layer = stage_layer(m, l, stage, i);
+        kept += layer_activations(m, l, layer);
+        largest = MAX(largest, layer_activations(m, &whole, layer));
     }
+    out->activations = out->in_flight * kept;
+    /* full recomputation: backward recomputes one layer at a time, its whole working set back
+     * for a while */
+    if (l->recompute == ICS_RECOMPUTE_FULL)
+        out->activations += largest;
     if (stage == l->pp - 1) /* the logits of the micro-batch in its backward: 16-bit and fp32 */
         out->activations += (ics_layout_act_bytes(l) + FP32_LOGITS_BYTES) * m->seq * l->mbs *
                             (double)m->vocab / l->tp;

@@ -160,7 +160,7 @@ static double norm_params(const ics_model *m)
 
 /* Attention: column-parallel QKV (weights and biases split), row-parallel projection (weight
  * split, bias whole), its norm. */
-static void attn_params(const ics_model *m, double *sharded, double *replicated)
+void ics_model_attn_params(const ics_model *m, double *sharded, double *replicated)
 {
     double h = m->hidden, qkv_out = h + 2.0 * m->kv_heads * ((double)m->hidden / m->heads);
     *sharded = h * qkv_out + h * h + (m->bias ? qkv_out : 0);
@@ -178,7 +178,7 @@ static void mlp_params(const ics_model *m, double ffn, double *sharded, double *
 void ics_model_layer_params(const ics_model *m, double *sharded, double *replicated)
 {
     double ash, arep, msh, mrep;
-    attn_params(m, &ash, &arep);
+    ics_model_attn_params(m, &ash, &arep);
     mlp_params(m, m->ffn, &msh, &mrep);
     *sharded = ash + msh;
     *replicated = arep + mrep + norm_params(m);
@@ -221,7 +221,7 @@ static double layers_params(const ics_model *m, double experts)
     double n = (m->layers - ics_model_moe_layers(m)) * (sh + rep);
     if (ics_model_moe_layers(m) == 0)
         return n;
-    attn_params(m, &ash, &arep);
+    ics_model_attn_params(m, &ash, &arep);
     ics_model_moe_params(m, &mrep, &shared, &expert);
     return n + ics_model_moe_layers(m) * (ash + arep + mrep + shared + experts * expert);
 }

@@ -88,6 +88,8 @@ void ics_model_edge_params(const ics_model *m, double *word, double *position, d
                            double *output);
 /* All parameters (a tied embedding counted once). */
 double ics_model_params(const ics_model *m);
+/* The attention part of a layer (QKV, projection, their biases, the norm before them). */
+void ics_model_attn_params(const ics_model *m, double *sharded, double *replicated);
 /* Whether layer `layer` (0-based) has a mixture-of-experts MLP; how many do. */
 bool ics_model_is_moe_layer(const ics_model *m, int layer);
 int ics_model_moe_layers(const ics_model *m);

@@ -123,6 +123,8 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
                                        "overlap_param_gather",
                                        "fsdp",
                                        "fsdp_shard",
+                                       "ep",
+                                       "moe_capacity_factor",
                                        "decoder_first_pipeline_num_layers",
                                        "decoder_last_pipeline_num_layers",
                                        "placement",
@@ -153,6 +155,10 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
         int64_t shard;
         if (ics_jr_int(r, o, "fsdp_shard", false, 2, 1 << 16, &shard))
             l->fsdp_shard = (int)shard;
+        int64_t ep;
+        if (ics_jr_int(r, o, "ep", false, 1, 1 << 16, &ep))
+            l->ep = (int)ep;
+        ics_jr_num(r, o, "moe_capacity_factor", false, 0, 64, &l->moe_capacity);
         ics_jr_bool(r, o, "fold", false, &l->fold);
         int e;
         if (ics_jr_enum(r, o, "recompute", false, recompute_names, &e))
