@@ -53,6 +53,20 @@ grep -q '^memory per GPU  *[0-9.]* GB of 80.0 (stage [01])$' "$tmp/text" || fail
     fail "llama3-8b-hsdp-h100-128.json exited $?"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['step_time_s'] > 0 and d['memory']['total_gb'] < 80, d['memory']" "$tmp/hsdp" ||
     fail "HSDP scenario figures"
+# the shipped MoE scenario: its all-to-alls charged to EP, within the GPU's memory; the same
+# layout from options; expert parallelism on a dense model refused (exit 2, nothing on stdout)
+"$icsim" train "$src/scenarios/mixtral-8x7b-h100-64.json" --json >"$tmp/moe" ||
+    fail "mixtral-8x7b-h100-64.json exited $?"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); b=d['breakdown']; assert b['ep_s'] > 0 and b['ep_s'] < 0.5 * d['step_time_s'] and d['memory']['total_gb'] < 80, (b, d['memory'])" "$tmp/moe" ||
+    fail "MoE scenario figures"
+moe=(-s "$src/hwmodels/superpod-h100-ndr.json" --model mixtral-8x7b --pp 4 --dp 16 --ep 8
+    --gbs 256 --dist-opt --placement tp-dp-pp --json)
+"$icsim" train "${moe[@]}" >"$tmp/moe2" || fail "MoE from options exited $?"
+cmp -s "$tmp/moe" "$tmp/moe2" || fail "MoE: options and scenario differ"
+"$icsim" train -s "$src/hwmodels/dgx-h100.json" --model llama3-8b --dp 8 --gbs 8 --ep 2 \
+    >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q 'ep: expected a mixture-of-experts model' "$tmp/err" ||
+    fail "--ep on a dense model: not refused"
 # a layout that cannot fit is refused with its figures (exit 2), and runs with --ignore-memory
 big=(-s "$src/hwmodels/dgx-h100.json" --model gpt3-175b --tp 1 --dp 8 --gbs 64)
 "$icsim" train "${big[@]}" >"$tmp/out" 2>"$tmp/err"
