@@ -748,7 +748,7 @@ static const bad_case bad[] = {
      {{1, COMP, NULL, NULL, "icsim_category=fwd"}},
      NULL,
      0,
-     "icsim_category: expected compute, tp, pp, dp, ep or other, got a string (\"fwd\")"},
+     "icsim_category: expected compute, tp, pp, dp, ep, cp or other, got a string (\"fwd\")"},
     {"negative work",
      {{1, COMP, NULL, NULL, "num_ops=i:-4"}},
      NULL,

@@ -15,7 +15,8 @@
 /* The options as given: strings, NULL when not given (cli_common.h says why numbers are text). */
 typedef struct {
     char *system, *model, *models, *recompute, *dtype, *placement, *attention, *grad_dtype;
-    char *trace_out, *nodes, *bucket_mb, *fsdp_shard, *first_layers, *last_layers, *ep, *capacity;
+    char *trace_out, *nodes, *bucket_mb, *fsdp_shard, *first_layers, *last_layers, *ep, *capacity,
+        *cp;
     char *model_text[ICS_MODEL_FIELD_COUNT];  /* --layers ...; kv_heads is never an option */
     char *layout_text[ICS_LAYOUT_INT_FIELDS]; /* --tp ... --gbs */
     gboolean sp, dist_opt, no_overlap, no_fold, ignore_memory, tp_comm_overlap;
@@ -135,6 +136,7 @@ static bool layout_numbers(ics_cli_train_job *j)
         !ics_cli_int_in("--decoder-last-pipeline-num-layers", j->a.last_layers, 1, 1 << 20,
                         &l->last_layers, &err) ||
         !ics_cli_int_in("--expert-model-parallel-size", j->a.ep, 1, 1 << 16, &l->ep, &err) ||
+        !ics_cli_int_in("--context-parallel-size", j->a.cp, 1, 1 << 16, &l->cp, &err) ||
         !ics_cli_num("--moe-expert-capacity-factor", j->a.capacity, &l->moe_capacity, &err))
         return failed(err);
     return true;
@@ -227,7 +229,7 @@ static void name_fields(ics_cli_train_job *j)
             j->layout_names[f] = g_strdup_printf(
                 "%s%s", layout_opts[f],
                 given                ? ""
-                : f == ICS_LAYOUT_DP ? " (default: every GPU of the system over tp x pp)"
+                : f == ICS_LAYOUT_DP ? " (default: every GPU of the system over tp x cp x pp)"
                                      : " (default)");
         else
             j->layout_names[f] = g_strdup(where);
@@ -283,8 +285,8 @@ static ics_hw *load_system(ics_cli_train_job *j, ics_topo **t)
     int per = ics_topo_gpus_per_node(*t), have = per * ics_topo_nodes(*t);
     ics_layout *l = &s->layout;
     if (!s->layout_dp)
-        l->dp = (int)MAX(1, have / MAX(1, (int64_t)l->tp * l->pp));
-    int64_t need = (int64_t)l->tp * l->pp * l->dp;
+        l->dp = (int)MAX(1, have / MAX(1, (int64_t)l->tp * l->cp * l->pp));
+    int64_t need = (int64_t)l->tp * l->cp * l->pp * l->dp;
     bool cluster = ics_topo_nodes(*t) > 1;
     if (cluster && j->nodes == 0 && need != have && need <= ICS_SCENARIO_NODES_MAX * (int64_t)per) {
         ics_topo_free(*t); /* fit the cluster to the job */
@@ -315,10 +317,10 @@ void ics_cli_train_job_free(ics_cli_train_job *j)
     ics_model_catalog_free(j->cat);
     ics_train_scenario_clear(&j->s);
     ics_cli_step_args_clear(&a->step);
-    char **strs[] = {&a->system,       &a->model,       &a->models,    &a->recompute,
-                     &a->dtype,        &a->placement,   &a->attention, &a->grad_dtype,
-                     &a->trace_out,    &a->nodes,       &a->bucket_mb, &a->fsdp_shard,
-                     &a->first_layers, &a->last_layers, &a->ep,        &a->capacity};
+    char **strs[] = {&a->system,    &a->model,      &a->models,       &a->recompute,   &a->dtype,
+                     &a->placement, &a->attention,  &a->grad_dtype,   &a->trace_out,   &a->nodes,
+                     &a->bucket_mb, &a->fsdp_shard, &a->first_layers, &a->last_layers, &a->ep,
+                     &a->capacity,  &a->cp};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_free(*strs[i]);
     for (int f = 0; f < ICS_MODEL_FIELD_COUNT; f++) {
@@ -376,6 +378,11 @@ int ics_cli_train_prepare(int argc, char **argv, bool help, ics_cli_train_job **
          "expert parallelism of a MoE model: experts over groups of N dp ranks (Megatron-Core)",
          "N"},
         {"ep", 0, 0, G_OPTION_ARG_STRING, &a->ep, "the same, short", "N"},
+        {"context-parallel-size", 0, 0, G_OPTION_ARG_STRING, &a->cp,
+         "context parallelism: the sequence over N ranks, K and V around their ring "
+         "(Megatron-Core)",
+         "N"},
+        {"cp", 0, 0, G_OPTION_ARG_STRING, &a->cp, "the same, short", "N"},
         {"moe-expert-capacity-factor", 0, 0, G_OPTION_ARG_STRING, &a->capacity,
          "each expert's input padded to F x its balanced share (default: dropless)", "F"},
         {"fsdp-shard", 0, 0, G_OPTION_ARG_STRING, &a->fsdp_shard,

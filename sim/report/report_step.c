@@ -45,6 +45,7 @@ static const char *const labels[ICS_CAT_COUNT] = {"compute",
                                                   "PP communication (exposed)",
                                                   "DP communication (exposed)",
                                                   "EP communication (exposed)",
+                                                  "CP communication (exposed)",
                                                   "other"};
 
 static void text_parts(const parts *p, double step, GString *out)
@@ -144,8 +145,8 @@ void ics_report_step_text(const ics_replay *r, const ics_replay_result *res, int
 
 static cJSON *json_parts(const parts *p)
 {
-    static const char *const keys[ICS_CAT_COUNT] = {"compute_s", "tp_s", "pp_s",
-                                                    "dp_s",      "ep_s", "other_s"};
+    static const char *const keys[ICS_CAT_COUNT] = {"compute_s", "tp_s", "pp_s",   "dp_s",
+                                                    "ep_s",      "cp_s", "other_s"};
     cJSON *o = cJSON_CreateObject();
     for (int c = 0; c < ICS_CAT_COUNT; c++)
         cJSON_AddNumberToObject(o, keys[c], p->s[c]);

@@ -9,9 +9,13 @@
 void ics_report_step_svg(const ics_replay *r, const ics_replay_result *res, int nranks,
                          const char *title, GString *out)
 {
-    static const char *const parts[ICS_CAT_COUNT + 1] = {"compute",           "TP comm (exposed)",
-                                                         "PP comm (exposed)", "DP comm (exposed)",
-                                                         "EP comm (exposed)", "other",
+    static const char *const parts[ICS_CAT_COUNT + 1] = {"compute",
+                                                         "TP comm (exposed)",
+                                                         "PP comm (exposed)",
+                                                         "DP comm (exposed)",
+                                                         "EP comm (exposed)",
+                                                         "CP comm (exposed)",
+                                                         "other",
                                                          "bubble and waits"};
     int *active = g_new(int, nranks + 1), n = 0;
     for (int k = 0; k < nranks; k++)

@@ -43,9 +43,13 @@ static GPtrArray *split_csv(const char *line)
 /* A training study: a stacked bar per configuration of where the critical rank's step went. */
 static bool train_svg(const ics_sweep *s, char **lines, GString *out, GError **error)
 {
-    static const char *const parts[ICS_CAT_COUNT + 1] = {"compute",           "TP comm (exposed)",
-                                                         "PP comm (exposed)", "DP comm (exposed)",
-                                                         "EP comm (exposed)", "other",
+    static const char *const parts[ICS_CAT_COUNT + 1] = {"compute",
+                                                         "TP comm (exposed)",
+                                                         "PP comm (exposed)",
+                                                         "DP comm (exposed)",
+                                                         "EP comm (exposed)",
+                                                         "CP comm (exposed)",
+                                                         "other",
                                                          "bubble and waits"};
     /* config, study, the axes, then model ... mfu, memory_gb (14 columns), then the parts */
     const int np = ICS_CAT_COUNT + 1, first = 2 + s->naxes + 14, error_col = first + np;

@@ -7,8 +7,8 @@
 
 #include <string.h>
 
-static const char *const part_keys[ICS_CAT_COUNT + 1] = {"compute_s", "tp_s",    "pp_s",    "dp_s",
-                                                         "ep_s",      "other_s", "bubble_s"};
+static const char *const part_keys[ICS_CAT_COUNT + 1] = {
+    "compute_s", "tp_s", "pp_s", "dp_s", "ep_s", "cp_s", "other_s", "bubble_s"};
 
 /* The layout of configuration `set` over the base scenario's; dp not given anywhere: every GPU
  * of the system (gpus, once known). */
@@ -21,7 +21,7 @@ static ics_layout layout_of(const ics_sweep *s, const ics_sweep_set *set, int gp
         if (given[i])
             *fields[i] = given[i];
     if (!set->dp && !s->scenario.layout_dp && gpus > 0)
-        l.dp = MAX(1, gpus / MAX(1, l.tp * l.pp));
+        l.dp = MAX(1, gpus / MAX(1, l.tp * l.cp * l.pp));
     return l;
 }
 

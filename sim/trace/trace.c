@@ -32,7 +32,8 @@ struct ics_trace {
     GStringChunk *strings;
 };
 
-static const char *const cat_names[ICS_CAT_COUNT] = {"compute", "tp", "pp", "dp", "ep", "other"};
+static const char *const cat_names[ICS_CAT_COUNT] = {"compute", "tp", "pp",   "dp",
+                                                     "ep",      "cp", "other"};
 
 const char *ics_trace_cat_name(ics_trace_cat c)
 {

@@ -36,6 +36,7 @@ typedef enum {
     ICS_CAT_PP, /* pipeline sends and receives */
     ICS_CAT_DP, /* data-parallel gradient reduction, parameter gathers */
     ICS_CAT_EP, /* expert-parallel token dispatch and combine (all-to-all) */
+    ICS_CAT_CP, /* context-parallel K and V exchange (ring sends and receives) */
     ICS_CAT_OTHER,
     ICS_CAT_COUNT
 } ics_trace_cat;
@@ -103,7 +104,8 @@ const int *ics_trace_op_deps(const ics_trace *t, int rank, int i, int *ndeps);
  * representative of symmetric ranks, see replay.h) leaves the others empty. */
 bool ics_trace_check(const ics_trace *t, GError **error);
 
-const char *ics_trace_cat_name(ics_trace_cat c); /* "compute", "tp", "pp", "dp", "ep", "other" */
+const char *ics_trace_cat_name(ics_trace_cat c); /* "compute", "tp", "pp", "dp", "ep", "cp",
+                                                     "other" */
 
 /* Reading a trace in any format icsim knows, told apart by name, then content: a path ending in
  * ".et" is a Chakra rank file (its first byte, a length, may be '{'); else a file whose first

@@ -22,7 +22,7 @@ const char *const ics_trace_json__math_dtypes[] = {"fp64", "fp32", "tf32", "fp16
 G_STATIC_ASSERT(G_N_ELEMENTS(ics_trace_json__math_dtypes) == ICS_DTYPE_COUNT + 1);
 const char *const ics_trace_json__works[] = {"gemm", "attention", "elementwise", NULL};
 G_STATIC_ASSERT(G_N_ELEMENTS(ics_trace_json__works) == ICS_WORK_KIND_COUNT + 1);
-const char *const ics_trace_json__cats[] = {"compute", "tp", "pp", "dp", "ep", "other", NULL};
+const char *const ics_trace_json__cats[] = {"compute", "tp", "pp", "dp", "ep", "cp", "other", NULL};
 G_STATIC_ASSERT(G_N_ELEMENTS(ics_trace_json__cats) == ICS_CAT_COUNT + 1);
 const char *const ics_trace_json__coll_dtypes[] = {"fp64", "fp32",  "fp16",  "bf16", "fp8",
                                                    "int8", "int32", "int64", NULL};

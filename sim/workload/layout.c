@@ -25,6 +25,7 @@ ics_layout ics_layout_defaults(void)
                         .vp = 1,
                         .dp = 1,
                         .ep = 1,
+                        .cp = 1,
                         .mbs = 1,
                         .gbs = 1,
                         .recompute = ICS_RECOMPUTE_NONE,
@@ -37,7 +38,7 @@ ics_layout ics_layout_defaults(void)
 
 int ics_layout_world(const ics_layout *l)
 {
-    return l->tp * l->pp * l->dp;
+    return l->tp * l->cp * l->pp * l->dp;
 }
 
 int ics_layout_microbatches(const ics_layout *l)
@@ -45,11 +46,17 @@ int ics_layout_microbatches(const ics_layout *l)
     return l->gbs / (l->mbs * l->dp);
 }
 
+int ics_layout_rank_cp(const ics_layout *l, int tp, int cp, int pp, int dp)
+{
+    int inner = cp * l->tp + tp, width = l->tp * l->cp;
+    if (l->placement == ICS_PLACE_TP_DP_PP)
+        return (pp * l->dp + dp) * width + inner;
+    return (dp * l->pp + pp) * width + inner;
+}
+
 int ics_layout_rank(const ics_layout *l, int tp, int pp, int dp)
 {
-    if (l->placement == ICS_PLACE_TP_DP_PP)
-        return (pp * l->dp + dp) * l->tp + tp;
-    return (dp * l->pp + pp) * l->tp + tp;
+    return ics_layout_rank_cp(l, tp, 0, pp, dp);
 }
 
 int ics_layout_act_bytes(const ics_layout *l)
@@ -195,9 +202,14 @@ static bool check_sizes(const ics_layout *l, namer *nm, GError **error)
         if (!ics_layout_check_field((ics_layout_field)f, int_field(l, (ics_layout_field)f),
                                     name_of(nm, (ics_layout_field)f), error))
             return false;
-    if ((int64_t)l->tp * l->pp * l->dp > 1 << 24)
-        return fail(error, ICS_ERROR_LIMIT, "%s: expected tp x pp x dp at most %d GPUs, got %lld",
-                    name_of(nm, ICS_LAYOUT_TP), 1 << 24, (long long)l->tp * l->pp * l->dp);
+    if (l->cp < 1 || l->cp > 1 << 16)
+        return fail(error, ICS_ERROR_INPUT, "layout: cp: expected an integer in 1..%d, got %d",
+                    1 << 16, l->cp);
+    int64_t world = (int64_t)l->tp * l->cp * l->pp * l->dp;
+    if (world > 1 << 24)
+        return fail(error, ICS_ERROR_LIMIT,
+                    "%s: expected tp x cp x pp x dp at most %d GPUs, got %lld",
+                    name_of(nm, ICS_LAYOUT_TP), 1 << 24, (long long)world);
     if (!bucket_ok(l))
         return fail(error, ICS_ERROR_INPUT, "%s: expected %g..%g MiB, got %" PRIu64 " bytes",
                     name_of(nm, ICS_LAYOUT_BUCKET_MB), ICS_LAYOUT_BUCKET_MB_MIN,
@@ -257,6 +269,7 @@ static bool check_uneven(const ics_layout *l, const ics_model *m, namer *nm, GEr
 
 static bool check_options(const ics_layout *l, const ics_model *m, namer *nm, GError **error);
 static bool check_experts(const ics_layout *l, const ics_model *m, namer *nm, GError **error);
+static bool check_context(const ics_layout *l, const ics_model *m, namer *nm, GError **error);
 
 static bool check_model(const ics_layout *l, const ics_model *m, namer *nm, GError **error)
 {
@@ -275,7 +288,8 @@ static bool check_model(const ics_layout *l, const ics_model *m, namer *nm, GErr
                         "%lld",
                         name_of(nm, ICS_LAYOUT_PP), m->layers, l->pp, l->vp, (long long)chunks);
     }
-    return check_options(l, m, nm, error) && check_experts(l, m, nm, error);
+    return check_options(l, m, nm, error) && check_experts(l, m, nm, error) &&
+           check_context(l, m, nm, error);
 }
 
 /* The options that need a partner, and the sequence's split. */
@@ -350,6 +364,37 @@ static bool check_experts(const ics_layout *l, const ics_model *m, namer *nm, GE
                     "layout: %s: expected off with a mixture-of-experts model (not modelled with "
                     "experts), got on",
                     l->fsdp ? "fsdp" : "overlap_param_gather");
+    return true;
+}
+
+/* Context parallelism as Megatron-Core runs it: the sequence in 2 x cp chunks (each rank a
+ * chunk from each end, so causal attention's work is even), then split over tp with sequence
+ * parallelism. Not modelled with it, and refused: experts, FSDP, the overlapped parameter
+ * gather, attention without FlashAttention (the kernels that exchange K and V are flash). */
+static bool check_context(const ics_layout *l, const ics_model *m, namer *nm, GError **error)
+{
+    if (l->cp == 1)
+        return true;
+    if (m->seq % (2 * l->cp))
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: cp: expected the sequence (%d) divisible by 2 x cp (%d), got a "
+                    "remainder",
+                    m->seq, 2 * l->cp);
+    if (l->sp && (m->seq / l->cp) % l->tp)
+        return fail(error, ICS_ERROR_INPUT,
+                    "%s: expected the sequence per cp rank (%d) divisible by tp (%d), got a "
+                    "remainder",
+                    name_of(nm, ICS_LAYOUT_SP), m->seq / l->cp, l->tp);
+    const char *off = m->moe.experts > 0               ? "a mixture-of-experts model"
+                      : l->fsdp                        ? "fsdp"
+                      : l->overlap_param_gather        ? "overlap_param_gather"
+                      : l->attention != ICS_ATTN_FLASH ? "unfused attention"
+                                                       : NULL;
+    if (off)
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: cp: expected 1 with %s (not modelled with context parallelism), got "
+                    "%d",
+                    off, l->cp);
     return true;
 }
 

@@ -68,9 +68,11 @@ typedef struct {
                                   userbuffers): each layer's sequence-parallel all-gather and
                                   reduce-scatter run beside the GEMM that consumes or produces
                                   them (docs/workload.md); needs sp, as in Megatron */
-    int ep;              /* expert parallelism (MoE models): each expert's weights on one of ep
-                            data-parallel ranks in turn, tokens dispatched to them by all-to-all
-                            (Megatron-Core's --expert-model-parallel-size; docs/workload.md) */
+    int cp; /* context parallelism (Megatron-Core's --context-parallel-size): the sequence split
+               over cp ranks, attention's K and V passed around their ring (docs/workload.md) */
+    int ep; /* expert parallelism (MoE models): each expert's weights on one of ep
+               data-parallel ranks in turn, tokens dispatched to them by all-to-all
+               (Megatron-Core's --expert-model-parallel-size; docs/workload.md) */
     double moe_capacity; /* Megatron-Core's --moe-expert-capacity-factor with its inputs padded
                             to capacity: each expert takes capacity x its balanced share of
                             tokens; 0: dropless (the balanced share) */
@@ -125,13 +127,16 @@ bool ics_layout_check(const ics_layout *l, const ics_model *m, GError **error);
 bool ics_layout_check_named(const ics_layout *l, const ics_model *m,
                             const char *const names[ICS_LAYOUT_FIELD_COUNT], GError **error);
 
-int ics_layout_world(const ics_layout *l); /* tp x pp x dp */
+int ics_layout_world(const ics_layout *l); /* tp x cp x pp x dp */
 /* Transformer layers on pipeline stage `stage` of a checked layout: layers / pp, or with
  * first_layers / last_layers those on the edge stages and the rest evenly in between. */
 int ics_layout_stage_layers(const ics_layout *l, const ics_model *m, int stage);
 int ics_layout_microbatches(const ics_layout *l); /* gbs / (mbs x dp) */
-/* The global rank (= trace rank, = GPU index) of a (tp, pp, dp) coordinate. */
+/* The global rank (= trace rank, = GPU index) of a (tp, pp, dp) coordinate (context-parallel
+ * rank 0), and of a (tp, cp, pp, dp) one: context parallelism varies right after tensor
+ * parallelism, as in Megatron-Core's order. */
 int ics_layout_rank(const ics_layout *l, int tp, int pp, int dp);
+int ics_layout_rank_cp(const ics_layout *l, int tp, int cp, int pp, int dp);
 /* Bytes of one element of activations (2: fp8 runs keep activations and their communication in
  * bf16) and of gradients as reduced. */
 int ics_layout_act_bytes(const ics_layout *l);

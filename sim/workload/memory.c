@@ -28,7 +28,8 @@ static bool has_dropout(const ics_model *m)
 
 double ics_memory_layer_activations(const ics_model *m, const ics_layout *l)
 {
-    double s = m->seq, b = l->mbs, h = m->hidden, a = m->heads, t = l->tp;
+    /* context parallelism: the rank's share of the sequence (FlashAttention keeps no s x s) */
+    double s = (double)m->seq / l->cp, b = l->mbs, h = m->hidden, a = m->heads, t = l->tp;
     double hk = (double)m->kv_heads * (m->hidden / m->heads), f = m->ffn;
     double e = ics_layout_act_bytes(l), sbh = s * b * h;
     bool drop = has_dropout(m);
@@ -155,7 +156,8 @@ static int communicators(const ics_layout *l)
 {
     bool hsdp = l->fsdp && l->fsdp_shard > 0 && l->fsdp_shard < l->dp;
     return (l->tp > 1) + (l->pp > 1) + (l->dp > 1) + (hsdp ? 2 : 0) + (l->ep > 1) +
-           (l->ep > 1 && l->dp > l->ep); /* expert parallel, expert data parallel */
+           (l->ep > 1 && l->dp > l->ep) /* expert parallel, expert data parallel */ +
+           (l->cp > 1); /* the context-parallel ring */
 }
 
 /* FSDP's units on stage `stage` that are ever whole at once (workload.c, fsdp_units): the two
@@ -185,8 +187,9 @@ void ics_memory_of_stage(const ics_model *m, const ics_layout *l, int stage, ics
     out->grads = ics_layout_grad_bytes(l) * (out->params + experts);
     int shard = l->fsdp && l->fsdp_shard > 0 ? l->fsdp_shard : l->dp; /* HSDP: its groups */
     /* the distributed optimizer shards the experts' state over expert data parallelism */
+    /* (dp x cp with context parallelism: its ranks hold the same weights) */
     out->optimizer = OPTIMIZER_BYTES * (out->params / (l->fsdp       ? shard
-                                                       : l->dist_opt ? l->dp
+                                                       : l->dist_opt ? l->dp * l->cp
                                                                      : 1) +
                                         experts / (l->dist_opt ? l->dp / l->ep : 1));
     if (l->fsdp && shard > 1) {
@@ -216,8 +219,8 @@ void ics_memory_of_stage(const ics_model *m, const ics_layout *l, int stage, ics
     if (l->recompute == ICS_RECOMPUTE_FULL)
         out->activations += largest;
     if (stage == l->pp - 1) /* the logits of the micro-batch in its backward: 16-bit and fp32 */
-        out->activations += (ics_layout_act_bytes(l) + FP32_LOGITS_BYTES) * m->seq * l->mbs *
-                            (double)m->vocab / l->tp;
+        out->activations += (ics_layout_act_bytes(l) + FP32_LOGITS_BYTES) * (double)m->seq / l->cp *
+                            l->mbs * (double)m->vocab / l->tp;
     out->nccl = communicators(l) * NCCL_CHANNELS * NCCL_CONN_BYTES;
     out->total = out->weights + out->grads + out->optimizer + out->activations + out->nccl;
 }

@@ -124,6 +124,7 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
                                        "fsdp",
                                        "fsdp_shard",
                                        "ep",
+                                       "cp",
                                        "moe_capacity_factor",
                                        "decoder_first_pipeline_num_layers",
                                        "decoder_last_pipeline_num_layers",
@@ -155,9 +156,11 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
         int64_t shard;
         if (ics_jr_int(r, o, "fsdp_shard", false, 2, 1 << 16, &shard))
             l->fsdp_shard = (int)shard;
-        int64_t ep;
+        int64_t ep, cp;
         if (ics_jr_int(r, o, "ep", false, 1, 1 << 16, &ep))
             l->ep = (int)ep;
+        if (ics_jr_int(r, o, "cp", false, 1, 1 << 16, &cp))
+            l->cp = (int)cp;
         ics_jr_num(r, o, "moe_capacity_factor", false, 0, 64, &l->moe_capacity);
         ics_jr_bool(r, o, "fold", false, &l->fold);
         int e;

@@ -31,14 +31,16 @@ static int add(ics_wl *w, const ics_trace_op *op, int dep)
 int ics_wl__on_compute(ics_wl *w, ics_trace_op *op, int dep)
 {
     op->stream = ICS_WL_STREAM_COMPUTE;
-    int deps[3], nd = 0;
+    int deps[4], nd = 0;
     if (w->pending_recv >= 0)
         deps[nd++] = w->pending_recv;
     if (w->pending_gate >= 0)
         deps[nd++] = w->pending_gate;
+    if (w->pending_cp >= 0)
+        deps[nd++] = w->pending_cp;
     if (dep >= 0)
         deps[nd++] = dep;
-    w->pending_recv = w->pending_gate = -1;
+    w->pending_recv = w->pending_gate = w->pending_cp = -1;
     return w->last_compute = ics_trace_add_op(w->trace, w->rank, op, deps, nd);
 }
 
@@ -415,6 +417,49 @@ static int overlapped_block(ics_wl *w, ics_wl_block b, const char *name)
     return out;
 }
 
+/* ---- context parallelism -------------------------------------------------------------------- */
+
+/* Megatron-Core's context parallelism passes each rank's K and V chunk around the ring of cp
+ * ranks in cp - 1 steps, each step's exchange beside the attention of the chunk it has (its
+ * attention kernels run one chunk at a time); the backward passes K and V and the gradients dK
+ * and dV, twice the bytes. The ring starts with the attention block (on the K and V it
+ * computes) and the op after the block waits for its last step: the block costs its compute or
+ * the ring, whichever is longer. Returns the last recv, or -1 without context parallelism. */
+static int cp_ring(ics_wl *w, bool backward)
+{
+    if (w->c == 1)
+        return -1;
+    double dh = (double)w->m->hidden / w->m->heads;
+    uint64_t bytes =
+        (uint64_t)((double)w->l->mbs * (w->m->seq / w->c) * 2 * ((double)w->m->kv_heads / w->t) *
+                   dh * ics_layout_act_bytes(w->l) * (backward ? 2 : 1));
+    int next = ics_layout_rank_cp(w->l, w->tpr, (w->cpr + 1) % w->c, w->s, w->dpr);
+    int prev = ics_layout_rank_cp(w->l, w->tpr, (w->cpr + w->c - 1) % w->c, w->s, w->dpr);
+    int deps[2], nd = 0, last = -1;
+    if (w->last_compute >= 0)
+        deps[nd++] = w->last_compute;
+    if (w->pending_recv >= 0) /* K and V come from the activations a pipeline recv brings */
+        deps[nd++] = w->pending_recv;
+    for (int j = 0; j < w->c - 1; j++) {
+        ics_trace_op send = {.kind = ICS_TOP_SEND,
+                             .stream = ICS_WL_STREAM_CP_SEND,
+                             .cat = ICS_CAT_CP,
+                             .name = backward ? "cp.send.kv_grad" : "cp.send.kv",
+                             .peer = next,
+                             .bytes = bytes};
+        ics_trace_add_op(w->trace, w->rank, &send, deps, nd);
+        ics_trace_op recv = send;
+        recv.kind = ICS_TOP_RECV;
+        recv.stream = ICS_WL_STREAM_CP_RECV;
+        recv.name = backward ? "cp.recv.kv_grad" : "cp.recv.kv";
+        recv.peer = prev;
+        last = ics_trace_add_op(w->trace, w->rank, &recv, NULL, 0);
+        deps[0] = last; /* the next step forwards what this one received */
+        nd = 1;
+    }
+    return last;
+}
+
 /* ---- passes ---------------------------------------------------------------------------------- */
 
 /* A forward block with its collectives; gate >= 0: the parameter all-gather (in w->gather)
@@ -423,13 +468,15 @@ static void block_fwd(ics_wl *w, ics_wl_block b, const char *name, int gate)
 {
     if (gate >= 0)
         param_gate(w, gate);
+    int ring = b == ICS_WL_ATTN_FWD ? cp_ring(w, false) : -1;
     if (tp_overlap(w)) {
         overlapped_block(w, b, name);
-        return;
+    } else {
+        ics_wl__tp_before(w);
+        ics_wl__compute(w, b, name);
+        ics_wl__tp_after(w);
     }
-    ics_wl__tp_before(w);
-    ics_wl__compute(w, b, name);
-    ics_wl__tp_after(w);
+    w->pending_cp = ring;
 }
 
 /* Layer i of the chunk being written (its first is w->layer0): attention, then a dense or a
@@ -451,43 +498,37 @@ static void layer_fwd(ics_wl *w, int i, bool again, int gate_attn, int gate_mlp)
 /* The attention half of a layer's backward (after its MLP's), with its gradients. */
 static void attn_bwd(ics_wl *w, bool last_mb)
 {
+    int ring;
     if (tp_overlap(w)) {
         if (w->l->recompute == ICS_RECOMPUTE_SELECTIVE)
             ics_wl__compute(w, ICS_WL_ATTN_RECOMP, NULL);
+        ring = cp_ring(w, true);
         grads(w, w->attn_params, overlapped_block(w, ICS_WL_ATTN_BWD, NULL), last_mb);
-        return;
+    } else {
+        ics_wl__tp_before(w);
+        if (w->l->recompute == ICS_RECOMPUTE_SELECTIVE)
+            ics_wl__compute(w, ICS_WL_ATTN_RECOMP, NULL);
+        ring = cp_ring(w, true);
+        grads(w, w->attn_params, ics_wl__compute(w, ICS_WL_ATTN_BWD, NULL), last_mb);
+        ics_wl__tp_after(w);
     }
-    ics_wl__tp_before(w);
-    if (w->l->recompute == ICS_RECOMPUTE_SELECTIVE)
-        ics_wl__compute(w, ICS_WL_ATTN_RECOMP, NULL);
-    grads(w, w->attn_params, ics_wl__compute(w, ICS_WL_ATTN_BWD, NULL), last_mb);
-    ics_wl__tp_after(w);
+    w->pending_cp = ring;
 }
 
 static void layer_bwd(ics_wl *w, int i, bool last_mb)
 {
     if (w->l->recompute == ICS_RECOMPUTE_FULL)
         layer_fwd(w, i, true, -1, -1);
-    if (moe_layer(w, i)) {
+    if (moe_layer(w, i))
         ics_wl__moe_bwd(w, last_mb);
-        attn_bwd(w, last_mb);
-        return;
-    }
-    if (tp_overlap(w)) {
+    else if (tp_overlap(w))
         grads(w, w->mlp_params, overlapped_block(w, ICS_WL_MLP_BWD, NULL), last_mb);
-        if (w->l->recompute == ICS_RECOMPUTE_SELECTIVE)
-            ics_wl__compute(w, ICS_WL_ATTN_RECOMP, NULL);
-        grads(w, w->attn_params, overlapped_block(w, ICS_WL_ATTN_BWD, NULL), last_mb);
-        return;
+    else {
+        ics_wl__tp_before(w);
+        grads(w, w->mlp_params, ics_wl__compute(w, ICS_WL_MLP_BWD, NULL), last_mb);
+        ics_wl__tp_after(w);
     }
-    ics_wl__tp_before(w);
-    grads(w, w->mlp_params, ics_wl__compute(w, ICS_WL_MLP_BWD, NULL), last_mb);
-    ics_wl__tp_after(w);
-    ics_wl__tp_before(w);
-    if (w->l->recompute == ICS_RECOMPUTE_SELECTIVE)
-        ics_wl__compute(w, ICS_WL_ATTN_RECOMP, NULL);
-    grads(w, w->attn_params, ics_wl__compute(w, ICS_WL_ATTN_BWD, NULL), last_mb);
-    ics_wl__tp_after(w);
+    attn_bwd(w, last_mb);
 }
 
 /* The global index of virtual stage v's first layer. */
@@ -503,7 +544,7 @@ static int first_layer(const ics_wl *w, int v)
 
 static int peer(const ics_wl *w, int stage)
 {
-    return ics_layout_rank(w->l, w->tpr, (stage + w->p) % w->p, w->dpr);
+    return ics_layout_rank_cp(w->l, w->tpr, w->cpr, (stage + w->p) % w->p, w->dpr);
 }
 
 /* first: the first micro-batch's forward through this chunk, which with --overlap-param-gather
@@ -634,7 +675,7 @@ static void finish_step(ics_wl *w)
     bool holds_embedding = w->s == 0 || w->s == w->p - 1;
     if (w->emb_comm && holds_embedding) {
         int saved = w->dpc;
-        w->dpc = w->emb_comm[w->tpr * w->d + w->dpr];
+        w->dpc = w->emb_comm[(w->tpr * w->d + w->dpr) * w->c + w->cpr];
         dp_coll(w, ICS_COLL_ALL_REDUCE, ceil((double)w->m->vocab / w->t) * w->m->hidden,
                 w->grad_bytes, w->last_compute, "dp.embedding_all_reduce");
         w->dpc = saved;
@@ -644,7 +685,7 @@ static void finish_step(ics_wl *w)
     /* the optimizer runs on the rank's shard: of dp (expert dp for the experts) with the
      * distributed optimizer, of FSDP's shard group */
     double params = dense / (fsdp(w)          ? w->sh
-                             : w->l->dist_opt ? w->d
+                             : w->l->dist_opt ? w->dense.size
                                               : 1) +
                     experts / (w->l->dist_opt ? w->expert.size : 1);
     /* fp8: Transformer Engine casts every weight the rank runs to FP8 (and its transpose) once
@@ -668,7 +709,7 @@ static void finish_step(ics_wl *w)
 static void write_rank(ics_wl *w, const ics_wl_step *sched, int nsteps)
 {
     w->L = ics_layout_stage_layers(w->l, w->m, w->s) / w->l->vp;
-    w->last_compute = w->pending_recv = w->last_dp = w->pending_gate = -1;
+    w->last_compute = w->pending_recv = w->last_dp = w->pending_gate = w->pending_cp = -1;
     ics_wl_grads *sets[] = {&w->dense, &w->expert};
     for (int i = 0; i < 2; i++) {
         sets[i]->fill = 0;
@@ -680,7 +721,7 @@ static void write_rank(ics_wl *w, const ics_wl_step *sched, int nsteps)
     g_array_set_size(w->gathers, 0);
     if (param_gather_overlap(w))
         plan_gathers(w);
-    w->tpc = w->tp_comm ? w->tp_comm[w->dpr * w->p + w->s] : -1;
+    w->tpc = w->tp_comm ? w->tp_comm[(w->dpr * w->p + w->s) * w->c + w->cpr] : -1;
     w->dpc = w->dp_comm ? w->dp_comm[w->tpr * w->p + w->s] : -1;
     w->dense.comm = w->dpc;
     ics_wl__moe_rank(w);
@@ -745,22 +786,26 @@ static void make_hsdp_comms(ics_wl *w, int *ranks)
 static void make_comms(ics_wl *w)
 {
     const ics_layout *l = w->l;
-    int *ranks = g_new(int, MAX(MAX(w->t, w->d), 2));
-    if (w->t > 1) {
-        w->tp_comm = g_new(int, w->p * w->d);
+    int *ranks = g_new(int, MAX(MAX(w->t, w->d * w->c), 2));
+    if (w->t > 1) { /* per (replica, stage, context rank) */
+        w->tp_comm = g_new(int, w->p * w->d * w->c);
         for (int dr = 0; dr < w->d; dr++)
-            for (int s = 0; s < w->p; s++) {
-                w->tp_comm[dr * w->p + s] = -1;
-                if (ics_wl__mirrored(w, 0, dr))
-                    continue;
-                for (int i = 0; i < w->t; i++)
-                    ranks[i] = ics_layout_rank(l, i, s, dr);
-                char *name = g_strdup_printf("tp.pp%d.dp%d", s, dr);
-                w->tp_comm[dr * w->p + s] = ics_trace_add_comm(w->trace, ranks, w->t, name);
-                g_free(name);
-            }
+            for (int s = 0; s < w->p; s++)
+                for (int cr = 0; cr < w->c; cr++) {
+                    int k = (dr * w->p + s) * w->c + cr;
+                    w->tp_comm[k] = -1;
+                    if (ics_wl__mirrored(w, 0, dr))
+                        continue;
+                    for (int i = 0; i < w->t; i++)
+                        ranks[i] = ics_layout_rank_cp(l, i, cr, s, dr);
+                    char *name = w->c > 1 ? g_strdup_printf("tp.pp%d.dp%d.cp%d", s, dr, cr)
+                                          : g_strdup_printf("tp.pp%d.dp%d", s, dr);
+                    w->tp_comm[k] = ics_trace_add_comm(w->trace, ranks, w->t, name);
+                    g_free(name);
+                }
     }
-    if (w->d > 1) {
+    /* gradients are reduced over dp x cp: the context-parallel ranks hold the same weights */
+    if (w->d * w->c > 1) {
         w->dp_comm = g_new(int, w->t * w->p);
         for (int tr = 0; tr < w->t; tr++)
             for (int s = 0; s < w->p; s++) {
@@ -768,28 +813,32 @@ static void make_comms(ics_wl *w)
                 if (ics_wl__mirrored(w, tr, 0))
                     continue;
                 for (int i = 0; i < w->d; i++)
-                    ranks[i] = ics_layout_rank(l, tr, s, i);
+                    for (int cr = 0; cr < w->c; cr++)
+                        ranks[i * w->c + cr] = ics_layout_rank_cp(l, tr, cr, s, i);
                 char *name = g_strdup_printf("dp.tp%d.pp%d", tr, s);
-                w->dp_comm[tr * w->p + s] = ics_trace_add_comm(w->trace, ranks, w->d, name);
+                w->dp_comm[tr * w->p + s] = ics_trace_add_comm(w->trace, ranks, w->d * w->c, name);
                 g_free(name);
             }
     }
     if (w->sh < w->d && fsdp(w))
         make_hsdp_comms(w, ranks);
     ics_wl__moe_comms(w, ranks);
-    if (w->m->tied_embeddings && w->p > 1) {
-        w->emb_comm = g_new(int, w->t * w->d);
+    if (w->m->tied_embeddings && w->p > 1) { /* per (tp rank, replica, context rank) */
+        w->emb_comm = g_new(int, w->t * w->d * w->c);
         for (int tr = 0; tr < w->t; tr++)
-            for (int dr = 0; dr < w->d; dr++) {
-                w->emb_comm[tr * w->d + dr] = -1;
-                if (ics_wl__mirrored(w, tr, dr))
-                    continue;
-                ranks[0] = ics_layout_rank(l, tr, 0, dr);
-                ranks[1] = ics_layout_rank(l, tr, w->p - 1, dr);
-                char *name = g_strdup_printf("embedding.tp%d.dp%d", tr, dr);
-                w->emb_comm[tr * w->d + dr] = ics_trace_add_comm(w->trace, ranks, 2, name);
-                g_free(name);
-            }
+            for (int dr = 0; dr < w->d; dr++)
+                for (int cr = 0; cr < w->c; cr++) {
+                    int k = (tr * w->d + dr) * w->c + cr;
+                    w->emb_comm[k] = -1;
+                    if (ics_wl__mirrored(w, tr, dr))
+                        continue;
+                    ranks[0] = ics_layout_rank_cp(l, tr, cr, 0, dr);
+                    ranks[1] = ics_layout_rank_cp(l, tr, cr, w->p - 1, dr);
+                    char *name = w->c > 1 ? g_strdup_printf("embedding.tp%d.dp%d.cp%d", tr, dr, cr)
+                                          : g_strdup_printf("embedding.tp%d.dp%d", tr, dr);
+                    w->emb_comm[k] = ics_trace_add_comm(w->trace, ranks, 2, name);
+                    g_free(name);
+                }
     }
     g_free(ranks);
 }
@@ -819,7 +868,7 @@ static bool check_inputs(const ics_model *m, const ics_layout *l, const ics_hw_g
 
 static void setup(ics_wl *w, const ics_model *m, const ics_layout *l, const ics_hw_gpu_type *g)
 {
-    *w = (ics_wl){.m = m, .l = l, .g = g, .p = l->pp, .t = l->tp, .d = l->dp};
+    *w = (ics_wl){.m = m, .l = l, .g = g, .p = l->pp, .t = l->tp, .d = l->dp, .c = l->cp};
     w->sh = l->fsdp && l->fsdp_shard > 0 ? l->fsdp_shard : l->dp;
     w->nmb = ics_layout_microbatches(l);
     w->V = l->pp * l->vp;
@@ -829,7 +878,9 @@ static void setup(ics_wl *w, const ics_model *m, const ics_layout *l, const ics_
     for (int s = 0; s < l->pp; s++)
         w->L = MAX(w->L, ics_layout_stage_layers(l, m, s) / l->vp);
     ics_wl__costs(m, l, g, w->cost);
-    w->act_bytes = (uint64_t)l->mbs * m->seq * m->hidden * ics_layout_act_bytes(l);
+    /* a rank's share of the sequence: seq / cp tokens */
+    w->act_bytes =
+        (uint64_t)l->mbs * (uint64_t)(m->seq / l->cp) * m->hidden * ics_layout_act_bytes(l);
     w->p2p_bytes = w->act_bytes / (l->sp ? (uint64_t)l->tp : 1);
     w->grad_bytes = ics_layout_grad_bytes(l);
     w->bucket_params = (double)ics_layout_bucket_params(l);
@@ -841,7 +892,7 @@ static void setup(ics_wl *w, const ics_model *m, const ics_layout *l, const ics_
     /* the last stage holds the output layer, or a copy of the tied embedding (one stage: the
      * same tensor, counted at the embedding) */
     w->head_params = fin + (m->tied_embeddings && w->V == 1 ? 0 : word_rank);
-    w->dense = (ics_wl_grads){.comm = -1, .size = l->dp};
+    w->dense = (ics_wl_grads){.comm = -1, .size = l->dp * l->cp};
     w->expert = (ics_wl_grads){.comm = -1, .size = l->dp / l->ep};
     ics_wl_grads *sets[] = {&w->dense, &w->expert};
     for (int i = 0; i < 2; i++) {
@@ -887,6 +938,7 @@ static uint64_t estimate_ops(const ics_wl *w)
     /* a MoE MLP: three compute blocks, two all-to-alls, two tp collectives, a shared MLP with
      * its two, in place of a dense MLP's (at most) three */
     per_pass += w->m->moe.experts > 0 ? 7 : 0;
+    per_pass += 2 * (uint64_t)(w->c - 1); /* the context-parallel ring's sends and recvs */
     uint64_t per_layer = per_pass * (l->recompute == ICS_RECOMPUTE_FULL ? 3 : 2) + 2;
     uint64_t layers = (uint64_t)l->vp * (uint64_t)w->L;
     double mlp = MAX(w->mlp_params, w->moe_rep_params + w->moe_shared_params);
@@ -895,7 +947,7 @@ static uint64_t estimate_ops(const ics_wl *w)
     double buckets = params / MAX(w->bucket_params, 1.0) * (l->dist_opt ? 2 : 1) + 2;
     uint64_t per_rank = ics_budget_mul_add((uint64_t)w->nmb, per_layer * layers + 8 * l->vp, 64);
     per_rank += buckets < 1e15 ? (uint64_t)buckets : UINT64_C(1) << 50;
-    uint64_t ranks = l->fold ? (uint64_t)w->p : (uint64_t)ics_layout_world(l);
+    uint64_t ranks = l->fold ? (uint64_t)w->p * (uint64_t)w->c : (uint64_t)ics_layout_world(l);
     return ics_budget_mul_add(per_rank, ranks, 0);
 }
 
@@ -932,8 +984,8 @@ static void teardown(ics_wl *w)
 static void add_streams(ics_trace *tr, int rank)
 {
     static const char *const names[ICS_WL_STREAM_COUNT] = {
-        "compute",      "pp.send.act",  "dp",         "pp.recv.act",
-        "pp.send.grad", "pp.recv.grad", "tp.overlap", "dp.gather"};
+        "compute",      "pp.send.act", "dp",        "pp.recv.act", "pp.send.grad",
+        "pp.recv.grad", "tp.overlap",  "dp.gather", "cp.send",     "cp.recv"};
     for (int s = 0; s < ICS_WL_STREAM_COUNT; s++)
         ics_trace_add_stream(tr, rank, names[s]);
 }
@@ -958,12 +1010,13 @@ ics_trace *ics_workload_build(const ics_model *m, const ics_layout *l, const ics
         int nsteps;
         ics_wl_step *sched = ics_workload_schedule(l, w.s, &nsteps);
         for (w.dpr = 0; w.dpr < w.d; w.dpr++)
-            for (w.tpr = 0; w.tpr < w.t; w.tpr++) {
-                if (ics_wl__mirrored(&w, w.tpr, w.dpr))
-                    continue;
-                w.rank = ics_layout_rank(l, w.tpr, w.s, w.dpr);
-                write_rank(&w, sched, nsteps);
-            }
+            for (w.cpr = 0; w.cpr < w.c; w.cpr++)
+                for (w.tpr = 0; w.tpr < w.t; w.tpr++) {
+                    if (ics_wl__mirrored(&w, w.tpr, w.dpr))
+                        continue;
+                    w.rank = ics_layout_rank_cp(l, w.tpr, w.cpr, w.s, w.dpr);
+                    write_rank(&w, sched, nsteps);
+                }
         g_free(sched);
     }
     teardown(&w);

@@ -44,6 +44,8 @@ enum {
     ICS_WL_STREAM_RECV_GRAD,
     ICS_WL_STREAM_TP_OVERLAP,
     ICS_WL_STREAM_GATHER,
+    ICS_WL_STREAM_CP_SEND, /* context parallelism: K and V to the next rank of the ring */
+    ICS_WL_STREAM_CP_RECV, /* and from the previous one */
     ICS_WL_STREAM_COUNT
 };
 

@@ -302,7 +302,7 @@ static kern kern_of(const ics_model *m, const ics_layout *l, const ics_hw_gpu_ty
               .gemm_dtype = l->dtype,
               .gemm_in_bytes = l->dtype == ICS_DTYPE_FP8 ? 1 : 2,
               .act = ics_layout_act_bytes(l),
-              .T = (double)l->mbs * m->seq,
+              .T = (double)l->mbs * m->seq / l->cp, /* context parallelism: a sequence share */
               .s = m->seq,
               .h = m->hidden,
               .dh = (double)m->hidden / m->heads,
@@ -402,6 +402,7 @@ static void step_flops(const ics_model *m, const ics_layout *l, bool padded, dou
     ics_layout whole = *l;
     whole.tp = 1;
     whole.sp = false;
+    whole.cp = 1;
     if (!padded)
         whole.moe_capacity = 0;
     ics_wl_cost c[ICS_WL_BLOCK_COUNT];

@@ -391,7 +391,8 @@ static ics_trace_cat cat_of_name(const char *s)
     } words[] = {{"tp", ICS_CAT_TP},       {"tensor", ICS_CAT_TP}, {"sp", ICS_CAT_TP},
                  {"sequence", ICS_CAT_TP}, {"pp", ICS_CAT_PP},     {"pipeline", ICS_CAT_PP},
                  {"dp", ICS_CAT_DP},       {"data", ICS_CAT_DP},   {"fsdp", ICS_CAT_DP},
-                 {"ep", ICS_CAT_EP},       {"expert", ICS_CAT_EP}};
+                 {"ep", ICS_CAT_EP},       {"expert", ICS_CAT_EP}, {"cp", ICS_CAT_CP},
+                 {"context", ICS_CAT_CP}};
     int found = -1;
     for (const char *p = s; p && *p;) {
         while (*p && !g_ascii_isalpha(*p))
@@ -410,7 +411,8 @@ static ics_trace_cat cat_of_name(const char *s)
     return found < 0 ? ICS_CAT_OTHER : (ics_trace_cat)found;
 }
 
-static const char *const cat_names[ICS_CAT_COUNT] = {"compute", "tp", "pp", "dp", "ep", "other"};
+static const char *const cat_names[ICS_CAT_COUNT] = {"compute", "tp", "pp",   "dp",
+                                                     "ep",      "cp", "other"};
 
 bool ics_chakra__node_op(const node *n, int rank, int nranks, GStringChunk *strs,
                          ics_chakra_op *out, GError **error)
@@ -436,7 +438,7 @@ bool ics_chakra__node_op(const node *n, int rank, int nranks, GStringChunk *strs
         if (c == ICS_CAT_COUNT) {
             const attr *a;
             find(n, "icsim_category", &a, NULL); /* there once: get_str read it */
-            wrong(a, error, "compute, tp, pp, dp, ep or other");
+            wrong(a, error, "compute, tp, pp, dp, ep, cp or other");
             return false;
         }
         op->cat = (ics_trace_cat)c;
