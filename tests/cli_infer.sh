@@ -64,6 +64,10 @@ PY
     fail "405B on one GPU: not refused"
 "$icsim" infer -s "$h100" --model llama3-405b --ignore-memory --output 2 >/dev/null ||
     fail "--ignore-memory exited $?"
+# a mixture of experts is refused, not priced as a dense model
+"$icsim" infer -s "$h100" --model mixtral-8x7b --tp 8 >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q 'expected a dense model' "$tmp/err" ||
+    fail "infer of a MoE model: not refused"
 for args in "--tp 3" "--tp 0" "--batch 0" "--dtype fp4" "--engine flow" "extra"; do
     # shellcheck disable=SC2086
     "$icsim" infer -s "$h100" --model llama3-70b $args >"$tmp/out" 2>"$tmp/err"

@@ -180,6 +180,32 @@ static void test_memory(void)
     g_assert_cmpfloat(mem.activations, >, md.activations);
 }
 
+/* The peak is the largest stage, which with dense first layers on a short first stage is a
+ * middle one: DeepSeek-V3 on pp 8 with 5 layers (3 dense) first. */
+static void test_memory_peak(void)
+{
+    ics_model_catalog *c = catalog();
+    const ics_model *m = ics_model_find(c, "deepseek-v3");
+    ics_layout l = ics_layout_defaults();
+    l.pp = 8;
+    l.first_layers = 5;
+    l.dp = l.ep = 64;
+    l.gbs = 512;
+    l.dist_opt = true;
+    l.recompute = ICS_RECOMPUTE_SELECTIVE;
+    GError *err = NULL;
+    g_assert_true(ics_layout_check(&l, m, &err));
+    ics_memory peak, st;
+    ics_memory_peak(m, &l, &peak);
+    for (int s = 0; s < l.pp; s++) {
+        ics_memory_of_stage(m, &l, s, &st);
+        g_assert_cmpfloat(st.total, <=, peak.total);
+    }
+    g_assert_cmpint(peak.stage, >, 0);
+    g_assert_cmpint(peak.stage, <, l.pp - 1);
+    ics_model_catalog_free(c);
+}
+
 static void expect_refused(const ics_model *m, const ics_layout *l, const char *want)
 {
     GError *err = NULL;
@@ -209,6 +235,11 @@ static void test_layout_errors(void)
     ics_model dense = ics_model_make("d", 4, 1024, 16, 4096, 32000, 1024);
     l = moe_layout();
     expect_refused(&dense, &l, "ep: expected a mixture-of-experts model with it");
+    ics_model longer = small_moe();
+    longer.seq = 1 << 24; /* 2^24 tokens x top-2 x capacity 64 x 1024 x 2 B = 4 x 2^40 */
+    l = moe_layout();
+    l.moe_capacity = 64;
+    expect_refused(&longer, &l, "the token dispatch of one MoE layer");
     ics_model bad = small_moe();
     bad.moe.topk = 9;
     GError *err = NULL;
@@ -244,6 +275,7 @@ int main(int argc, char **argv)
     g_test_add_func("/moe/structure", test_structure);
     g_test_add_func("/moe/flops-capacity", test_flops_capacity);
     g_test_add_func("/moe/memory", test_memory);
+    g_test_add_func("/moe/memory-peak", test_memory_peak);
     g_test_add_func("/moe/layout-errors", test_layout_errors);
     g_test_add_func("/moe/fold", test_fold);
     return g_test_run();

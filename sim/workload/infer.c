@@ -100,6 +100,13 @@ bool ics_infer_check(const ics_model *m, const ics_infer_layout *l, const ics_hw
                     l->tp, l->batch, l->input, l->output);
         return false;
     }
+    if (m->moe.experts > 0) {
+        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                    "--model: expected a dense model (icsim infer does not model experts), got "
+                    "%s with %d experts",
+                    m->name, m->moe.experts);
+        return false;
+    }
     const char *what = m->heads % l->tp                               ? "heads"
                        : m->ffn % l->tp                               ? "ffn"
                        : (m->kv_heads % l->tp && l->tp % m->kv_heads) ? "kv_heads"

@@ -41,6 +41,18 @@ int ics_layout_world(const ics_layout *l)
     return l->tp * l->cp * l->pp * l->dp;
 }
 
+int ics_layout_stage_layer(const ics_layout *l, const ics_model *m, int stage, int i)
+{
+    int per_chunk = ics_layout_stage_layers(l, m, stage) / l->vp;
+    if (l->vp > 1)
+        return ((i / per_chunk) * l->pp + stage) * per_chunk + i % per_chunk;
+    /* stages 1 .. pp - 2 hold the same count; the last comes after them all */
+    int before = stage == 0 ? 0
+                            : ics_layout_stage_layers(l, m, 0) +
+                                  (stage - 1) * ics_layout_stage_layers(l, m, MIN(1, l->pp - 1));
+    return before + i;
+}
+
 int ics_layout_microbatches(const ics_layout *l)
 {
     return l->gbs / (l->mbs * l->dp);
@@ -359,6 +371,14 @@ static bool check_experts(const ics_layout *l, const ics_model *m, namer *nm, GE
                     "%s: expected sequence parallelism with tp > 1 and experts (Megatron-Core's "
                     "token dispatcher works on sequence shards), got none",
                     name_of(nm, ICS_LAYOUT_SP));
+    /* the dispatch gathered over tp, the largest buffer the layer moves, within 1 TiB (the
+     * byte counts stay exact in doubles and far from 64 bits) */
+    double gathered = (double)l->mbs * m->seq * e->topk * MAX(l->moe_capacity, 1.0) * m->hidden * 2;
+    if (gathered > (double)(UINT64_C(1) << 40))
+        return fail(error, ICS_ERROR_LIMIT,
+                    "layout: the token dispatch of one MoE layer (mbs x seq x topk x capacity x "
+                    "hidden x 2 B = %.3g bytes) expected at most 1 TiB, got more",
+                    gathered);
     if (l->fsdp || l->overlap_param_gather)
         return fail(error, ICS_ERROR_INPUT,
                     "layout: %s: expected off with a mixture-of-experts model (not modelled with "

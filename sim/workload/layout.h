@@ -131,6 +131,10 @@ int ics_layout_world(const ics_layout *l); /* tp x cp x pp x dp */
 /* Transformer layers on pipeline stage `stage` of a checked layout: layers / pp, or with
  * first_layers / last_layers those on the edge stages and the rest evenly in between. */
 int ics_layout_stage_layers(const ics_layout *l, const ics_model *m, int stage);
+/* The global index of the i-th layer on stage `stage` (model chunks in order): with vp 1 the
+ * stages' layers follow each other; interleaved (even stages), chunk c of the stage is virtual
+ * stage c x pp + stage. O(1). */
+int ics_layout_stage_layer(const ics_layout *l, const ics_model *m, int stage, int i);
 int ics_layout_microbatches(const ics_layout *l); /* gbs / (mbs x dp) */
 /* The global rank (= trace rank, = GPU index) of a (tp, pp, dp) coordinate (context-parallel
  * rank 0), and of a (tp, cp, pp, dp) one: context parallelism varies right after tensor

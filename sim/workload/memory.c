@@ -90,19 +90,6 @@ static double layer_activations(const ics_model *m, const ics_layout *l, int lay
     return dense - dense_mlp_activations(m, l) + moe_mlp_activations(m, l);
 }
 
-/* The global index of stage `stage`'s i-th layer: with vp 1 the stages' layers follow each
- * other; interleaved (even stages), chunk c of the stage is virtual stage c x pp + stage. */
-static int stage_layer(const ics_model *m, const ics_layout *l, int stage, int i)
-{
-    int per_chunk = ics_layout_stage_layers(l, m, stage) / l->vp;
-    if (l->vp > 1)
-        return ((i / per_chunk) * l->pp + stage) * per_chunk + i % per_chunk;
-    int n = 0;
-    for (int s = 0; s < stage; s++)
-        n += ics_layout_stage_layers(l, m, s);
-    return n + i;
-}
-
 /* Micro-batches of one model chunk in flight on stage `stage` at its peak, counted in layers'
  * worth of a whole stage: Megatron's 1F1B warms up pp - stage - 1 forwards before its first
  * backward; the interleaved schedule warms up (pp - stage - 1) x 2 + (vp - 1) x pp model chunks
@@ -131,7 +118,7 @@ static double stage_params(const ics_model *m, const ics_layout *l, int stage, d
     *experts = 0;
     int n = ics_layout_stage_layers(l, m, stage);
     for (int i = 0; i < n; i++) {
-        if (!ics_model_is_moe_layer(m, stage_layer(m, l, stage, i))) {
+        if (!ics_model_is_moe_layer(m, ics_layout_stage_layer(l, m, stage, i))) {
             p += sh / l->tp + rep;
             continue;
         }
@@ -152,11 +139,11 @@ static double stage_params(const ics_model *m, const ics_layout *l, int stage, d
 /* Communicators a rank runs collectives or sends on: tensor, pipeline and data parallel, each
  * when it has more than one rank, HSDP's shard and replicate groups, and the expert-parallel
  * and expert-data-parallel groups. */
-static int communicators(const ics_layout *l)
+static int communicators(const ics_model *m, const ics_layout *l)
 {
     bool hsdp = l->fsdp && l->fsdp_shard > 0 && l->fsdp_shard < l->dp;
     return (l->tp > 1) + (l->pp > 1) + (l->dp > 1) + (hsdp ? 2 : 0) + (l->ep > 1) +
-           (l->ep > 1 && l->dp > l->ep) /* expert parallel, expert data parallel */ +
+           (m->moe.experts > 0 && l->dp > l->ep) /* expert parallel, expert data parallel */ +
            (l->cp > 1); /* the context-parallel ring */
 }
 
@@ -209,7 +196,7 @@ void ics_memory_of_stage(const ics_model *m, const ics_layout *l, int stage, ics
     whole.recompute = ICS_RECOMPUTE_NONE;
     double kept = 0, largest = 0;
     for (int i = 0; i < ics_layout_stage_layers(l, m, stage); i++) {
-        int layer = stage_layer(m, l, stage, i);
+        int layer = ics_layout_stage_layer(l, m, stage, i);
         kept += layer_activations(m, l, layer);
         largest = MAX(largest, layer_activations(m, &whole, layer));
     }
@@ -221,17 +208,19 @@ void ics_memory_of_stage(const ics_model *m, const ics_layout *l, int stage, ics
     if (stage == l->pp - 1) /* the logits of the micro-batch in its backward: 16-bit and fp32 */
         out->activations += (ics_layout_act_bytes(l) + FP32_LOGITS_BYTES) * (double)m->seq / l->cp *
                             l->mbs * (double)m->vocab / l->tp;
-    out->nccl = communicators(l) * NCCL_CHANNELS * NCCL_CONN_BYTES;
+    out->nccl = communicators(m, l) * NCCL_CHANNELS * NCCL_CONN_BYTES;
     out->total = out->weights + out->grads + out->optimizer + out->activations + out->nccl;
 }
 
 void ics_memory_peak(const ics_model *m, const ics_layout *l, ics_memory *out)
 {
+    /* every stage: uneven edge stages and a MoE model's dense first layers can make a middle
+     * stage the largest */
     ics_memory_of_stage(m, l, 0, out);
-    if (l->pp > 1) {
-        ics_memory last;
-        ics_memory_of_stage(m, l, l->pp - 1, &last);
-        if (last.total > out->total)
-            *out = last;
+    for (int s = 1; s < l->pp; s++) {
+        ics_memory st;
+        ics_memory_of_stage(m, l, s, &st);
+        if (st.total > out->total)
+            *out = st;
     }
 }

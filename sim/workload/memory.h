@@ -23,7 +23,9 @@
 
 typedef struct ics_memory {
     int stage;          /* the pipeline stage (0-based) these figures are for */
-    double params;      /* parameters held (the stage's share, this tensor-parallel rank's) */
+    double params;      /* parameters held (the stage's share, this tensor-parallel rank's) but
+                           a MoE model's routed experts, which weights, grads and optimizer
+                           count too */
     double weights;     /* bytes of 16-bit weights */
     double grads;       /* bytes of gradients (the layout's gradient type) */
     double optimizer;   /* bytes of fp32 master weights and Adam's moments (/ dp with dist-opt) */
@@ -42,8 +44,9 @@ double ics_memory_layer_activations(const ics_model *m, const ics_layout *l);
  * ics_layout_check). */
 void ics_memory_of_stage(const ics_model *m, const ics_layout *l, int stage, ics_memory *out);
 
-/* The stage that needs the most (the first or the last: embedding and most micro-batches in
- * flight, or the output layer and its logits). */
+/* The stage that needs the most, of every stage (usually the first or the last: embedding and
+ * most micro-batches in flight, or the output layer and its logits; a middle one with uneven
+ * stages or a MoE model's dense first layers). */
 void ics_memory_peak(const ics_model *m, const ics_layout *l, ics_memory *out);
 
 #endif

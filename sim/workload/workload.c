@@ -534,12 +534,7 @@ static void layer_bwd(ics_wl *w, int i, bool last_mb)
 /* The global index of virtual stage v's first layer. */
 static int first_layer(const ics_wl *w, int v)
 {
-    if (w->l->vp > 1) /* even stages */
-        return v * w->L;
-    int n = 0;
-    for (int s = 0; s < w->s; s++)
-        n += ics_layout_stage_layers(w->l, w->m, s);
-    return n;
+    return ics_layout_stage_layer(w->l, w->m, w->s, (v / w->p) * w->L);
 }
 
 static int peer(const ics_wl *w, int stage)
