@@ -64,6 +64,21 @@ PY
     fail "405B on one GPU: not refused"
 "$icsim" infer -s "$h100" --model llama3-405b --ignore-memory --output 2 >/dev/null ||
     fail "--ignore-memory exited $?"
+# the shipped scenario equals its options; options override it; a bad one is located (exit 2)
+"$icsim" infer "$src/scenarios/llama33-70b-fp8-h100-tp2.json" --json >"$tmp/scen" ||
+    fail "scenario exited $?"
+"$icsim" infer -s "$h100" --model llama3-70b --tp 2 --input 5000 --output 500 --dtype fp8 \
+    --json >"$tmp/opts" || fail "options exited $?"
+cmp -s "$tmp/scen" "$tmp/opts" || fail "scenario and options differ"
+"$icsim" infer "$src/scenarios/llama33-70b-fp8-h100-tp2.json" --batch 4 --json >"$tmp/b4" ||
+    fail "scenario with --batch exited $?"
+grep -q '"batch":4' "$tmp/b4" || fail "--batch did not override the scenario"
+printf '{"kind": "inference", "system": "x.json", "model": "m", "instance": {"tp": 0}}' \
+    >"$tmp/bad.json"
+"$icsim" infer "$tmp/bad.json" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && [ ! -s "$tmp/out" ] &&
+    grep -q 'bad.json:1:[0-9]*: \$.instance.tp: expected an integer in 1..65536, got 0' "$tmp/err" ||
+    fail "bad scenario: not refused with its place"
 # a mixture of experts is refused, not priced as a dense model
 "$icsim" infer -s "$h100" --model mixtral-8x7b --tp 8 >"$tmp/out" 2>"$tmp/err"
 [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q 'expected a dense model' "$tmp/err" ||

@@ -28,11 +28,20 @@ static void args_free(infer_args *a)
         g_free(strs[i]);
 }
 
-/* The numbers and words of the command line, checked before anything loads. */
-static bool read_layout(const infer_args *a, ics_infer_layout *l, GError **err)
+/* The numbers and words of the command line over the scenario's (or the defaults), checked
+ * before anything loads. */
+static bool read_layout(const infer_args *a, const ics_infer_scenario *s, ics_infer_layout *l,
+                        GError **err)
 {
     *l = (ics_infer_layout){
         .tp = 1, .batch = 1, .input = 128, .output = 128, .dtype = ICS_DTYPE_BF16};
+    int *dst[] = {&l->tp, &l->batch, &l->input, &l->output};
+    const int *src[] = {&s->layout.tp, &s->layout.batch, &s->layout.input, &s->layout.output};
+    for (int i = 0; i < 4; i++)
+        if (s->given[i])
+            *dst[i] = *src[i];
+    if (s->given[4])
+        l->dtype = s->layout.dtype;
     if (!ics_cli_int_in("--tp", a->tp, 1, 1 << 16, &l->tp, err) ||
         !ics_cli_int_in("--batch", a->batch, 1, 1 << 20, &l->batch, err) ||
         !ics_cli_int_in("--input", a->input, 1, 1 << 24, &l->input, err) ||
@@ -61,11 +70,24 @@ static bool read_layout(const infer_args *a, ics_infer_layout *l, GError **err)
         return false;
     }
     if (!a->system || !a->model) {
-        g_set_error(err, ICS_ERROR, ICS_ERROR_INPUT, "%s: expected one, got none",
+        g_set_error(err, ICS_ERROR, ICS_ERROR_INPUT,
+                    "%s: expected one (or a scenario that names it), got none",
                     a->system ? "--model" : "-s/--system");
         return false;
     }
     return true;
+}
+
+/* The scenario's system, model and engine where the command line gives none. */
+static void take_scenario(infer_args *a, ics_infer_scenario *s)
+{
+    char **mine[] = {&a->system, &a->model, &a->engine};
+    char **theirs[] = {&s->system, &s->model, &s->engine};
+    for (size_t i = 0; i < G_N_ELEMENTS(mine); i++)
+        if (!*mine[i]) {
+            *mine[i] = *theirs[i];
+            *theirs[i] = NULL;
+        }
 }
 
 /* One all-reduce of `bytes` on the instance's GPUs, microseconds (0 with one GPU); -1 if no
@@ -236,24 +258,35 @@ int ics_cli_infer(int argc, char **argv)
          "run a batch whose weights and KV cache exceed the GPU's memory", NULL},
         G_OPTION_ENTRY_NULL};
     int rc = ICS_EXIT_USAGE;
-    if (!ics_cli_parse("infer", "", "Prefill and decode of a static batch on one TP instance.",
-                       entries, &argc, &argv))
+    ics_infer_scenario s = {0};
+    GError *err = NULL;
+    if (!ics_cli_parse("infer", "[SCENARIO.json]",
+                       "Prefill and decode of a static batch on one TP instance.", entries, &argc,
+                       &argv))
         goto done;
-    if (argc > 1) {
-        char *esc = g_strescape(argv[1], NULL);
-        rc = ics_cli_fail("infer", g_error_new(ICS_ERROR, ICS_ERROR_INPUT,
-                                               "expected no positional argument, got \"%s\"", esc));
+    if (argc > 2) {
+        char *esc = g_strescape(argv[2], NULL);
+        rc = ics_cli_fail("infer",
+                          g_error_new(ICS_ERROR, ICS_ERROR_INPUT,
+                                      "expected at most one scenario, got \"%s\" too", esc));
         g_free(esc);
         goto done;
     }
+    if (argc == 2) {
+        if (!ics_infer_scenario_load(argv[1], &s, &err)) {
+            rc = ics_cli_fail("infer", err);
+            goto done;
+        }
+        take_scenario(&a, &s);
+    }
     ics_infer_layout l;
-    GError *err = NULL;
-    if (!read_layout(&a, &l, &err)) {
+    if (!read_layout(&a, &s, &l, &err)) {
         rc = ics_cli_fail("infer", err);
         goto done;
     }
     rc = run(&a, &l);
 done:
+    ics_infer_scenario_clear(&s);
     args_free(&a);
     return rc;
 }

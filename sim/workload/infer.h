@@ -45,6 +45,21 @@ typedef struct {
 bool ics_infer_check(const ics_model *m, const ics_infer_layout *l, const ics_hw_gpu_type *g,
                      GError **error);
 
+/* An inference scenario (docs/scenario-format.md): what `icsim infer SCENARIO.json` runs, the
+ * options' fields in a file; options given on the command line override it. */
+typedef struct {
+    char *system; /* hardware model, resolved against the scenario's directory */
+    char *model;  /* a model of the catalog */
+    char *engine; /* NULL: the default */
+    ics_infer_layout layout;
+    bool given[5]; /* tp, batch, input, output, dtype: set by the file */
+} ics_infer_scenario;
+
+/* Reads a scenario; false with *err ("file:line:col: $.path: expected ..., got ...", domain
+ * ICS_JSON_ERROR) on bad input, unknown keys included. Clear it after, loaded or not. */
+bool ics_infer_scenario_load(const char *path, ics_infer_scenario *s, GError **err);
+void ics_infer_scenario_clear(ics_infer_scenario *s);
+
 /* The plan of a checked layout on GPU type g. */
 void ics_infer_plan_make(const ics_model *m, const ics_infer_layout *l, const ics_hw_gpu_type *g,
                          ics_infer_plan *out);

@@ -1,11 +1,13 @@
 # The command line's option handling (fuzz_cli.c: `icsim train` and `icsim collective` parsed and
-# checked, stopping before any hardware model is loaded), included by CMakeLists.txt here. The
-# CLI is not in libicsim, so its six files are compiled into the target. Both ctests run in an
+# checked, stopping before any hardware model is loaded; `icsim infer` up to its model catalog),
+# included by CMakeLists.txt here. The CLI is not in libicsim, so its seven files are compiled
+# into the target. Both ctests run in an
 # empty directory: the target looks names up in the working directory.
 set(ics_cli_fuzz_sources ${PROJECT_SOURCE_DIR}/sim/cli/cli_train.c
     ${PROJECT_SOURCE_DIR}/sim/cli/cli_collective.c ${PROJECT_SOURCE_DIR}/sim/cli/cli_common.c
     ${PROJECT_SOURCE_DIR}/sim/cli/cli_progress.c
-    ${PROJECT_SOURCE_DIR}/sim/cli/cli_step.c ${PROJECT_SOURCE_DIR}/sim/cli/cli_coll_nccltests.c)
+    ${PROJECT_SOURCE_DIR}/sim/cli/cli_step.c ${PROJECT_SOURCE_DIR}/sim/cli/cli_coll_nccltests.c
+    ${PROJECT_SOURCE_DIR}/sim/cli/cli_infer.c)
 set(ics_cli_fuzz_work ${CMAKE_CURRENT_BINARY_DIR}/fuzz_cli_work)
 file(MAKE_DIRECTORY ${ics_cli_fuzz_work})
 

@@ -1,13 +1,15 @@
 /* libFuzzer target for the command line's option handling: `icsim train` and `icsim collective`
  * parsed and checked by ics_cli_train_prepare / ics_cli_collective_prepare (cli/cli.h), which
- * stop before any hardware model is loaded, so an input costs microseconds. Whatever the
+ * stop before any hardware model is loaded, so an input costs microseconds; and `icsim infer`
+ * whole (its options and scenario file, then the model catalog, which the empty working
+ * directory never has, so it stops there too). Whatever the
  * arguments, preparing must return ICS_EXIT_OK or ICS_EXIT_USAGE (with one message printed),
  * leak nothing and raise no sanitizer report.
  *
- * Input: byte 0 picks the command (even: train, odd: collective); the rest is its arguments,
- * one a line. A line "@@" ends them: what follows is written to a scenario file whose path
- * becomes train's SCENARIO argument (collective gets it as an argument too, to refuse). Each
- * argument is also read as an NCCL_ALGO and an NCCL_PROTO list. Inputs with an argument that
+ * Input: byte 0 picks the command (mod 3: 0 train, 1 collective, 2 infer; '0', '1', '2'); the rest
+ * is its arguments, one a line. A line "@@" ends them: what follows is written to a scenario file
+ * whose path becomes train's SCENARIO argument (collective gets it as an argument too, to refuse).
+ * Each argument is also read as an NCCL_ALGO and an NCCL_PROTO list. Inputs with an argument that
  * holds '/' are skipped: a path could name /dev/zero or a FIFO; names without one are looked up
  * in the working directory, which the ctests make an empty one. fuzz_hw_replay.c's driver runs
  * the seeds (corpus-cli/) in every build. */
@@ -61,7 +63,8 @@ static void also_nccl_lists(const char *word)
  * (GLib's option parser removes entries from argv, never frees them). */
 static bool split(const uint8_t *data, size_t size, char ***words, int *n)
 {
-    bool train = (data[0] & 1) == 0;
+    static const char *const cmds[] = {"train", "collective", "infer"};
+    const char *cmd = cmds[data[0] % 3];
     char *text = g_strndup((const char *)data + 1, size - 1); /* stops at a NUL */
     /* the marker line: first, or after a newline */
     bool first = g_str_has_prefix(text, "@@\n");
@@ -80,7 +83,7 @@ static bool split(const uint8_t *data, size_t size, char ***words, int *n)
     int count = (int)g_strv_length(lines);
     *words = g_new0(char *, count + 3);
     *n = 0;
-    (*words)[(*n)++] = g_strdup(train ? "train" : "collective");
+    (*words)[(*n)++] = g_strdup(cmd);
     bool ok = true;
     for (int i = 0; lines[i]; i++) {
         ok &= strchr(lines[i], '/') == NULL;
@@ -106,6 +109,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ics_cli_train_job *j = NULL;
             rc = ics_cli_train_prepare(n, argv, false, &j);
             ics_cli_train_job_free(j);
+        } else if (strcmp(words[0], "infer") == 0) {
+            rc = ics_cli_infer(n, argv);
         } else {
             ics_cli_coll_job *j = NULL;
             rc = ics_cli_collective_prepare(n, argv, false, &j);
