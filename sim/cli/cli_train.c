@@ -16,7 +16,7 @@
 typedef struct {
     char *system, *model, *models, *recompute, *dtype, *placement, *attention, *grad_dtype;
     char *trace_out, *nodes, *bucket_mb, *fsdp_shard, *first_layers, *last_layers, *ep, *capacity,
-        *cp;
+        *cp, *lora, *packed;
     char *model_text[ICS_MODEL_FIELD_COUNT];  /* --layers ...; kv_heads is never an option */
     char *layout_text[ICS_LAYOUT_INT_FIELDS]; /* --tp ... --gbs */
     gboolean sp, dist_opt, no_overlap, no_fold, ignore_memory, tp_comm_overlap;
@@ -137,6 +137,8 @@ static bool layout_numbers(ics_cli_train_job *j)
                         &l->last_layers, &err) ||
         !ics_cli_int_in("--expert-model-parallel-size", j->a.ep, 1, 1 << 16, &l->ep, &err) ||
         !ics_cli_int_in("--context-parallel-size", j->a.cp, 1, 1 << 16, &l->cp, &err) ||
+        !ics_cli_int_in("--lora-rank", j->a.lora, 1, 1 << 22, &l->lora_rank, &err) ||
+        !ics_cli_int_in("--packed-sample-len", j->a.packed, 1, 1 << 24, &l->packed_len, &err) ||
         !ics_cli_num("--moe-expert-capacity-factor", j->a.capacity, &l->moe_capacity, &err))
         return failed(err);
     return true;
@@ -320,7 +322,7 @@ void ics_cli_train_job_free(ics_cli_train_job *j)
     char **strs[] = {&a->system,    &a->model,      &a->models,       &a->recompute,   &a->dtype,
                      &a->placement, &a->attention,  &a->grad_dtype,   &a->trace_out,   &a->nodes,
                      &a->bucket_mb, &a->fsdp_shard, &a->first_layers, &a->last_layers, &a->ep,
-                     &a->capacity,  &a->cp};
+                     &a->capacity,  &a->cp,         &a->lora,         &a->packed};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_free(*strs[i]);
     for (int f = 0; f < ICS_MODEL_FIELD_COUNT; f++) {
@@ -383,6 +385,11 @@ int ics_cli_train_prepare(int argc, char **argv, bool help, ics_cli_train_job **
          "(Megatron-Core)",
          "N"},
         {"cp", 0, 0, G_OPTION_ARG_STRING, &a->cp, "the same, short", "N"},
+        {"lora-rank", 0, 0, G_OPTION_ARG_STRING, &a->lora,
+         "LoRA fine-tuning: rank-R adapters on QKV, proj, fc1, fc2; base weights frozen (NeMo)",
+         "R"},
+        {"packed-sample-len", 0, 0, G_OPTION_ARG_STRING, &a->packed,
+         "packed sequences: samples of L tokens, attention inside each (THD format)", "L"},
         {"moe-expert-capacity-factor", 0, 0, G_OPTION_ARG_STRING, &a->capacity,
          "each expert's input padded to F x its balanced share (default: dropless)", "F"},
         {"fsdp-shard", 0, 0, G_OPTION_ARG_STRING, &a->fsdp_shard,

@@ -282,6 +282,7 @@ static bool check_uneven(const ics_layout *l, const ics_model *m, namer *nm, GEr
 static bool check_options(const ics_layout *l, const ics_model *m, namer *nm, GError **error);
 static bool check_experts(const ics_layout *l, const ics_model *m, namer *nm, GError **error);
 static bool check_context(const ics_layout *l, const ics_model *m, namer *nm, GError **error);
+static bool check_peft(const ics_layout *l, const ics_model *m, GError **error);
 
 static bool check_model(const ics_layout *l, const ics_model *m, namer *nm, GError **error)
 {
@@ -301,7 +302,7 @@ static bool check_model(const ics_layout *l, const ics_model *m, namer *nm, GErr
                         name_of(nm, ICS_LAYOUT_PP), m->layers, l->pp, l->vp, (long long)chunks);
     }
     return check_options(l, m, nm, error) && check_experts(l, m, nm, error) &&
-           check_context(l, m, nm, error);
+           check_context(l, m, nm, error) && check_peft(l, m, error);
 }
 
 /* The options that need a partner, and the sequence's split. */
@@ -415,6 +416,29 @@ static bool check_context(const ics_layout *l, const ics_model *m, namer *nm, GE
                     "layout: cp: expected 1 with %s (not modelled with context parallelism), got "
                     "%d",
                     off, l->cp);
+    return true;
+}
+
+/* LoRA (adapters of rank 1..hidden; not with FSDP or experts, whose frozen shards are not
+ * modelled) and packed sequences (samples 1..seq tokens; FlashAttention's varlen kernels). */
+static bool check_peft(const ics_layout *l, const ics_model *m, GError **error)
+{
+    if (l->lora_rank < 0 || l->lora_rank > m->hidden)
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: lora_rank: expected 0 (off) or 1..hidden (%d), got %d", m->hidden,
+                    l->lora_rank);
+    if (l->lora_rank > 0 && (l->fsdp || m->moe.experts > 0))
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: lora_rank: expected 0 with %s (not modelled together), got %d",
+                    l->fsdp ? "fsdp" : "a mixture-of-experts model", l->lora_rank);
+    if (l->packed_len < 0 || l->packed_len > m->seq)
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: packed_len: expected 0 (unpacked) or 1..seq (%d), got %d", m->seq,
+                    l->packed_len);
+    if (l->packed_len > 0 && l->attention != ICS_ATTN_FLASH)
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: packed_len: expected flash attention with packed sequences, got "
+                    "unfused");
     return true;
 }
 

@@ -68,6 +68,12 @@ typedef struct {
                                   userbuffers): each layer's sequence-parallel all-gather and
                                   reduce-scatter run beside the GEMM that consumes or produces
                                   them (docs/workload.md); needs sp, as in Megatron */
+    int lora_rank;  /* LoRA fine-tuning (NeMo's PEFT defaults: adapters of this rank on QKV,
+                       the attention projection, fc1 and fc2; every base weight frozen: no
+                       weight gradients, reductions or optimizer for them); 0: all trained */
+    int packed_len; /* packed sequences: each sequence holds samples of this mean length and
+                       attention stays inside a sample (Megatron's packed THD format); 0: one
+                       sample a sequence */
     int cp; /* context parallelism (Megatron-Core's --context-parallel-size): the sequence split
                over cp ranks, attention's K and V passed around their ring (docs/workload.md) */
     int ep; /* expert parallelism (MoE models): each expert's weights on one of ep

@@ -179,6 +179,16 @@ void ics_memory_of_stage(const ics_model *m, const ics_layout *l, int stage, ics
                                                        : l->dist_opt ? l->dp * l->cp
                                                                      : 1) +
                                         experts / (l->dist_opt ? l->dp / l->ep : 1));
+    if (l->lora_rank > 0) {
+        /* LoRA: the base (frozen) weights held in 16 bits, and the adapters (this rank's 1/tp)
+         * with their gradients and optimizer state, the only ones trained */
+        double attn, mlp;
+        ics_model_lora_params(m, l->lora_rank, &attn, &mlp);
+        double adapters = ics_layout_stage_layers(l, m, stage) * (attn + mlp) / l->tp;
+        out->weights = WEIGHT_BYTES * (out->params + adapters);
+        out->grads = ics_layout_grad_bytes(l) * adapters;
+        out->optimizer = OPTIMIZER_BYTES * adapters / (l->dist_opt ? l->dp * l->cp : 1);
+    }
     if (l->fsdp && shard > 1) {
         /* FSDP keeps the shard, and whole only the unit it runs and the one it prefetches, and
          * one unit's gradients until they are reduce-scattered; with pp > 1 the pipeline

@@ -184,6 +184,14 @@ void ics_model_layer_params(const ics_model *m, double *sharded, double *replica
     *replicated = arep + mrep + norm_params(m);
 }
 
+void ics_model_lora_params(const ics_model *m, int r, double *attn, double *mlp)
+{
+    double h = m->hidden, qkv_out = h + 2.0 * m->kv_heads * ((double)m->hidden / m->heads);
+    double fc1_out = (m->act == ICS_ACT_SWIGLU ? 2.0 : 1.0) * m->ffn;
+    *attn = (double)r * ((h + qkv_out) + (h + h));
+    *mlp = (double)r * ((h + fc1_out) + ((double)m->ffn + h));
+}
+
 bool ics_model_is_moe_layer(const ics_model *m, int layer)
 {
     return m->moe.experts > 0 && layer >= m->moe.dense_layers;

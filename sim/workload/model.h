@@ -90,6 +90,10 @@ void ics_model_edge_params(const ics_model *m, double *word, double *position, d
 double ics_model_params(const ics_model *m);
 /* The attention part of a layer (QKV, projection, their biases, the norm before them). */
 void ics_model_attn_params(const ics_model *m, double *sharded, double *replicated);
+/* LoRA adapters of rank r on a layer's four linear layers (NeMo's defaults: QKV, the attention
+ * projection, fc1, fc2), each an in x r and an r x out matrix: those of the attention part and
+ * of the MLP part. */
+void ics_model_lora_params(const ics_model *m, int r, double *attn, double *mlp);
 /* Whether layer `layer` (0-based) has a mixture-of-experts MLP; how many do. */
 bool ics_model_is_moe_layer(const ics_model *m, int layer);
 int ics_model_moe_layers(const ics_model *m);

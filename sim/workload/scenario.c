@@ -125,6 +125,8 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
                                        "fsdp_shard",
                                        "ep",
                                        "cp",
+                                       "lora_rank",
+                                       "packed_sample_len",
                                        "moe_capacity_factor",
                                        "decoder_first_pipeline_num_layers",
                                        "decoder_last_pipeline_num_layers",
@@ -161,6 +163,11 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
             l->ep = (int)ep;
         if (ics_jr_int(r, o, "cp", false, 1, 1 << 16, &cp))
             l->cp = (int)cp;
+        int64_t lora, packed;
+        if (ics_jr_int(r, o, "lora_rank", false, 0, 1 << 22, &lora))
+            l->lora_rank = (int)lora;
+        if (ics_jr_int(r, o, "packed_sample_len", false, 0, 1 << 24, &packed))
+            l->packed_len = (int)packed;
         ics_jr_num(r, o, "moe_capacity_factor", false, 0, 64, &l->moe_capacity);
         ics_jr_bool(r, o, "fold", false, &l->fold);
         int e;

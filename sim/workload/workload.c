@@ -668,7 +668,7 @@ static void finish_step(ics_wl *w)
     for (guint i = 0; i < w->expert.deferred->len; i++)
         reduce_bucket(w, &w->expert, g_array_index(w->expert.deferred, double, i), w->last_compute);
     bool holds_embedding = w->s == 0 || w->s == w->p - 1;
-    if (w->emb_comm && holds_embedding) {
+    if (w->emb_comm && holds_embedding && w->l->lora_rank == 0) {
         int saved = w->dpc;
         w->dpc = w->emb_comm[(w->tpr * w->d + w->dpr) * w->c + w->cpr];
         dp_coll(w, ICS_COLL_ALL_REDUCE, ceil((double)w->m->vocab / w->t) * w->m->hidden,
@@ -887,6 +887,14 @@ static void setup(ics_wl *w, const ics_model *m, const ics_layout *l, const ics_
     /* the last stage holds the output layer, or a copy of the tied embedding (one stage: the
      * same tensor, counted at the embedding) */
     w->head_params = fin + (m->tied_embeddings && w->V == 1 ? 0 : word_rank);
+    if (l->lora_rank > 0) {
+        /* LoRA: only the adapters train, so they are all the gradients and optimizer hold;
+         * the embedding and output layer stay frozen */
+        ics_model_lora_params(m, l->lora_rank, &w->attn_params, &w->mlp_params);
+        w->attn_params /= l->tp;
+        w->mlp_params /= l->tp;
+        w->embed_params = w->head_params = 0;
+    }
     w->dense = (ics_wl_grads){.comm = -1, .size = l->dp * l->cp};
     w->expert = (ics_wl_grads){.comm = -1, .size = l->dp / l->ep};
     ics_wl_grads *sets[] = {&w->dense, &w->expert};

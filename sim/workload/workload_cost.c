@@ -28,8 +28,12 @@ typedef struct {
     double Te;            /* tokens an elementwise kernel on the residual stream sees (T / tp
                              with sequence parallelism) */
     double s, h, dh, heads, kv, ffn, fc1, vocab; /* per rank where split */
+    double tp;
     bool swiglu;
     bool unfused; /* attention without FlashAttention */
+    double keys;  /* keys each query attends to: the sequence, or a packed sample's length */
+    bool frozen;  /* LoRA: the base weights get no gradient */
+    double lora;  /* its adapters' rank (0: none) */
     /* mixture of experts: experts (of the model) and on the rank, token copies one expert
      * layer processes on the rank (after the tensor-parallel gather), each expert's width per
      * rank, the shared experts' */
@@ -60,6 +64,31 @@ static void gemm_bwd(kern *k, double m, double n, double kk)
 {
     gemm(k, m, kk, n);
     gemm(k, kk, n, m);
+}
+
+/* A linear layer's backward: dX, and dW unless its weight is frozen (LoRA). */
+static void linear_bwd(kern *k, double m, double n, double kk)
+{
+    gemm(k, m, kk, n);
+    if (!k->frozen)
+        gemm(k, kk, n, m);
+}
+
+/* A LoRA adapter beside a frozen linear layer of in x out on this rank: X . A (in x r) then
+ * . B (r x out), both trained. Each adapter's matrices split over tp along the base weight's
+ * split dimension, so a rank runs 1/tp of it (NeMo's adapters also gather the T x r
+ * intermediate over tp: not modelled, r is small). */
+static void adapter(kern *k, bool fwd, double in, double out)
+{
+    if (k->lora <= 0)
+        return;
+    if (fwd) {
+        gemm(k, k->T, k->lora, in);
+        gemm(k, k->T, out, k->lora);
+    } else {
+        gemm_bwd(k, k->T, out, k->lora);
+        gemm_bwd(k, k->T, k->lora, in);
+    }
 }
 
 static void elementwise(kern *k, double bytes)
@@ -118,7 +147,7 @@ static void attention_core(kern *k, bool fwd)
         return;
     }
     double times = fwd ? 1 : 2;
-    double flops = 2 * 2 * k->T * k->s * k->heads * k->dh;
+    double flops = 2 * 2 * k->T * k->keys * k->heads * k->dh;
     double bytes = (2 * k->heads + 2 * k->kv) * k->T * k->dh * k->act;
     add(k, ICS_WORK_ATTENTION, ICS_DTYPE_BF16, times * flops, times * bytes, 0, 0, 0);
 }
@@ -156,15 +185,19 @@ static void attn_block(kern *k, bool fwd)
     if (fwd) {
         fp8_cast(k, k->T * k->h);
         k->c->gemm_in_ps = timed(k, gemm, k->T, qkv_out(k), k->h);
+        adapter(k, true, k->h / k->tp, qkv_out(k));
         attention_core(k, true);
         fp8_cast(k, k->T * k->heads * k->dh);
         k->c->gemm_out_ps = timed(k, gemm, k->T, k->h, k->heads * k->dh);
+        adapter(k, true, k->heads * k->dh, k->h / k->tp);
     } else {
         fp8_cast(k, k->T * k->h);
-        k->c->gemm_in_ps = timed(k, gemm_bwd, k->T, k->h, k->heads * k->dh);
+        k->c->gemm_in_ps = timed(k, linear_bwd, k->T, k->h, k->heads * k->dh);
+        adapter(k, false, k->heads * k->dh, k->h / k->tp);
         attention_core(k, false);
         fp8_cast(k, k->T * qkv_out(k));
-        k->c->gemm_out_ps = timed(k, gemm_bwd, k->T, qkv_out(k), k->h);
+        k->c->gemm_out_ps = timed(k, linear_bwd, k->T, qkv_out(k), k->h);
+        adapter(k, false, k->h / k->tp, qkv_out(k));
     }
     elementwise(k, x * bda_bytes(k));
 }
@@ -178,15 +211,19 @@ static void mlp_gemms(kern *k, bool fwd)
     if (fwd) {
         fp8_cast(k, k->T * k->h);
         k->c->gemm_in_ps = timed(k, gemm, k->T, k->fc1, k->h);
+        adapter(k, true, k->h / k->tp, k->fc1);
         elementwise(k, act_bytes);
         fp8_cast(k, k->T * k->ffn);
         k->c->gemm_out_ps = timed(k, gemm, k->T, k->h, k->ffn);
+        adapter(k, true, k->ffn, k->h / k->tp);
     } else {
         fp8_cast(k, k->T * k->h);
-        k->c->gemm_in_ps = timed(k, gemm_bwd, k->T, k->h, k->ffn);
+        k->c->gemm_in_ps = timed(k, linear_bwd, k->T, k->h, k->ffn);
+        adapter(k, false, k->ffn, k->h / k->tp);
         elementwise(k, x * act_bytes);
         fp8_cast(k, k->T * k->fc1);
-        k->c->gemm_out_ps = timed(k, gemm_bwd, k->T, k->fc1, k->h);
+        k->c->gemm_out_ps = timed(k, linear_bwd, k->T, k->fc1, k->h);
+        adapter(k, false, k->h / k->tp, k->fc1);
     }
 }
 
@@ -282,7 +319,7 @@ static void head_block(kern *k, bool fwd)
         elementwise(k, ce);
     } else {
         elementwise(k, ce);
-        gemm_bwd(k, k->T, k->vocab, k->h);
+        linear_bwd(k, k->T, k->vocab, k->h);
         elementwise(k, 2 * norm_bytes(k));
     }
 }
@@ -292,6 +329,8 @@ static void head_block(kern *k, bool fwd)
 static void embed_block(kern *k, bool fwd)
 {
     double th = k->T * k->h;
+    if (!fwd && k->frozen) /* a frozen embedding takes no gradient */
+        return;
     elementwise(k, fwd ? 3 * th * k->act : th * k->act + 2 * th * 4);
 }
 
@@ -311,7 +350,11 @@ static kern kern_of(const ics_model *m, const ics_layout *l, const ics_hw_gpu_ty
               .ffn = (double)m->ffn / t,
               .vocab = ceil((double)m->vocab / t), /* Megatron pads the vocabulary */
               .swiglu = m->act == ICS_ACT_SWIGLU,
-              .unfused = l->attention == ICS_ATTN_UNFUSED};
+              .unfused = l->attention == ICS_ATTN_UNFUSED,
+              .keys = l->packed_len > 0 ? l->packed_len : m->seq,
+              .frozen = l->lora_rank > 0,
+              .lora = l->lora_rank,
+              .tp = t};
     k.Te = l->sp ? k.T / t : k.T;
     k.fc1 = (k.swiglu ? 2 : 1) * k.ffn;
     if (m->moe.experts > 0) {
