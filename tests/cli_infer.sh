@@ -34,7 +34,8 @@ PY
 
 # NVIDIA NIM, Llama 3.3 70B fp8 on 2 x H100 (validate/data/inference/), the concurrency-1 rows
 # (a static batch of one): our errors are printed, and held under a ratchet (measured when the
-# model was written: TTFT -19% / -28%, time per token -14% / -17%, tokens/s +17% / +20%; the
+# model was written: TTFT -19% / -28%, -12% / -22% since FP8 GEMMs have their own efficiency;
+# time per token -14% / -17%, tokens/s +17% / +20%, +16% / +20%; the
 # engine's own overheads, its custom all-reduce and its sampling are not modelled).
 python3 - "$icsim" "$h100" "$src/validate/data/inference/nim_llama33_70b_fp8_tp2_h100.json" <<'PY' || fail "NIM rows"
 import json, subprocess, sys

@@ -14,9 +14,7 @@
 
 #include <cjson/cJSON.h>
 
-#ifndef ICS_HWMODELS_DIR
-#define ICS_HWMODELS_DIR "hwmodels"
-#endif
+#include "cli/bench_training_internal.h"
 #define ICS_TRAINING_DATA ICS_HWMODELS_DIR "/../validate/data/training/megatron_sc21_table1.json"
 
 /* The SC'21 table's rows, as Megatron-LM's run_table_1.sh ran them (the JSON's "common" and
@@ -130,6 +128,14 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+double ics_bench__median(double *v, int n)
+{
+    if (n == 0)
+        return NAN;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 int ics_bench_training(int argc, char **argv)
 {
     const GOptionEntry none[] = {G_OPTION_ENTRY_NULL};
@@ -172,12 +178,12 @@ int ics_bench_training(int argc, char **argv)
         if (isfinite(e))
             errs[n++] = fabs(e);
     }
-    qsort(errs, (size_t)n, sizeof *errs, cmp_double);
-    double med = n == 0 ? NAN : (n % 2 ? errs[n / 2] : 0.5 * (errs[n / 2 - 1] + errs[n / 2]));
+    double med = ics_bench__median(errs, n);
     printf("rows predicted: %d of %u\n", n, rows->len);
     printf("median |error| TFLOP/s per GPU: %.1f%%\n", med);
+    int bridge = ics_bench__training_bridge(cat);
     g_free(errs);
     g_array_free(rows, TRUE);
     ics_model_catalog_free(cat);
-    return n == 0 ? ICS_EXIT_FAIL : ICS_EXIT_OK;
+    return n == 0 || bridge == 0 ? ICS_EXIT_FAIL : ICS_EXIT_OK;
 }

@@ -44,6 +44,7 @@ typedef struct {
  * (hw_compute.c, where each default's source is given). */
 typedef struct {
     double gemm_eff;              /* fraction of the dense peak a large GEMM sustains */
+    double gemm_eff_fp8;          /* the same for FP8 GEMMs (of the FP8 peak) */
     int gemm_tile_m, gemm_tile_n; /* output tile: a GEMM computes m and n rounded up to these */
     ics_time gemm_ramp_ps;        /* a GEMM's fill and drain: time added to every GEMM */
     double attn_eff;              /* fraction of the dense peak fused attention sustains */

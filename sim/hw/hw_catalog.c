@@ -192,21 +192,16 @@ static void read_us(ics_hw__ld *ld, const cJSON *o, const char *key, ics_time *o
  * (the defaults for a new entry). */
 static void read_compute(ics_hw__ld *ld, const cJSON *o, ics_hw_compute *c)
 {
-    static const char *const keys[] = {"gemm_efficiency",
-                                       "gemm_tile_m",
-                                       "gemm_tile_n",
-                                       "gemm_ramp_us",
-                                       "attention_efficiency",
-                                       "memory_efficiency",
-                                       "launch_us",
-                                       "source",
-                                       NULL};
+    static const char *const keys[] = {
+        "gemm_efficiency",      "gemm_efficiency_fp8", "gemm_tile_m", "gemm_tile_n", "gemm_ramp_us",
+        "attention_efficiency", "memory_efficiency",   "launch_us",   "source",      NULL};
     const cJSON *t = ics_jr_obj(ld->r, o, "compute", false);
     if (!t)
         return;
     size_t mark = ics_jr_push_key(ld->r, "compute");
     if (ics_jr_keys(ld->r, t, keys)) {
         ics_jr_num(ld->r, t, "gemm_efficiency", false, 0.001, 1, &c->gemm_eff);
+        ics_jr_num(ld->r, t, "gemm_efficiency_fp8", false, 0.001, 1, &c->gemm_eff_fp8);
         read_int(ld, t, "gemm_tile_m", false, 1, 4096, &c->gemm_tile_m);
         read_int(ld, t, "gemm_tile_n", false, 1, 4096, &c->gemm_tile_n);
         read_us(ld, t, "gemm_ramp_us", &c->gemm_ramp_ps);

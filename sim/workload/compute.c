@@ -36,8 +36,10 @@ static double op_seconds(const ics_hw_gpu_type *g, const ics_trace_op *op)
     const ics_hw_compute *c = &g->compute;
     double peak = ics_compute_peak(g, op->dtype), eff = 1, fixed = seconds(c->launch_ps);
     switch (op->work) {
-    case ICS_WORK_GEMM:
-        eff = c->gemm_eff * tile_util(c, op->m, op->n);
+    case ICS_WORK_GEMM: /* an FP8 GEMM at FP8's share, where the GPU has an FP8 peak */
+        eff = (op->dtype == ICS_DTYPE_FP8 && g->tflops[ICS_DTYPE_FP8] > 0 ? c->gemm_eff_fp8
+                                                                          : c->gemm_eff) *
+              tile_util(c, op->m, op->n);
         fixed += seconds(c->gemm_ramp_ps);
         break;
     case ICS_WORK_ATTENTION:

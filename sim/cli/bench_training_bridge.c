@@ -1,0 +1,222 @@
+/* `icsim bench training`'s second table: the DGX-H100 rows of NVIDIA's Megatron-Bridge (NeMo)
+ * performance tables (validate/data/training/megatron_bridge_h100.json, provenance beside it),
+ * predicted on the H100 SuperPOD model and compared on tokens/s per GPU, with where the critical
+ * rank's step goes. A row icsim cannot express (a model not in the catalog, a layout its rules
+ * refuse) is listed with the reason, never dropped silently. Nothing is fitted to the table. */
+#include "cli/cli.h"
+#include "cli/cli_common.h"
+#include "replay/replay.h"
+#include "workload/workload.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli/bench_training_internal.h"
+
+#define BRIDGE_DATA   ICS_HWMODELS_DIR "/../validate/data/training/megatron_bridge_h100.json"
+#define BRIDGE_SYSTEM ICS_HWMODELS_DIR "/superpod-h100-ndr.json"
+
+typedef struct {
+    const char *container, *model, *precision;
+    int gpus, gbs, mbs, seq, fsdp, tp, pp, cp, vp, ep;
+    double tokens; /* published tokens/s per GPU */
+} bridge_row;
+
+static int int_or(const cJSON *o, const char *key, int dflt)
+{
+    const cJSON *v = cJSON_GetObjectItem(o, key);
+    return cJSON_IsNumber(v) ? v->valueint : dflt;
+}
+
+static const char *str_or(const cJSON *o, const char *key, const char *dflt)
+{
+    const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(o, key));
+    return s ? g_intern_string(s) : dflt;
+}
+
+static GArray *read_bridge(const char *path, GError **error)
+{
+    char *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL)) {
+        g_set_error(error, ICS_ERROR, ICS_ERROR_IO, "%s: cannot read", path);
+        return NULL;
+    }
+    cJSON *doc = cJSON_Parse(text), *it;
+    g_free(text);
+    const cJSON *arr = cJSON_GetObjectItem(doc, "rows");
+    if (!cJSON_IsArray(arr)) {
+        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT, "%s: expected a \"rows\" array", path);
+        cJSON_Delete(doc);
+        return NULL;
+    }
+    GArray *rows = g_array_new(FALSE, FALSE, sizeof(bridge_row));
+    cJSON_ArrayForEach(it, arr)
+    {
+        bridge_row r = {.container = str_or(it, "container", "?"),
+                        .model = str_or(it, "model", "?"),
+                        .precision = str_or(it, "precision", NULL),
+                        .gpus = int_or(it, "gpus", 0),
+                        .gbs = int_or(it, "gbs", 0),
+                        .mbs = int_or(it, "mbs", 1),
+                        .seq = int_or(it, "seq", 0),
+                        .fsdp = int_or(it, "fsdp", 0),
+                        .tp = int_or(it, "tp", 1),
+                        .pp = int_or(it, "pp", 1),
+                        .cp = int_or(it, "cp", 1),
+                        .vp = int_or(it, "vp", 1),
+                        .ep = int_or(it, "ep", 1)};
+        const cJSON *tok = cJSON_GetObjectItem(it, "tokens_per_s_per_gpu");
+        r.tokens = cJSON_IsNumber(tok) ? tok->valuedouble : NAN;
+        g_array_append_val(rows, r);
+    }
+    cJSON_Delete(doc);
+    return rows;
+}
+
+/* The catalog model of a table's model name (NULL: not in the catalog). */
+static const ics_model *model_of(const ics_model_catalog *cat, const char *name)
+{
+    static const struct {
+        const char *prefix, *model;
+    } names[] = {{"LLAMA3_8B", "llama3-8b"},
+                 {"LLAMA3_70B", "llama3-70b"},
+                 {"LLAMA3.1_405B", "llama3-405b"},
+                 {"DeepSeekV3", "deepseek-v3"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
+        if (g_str_has_prefix(name, names[i].prefix))
+            return ics_model_find(cat, names[i].model);
+    return NULL;
+}
+
+/* The layout a row's recipe runs, from the table's columns and what every Megatron-Bridge
+ * performance recipe sets: FP8 (current scaling) or bf16 math; sequence parallelism and the TP
+ * communication overlap with tp > 1; the distributed optimizer with overlapped gradient
+ * reduction and parameter gathering, or Megatron FSDP where the table says so; no
+ * recomputation (the table does not give it); Megatron-Core's rank order (tp, cp, dp, pp). */
+static ics_layout layout_of(const bridge_row *r)
+{
+    ics_layout l = ics_layout_defaults();
+    l.tp = r->tp;
+    l.pp = r->pp;
+    l.cp = r->cp;
+    l.vp = MAX(r->vp, 1);
+    l.ep = MAX(r->ep, 1);
+    l.dp = MAX(1, r->gpus / MAX(1, r->tp * r->pp * r->cp));
+    l.mbs = r->mbs;
+    l.gbs = r->gbs;
+    l.sp = r->tp > 1;
+    l.tp_comm_overlap = r->tp > 1;
+    l.dtype = r->precision && strcmp(r->precision, "BF16") == 0 ? ICS_DTYPE_BF16 : ICS_DTYPE_FP8;
+    l.fsdp = r->fsdp > 0;
+    l.dist_opt = !l.fsdp;
+    l.overlap_param_gather = !l.fsdp;
+    l.placement = ICS_PLACE_TP_DP_PP;
+    l.fold = true;
+    return l;
+}
+
+/* One row predicted: tokens/s per GPU, the step, the critical rank's shares (percent of the
+ * step: the categories and the bubble); false with *why when the row cannot be expressed. */
+static bool predict_row(const bridge_row *r, const ics_model *m, double *tokens, double *step_s,
+                        double shares[ICS_CAT_COUNT + 1], char **why)
+{
+    ics_model mm = *m;
+    mm.seq = r->seq;
+    ics_layout l = layout_of(r);
+    GError *err = NULL;
+    bool ok = false;
+    ics_hw *hw = NULL;
+    ics_topo *t = NULL;
+    ics_trace *tr = NULL;
+    ics_replay *rp = NULL;
+    if (!ics_layout_check(&l, &mm, &err))
+        goto done;
+    hw = ics_hw_load(BRIDGE_SYSTEM, (r->gpus + 7) / 8, &err);
+    t = hw ? ics_topo_new(hw) : NULL;
+    tr = hw ? ics_workload_build(&mm, &l, ics_hw_node_of(hw)->gpu_type, &err) : NULL;
+    ics_replay_opts o = {.backend = ics_net_backend("analytic"),
+                         .tuning = {.nvls_enable = true},
+                         .colls = ICS_REPLAY_MEMO,
+                         .p2p_lat_ps = -1};
+    rp = tr ? ics_replay_new(tr, t, &o, &err) : NULL;
+    ics_replay_result res;
+    if (rp && ics_replay_run(rp, &res, &err)) {
+        *step_s = ics_time_to_s(res.step_ps);
+        *tokens = (double)r->gbs * mm.seq / *step_s / r->gpus;
+        const ics_replay_rank *rs = ics_replay_rank_stats(rp, res.critical_rank);
+        for (int c = 0; c < ICS_CAT_COUNT; c++)
+            shares[c] = 100 * ics_time_to_s(rs->busy_ps[c] + rs->wait_ps[c]) / *step_s;
+        shares[ICS_CAT_COUNT] = 100 * ics_time_to_s(rs->bubble_ps) / *step_s;
+        ok = true;
+    }
+done:
+    if (!ok)
+        *why = g_strdup(err ? err->message : "no result");
+    g_clear_error(&err);
+    ics_replay_free(rp);
+    ics_trace_free(tr);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+    return ok;
+}
+
+static void print_row(const bridge_row *r, const ics_layout *l, const ics_model_catalog *cat,
+                      double *errs, int *n)
+{
+    printf("  %-5s %-14.14s %5d %2d/%d/%d/%d/%d/%-3d %5d %-6s %7.0f ", r->container, r->model,
+           r->gpus, r->tp, r->pp, r->cp, l->vp, l->ep, l->dp, r->gbs,
+           r->precision ? r->precision : "(FP8)", r->tokens);
+    const ics_model *m = model_of(cat, r->model);
+    double tokens = 0, step = 0, sh[ICS_CAT_COUNT + 1] = {0};
+    char *why = NULL;
+    if (!m) {
+        printf("not expressible: no such model in models/models.json\n");
+        return;
+    }
+    if (!predict_row(r, m, &tokens, &step, sh, &why)) {
+        printf("not expressible: %s\n", why);
+        g_free(why);
+        return;
+    }
+    double e = 100 * (tokens - r->tokens) / r->tokens;
+    printf("%7.0f %+6.1f%% %7.3f  %4.1f %4.1f %4.1f %4.1f %4.1f %4.1f %4.1f\n", tokens, e, step,
+           sh[ICS_CAT_COMPUTE], sh[ICS_CAT_TP], sh[ICS_CAT_PP], sh[ICS_CAT_DP], sh[ICS_CAT_EP],
+           sh[ICS_CAT_CP], sh[ICS_CAT_COUNT]);
+    errs[(*n)++] = fabs(e);
+}
+
+int ics_bench__training_bridge(const ics_model_catalog *cat)
+{
+    GError *err = NULL;
+    GArray *rows = read_bridge(BRIDGE_DATA, &err);
+    if (!rows) {
+        fprintf(stderr, "icsim bench training: %s\n", err->message);
+        g_error_free(err);
+        return 0;
+    }
+    printf("\n# Megatron-Bridge performance tables, DGX-H100 rows (validate/data/training/"
+           "megatron_bridge_h100.json) vs icsim (superpod-h100-ndr, analytic, folded):\n"
+           "# tokens/s per GPU; the critical rank's step in %% (compute, TP, PP, DP, EP, CP "
+           "exposed, bubble)\n");
+    printf("# %-5s %-14s %5s %-14s %5s %-6s %7s %7s %7s %7s  %4s %4s %4s %4s %4s %4s %4s\n", "ctr",
+           "model", "gpus", "tp/pp/cp/vp/ep/dp", "gbs", "prec", "publ", "pred", "error", "step_s",
+           "comp", "tp", "pp", "dp", "ep", "cp", "bubl");
+    double *errs = g_new(double, rows->len + 1);
+    int n = 0;
+    for (guint i = 0; i < rows->len; i++) {
+        const bridge_row *r = &g_array_index(rows, bridge_row, i);
+        ics_layout l = layout_of(r);
+        print_row(r, &l, cat, errs, &n);
+    }
+    double med = ics_bench__median(errs, n), max = 0;
+    for (int i = 0; i < n; i++)
+        max = MAX(max, errs[i]);
+    printf("rows predicted: %d of %u; median |error| tokens/s per GPU: %.1f%%, max %.1f%%\n", n,
+           rows->len, med, max);
+    g_free(errs);
+    g_array_free(rows, TRUE);
+    return n;
+}
