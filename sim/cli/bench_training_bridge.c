@@ -95,8 +95,9 @@ static const ics_model *model_of(const ics_model_catalog *cat, const char *name)
  * performance recipe sets: FP8 (current scaling) or bf16 math; sequence parallelism and the TP
  * communication overlap with tp > 1; the distributed optimizer with overlapped gradient
  * reduction and parameter gathering, or Megatron FSDP where the table says so; no
- * recomputation (the table does not give it); Megatron-Core's rank order (tp, cp, dp, pp). */
-static ics_layout layout_of(const bridge_row *r)
+ * recomputation (the table does not give it); Megatron-Core's rank order (tp, cp, dp, pp); m
+ * (may be NULL) for the pipeline split. */
+static ics_layout layout_of(const bridge_row *r, const ics_model *m)
 {
     ics_layout l = ics_layout_defaults();
     l.tp = r->tp;
@@ -115,6 +116,12 @@ static ics_layout layout_of(const bridge_row *r)
     l.overlap_param_gather = !l.fsdp;
     l.placement = ICS_PLACE_TP_DP_PP;
     l.fold = true;
+    /* layers that do not divide over the virtual stages: the recipes count the embedding and
+     * the loss in the split (Megatron-Core's account_for_*_in_pipeline_split), which is what
+     * makes Llama 3.1 405B's 126 + 2 fill 64 virtual stages */
+    int chunks = l.pp * l.vp;
+    if (m && m->layers % chunks && (m->layers + 2) % chunks == 0)
+        l.split_embedding = l.split_loss = true;
     return l;
 }
 
@@ -125,7 +132,7 @@ static bool predict_row(const bridge_row *r, const ics_model *m, double *tokens,
 {
     ics_model mm = *m;
     mm.seq = r->seq;
-    ics_layout l = layout_of(r);
+    ics_layout l = layout_of(r, &mm);
     GError *err = NULL;
     bool ok = false;
     ics_hw *hw = NULL;
@@ -208,7 +215,7 @@ int ics_bench__training_bridge(const ics_model_catalog *cat)
     int n = 0;
     for (guint i = 0; i < rows->len; i++) {
         const bridge_row *r = &g_array_index(rows, bridge_row, i);
-        ics_layout l = layout_of(r);
+        ics_layout l = layout_of(r, model_of(cat, r->model));
         print_row(r, &l, cat, errs, &n);
     }
     double med = ics_bench__median(errs, n), max = 0;

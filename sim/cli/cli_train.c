@@ -20,7 +20,7 @@ typedef struct {
     char *model_text[ICS_MODEL_FIELD_COUNT];  /* --layers ...; kv_heads is never an option */
     char *layout_text[ICS_LAYOUT_INT_FIELDS]; /* --tp ... --gbs */
     gboolean sp, dist_opt, no_overlap, no_fold, ignore_memory, tp_comm_overlap;
-    gboolean overlap_param_gather, fsdp;
+    gboolean overlap_param_gather, fsdp, split_embedding, split_loss;
     ics_cli_step_args step;
 } train_args;
 
@@ -197,6 +197,8 @@ static bool pick_layout(ics_cli_train_job *j)
     l->dist_opt |= a->dist_opt;
     l->tp_comm_overlap |= a->tp_comm_overlap;
     l->overlap_param_gather |= a->overlap_param_gather;
+    l->split_embedding |= a->split_embedding;
+    l->split_loss |= a->split_loss;
     l->fsdp |= a->fsdp;
     if (l->fsdp_shard > 0 && !l->fsdp)
         return usage("--fsdp-shard: expected --fsdp with it (HSDP shards FSDP's groups)%s", "");
@@ -394,6 +396,12 @@ int ics_cli_train_prepare(int argc, char **argv, bool help, ics_cli_train_job **
          "each expert's input padded to F x its balanced share (default: dropless)", "F"},
         {"fsdp-shard", 0, 0, G_OPTION_ARG_STRING, &a->fsdp_shard,
          "HSDP: shard over groups of N dp ranks, replicate across them (with --fsdp)", "N"},
+        {"account-for-embedding-in-pipeline-split", 0, 0, G_OPTION_ARG_NONE, &a->split_embedding,
+         "count the embedding as a layer when splitting layers over (virtual) stages "
+         "(Megatron-Core)",
+         NULL},
+        {"account-for-loss-in-pipeline-split", 0, 0, G_OPTION_ARG_NONE, &a->split_loss,
+         "count the output layer and loss as a layer likewise (Megatron-Core)", NULL},
         {"overlap-param-gather", 0, 0, G_OPTION_ARG_NONE, &a->overlap_param_gather,
          "all-gather updated parameters beside the next forward (Megatron-Core, needs "
          "--dist-opt)",

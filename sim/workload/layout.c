@@ -41,8 +41,22 @@ int ics_layout_world(const ics_layout *l)
     return l->tp * l->cp * l->pp * l->dp;
 }
 
+/* With the embedding and (or) the loss counted in the split: layers per virtual stage, the
+ * first and last holding one fewer each for what they count. */
+static bool split_edges(const ics_layout *l)
+{
+    return l->split_embedding || l->split_loss;
+}
+
 int ics_layout_stage_layer(const ics_layout *l, const ics_model *m, int stage, int i)
 {
+    if (split_edges(l)) /* walk the stage's chunks */
+        for (int c = 0; c < l->vp; c++) {
+            int v = c * l->pp + stage, n = ics_layout_chunk_layers(l, m, v);
+            if (i < n)
+                return ics_layout_chunk_first_layer(l, m, v) + i;
+            i -= n;
+        }
     int per_chunk = ics_layout_stage_layers(l, m, stage) / l->vp;
     if (l->vp > 1)
         return ((i / per_chunk) * l->pp + stage) * per_chunk + i % per_chunk;
@@ -250,8 +264,39 @@ static bool divides(namer *nm, GError **error, ics_layout_field f, int d, const 
                 name_of(nm, f), of, n, d);
 }
 
+static int split_per_chunk(const ics_layout *l, const ics_model *m)
+{
+    return (m->layers + l->split_embedding + l->split_loss) / (l->pp * l->vp);
+}
+
+int ics_layout_chunk_layers(const ics_layout *l, const ics_model *m, int v)
+{
+    int V = l->pp * l->vp;
+    if (split_edges(l))
+        return split_per_chunk(l, m) - (v == 0 && l->split_embedding) -
+               (v == V - 1 && l->split_loss);
+    if (l->vp == 1)
+        return ics_layout_stage_layers(l, m, v);
+    return m->layers / V;
+}
+
+int ics_layout_chunk_first_layer(const ics_layout *l, const ics_model *m, int v)
+{
+    if (split_edges(l))
+        return v == 0 ? 0 : v * split_per_chunk(l, m) - l->split_embedding;
+    if (l->vp == 1)
+        return ics_layout_stage_layer(l, m, v, 0);
+    return v * (m->layers / (l->pp * l->vp));
+}
+
 int ics_layout_stage_layers(const ics_layout *l, const ics_model *m, int stage)
 {
+    if (split_edges(l)) {
+        int n = 0;
+        for (int c = 0; c < l->vp; c++)
+            n += ics_layout_chunk_layers(l, m, c * l->pp + stage);
+        return n;
+    }
     if (!l->first_layers && !l->last_layers)
         return m->layers / (l->pp * l->vp) * l->vp;
     if (stage == 0 && l->first_layers)
@@ -280,6 +325,21 @@ static bool check_uneven(const ics_layout *l, const ics_model *m, namer *nm, GEr
 }
 
 static bool check_options(const ics_layout *l, const ics_model *m, namer *nm, GError **error);
+
+/* The embedding and loss counted in the split: layers plus what they count divide evenly over
+ * the virtual stages, each edge stage keeping at least one layer; not with explicit edge
+ * stages. */
+static bool check_split(const ics_layout *l, const ics_model *m, namer *nm, GError **error)
+{
+    int64_t chunks = (int64_t)l->pp * l->vp, units = m->layers + l->split_embedding + l->split_loss;
+    if (l->first_layers || l->last_layers || units % chunks || units / chunks < 2)
+        return fail(error, ICS_ERROR_INPUT,
+                    "%s: expected pp x vp (%lld) a divisor of the layers with the embedding and "
+                    "loss counted (%lld), at least 2 a virtual stage, without first or last "
+                    "stage layers, got otherwise",
+                    name_of(nm, ICS_LAYOUT_PP), (long long)chunks, (long long)units);
+    return true;
+}
 static bool check_experts(const ics_layout *l, const ics_model *m, namer *nm, GError **error);
 static bool check_context(const ics_layout *l, const ics_model *m, namer *nm, GError **error);
 static bool check_peft(const ics_layout *l, const ics_model *m, GError **error);
@@ -290,7 +350,10 @@ static bool check_model(const ics_layout *l, const ics_model *m, namer *nm, GErr
         !divides(nm, error, ICS_LAYOUT_TP, l->tp, "kv_heads", m->kv_heads) ||
         !divides(nm, error, ICS_LAYOUT_TP, l->tp, "ffn", m->ffn))
         return false;
-    if (l->first_layers || l->last_layers) {
+    if (split_edges(l)) {
+        if (!check_split(l, m, nm, error))
+            return false;
+    } else if (l->first_layers || l->last_layers) {
         if (!check_uneven(l, m, nm, error))
             return false;
     } else {
@@ -390,8 +453,8 @@ static bool check_experts(const ics_layout *l, const ics_model *m, namer *nm, GE
 
 /* Context parallelism as Megatron-Core runs it: the sequence in 2 x cp chunks (each rank a
  * chunk from each end, so causal attention's work is even), then split over tp with sequence
- * parallelism. Not modelled with it, and refused: experts, FSDP, the overlapped parameter
- * gather, attention without FlashAttention (the kernels that exchange K and V are flash). */
+ * parallelism. Not modelled with it, and refused: experts, FSDP, attention without
+ * FlashAttention (the kernels that exchange K and V are flash). */
 static bool check_context(const ics_layout *l, const ics_model *m, namer *nm, GError **error)
 {
     if (l->cp == 1)
@@ -408,7 +471,6 @@ static bool check_context(const ics_layout *l, const ics_model *m, namer *nm, GE
                     name_of(nm, ICS_LAYOUT_SP), m->seq / l->cp, l->tp);
     const char *off = m->moe.experts > 0               ? "a mixture-of-experts model"
                       : l->fsdp                        ? "fsdp"
-                      : l->overlap_param_gather        ? "overlap_param_gather"
                       : l->attention != ICS_ATTN_FLASH ? "unfused attention"
                                                        : NULL;
     if (off)

@@ -68,6 +68,11 @@ typedef struct {
                                   userbuffers): each layer's sequence-parallel all-gather and
                                   reduce-scatter run beside the GEMM that consumes or produces
                                   them (docs/workload.md); needs sp, as in Megatron */
+    bool split_embedding;      /* Megatron-Core's --account-for-embedding-in-pipeline-split: the
+                                  embedding counts as a layer when layers are split over the
+                                  virtual stages, so the first holds one layer fewer */
+    bool split_loss;           /* --account-for-loss-in-pipeline-split: the output layer and loss
+                                  likewise, on the last virtual stage */
     int lora_rank;  /* LoRA fine-tuning (NeMo's PEFT defaults: adapters of this rank on QKV,
                        the attention projection, fc1 and fc2; every base weight frozen: no
                        weight gradients, reductions or optimizer for them); 0: all trained */
@@ -137,6 +142,10 @@ int ics_layout_world(const ics_layout *l); /* tp x cp x pp x dp */
 /* Transformer layers on pipeline stage `stage` of a checked layout: layers / pp, or with
  * first_layers / last_layers those on the edge stages and the rest evenly in between. */
 int ics_layout_stage_layers(const ics_layout *l, const ics_model *m, int stage);
+/* Transformer layers of virtual stage v (0 .. pp x vp - 1; chunk c of stage s is virtual stage
+ * c x pp + s), and the global index of its first. */
+int ics_layout_chunk_layers(const ics_layout *l, const ics_model *m, int v);
+int ics_layout_chunk_first_layer(const ics_layout *l, const ics_model *m, int v);
 /* The global index of the i-th layer on stage `stage` (model chunks in order): with vp 1 the
  * stages' layers follow each other; interleaved (even stages), chunk c of the stage is virtual
  * stage c x pp + stage. O(1). */

@@ -126,6 +126,8 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
                                        "ep",
                                        "cp",
                                        "lora_rank",
+                                       "account_for_embedding_in_pipeline_split",
+                                       "account_for_loss_in_pipeline_split",
                                        "packed_sample_len",
                                        "moe_capacity_factor",
                                        "decoder_first_pipeline_num_layers",
@@ -150,6 +152,8 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
         ics_jr_bool(r, o, "tp_comm_overlap", false, &l->tp_comm_overlap);
         ics_jr_bool(r, o, "overlap_param_gather", false, &l->overlap_param_gather);
         ics_jr_bool(r, o, "fsdp", false, &l->fsdp);
+        ics_jr_bool(r, o, "account_for_embedding_in_pipeline_split", false, &l->split_embedding);
+        ics_jr_bool(r, o, "account_for_loss_in_pipeline_split", false, &l->split_loss);
         int64_t edge;
         if (ics_jr_int(r, o, "decoder_first_pipeline_num_layers", false, 1, 1 << 20, &edge))
             l->first_layers = (int)edge;

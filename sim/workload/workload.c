@@ -125,6 +125,14 @@ static void dp_coll(ics_wl *w, ics_coll_op kind, double params, int elem_bytes, 
     dp_coll_on(w, w->dpc, kind, params, elem_bytes, dep, name);
 }
 
+/* Makes virtual stage v the chunk being written: its layers (w->L) and the global index of its
+ * first (w->layer0). */
+static void set_chunk(ics_wl *w, int v)
+{
+    w->L = ics_layout_chunk_layers(w->l, w->m, v);
+    w->layer0 = ics_layout_chunk_first_layer(w->l, w->m, v);
+}
+
 /* ---- gradient buckets ------------------------------------------------------------------------ */
 
 static void reduce_bucket(ics_wl *w, const ics_wl_grads *g, double params, int dep)
@@ -182,7 +190,7 @@ static void grads(ics_wl *w, double params, int op, bool last_mb)
 
 static bool param_gather_overlap(const ics_wl *w)
 {
-    return w->l->overlap_param_gather && w->l->dist_opt && !w->l->fsdp && w->d > 1;
+    return w->l->overlap_param_gather && w->l->dist_opt && !w->l->fsdp && w->dense.size > 1;
 }
 
 /* The gradient buckets of virtual stage v, as its last micro-batch's backward fills them: the
@@ -204,7 +212,7 @@ static void chunk_buckets(ics_wl *w, int v, int *unit)
         back[i] = nb;
         fill += params;
         if (fill >= w->bucket_params || (i == 0 && fill > 0)) {
-            size[nb++] = ceil(fill / w->d) * w->d;
+            size[nb++] = ceil(fill / w->dense.size) * w->dense.size;
             fill = 0;
         }
     }
@@ -238,14 +246,21 @@ static void param_gate(ics_wl *w, int k)
     w->pending_gate = g_array_index(w->gathers, int, k);
 }
 
+/* Entries per model chunk in w->gate: the largest chunk's units (chunks may differ by a layer). */
+static int gate_stride(const ics_wl *w)
+{
+    return 2 * w->Lmax + 2;
+}
+
 /* The rank's buckets in forward order, every model chunk's (w->gate, w->chunk_first). */
 static void plan_gathers(ics_wl *w)
 {
-    int n = 2 * w->L + 2, vp = w->l->vp;
+    int n = gate_stride(w), vp = w->l->vp;
     w->gate = g_renew(int, w->gate, (size_t)vp *n);
     w->chunk_first = g_renew(int, w->chunk_first, (size_t)vp + 1);
     for (int c = 0; c < vp; c++) {
         w->chunk_first[c] = (int)w->gather->len;
+        set_chunk(w, c * w->p + w->s);
         chunk_buckets(w, c * w->p + w->s, w->gate + (size_t)c * n);
     }
     w->chunk_first[vp] = (int)w->gather->len;
@@ -531,12 +546,6 @@ static void layer_bwd(ics_wl *w, int i, bool last_mb)
     attn_bwd(w, last_mb);
 }
 
-/* The global index of virtual stage v's first layer. */
-static int first_layer(const ics_wl *w, int v)
-{
-    return ics_layout_stage_layer(w->l, w->m, w->s, (v / w->p) * w->L);
-}
-
 static int peer(const ics_wl *w, int stage)
 {
     return ics_layout_rank_cp(w->l, w->tpr, w->cpr, (stage + w->p) % w->p, w->dpr);
@@ -546,16 +555,16 @@ static int peer(const ics_wl *w, int stage)
  * waits for the parameters the last step's optimizer updated, bucket by bucket. */
 static void forward(ics_wl *w, int v, bool first)
 {
+    set_chunk(w, v);
     int n = 2 * w->L + 2, c = v / w->p, *gate = g_new(int, n);
     for (int i = 0; i < n; i++)
-        gate[i] = first && param_gather_overlap(w) ? w->gate[(size_t)c * n + i] : -1;
+        gate[i] = first && param_gather_overlap(w) ? w->gate[(size_t)c * gate_stride(w) + i] : -1;
     /* interleaved: Megatron-Core's schedule launches the next model chunk's parameter
      * all-gathers as this chunk's first micro-batch starts (param_sync_func) */
     if (first && param_gather_overlap(w) && c + 1 < w->l->vp)
         gather_upto(w, w->chunk_first[c + 2] - 1);
     fsdp_pass fp = {0};
     int u = 0; /* the FSDP unit next */
-    w->layer0 = first_layer(w, v);
     if (fsdp(w))
         fsdp_pass_init(w, v, false, &fp);
     if (v > 0)
@@ -593,7 +602,7 @@ static void backward(ics_wl *w, int v, bool last_mb)
 {
     fsdp_pass fp = {0};
     int u = 0; /* the FSDP unit next, from the last */
-    w->layer0 = first_layer(w, v);
+    set_chunk(w, v);
     if (fsdp(w))
         fsdp_pass_init(w, v, true, &fp);
     if (v < w->V - 1)
@@ -639,7 +648,7 @@ static void rank_params(ics_wl *w, double *dense, double *experts)
 {
     *dense = *experts = 0;
     for (int c = 0; c < w->l->vp; c++) {
-        w->layer0 = first_layer(w, c * w->p + w->s);
+        set_chunk(w, c * w->p + w->s);
         for (int i = 0; i < w->L; i++) {
             bool moe = moe_layer(w, i);
             *dense +=
@@ -703,7 +712,7 @@ static void finish_step(ics_wl *w)
 
 static void write_rank(ics_wl *w, const ics_wl_step *sched, int nsteps)
 {
-    w->L = ics_layout_stage_layers(w->l, w->m, w->s) / w->l->vp;
+    set_chunk(w, w->s);
     w->last_compute = w->pending_recv = w->last_dp = w->pending_gate = w->pending_cp = -1;
     ics_wl_grads *sets[] = {&w->dense, &w->expert};
     for (int i = 0; i < 2; i++) {
@@ -867,11 +876,13 @@ static void setup(ics_wl *w, const ics_model *m, const ics_layout *l, const ics_
     w->sh = l->fsdp && l->fsdp_shard > 0 ? l->fsdp_shard : l->dp;
     w->nmb = ics_layout_microbatches(l);
     w->V = l->pp * l->vp;
-    /* layers per model chunk; uneven stages (first_layers, last_layers) set each rank's in
-     * write_rank, and the largest stands here for the budget's estimate */
+    /* layers per model chunk: each chunk's are set as it is written (set_chunk; uneven stages
+     * and a split that counts the embedding and loss make them differ), and the largest stands
+     * for the gate arrays and the budget's estimate */
     w->L = 0;
-    for (int s = 0; s < l->pp; s++)
-        w->L = MAX(w->L, ics_layout_stage_layers(l, m, s) / l->vp);
+    for (int v = 0; v < w->V; v++)
+        w->L = MAX(w->L, ics_layout_chunk_layers(l, m, v));
+    w->Lmax = w->L;
     ics_wl__costs(m, l, g, w->cost);
     /* a rank's share of the sequence: seq / cp tokens */
     w->act_bytes =

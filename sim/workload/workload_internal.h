@@ -73,7 +73,9 @@ struct ics_wl {
     const ics_layout *l;
     const ics_hw_gpu_type *g;
     ics_trace *trace;
-    int p, t, d, nmb, L, V; /* stages, tp, dp, micro-batches, layers per chunk, virtual stages */
+    int p, t, d, nmb, L, V; /* stages, tp, dp, micro-batches, layers of the chunk written,
+                               virtual stages */
+    int Lmax;               /* the largest chunk's layers */
     ics_wl_cost cost[ICS_WL_BLOCK_COUNT];
     uint64_t act_bytes; /* one micro-batch's b x s x h activations */
     uint64_t p2p_bytes; /* what a pipeline send carries */
