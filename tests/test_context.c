@@ -12,14 +12,7 @@
 /* Llama-like: 4 layers, h 1024, 16 heads, 4 KV heads, sequence 4096. */
 static ics_model small_llama(void)
 {
-    ics_model m = ics_model_make("small-llama", 4, 1024, 16, 4096, 32000, 4096);
-    m.kv_heads = 4;
-    m.act = ICS_ACT_SWIGLU;
-    m.norm = ICS_NORM_RMSNORM;
-    m.bias = false;
-    m.pos = ICS_POS_ROPE;
-    m.tied_embeddings = false;
-    return m;
+    return small_llama_like("small-llama", 4, 4096, 4096);
 }
 
 /* tp 2 with sp, cp 4, pp 2, dp 2: 32 GPUs; 2 micro-batches. */
@@ -115,49 +108,27 @@ static void test_flops_memory(void)
     g_assert_cmpfloat(fabs(mem.optimizer - 12 * mem.params / 8), <, 1); /* over dp x cp */
 }
 
-static void expect_refused(const ics_model *m, const ics_layout *l, const char *want)
-{
-    GError *err = NULL;
-    g_assert_false(ics_layout_check(l, m, &err));
-    if (!strstr(err->message, want))
-        g_error("expected \"%s\" in \"%s\"", want, err->message);
-    g_error_free(err);
-}
-
 static void test_layout_errors(void)
 {
     ics_model m = small_llama();
     ics_layout l = cp_layout();
     l.cp = 3;
-    expect_refused(&m, &l, "cp: expected the sequence (4096) divisible by 2 x cp (6)");
+    expect_layout_refused(&m, &l, "cp: expected the sequence (4096) divisible by 2 x cp (6)");
     l = cp_layout();
     l.attention = ICS_ATTN_UNFUSED;
-    expect_refused(&m, &l, "cp: expected 1 with unfused attention");
+    expect_layout_refused(&m, &l, "cp: expected 1 with unfused attention");
     ics_model moe = small_llama();
     moe.moe = (ics_moe){.experts = 4, .topk = 1, .ffn = 1024};
     l = cp_layout();
-    expect_refused(&moe, &l, "cp: expected 1 with a mixture-of-experts model");
+    expect_layout_refused(&moe, &l, "cp: expected 1 with a mixture-of-experts model");
 }
 
 /* Folded (one representative per tp and dp, every context rank written) replays to the
  * unfolded step. */
 static void test_fold(void)
 {
-    ics_hw *hw = load_hw("superpod-h100-ndr.json", 4);
-    ics_topo *t = ics_topo_new(hw);
     ics_model m = small_llama();
-    ics_layout l = cp_layout();
-    ics_trace *full = build(&m, &l, gpu_of(hw));
-    l.fold = true;
-    ics_trace *folded = build(&m, &l, gpu_of(hw));
-    ics_time a = replay(full, t, -1).step_ps, b = replay(folded, t, -1).step_ps;
-    g_test_message("step %.3f ms unfolded, %.3f ms folded", a / 1e9, b / 1e9);
-    g_assert_cmpint(a, >, 0);
-    g_assert_cmpfloat(fabs((double)a - (double)b), <=, 1e-6 * (double)a);
-    ics_trace_free(full);
-    ics_trace_free(folded);
-    ics_topo_free(t);
-    ics_hw_free(hw);
+    expect_fold_equal("superpod-h100-ndr.json", 4, &m, cp_layout());
 }
 
 int main(int argc, char **argv)

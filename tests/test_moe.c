@@ -206,40 +206,30 @@ static void test_memory_peak(void)
     ics_model_catalog_free(c);
 }
 
-static void expect_refused(const ics_model *m, const ics_layout *l, const char *want)
-{
-    GError *err = NULL;
-    g_assert_false(ics_layout_check(l, m, &err));
-    g_assert_nonnull(err);
-    if (!strstr(err->message, want))
-        g_error("expected \"%s\" in \"%s\"", want, err->message);
-    g_error_free(err);
-}
-
 /* Megatron-Core's rules, and what is not modelled with experts refused. */
 static void test_layout_errors(void)
 {
     ics_model m = small_moe();
     ics_layout l = moe_layout();
     l.ep = 3;
-    expect_refused(&m, &l, "ep: expected a divisor of the experts (8) and of dp (8), got 3");
+    expect_layout_refused(&m, &l, "ep: expected a divisor of the experts (8) and of dp (8), got 3");
     l = moe_layout();
     l.sp = false;
-    expect_refused(&m, &l, "expected sequence parallelism with tp > 1 and experts");
+    expect_layout_refused(&m, &l, "expected sequence parallelism with tp > 1 and experts");
     l = moe_layout();
     l.fsdp = true;
-    expect_refused(&m, &l, "fsdp: expected off with a mixture-of-experts model");
+    expect_layout_refused(&m, &l, "fsdp: expected off with a mixture-of-experts model");
     l = moe_layout();
     l.moe_capacity = 0.5;
-    expect_refused(&m, &l, "moe_capacity_factor: expected 0 (dropless) or 1..64, got 0.5");
+    expect_layout_refused(&m, &l, "moe_capacity_factor: expected 0 (dropless) or 1..64, got 0.5");
     ics_model dense = ics_model_make("d", 4, 1024, 16, 4096, 32000, 1024);
     l = moe_layout();
-    expect_refused(&dense, &l, "ep: expected a mixture-of-experts model with it");
+    expect_layout_refused(&dense, &l, "ep: expected a mixture-of-experts model with it");
     ics_model longer = small_moe();
     longer.seq = 1 << 24; /* 2^24 tokens x top-2 x capacity 64 x 1024 x 2 B = 4 x 2^40 */
     l = moe_layout();
     l.moe_capacity = 64;
-    expect_refused(&longer, &l, "the token dispatch of one MoE layer");
+    expect_layout_refused(&longer, &l, "the token dispatch of one MoE layer");
     ics_model bad = small_moe();
     bad.moe.topk = 9;
     GError *err = NULL;
@@ -251,21 +241,8 @@ static void test_layout_errors(void)
 /* A folded trace (one rank per symmetric set) replays to the unfolded step time. */
 static void test_fold(void)
 {
-    ics_hw *hw = load_hw("superpod-h100-ndr.json", 2);
-    ics_topo *t = ics_topo_new(hw);
     ics_model m = small_moe();
-    ics_layout l = moe_layout();
-    ics_trace *full = build(&m, &l, gpu_of(hw));
-    l.fold = true;
-    ics_trace *folded = build(&m, &l, gpu_of(hw));
-    ics_time a = replay(full, t, -1).step_ps, b = replay(folded, t, -1).step_ps;
-    g_test_message("step %.3f ms unfolded, %.3f ms folded", a / 1e9, b / 1e9);
-    g_assert_cmpint(a, >, 0);
-    g_assert_cmpfloat(fabs((double)a - (double)b), <=, 1e-6 * (double)a);
-    ics_trace_free(full);
-    ics_trace_free(folded);
-    ics_topo_free(t);
-    ics_hw_free(hw);
+    expect_fold_equal("superpod-h100-ndr.json", 2, &m, moe_layout());
 }
 
 int main(int argc, char **argv)

@@ -11,14 +11,7 @@
 /* Llama-like: 4 layers, h 1024, 16 heads, 4 KV heads, ffn 2816, sequence 2048. */
 static ics_model small_llama(void)
 {
-    ics_model m = ics_model_make("small-llama", 4, 1024, 16, 2816, 32000, 2048);
-    m.kv_heads = 4;
-    m.act = ICS_ACT_SWIGLU;
-    m.norm = ICS_NORM_RMSNORM;
-    m.bias = false;
-    m.pos = ICS_POS_ROPE;
-    m.tied_embeddings = false;
-    return m;
+    return small_llama_like("small-llama", 4, 2816, 2048);
 }
 
 static ics_layout layout(int lora)
@@ -109,30 +102,21 @@ static void test_packed(void)
                       ics_memory_layer_activations(&m, &packed));
 }
 
-static void expect_refused(const ics_model *m, const ics_layout *l, const char *want)
-{
-    GError *err = NULL;
-    g_assert_false(ics_layout_check(l, m, &err));
-    if (!strstr(err->message, want))
-        g_error("expected \"%s\" in \"%s\"", want, err->message);
-    g_error_free(err);
-}
-
 static void test_errors(void)
 {
     ics_model m = small_llama();
     ics_layout l = layout(2048);
-    expect_refused(&m, &l, "lora_rank: expected 0 (off) or 1..hidden (1024), got 2048");
+    expect_layout_refused(&m, &l, "lora_rank: expected 0 (off) or 1..hidden (1024), got 2048");
     l = layout(8);
     l.fsdp = true;
-    expect_refused(&m, &l, "lora_rank: expected 0 with fsdp");
+    expect_layout_refused(&m, &l, "lora_rank: expected 0 with fsdp");
     l = layout(0);
     l.packed_len = 512;
     l.attention = ICS_ATTN_UNFUSED;
-    expect_refused(&m, &l, "packed_len: expected flash attention");
+    expect_layout_refused(&m, &l, "packed_len: expected flash attention");
     l.attention = ICS_ATTN_FLASH;
     l.packed_len = 4096;
-    expect_refused(&m, &l, "packed_len: expected 0 (unpacked) or 1..seq (2048), got 4096");
+    expect_layout_refused(&m, &l, "packed_len: expected 0 (unpacked) or 1..seq (2048), got 4096");
 }
 
 int main(int argc, char **argv)

@@ -11,6 +11,7 @@
 #include "workload/workload.h"
 
 #include <glib.h>
+#include <math.h>
 #include <string.h>
 
 /* ---- helpers --------------------------------------------------------------------------------- */
@@ -85,6 +86,53 @@ static inline ics_replay_result replay(const ics_trace *tr, const ics_topo *t, i
         g_error("replay: %s", err->message);
     ics_replay_free(r);
     return res;
+}
+
+/* A Llama-like model (SwiGLU, RMSNorm, no biases, rope, untied): h 1024, 16 heads, 4 KV heads,
+ * vocabulary 32000, the given layers, MLP width and sequence. */
+static inline ics_model small_llama_like(const char *name, int layers, int ffn, int seq)
+{
+    ics_model m = ics_model_make(name, layers, 1024, 16, ffn, 32000, seq);
+    m.kv_heads = 4;
+    m.act = ICS_ACT_SWIGLU;
+    m.norm = ICS_NORM_RMSNORM;
+    m.bias = false;
+    m.pos = ICS_POS_ROPE;
+    m.tied_embeddings = false;
+    return m;
+}
+
+/* Layout l fails ics_layout_check with a message holding `want`. */
+static inline void expect_layout_refused(const ics_model *m, const ics_layout *l, const char *want)
+{
+    GError *err = NULL;
+    g_assert_false(ics_layout_check(l, m, &err));
+    g_assert_nonnull(err);
+    if (!strstr(err->message, want))
+        g_error("expected \"%s\" in \"%s\"", want, err->message);
+    g_error_free(err);
+}
+
+/* The step of model m on layout l (its fold ignored) replays to the same time folded and
+ * unfolded, on `nodes` nodes of hardware model `hw_file`; returns it. */
+static inline ics_time expect_fold_equal(const char *hw_file, int nodes, const ics_model *m,
+                                         ics_layout l)
+{
+    ics_hw *hw = load_hw(hw_file, nodes);
+    ics_topo *t = ics_topo_new(hw);
+    l.fold = false;
+    ics_trace *full = build(m, &l, gpu_of(hw));
+    l.fold = true;
+    ics_trace *folded = build(m, &l, gpu_of(hw));
+    ics_time a = replay(full, t, -1).step_ps, b = replay(folded, t, -1).step_ps;
+    g_test_message("step %.3f ms unfolded, %.3f ms folded", a / 1e9, b / 1e9);
+    g_assert_cmpint(a, >, 0);
+    g_assert_cmpfloat(fabs((double)a - (double)b), <=, 1e-6 * (double)a);
+    ics_trace_free(full);
+    ics_trace_free(folded);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+    return a;
 }
 
 #endif

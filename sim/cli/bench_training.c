@@ -91,35 +91,45 @@ static double predict(const row *r, const ics_model_catalog *cat, double *step_s
     l.fold = true;
     GError *err = NULL;
     double tflops = NAN;
-    ics_hw *hw = ics_hw_load(ICS_HWMODELS_DIR "/superpod-a100-hdr.json", (r->gpus + 7) / 8, &err);
-    ics_topo *t = hw ? ics_topo_new(hw) : NULL;
-    ics_trace *tr = NULL;
-    ics_replay *rp = NULL;
-    if (!hw || !ics_layout_check(&l, m, &err))
-        goto done;
-    tr = ics_workload_build(m, &l, ics_hw_node_of(hw)->gpu_type, &err);
+    ics_bench_step st = {0};
+    if (ics_bench__step_run(&st, ICS_HWMODELS_DIR "/superpod-a100-hdr.json", r->gpus, m, &l,
+                            &err)) {
+        ics_step_flops fl;
+        ics_workload_flops(m, &l, &fl);
+        *step_s = ics_time_to_s(st.res.step_ps);
+        *ev = st.res.events;
+        tflops = fl.hardware_flops / *step_s / r->gpus / 1e12;
+    }
+    if (err)
+        fprintf(stderr, "icsim bench training: %s: %s\n", r->name, err->message);
+    g_clear_error(&err);
+    ics_bench__step_free(&st);
+    return tflops;
+}
+
+bool ics_bench__step_run(ics_bench_step *s, const char *hw_file, int gpus, const ics_model *m,
+                         const ics_layout *l, GError **error)
+{
+    *s = (ics_bench_step){0};
+    if (!ics_layout_check(l, m, error) || !(s->hw = ics_hw_load(hw_file, (gpus + 7) / 8, error)))
+        return false;
+    s->t = ics_topo_new(s->hw);
+    s->tr = ics_workload_build(m, l, ics_hw_node_of(s->hw)->gpu_type, error);
     ics_replay_opts o = {.backend = ics_net_backend("analytic"),
                          .tuning = {.nvls_enable = true},
                          .colls = ICS_REPLAY_MEMO,
                          .p2p_lat_ps = -1};
-    rp = tr ? ics_replay_new(tr, t, &o, &err) : NULL;
-    ics_replay_result res;
-    if (rp && ics_replay_run(rp, &res, &err)) {
-        ics_step_flops fl;
-        ics_workload_flops(m, &l, &fl);
-        *step_s = ics_time_to_s(res.step_ps);
-        *ev = res.events;
-        tflops = fl.hardware_flops / *step_s / r->gpus / 1e12;
-    }
-done:
-    if (err)
-        fprintf(stderr, "icsim bench training: %s: %s\n", r->name, err->message);
-    g_clear_error(&err);
-    ics_replay_free(rp);
-    ics_trace_free(tr);
-    ics_topo_free(t);
-    ics_hw_free(hw);
-    return tflops;
+    s->rp = s->tr ? ics_replay_new(s->tr, s->t, &o, error) : NULL;
+    return s->rp && ics_replay_run(s->rp, &s->res, error);
+}
+
+void ics_bench__step_free(ics_bench_step *s)
+{
+    ics_replay_free(s->rp);
+    ics_trace_free(s->tr);
+    ics_topo_free(s->t);
+    ics_hw_free(s->hw);
+    *s = (ics_bench_step){0};
 }
 
 static int cmp_double(const void *a, const void *b)

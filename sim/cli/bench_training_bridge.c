@@ -134,39 +134,20 @@ static bool predict_row(const bridge_row *r, const ics_model *m, double *tokens,
     mm.seq = r->seq;
     ics_layout l = layout_of(r, &mm);
     GError *err = NULL;
-    bool ok = false;
-    ics_hw *hw = NULL;
-    ics_topo *t = NULL;
-    ics_trace *tr = NULL;
-    ics_replay *rp = NULL;
-    if (!ics_layout_check(&l, &mm, &err))
-        goto done;
-    hw = ics_hw_load(BRIDGE_SYSTEM, (r->gpus + 7) / 8, &err);
-    t = hw ? ics_topo_new(hw) : NULL;
-    tr = hw ? ics_workload_build(&mm, &l, ics_hw_node_of(hw)->gpu_type, &err) : NULL;
-    ics_replay_opts o = {.backend = ics_net_backend("analytic"),
-                         .tuning = {.nvls_enable = true},
-                         .colls = ICS_REPLAY_MEMO,
-                         .p2p_lat_ps = -1};
-    rp = tr ? ics_replay_new(tr, t, &o, &err) : NULL;
-    ics_replay_result res;
-    if (rp && ics_replay_run(rp, &res, &err)) {
-        *step_s = ics_time_to_s(res.step_ps);
+    ics_bench_step st;
+    bool ok = ics_bench__step_run(&st, BRIDGE_SYSTEM, r->gpus, &mm, &l, &err);
+    if (ok) {
+        *step_s = ics_time_to_s(st.res.step_ps);
         *tokens = (double)r->gbs * mm.seq / *step_s / r->gpus;
-        const ics_replay_rank *rs = ics_replay_rank_stats(rp, res.critical_rank);
+        const ics_replay_rank *rs = ics_replay_rank_stats(st.rp, st.res.critical_rank);
         for (int c = 0; c < ICS_CAT_COUNT; c++)
             shares[c] = 100 * ics_time_to_s(rs->busy_ps[c] + rs->wait_ps[c]) / *step_s;
         shares[ICS_CAT_COUNT] = 100 * ics_time_to_s(rs->bubble_ps) / *step_s;
-        ok = true;
-    }
-done:
-    if (!ok)
+    } else {
         *why = g_strdup(err ? err->message : "no result");
+    }
     g_clear_error(&err);
-    ics_replay_free(rp);
-    ics_trace_free(tr);
-    ics_topo_free(t);
-    ics_hw_free(hw);
+    ics_bench__step_free(&st);
     return ok;
 }
 

@@ -3,11 +3,28 @@
 #ifndef ICS_BENCH_TRAINING_INTERNAL_H
 #define ICS_BENCH_TRAINING_INTERNAL_H
 
+#include "replay/replay.h"
 #include "workload/workload.h"
 
 #ifndef ICS_HWMODELS_DIR
 #define ICS_HWMODELS_DIR "hwmodels"
 #endif
+
+/* One generated step replayed: what holds it (free with ics_bench__step_free, run or not). */
+typedef struct {
+    ics_hw *hw;
+    ics_topo *t;
+    ics_trace *tr;
+    ics_replay *rp;
+    ics_replay_result res;
+} ics_bench_step;
+
+/* Generates the step of model m on layout l on as many 8-GPU nodes of hardware model `hw_file`
+ * as `gpus` needs, and replays it (analytic engine, memoized collectives, NVLS on); false with
+ * *error. */
+bool ics_bench__step_run(ics_bench_step *s, const char *hw_file, int gpus, const ics_model *m,
+                         const ics_layout *l, GError **error);
+void ics_bench__step_free(ics_bench_step *s);
 
 /* The median of n values (sorts them in place); NAN when n is 0. */
 double ics_bench__median(double *v, int n);

@@ -6,17 +6,18 @@
 
 #define MAX_BARS 16
 
+const char *const ics_report_step_parts[ICS_CAT_COUNT + 1] = {"compute",
+                                                              "TP comm (exposed)",
+                                                              "PP comm (exposed)",
+                                                              "DP comm (exposed)",
+                                                              "EP comm (exposed)",
+                                                              "CP comm (exposed)",
+                                                              "other",
+                                                              "bubble and waits"};
+
 void ics_report_step_svg(const ics_replay *r, const ics_replay_result *res, int nranks,
                          const char *title, GString *out)
 {
-    static const char *const parts[ICS_CAT_COUNT + 1] = {"compute",
-                                                         "TP comm (exposed)",
-                                                         "PP comm (exposed)",
-                                                         "DP comm (exposed)",
-                                                         "EP comm (exposed)",
-                                                         "CP comm (exposed)",
-                                                         "other",
-                                                         "bubble and waits"};
     int *active = g_new(int, nranks + 1), n = 0;
     for (int k = 0; k < nranks; k++)
         if (ics_replay_rank_stats(r, k)->end_ps > 0)
@@ -43,7 +44,7 @@ void ics_report_step_svg(const ics_replay *r, const ics_replay_result *res, int 
                           .nbars = nbars,
                           .nparts = np,
                           .bar_names = (const char *const *)names,
-                          .part_names = parts,
+                          .part_names = ics_report_step_parts,
                           .values = values};
     ics_plot_svg_bars(&bars, out);
     g_free(full);

@@ -43,14 +43,6 @@ static GPtrArray *split_csv(const char *line)
 /* A training study: a stacked bar per configuration of where the critical rank's step went. */
 static bool train_svg(const ics_sweep *s, char **lines, GString *out, GError **error)
 {
-    static const char *const parts[ICS_CAT_COUNT + 1] = {"compute",
-                                                         "TP comm (exposed)",
-                                                         "PP comm (exposed)",
-                                                         "DP comm (exposed)",
-                                                         "EP comm (exposed)",
-                                                         "CP comm (exposed)",
-                                                         "other",
-                                                         "bubble and waits"};
     /* config, study, the axes, then model ... mfu, memory_gb (14 columns), then the parts */
     const int np = ICS_CAT_COUNT + 1, first = 2 + s->naxes + 14, error_col = first + np;
     int nc = s->nconfigs, nbars = 0;
@@ -83,7 +75,7 @@ static bool train_svg(const ics_sweep *s, char **lines, GString *out, GError **e
                            .nbars = nbars,
                            .nparts = np,
                            .bar_names = (const char *const *)names,
-                           .part_names = parts,
+                           .part_names = ics_report_step_parts,
                            .values = values};
         ics_plot_svg_bars(&b, out);
         g_free(title);
