@@ -84,7 +84,8 @@ static const ics_model *model_of(const ics_model_catalog *cat, const char *name)
     } names[] = {{"LLAMA3_8B", "llama3-8b"},
                  {"LLAMA3_70B", "llama3-70b"},
                  {"LLAMA3.1_405B", "llama3-405b"},
-                 {"DeepSeekV3", "deepseek-v3"}};
+                 {"DeepSeekV3", "deepseek-v3"},
+                 {"Qwen3_30B_a3B", "qwen3-30b-a3b"}};
     for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
         if (g_str_has_prefix(name, names[i].prefix))
             return ics_model_find(cat, names[i].model);
@@ -113,7 +114,8 @@ static ics_layout layout_of(const bridge_row *r, const ics_model *m)
     l.dtype = r->precision && strcmp(r->precision, "BF16") == 0 ? ICS_DTYPE_BF16 : ICS_DTYPE_FP8;
     l.fsdp = r->fsdp > 0;
     l.dist_opt = !l.fsdp;
-    l.overlap_param_gather = !l.fsdp;
+    /* overlapped with experts icsim does not model (refused): gathered after the optimizer */
+    l.overlap_param_gather = !l.fsdp && !(m && m->moe.experts > 0);
     l.placement = ICS_PLACE_TP_DP_PP;
     l.fold = true;
     /* layers that do not divide over the virtual stages: the recipes count the embedding and

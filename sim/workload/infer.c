@@ -50,7 +50,7 @@ typedef struct {
 static shapes shapes_of(const ics_model *m, const ics_infer_layout *l)
 {
     shapes s = {.h = m->hidden,
-                .dh = (double)m->hidden / m->heads,
+                .dh = ics_model_head_dim(m),
                 .heads = (double)m->heads / l->tp,
                 .kv = m->kv_heads >= l->tp ? (double)m->kv_heads / l->tp : 1,
                 .ffn = (double)m->ffn / l->tp,

@@ -30,7 +30,7 @@ double ics_memory_layer_activations(const ics_model *m, const ics_layout *l)
 {
     /* context parallelism: the rank's share of the sequence (FlashAttention keeps no s x s) */
     double s = (double)m->seq / l->cp, b = l->mbs, h = m->hidden, a = m->heads, t = l->tp;
-    double hk = (double)m->kv_heads * (m->hidden / m->heads), f = m->ffn;
+    double dh = ics_model_head_dim(m), hq = m->heads * dh, hk = m->kv_heads * dh, f = m->ffn;
     double e = ics_layout_act_bytes(l), sbh = s * b * h;
     /* a GEMM's input kept for its weight gradient: in an fp8 layout Transformer Engine keeps
      * the FP8 copy it cast (1 byte), not the 16-bit tensor */
@@ -43,7 +43,7 @@ double ics_memory_layer_activations(const ics_model *m, const ics_layout *l)
     /* split over tensor parallelism: Q, K, V; the attention output (proj's input); fc1's output
      * and the activation's (fc2's input) (Korthikanti's 24 s b h) */
     double fc1 = (m->act == ICS_ACT_SWIGLU ? 2 : 1) * f;
-    double split = e * s * b * (h + 2 * hk) + gi * sbh + e * s * b * fc1 + gi * s * b * f;
+    double split = e * s * b * (hq + 2 * hk) + gi * s * b * hq + e * s * b * fc1 + gi * s * b * f;
     /* the attention core: the s x s probabilities (softmax output, dropout mask and output:
      * Korthikanti's 5 a s^2 b) unless FlashAttention never writes them (it keeps one fp32
      * log-sum-exp per row); selective recomputation drops them */

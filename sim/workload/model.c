@@ -141,7 +141,14 @@ bool ics_model_check_named(const ics_model *m, const char *const names[ICS_MODEL
         if (!ok)
             return false;
     }
-    return divides(m, names, ICS_MODEL_HEADS, m->heads, ICS_MODEL_HIDDEN, error) &&
+    if (m->head_dim < 0 || m->head_dim > 1 << 16) {
+        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                    "model %s: head_dim: expected 0 (hidden / heads) or 1..65536, got %d", m->name,
+                    m->head_dim);
+        return false;
+    }
+    return (m->head_dim > 0 ||
+            divides(m, names, ICS_MODEL_HEADS, m->heads, ICS_MODEL_HIDDEN, error)) &&
            divides(m, names, ICS_MODEL_KV_HEADS, m->kv_heads, ICS_MODEL_HEADS, error) &&
            moe_check(m, error);
 }
@@ -153,6 +160,11 @@ bool ics_model_check(const ics_model *m, GError **error)
 
 /* ---- parameter counts ------------------------------------------------------------------------ */
 
+double ics_model_head_dim(const ics_model *m)
+{
+    return m->head_dim > 0 ? m->head_dim : (double)m->hidden / m->heads;
+}
+
 static double norm_params(const ics_model *m)
 {
     return m->norm == ICS_NORM_LAYERNORM ? 2.0 * m->hidden : (double)m->hidden;
@@ -162,8 +174,9 @@ static double norm_params(const ics_model *m)
  * split, bias whole), its norm. */
 void ics_model_attn_params(const ics_model *m, double *sharded, double *replicated)
 {
-    double h = m->hidden, qkv_out = h + 2.0 * m->kv_heads * ((double)m->hidden / m->heads);
-    *sharded = h * qkv_out + h * h + (m->bias ? qkv_out : 0);
+    double h = m->hidden, dh = ics_model_head_dim(m), q = m->heads * dh;
+    double qkv_out = q + 2.0 * m->kv_heads * dh;
+    *sharded = h * qkv_out + q * h + (m->bias ? qkv_out : 0);
     *replicated = norm_params(m) + (m->bias ? h : 0);
 }
 
@@ -186,9 +199,10 @@ void ics_model_layer_params(const ics_model *m, double *sharded, double *replica
 
 void ics_model_lora_params(const ics_model *m, int r, double *attn, double *mlp)
 {
-    double h = m->hidden, qkv_out = h + 2.0 * m->kv_heads * ((double)m->hidden / m->heads);
+    double h = m->hidden, dh = ics_model_head_dim(m), q = m->heads * dh;
+    double qkv_out = q + 2.0 * m->kv_heads * dh;
     double fc1_out = (m->act == ICS_ACT_SWIGLU ? 2.0 : 1.0) * m->ffn;
-    *attn = (double)r * ((h + qkv_out) + (h + h));
+    *attn = (double)r * ((h + qkv_out) + (q + h));
     *mlp = (double)r * ((h + fc1_out) + ((double)m->ffn + h));
 }
 
@@ -250,9 +264,9 @@ double ics_model_active_params(const ics_model *m)
 
 double ics_model_matmul_params(const ics_model *m)
 {
-    double h = m->hidden, dh = (double)m->hidden / m->heads;
+    double h = m->hidden, dh = ics_model_head_dim(m), q = m->heads * dh;
     double fc1_out = (m->act == ICS_ACT_SWIGLU ? 2.0 : 1.0) * m->ffn;
-    double layer = h * (h + 2.0 * m->kv_heads * dh) + h * h + h * fc1_out + (double)m->ffn * h;
+    double layer = h * (q + 2.0 * m->kv_heads * dh) + q * h + h * fc1_out + (double)m->ffn * h;
     return m->layers * layer + (double)m->vocab * h;
 }
 
@@ -303,9 +317,10 @@ static void read_moe(ics_jr *r, const cJSON *o, ics_model *m)
 
 static void read_model(ics_jr *r, ics_model_catalog *c, const char *name, const cJSON *o)
 {
-    static const char *const keys[] = {"layers",   "hidden", "heads",           "kv_heads", "ffn",
-                                       "vocab",    "seq",    "activation",      "norm",     "bias",
-                                       "position", "source", "tied_embeddings", "moe",      NULL};
+    static const char *const keys[] = {
+        "layers",     "hidden", "heads", "kv_heads", "ffn",    "vocab",           "seq",
+        "activation", "norm",   "bias",  "position", "source", "tied_embeddings", "moe",
+        "head_dim",   NULL};
     if (!ics_jr_keys(r, o, keys))
         return;
     ics_model m = ics_model_make(name, 0, 0, 0, 0, 0, 0);
@@ -335,7 +350,11 @@ static void read_model(ics_jr *r, ics_model_catalog *c, const char *name, const 
     if (ics_jr_str(r, o, "source", true, &src))
         m.source = g_string_chunk_insert_const(c->strings, src);
     read_moe(r, o, &m);
-    check_divides(r, o, "heads", m.heads, "hidden", m.hidden);
+    int64_t hd;
+    if (ics_jr_int(r, o, "head_dim", false, 1, 1 << 16, &hd))
+        m.head_dim = (int)hd;
+    if (m.head_dim == 0)
+        check_divides(r, o, "heads", m.heads, "hidden", m.hidden);
     check_divides(r, o, "kv_heads", m.kv_heads, "heads", m.heads);
     if (ics_jr_ok(r))
         g_array_append_val(c->models, m);

@@ -29,6 +29,8 @@ typedef struct {
     const char *source; /* citation (transfer none: the catalog's, or a static string) */
     int layers, hidden, heads;
     int kv_heads; /* grouped-query attention: K and V heads (= heads for multi-head) */
+    int head_dim; /* each head's width; 0: hidden / heads (Qwen3's are wider: heads x head_dim
+                     need not be hidden) */
     int ffn;      /* MLP inner width (swiglu: of each of the two input projections) */
     int vocab, seq;
     ics_activation act;
@@ -77,6 +79,9 @@ ics_model ics_model_make(const char *name, int layers, int hidden, int heads, in
 bool ics_model_check(const ics_model *m, GError **error);
 bool ics_model_check_named(const ics_model *m, const char *const names[ICS_MODEL_FIELD_COUNT],
                            GError **error);
+
+/* Each attention head's width: head_dim, or hidden / heads when it is 0. */
+double ics_model_head_dim(const ics_model *m);
 
 /* Parameter counts. Per (dense) layer: `sharded` are split over tensor-parallel ranks (QKV,
  * projection and MLP weights, column-parallel biases), `replicated` are copied on each (norms,

@@ -444,7 +444,7 @@ static int cp_ring(ics_wl *w, bool backward)
 {
     if (w->c == 1)
         return -1;
-    double dh = (double)w->m->hidden / w->m->heads;
+    double dh = ics_model_head_dim(w->m);
     uint64_t bytes =
         (uint64_t)((double)w->l->mbs * (w->m->seq / w->c) * 2 * ((double)w->m->kv_heads / w->t) *
                    dh * ics_layout_act_bytes(w->l) * (backward ? 2 : 1));

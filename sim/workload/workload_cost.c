@@ -344,7 +344,7 @@ static kern kern_of(const ics_model *m, const ics_layout *l, const ics_hw_gpu_ty
               .T = (double)l->mbs * m->seq / l->cp, /* context parallelism: a sequence share */
               .s = m->seq,
               .h = m->hidden,
-              .dh = (double)m->hidden / m->heads,
+              .dh = ics_model_head_dim(m),
               .heads = (double)m->heads / t,
               .kv = (double)m->kv_heads / t,
               .ffn = (double)m->ffn / t,
@@ -426,12 +426,12 @@ void ics_wl__costs(const ics_model *m, const ics_layout *l, const ics_hw_gpu_typ
 
 void ics_wl__layer_rank_params(const ics_model *m, int tp, double *attn, double *mlp)
 {
-    double h = m->hidden, dh = (double)m->hidden / m->heads;
-    double qkv = h + 2.0 * m->kv_heads * dh;
+    double h = m->hidden, dh = ics_model_head_dim(m), q = m->heads * dh;
+    double qkv = q + 2.0 * m->kv_heads * dh;
     double fc1 = (m->act == ICS_ACT_SWIGLU ? 2.0 : 1.0) * m->ffn;
     double norm = m->norm == ICS_NORM_LAYERNORM ? 2 * h : h;
     /* column-parallel weights and biases split; row-parallel biases and norms whole */
-    *attn = (h * qkv + h * h + (m->bias ? qkv : 0)) / tp + norm + (m->bias ? h : 0);
+    *attn = (h * qkv + q * h + (m->bias ? qkv : 0)) / tp + norm + (m->bias ? h : 0);
     *mlp = (h * fc1 + m->ffn * h + (m->bias ? fc1 : 0)) / tp + norm + (m->bias ? h : 0);
 }
 
