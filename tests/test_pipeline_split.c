@@ -82,10 +82,39 @@ static void test_trace(void)
     expect_fold_equal("superpod-h100-ndr.json", 1, &m, l);
 }
 
+/* Two stages interleaved (Megatron-Core's, as Megatron-Bridge's Qwen3 30B recipe runs PP 2,
+ * VP 24): the activations and the gradients join the same two ranks both ways, on their own
+ * channels; the step replays, folded as unfolded. */
+static void test_two_stages(void)
+{
+    ics_model m = ics_model_make("eight", 8, 1024, 16, 4096, 32000, 1024);
+    ics_layout l = ics_layout_defaults();
+    l.pp = 2;
+    l.vp = 4;
+    l.dp = 2;
+    l.gbs = 8;
+    ics_hw *hw = load_hw("superpod-h100-ndr.json", 1);
+    ics_trace *tr = build(&m, &l, gpu_of(hw));
+    int tags[ICS_TRACE_MAX_TAG + 1] = {0};
+    for (int i = 0; i < ics_trace_nops(tr, 0); i++) {
+        const ics_trace_op *op = ics_trace_get_op(tr, 0, i);
+        if (op->kind == ICS_TOP_SEND || op->kind == ICS_TOP_RECV)
+            tags[op->tag]++;
+    }
+    /* stage 0, 4 micro-batches, 4 chunks: activations sent by every chunk and received by all
+     * but the first; gradients the other way */
+    g_assert_cmpint(tags[0], ==, 4 * (4 + 3));
+    g_assert_cmpint(tags[1], ==, 4 * (3 + 4));
+    ics_trace_free(tr);
+    ics_hw_free(hw);
+    expect_fold_equal("superpod-h100-ndr.json", 1, &m, l);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/pipeline-split/chunks", test_chunks);
     g_test_add_func("/pipeline-split/trace", test_trace);
+    g_test_add_func("/pipeline-split/two-stages", test_two_stages);
     return g_test_run();
 }

@@ -169,10 +169,9 @@ static void test_layout_errors(void)
     expect_layout_error(&l, &m, "gbs: expected a multiple of mbs x dp (2 x 4 = 8), got 12",
                         ICS_ERROR_INPUT);
     l = ics_layout_defaults();
-    l.pp = 2;
     l.vp = 2;
     l.gbs = 4;
-    expect_layout_error(&l, &m, "vp: expected 1 with pp = 2", ICS_ERROR_INPUT);
+    expect_layout_error(&l, &m, "vp: expected 1 with pp = 1", ICS_ERROR_INPUT);
     l.pp = 4;
     l.vp = 2;
     l.gbs = 6;

@@ -153,8 +153,14 @@ static bool predict_row(const bridge_row *r, const ics_model *m, double *tokens,
     return ok;
 }
 
+/* |errors| of the rows predicted, of dense models and of mixtures of experts apart */
+typedef struct {
+    double *err[2];
+    int n[2];
+} bridge_errs;
+
 static void print_row(const bridge_row *r, const ics_layout *l, const ics_model_catalog *cat,
-                      double *errs, int *n)
+                      bridge_errs *be)
 {
     printf("  %-5s %-14.14s %5d %2d/%d/%d/%d/%d/%-3d %5d %-6s %7.0f ", r->container, r->model,
            r->gpus, r->tp, r->pp, r->cp, l->vp, l->ep, l->dp, r->gbs,
@@ -175,7 +181,8 @@ static void print_row(const bridge_row *r, const ics_layout *l, const ics_model_
     printf("%7.0f %+6.1f%% %7.3f  %4.1f %4.1f %4.1f %4.1f %4.1f %4.1f %4.1f\n", tokens, e, step,
            sh[ICS_CAT_COMPUTE], sh[ICS_CAT_TP], sh[ICS_CAT_PP], sh[ICS_CAT_DP], sh[ICS_CAT_EP],
            sh[ICS_CAT_CP], sh[ICS_CAT_COUNT]);
-    errs[(*n)++] = fabs(e);
+    int kind = m->moe.experts > 0;
+    be->err[kind][be->n[kind]++] = fabs(e);
 }
 
 int ics_bench__training_bridge(const ics_model_catalog *cat)
@@ -194,19 +201,24 @@ int ics_bench__training_bridge(const ics_model_catalog *cat)
     printf("# %-5s %-14s %5s %-14s %5s %-6s %7s %7s %7s %7s  %4s %4s %4s %4s %4s %4s %4s\n", "ctr",
            "model", "gpus", "tp/pp/cp/vp/ep/dp", "gbs", "prec", "publ", "pred", "error", "step_s",
            "comp", "tp", "pp", "dp", "ep", "cp", "bubl");
-    double *errs = g_new(double, rows->len + 1);
-    int n = 0;
+    bridge_errs be = {{g_new(double, rows->len + 1), g_new(double, rows->len + 1)}, {0, 0}};
     for (guint i = 0; i < rows->len; i++) {
         const bridge_row *r = &g_array_index(rows, bridge_row, i);
         ics_layout l = layout_of(r, model_of(cat, r->model));
-        print_row(r, &l, cat, errs, &n);
+        print_row(r, &l, cat, &be);
     }
-    double med = ics_bench__median(errs, n), max = 0;
-    for (int i = 0; i < n; i++)
-        max = MAX(max, errs[i]);
-    printf("rows predicted: %d of %u; median |error| tokens/s per GPU: %.1f%%, max %.1f%%\n", n,
-           rows->len, med, max);
-    g_free(errs);
+    /* dense and MoE models apart: one summary would let either hide the other */
+    static const char *const kinds[] = {"dense", "MoE"};
+    for (int k = 0; k < 2; k++) {
+        double max = 0;
+        for (int i = 0; i < be.n[k]; i++)
+            max = MAX(max, be.err[k][i]);
+        printf("%s rows predicted: %d; median |error| tokens/s per GPU: %.1f%%, max %.1f%%\n",
+               kinds[k], be.n[k], ics_bench__median(be.err[k], be.n[k]), max);
+    }
+    printf("rows predicted: %d of %u\n", be.n[0] + be.n[1], rows->len);
+    g_free(be.err[0]);
+    g_free(be.err[1]);
     g_array_free(rows, TRUE);
-    return n;
+    return be.n[0] + be.n[1];
 }

@@ -50,9 +50,10 @@ static void xfer_go(ics_engine *e, void *ctx, uint64_t tag)
     ics_net_send(x->r->net, &nx);
 }
 
-static pair *pair_of(ics_replay *r, int src, int dst)
+/* The queues of messages from src to dst on channel `tag` (ics_trace_op's tag). */
+static pair *pair_of(ics_replay *r, int src, int dst, int tag)
 {
-    gint64 key = (gint64)src * ics_trace_nranks(r->tr) + dst;
+    gint64 key = ((gint64)src * ics_trace_nranks(r->tr) + dst) * (ICS_TRACE_MAX_TAG + 1) + tag;
     pair *q = g_hash_table_lookup(r->pairs, &key);
     if (!q) {
         q = g_new0(pair, 1);
@@ -66,7 +67,7 @@ void ics_replay_p2p_post(ics_replay *r, int g, const ics_trace_op *op)
     int me = r->ops[g].rank;
     bool is_send = op->kind == ICS_TOP_SEND;
     int src = is_send ? me : op->peer, dst = is_send ? op->peer : me;
-    pair *q = pair_of(r, src, dst);
+    pair *q = pair_of(r, src, dst, op->tag);
     GQueue *mine = is_send ? &q->sends : &q->recvs, *other = is_send ? &q->recvs : &q->sends;
     if (g_queue_is_empty(other)) {
         g_queue_push_tail(mine, GINT_TO_POINTER(g));

@@ -67,7 +67,11 @@ typedef struct {
     /* send / recv */
     int peer;       /* trace rank at the other end */
     uint64_t bytes; /* payload */
+    int tag;        /* channel, 0..ICS_TRACE_MAX_TAG: the k-th send from a to b on tag t
+                       matches the k-th recv at b from a on tag t (MPI's tags, NCCL's order) */
 } ics_trace_op;
+
+#define ICS_TRACE_MAX_TAG 7
 
 typedef struct ics_trace ics_trace;
 

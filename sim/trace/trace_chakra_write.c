@@ -128,9 +128,9 @@ static bool check_op(const ics_trace_op *op, int rank, int i, GError **error)
     return !why;
 }
 
-/* The node of op i of rank; tag: this op's index among the messages between the same two ranks
- * in the same direction, so that ASTRA-sim (which matches sends and recvs by tag) pairs them as
- * icsim does (in order). */
+/* The node of op i of rank; tag: unique among the messages between the same two ranks in the
+ * same direction, (index on the op's channel) x channels + channel, so that ASTRA-sim (which
+ * matches sends and recvs by tag) pairs them as icsim does (in order on each channel). */
 static void put_node(GByteArray *out, const ics_trace *t, int rank, int i, int prev_on_stream,
                      int tag)
 {
@@ -182,6 +182,8 @@ static void put_node(GByteArray *out, const ics_trace *t, int rank, int i, int p
         put_i32(&s, "comm_dst", op->kind == ICS_TOP_SEND ? op->peer : rank);
         put_i64(&s, "comm_size", (int64_t)op->bytes);
         put_i32(&s, "comm_tag", tag);
+        if (op->tag)
+            put_i32(&s, "icsim_tag", op->tag);
     }
     n.n_attr = s.n;
     n.attr = s.p;
@@ -220,14 +222,19 @@ static GByteArray *encode_rank(const ics_trace *t, int rank, GError **error)
     meta.attr = ma.p;
     put_frame(out, &meta.base);
     g_string_free(names, TRUE);
-    int *last = g_new(int, nst + 1), *sent = g_new0(int, nr), *recvd = g_new0(int, nr);
+    /* per peer and channel: messages so far, for comm_tag */
+    int tags = ICS_TRACE_MAX_TAG + 1;
+    int *last = g_new(int, nst + 1), *sent = g_new0(int, (size_t)nr *tags),
+        *recvd = g_new0(int, (size_t)nr *tags);
     for (int s = 0; s < nst; s++)
         last[s] = -1;
     for (int i = 0; i < ics_trace_nops(t, rank); i++) {
         const ics_trace_op *op = ics_trace_get_op(t, rank, i);
-        int tag = op->kind == ICS_TOP_SEND   ? sent[op->peer]++
-                  : op->kind == ICS_TOP_RECV ? recvd[op->peer]++
-                                             : 0;
+        size_t slot = (size_t)op->peer * tags + (size_t)op->tag;
+        int k = op->kind == ICS_TOP_SEND   ? sent[slot]++
+                : op->kind == ICS_TOP_RECV ? recvd[slot]++
+                                           : 0;
+        int tag = k * tags + op->tag; /* unique per pair: our (channel, index) matching */
         put_node(out, t, rank, i, last[op->stream], tag);
         last[op->stream] = i;
     }

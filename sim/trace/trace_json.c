@@ -64,7 +64,7 @@ static const char *const compute_keys[] = {COMMON_KEYS, "duration_us", "flops", 
                                            "work",      "m",           "n",     "k",     NULL};
 static const char *const coll_keys[] = {COMMON_KEYS, "comm", "bytes", "dtype", NULL};
 static const char *const rooted_keys[] = {COMMON_KEYS, "comm", "bytes", "dtype", "root", NULL};
-static const char *const p2p_keys[] = {COMMON_KEYS, "peer", "bytes", NULL};
+static const char *const p2p_keys[] = {COMMON_KEYS, "peer", "bytes", "tag", NULL};
 /* Keys that belong to other kinds of op: a clearer message than "unknown key". */
 static const struct {
     const char *key, *owners;
@@ -377,6 +377,9 @@ static void read_p2p(reader *r, const cJSON *o, int rank, ics_trace_op *op)
     get_int(r, o, "bytes", true, 1, ICS_TRACE_JSON_SIZE_LIMIT - 1, &bytes);
     op->peer = p->valueint;
     op->bytes = (uint64_t)bytes;
+    int64_t tag = 0;
+    get_int(r, o, "tag", false, 0, ICS_TRACE_MAX_TAG, &tag);
+    op->tag = (int)tag;
 }
 
 /* The op's deps as indices of earlier ops of the rank (transfer full; NULL when none). `self`:

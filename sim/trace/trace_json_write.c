@@ -80,6 +80,8 @@ static char *unsayable(const ics_trace *t, int k, int i)
                                    op->kind == ICS_TOP_SEND ? "send" : "recv", op->bytes);
         if (op->peer < 0 || op->peer >= ics_trace_nranks(t) || op->peer == k)
             return g_strdup_printf("peer %d", op->peer);
+        if (op->tag < 0 || op->tag > ICS_TRACE_MAX_TAG)
+            return g_strdup_printf("tag %d", op->tag);
         return NULL;
     }
 }
@@ -237,8 +239,11 @@ static void put_op(writer *w, int rank, int i, const bool *is_dep, char *const *
         put_compute(f, op);
     else if (op->kind == ICS_TOP_COLL)
         put_coll(w, op);
-    else
+    else {
         fprintf(f, ", \"peer\": %d, \"bytes\": %" PRIu64, op->peer, op->bytes);
+        if (op->tag)
+            fprintf(f, ", \"tag\": %d", op->tag);
+    }
     int nd;
     const int *deps = ics_trace_op_deps(w->t, rank, i, &nd);
     if (nd > 0) {

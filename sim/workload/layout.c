@@ -512,15 +512,12 @@ static bool check_batches(const ics_layout *l, namer *nm, GError **error)
                     "%s: expected a multiple of mbs x dp (%d x %d = %lld), got %d",
                     name_of(nm, ICS_LAYOUT_GBS), l->mbs, l->dp, (long long)per_step, l->gbs);
     int m = ics_layout_microbatches(l);
-    /* Megatron-Core interleaves 2 stages too (Megatron-Bridge's Qwen3 30B recipe on H100: PP
-     * 2, VP 24), batching each step's sends and receives; with 2 stages the activation and
-     * gradient streams join the same two ranks both ways, and the per-pair matching of sends
-     * and recvs (replay.h) would pair an activation with a gradient and deadlock, so icsim
-     * keeps Megatron-LM's older rule */
-    if (l->vp > 1 && l->pp <= 2)
+    /* Megatron-LM once wanted more than 2 stages to interleave; Megatron-Core takes 2
+     * (Megatron-Bridge's Qwen3 30B recipe on H100: PP 2, VP 24): the generator's sends then
+     * match per channel (activations, gradients: workload.c's tags) */
+    if (l->vp > 1 && l->pp < 2)
         return fail(error, ICS_ERROR_INPUT,
-                    "%s: expected 1 with pp = %d (icsim interleaves more than 2 stages; "
-                    "Megatron-Core also 2), got %d",
+                    "%s: expected 1 with pp = %d (interleaving needs 2 stages or more), got %d",
                     name_of(nm, ICS_LAYOUT_VP), l->pp, l->vp);
     if (l->vp > 1 && m % l->pp)
         return fail(error, ICS_ERROR_INPUT,

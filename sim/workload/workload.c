@@ -94,14 +94,21 @@ void ics_wl__tp_after(ics_wl *w)
         ics_wl__tp_coll(w, ICS_COLL_ALL_REDUCE, w->act_bytes, "tp.all_reduce");
 }
 
+/* P2P channels (tags): with 2 stages the activations and the gradients join the same two
+ * ranks both ways, and each kind must match in its own order, as Megatron's batched sends and
+ * receives keep it. */
+enum { TAG_ACT, TAG_GRAD, TAG_CP };
+
 static int p2p(ics_wl *w, ics_top_kind kind, int stream, int peer, int dep, const char *name)
 {
+    bool grad = stream == ICS_WL_STREAM_SEND_GRAD || stream == ICS_WL_STREAM_RECV_GRAD;
     ics_trace_op op = {.kind = kind,
                        .stream = stream,
                        .cat = ICS_CAT_PP,
                        .name = name,
                        .peer = peer,
-                       .bytes = w->p2p_bytes};
+                       .bytes = w->p2p_bytes,
+                       .tag = grad ? TAG_GRAD : TAG_ACT};
     return add(w, &op, dep);
 }
 
@@ -461,7 +468,8 @@ static int cp_ring(ics_wl *w, bool backward)
                              .cat = ICS_CAT_CP,
                              .name = backward ? "cp.send.kv_grad" : "cp.send.kv",
                              .peer = next,
-                             .bytes = bytes};
+                             .bytes = bytes,
+                             .tag = TAG_CP};
         ics_trace_add_op(w->trace, w->rank, &send, deps, nd);
         ics_trace_op recv = send;
         recv.kind = ICS_TOP_RECV;

@@ -378,6 +378,10 @@ static bool p2p_op(const node *n, int rank, int nranks, ics_trace_op *op, GError
     if ((rc = get_int(n, "comm_size", 1, MAX_BYTES, &v, error)) <= 0)
         return rc == 0 ? absent(error, "comm_size", "bytes") : false;
     op->bytes = (uint64_t)v;
+    int64_t tag = 0; /* our channel, when the writer was icsim */
+    if (get_int(n, "icsim_tag", 0, ICS_TRACE_MAX_TAG, &tag, error) < 0)
+        return false;
+    op->tag = (int)tag;
     return true;
 }
 
