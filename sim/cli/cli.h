@@ -3,6 +3,9 @@
 #ifndef ICS_CLI_H
 #define ICS_CLI_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #define ICS_EXIT_OK    0
 #define ICS_EXIT_FAIL  1
 #define ICS_EXIT_USAGE 2
@@ -18,6 +21,8 @@ int ics_cli_collective(int argc, char **argv);
 int ics_cli_replay(int argc, char **argv);
 int ics_cli_train(int argc, char **argv);
 int ics_cli_infer(int argc, char **argv);
+/* The same with --help (GLib's, which exits the process) on or off: off for the fuzz target. */
+int ics_cli_infer_with(int argc, char **argv, bool help);
 int ics_cli_calibrate(int argc, char **argv);
 int ics_cli_sweep(int argc, char **argv);
 
@@ -29,9 +34,6 @@ int ics_bench_accuracy(int argc, char **argv);
 int ics_bench_scale(int argc, char **argv);
 int ics_bench_training(int argc, char **argv);
 int ics_bench_calibrate(int argc, char **argv);
-
-#include <stdbool.h>
-#include <stdint.h>
 
 /* `icsim train`'s and `icsim collective`'s arguments parsed and checked: everything that needs
  * no hardware model (train reads its model catalog and scenario file), so that bad input is

@@ -237,6 +237,11 @@ done:
 
 int ics_cli_infer(int argc, char **argv)
 {
+    return ics_cli_infer_with(argc, argv, true);
+}
+
+int ics_cli_infer_with(int argc, char **argv, bool help)
+{
     infer_args a = {0};
     const GOptionEntry entries[] = {
         {"system", 's', 0, G_OPTION_ARG_FILENAME, &a.system, "hardware model (node or cluster)",
@@ -260,9 +265,10 @@ int ics_cli_infer(int argc, char **argv)
     int rc = ICS_EXIT_USAGE;
     ics_infer_scenario s = {0};
     GError *err = NULL;
-    if (!ics_cli_parse("infer", "[SCENARIO.json]",
-                       "Prefill and decode of a static batch on one TP instance.", entries, &argc,
-                       &argv))
+    const GOptionEntry *groups[] = {entries, NULL};
+    if (!ics_cli_parse_help("infer", "[SCENARIO.json]",
+                            "Prefill and decode of a static batch on one TP instance.", groups,
+                            help, &argc, &argv))
         goto done;
     if (argc > 2) {
         char *esc = g_strescape(argv[2], NULL);

@@ -110,7 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             rc = ics_cli_train_prepare(n, argv, false, &j);
             ics_cli_train_job_free(j);
         } else if (strcmp(words[0], "infer") == 0) {
-            rc = ics_cli_infer(n, argv);
+            rc = ics_cli_infer_with(n, argv, false);
         } else {
             ics_cli_coll_job *j = NULL;
             rc = ics_cli_collective_prepare(n, argv, false, &j);
