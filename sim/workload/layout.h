@@ -128,7 +128,7 @@ ics_layout ics_layout_defaults(void);
 /* Whether the layout fits the model: sizes >= 1; heads, kv_heads and ffn divisible by tp;
  * experts by ep, dp by ep, a MoE model's expert widths by tp and sequence parallelism with
  * tp > 1 (Megatron-Core's rules), no FSDP or overlapped parameter gather with experts;
- * layers by pp x vp; gbs by mbs x dp; interleaving needs pp > 2 and micro-batches divisible by
+ * layers by pp x vp; gbs by mbs x dp; interleaving needs pp >= 2 and micro-batches divisible by
  * pp (Megatron's rules). On failure false and sets *error saying what to change (ICS_ERROR_INPUT,
  * or ICS_ERROR_LIMIT past 2^24 GPUs or 2^20 micro-batches per stage). */
 bool ics_layout_check(const ics_layout *l, const ics_model *m, GError **error);
