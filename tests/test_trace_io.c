@@ -91,6 +91,7 @@ static void assert_same(const ics_trace *a, const ics_trace *b)
             g_assert_cmpint(x->coll.dtype_bytes, ==, y->coll.dtype_bytes);
             g_assert_cmpint(x->peer, ==, y->peer);
             g_assert_cmpuint(x->bytes, ==, y->bytes);
+            g_assert_cmpint(x->tag, ==, y->tag);
             int nx, ny;
             const int *dx = ics_trace_op_deps(a, k, i, &nx), *dy = ics_trace_op_deps(b, k, i, &ny);
             g_assert_cmpmem(dx, nx * sizeof(int), dy, ny * sizeof(int));

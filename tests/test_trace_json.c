@@ -110,6 +110,7 @@ static void assert_same_op(const ics_trace_op *x, const ics_trace_op *y)
     default:
         g_assert_cmpint(x->peer, ==, y->peer);
         g_assert_cmpuint(x->bytes, ==, y->bytes);
+        g_assert_cmpint(x->tag, ==, y->tag);
     }
 }
 
