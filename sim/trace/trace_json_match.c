@@ -171,20 +171,23 @@ static bool match_colls(matcher *m)
     return ok;
 }
 
-/* The k-th send from a to b and the k-th recv at b from a: both exist, with the same size. */
+/* The k-th send from a to b and the k-th recv at b from a, on each channel (tag): both exist,
+ * with the same size. */
 static bool match_p2p(matcher *m)
 {
     const ics_trace *t = m->t;
-    int64_t nr = ics_trace_nranks(t);
+    int64_t nr = ics_trace_nranks(t), nt = ICS_TRACE_MAX_TAG + 1;
     GArray *sends = g_array_new(FALSE, FALSE, sizeof(call)),
            *recvs = g_array_new(FALSE, FALSE, sizeof(call));
     for (int k = 0; k < nr; k++)
         for (int i = 0; i < ics_trace_nops(t, k); i++) {
             const ics_trace_op *op = ics_trace_get_op(t, k, i);
             if (op->kind == ICS_TOP_SEND)
-                g_array_append_val(sends, ((call){.key = k * nr + op->peer, .rank = k, .op = i}));
+                g_array_append_val(
+                    sends, ((call){.key = (k * nr + op->peer) * nt + op->tag, .rank = k, .op = i}));
             else if (op->kind == ICS_TOP_RECV)
-                g_array_append_val(recvs, ((call){.key = op->peer * nr + k, .rank = k, .op = i}));
+                g_array_append_val(
+                    recvs, ((call){.key = (op->peer * nr + k) * nt + op->tag, .rank = k, .op = i}));
         }
     const call *s = sorted(sends), *r = sorted(recvs);
     int ns = (int)sends->len, nrv = (int)recvs->len, a = 0, b = 0;
@@ -195,17 +198,20 @@ static bool match_p2p(matcher *m)
         int64_t k = ks < kr ? ks : kr;
         nth = k == key ? nth + 1 : 1;
         key = k;
-        int src = (int)(k / nr), dst = (int)(k % nr);
+        int src = (int)(k / nt / nr), dst = (int)(k / nt % nr), tag = (int)(k % nt);
+        char on[24] = "";
+        if (tag)
+            g_snprintf(on, sizeof on, " on tag %d", tag);
         if (ks != kr && ks == k)
             fail_at(m, src, s[a].op, NULL,
-                    "expected rank %d to receive from rank %d as often as it sends there, got "
+                    "expected rank %d to receive from rank %d%s as often as it sends there, got "
                     "no recv for send #%d",
-                    dst, src, nth);
+                    dst, src, on, nth);
         else if (ks != kr)
             fail_at(m, dst, r[b].op, NULL,
-                    "expected rank %d to send to rank %d as often as it receives from there, got "
+                    "expected rank %d to send to rank %d%s as often as it receives from there, got "
                     "no send for recv #%d",
-                    src, dst, nth);
+                    src, dst, on, nth);
         else if (ics_trace_get_op(t, src, s[a].op)->bytes !=
                  ics_trace_get_op(t, dst, r[b].op)->bytes)
             fail_at(m, dst, r[b].op, "bytes",
