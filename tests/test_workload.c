@@ -504,7 +504,32 @@ static void test_structure_recompute(void)
         g_assert_cmpint(count_named(tr, r, "pp.recv.act"), ==, mb * (stage == 0 ? 1 : 2));
     }
     ics_trace_free(tr);
+    /* Megatron-Core's block method: only the first recompute_layers of each chunk (2 layers a
+     * stage at vp 1: the first), so half the layers; the hardware FLOPs' extra forward halves,
+     * the first stage keeps more activations than with every layer recomputed */
     l.vp = 1;
+    l.recompute_layers = 1;
+    tr = build(&m, &l, gpu_of(hw));
+    g_assert_cmpint(count_named(tr, 0, "rec.attn"), ==, mb * 1);
+    g_assert_cmpint(count_named(tr, 0, "fwd.attn"), ==, mb * 2);
+    ics_trace_free(tr);
+    ics_step_flops all, half, none;
+    ics_layout lx = l;
+    ics_workload_flops(&m, &lx, &half);
+    lx.recompute_layers = 0;
+    ics_workload_flops(&m, &lx, &all);
+    lx.recompute = ICS_RECOMPUTE_NONE;
+    ics_workload_flops(&m, &lx, &none);
+    g_assert_cmpfloat(fabs((half.hardware_flops - none.hardware_flops) -
+                           0.5 * (all.hardware_flops - none.hardware_flops)),
+                      <, 1e-9 * all.hardware_flops);
+    ics_memory mh, ma;
+    ics_memory_of_stage(&m, &l, 0, &mh);
+    lx = l;
+    lx.recompute_layers = 0;
+    ics_memory_of_stage(&m, &lx, 0, &ma);
+    g_assert_cmpfloat(mh.activations, >, ma.activations);
+    l.recompute_layers = 0;
     l.recompute = ICS_RECOMPUTE_SELECTIVE;
     tr = build(&m, &l, gpu_of(hw));
     g_assert_cmpint(count_named(tr, 0, "rec.attn.core"), ==, mb * 2);

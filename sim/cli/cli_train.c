@@ -16,7 +16,7 @@
 typedef struct {
     char *system, *model, *models, *recompute, *dtype, *placement, *attention, *grad_dtype;
     char *trace_out, *nodes, *bucket_mb, *fsdp_shard, *first_layers, *last_layers, *ep, *capacity,
-        *cp, *lora, *packed;
+        *cp, *lora, *packed, *rec_layers;
     char *model_text[ICS_MODEL_FIELD_COUNT];  /* --layers ...; kv_heads is never an option */
     char *layout_text[ICS_LAYOUT_INT_FIELDS]; /* --tp ... --gbs */
     gboolean sp, dist_opt, no_overlap, no_fold, ignore_memory, tp_comm_overlap;
@@ -138,6 +138,8 @@ static bool layout_numbers(ics_cli_train_job *j)
         !ics_cli_int_in("--expert-model-parallel-size", j->a.ep, 1, 1 << 16, &l->ep, &err) ||
         !ics_cli_int_in("--context-parallel-size", j->a.cp, 1, 1 << 16, &l->cp, &err) ||
         !ics_cli_int_in("--lora-rank", j->a.lora, 1, 1 << 22, &l->lora_rank, &err) ||
+        !ics_cli_int_in("--recompute-num-layers", j->a.rec_layers, 1, 1 << 20, &l->recompute_layers,
+                        &err) ||
         !ics_cli_int_in("--packed-sample-len", j->a.packed, 1, 1 << 24, &l->packed_len, &err) ||
         !ics_cli_num("--moe-expert-capacity-factor", j->a.capacity, &l->moe_capacity, &err))
         return failed(err);
@@ -321,10 +323,11 @@ void ics_cli_train_job_free(ics_cli_train_job *j)
     ics_model_catalog_free(j->cat);
     ics_train_scenario_clear(&j->s);
     ics_cli_step_args_clear(&a->step);
-    char **strs[] = {&a->system,    &a->model,      &a->models,       &a->recompute,   &a->dtype,
-                     &a->placement, &a->attention,  &a->grad_dtype,   &a->trace_out,   &a->nodes,
-                     &a->bucket_mb, &a->fsdp_shard, &a->first_layers, &a->last_layers, &a->ep,
-                     &a->capacity,  &a->cp,         &a->lora,         &a->packed};
+    char **strs[] = {&a->system,       &a->model,       &a->models,    &a->recompute,
+                     &a->dtype,        &a->placement,   &a->attention, &a->grad_dtype,
+                     &a->trace_out,    &a->nodes,       &a->bucket_mb, &a->fsdp_shard,
+                     &a->first_layers, &a->last_layers, &a->ep,        &a->capacity,
+                     &a->cp,           &a->lora,        &a->packed,    &a->rec_layers};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_free(*strs[i]);
     for (int f = 0; f < ICS_MODEL_FIELD_COUNT; f++) {
@@ -387,6 +390,10 @@ int ics_cli_train_prepare(int argc, char **argv, bool help, ics_cli_train_job **
          "(Megatron-Core)",
          "N"},
         {"cp", 0, 0, G_OPTION_ARG_STRING, &a->cp, "the same, short", "N"},
+        {"recompute-num-layers", 0, 0, G_OPTION_ARG_STRING, &a->rec_layers,
+         "with --recompute full: only the first N layers of each model chunk (Megatron-Core's "
+         "block method)",
+         "N"},
         {"lora-rank", 0, 0, G_OPTION_ARG_STRING, &a->lora,
          "LoRA fine-tuning: rank-R adapters on QKV, proj, fc1, fc2; base weights frozen (NeMo)",
          "R"},

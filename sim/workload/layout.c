@@ -67,6 +67,24 @@ int ics_layout_stage_layer(const ics_layout *l, const ics_model *m, int stage, i
     return before + i;
 }
 
+bool ics_layout_recomputes(const ics_layout *l, int i)
+{
+    return l->recompute == ICS_RECOMPUTE_FULL &&
+           (l->recompute_layers == 0 || i < l->recompute_layers);
+}
+
+int ics_layout_recomputed_layers(const ics_layout *l, const ics_model *m)
+{
+    if (l->recompute != ICS_RECOMPUTE_FULL)
+        return 0;
+    int n = 0;
+    for (int v = 0; v < l->pp * l->vp; v++) {
+        int c = ics_layout_chunk_layers(l, m, v);
+        n += l->recompute_layers > 0 ? MIN(c, l->recompute_layers) : c;
+    }
+    return n;
+}
+
 int ics_layout_microbatches(const ics_layout *l)
 {
     return l->gbs / (l->mbs * l->dp);
@@ -485,6 +503,12 @@ static bool check_context(const ics_layout *l, const ics_model *m, namer *nm, GE
  * modelled) and packed sequences (samples 1..seq tokens; FlashAttention's varlen kernels). */
 static bool check_peft(const ics_layout *l, const ics_model *m, GError **error)
 {
+    if (l->recompute_layers < 0 || l->recompute_layers > m->layers ||
+        (l->recompute_layers > 0 && l->recompute != ICS_RECOMPUTE_FULL))
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: recompute_num_layers: expected 0 or 1..layers (%d) with full "
+                    "recomputation, got %d with recompute %s",
+                    m->layers, l->recompute_layers, ics_recompute_name(l->recompute));
     if (l->lora_rank < 0 || l->lora_rank > m->hidden)
         return fail(error, ICS_ERROR_INPUT,
                     "layout: lora_rank: expected 0 (off) or 1..hidden (%d), got %d", m->hidden,

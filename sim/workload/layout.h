@@ -68,6 +68,9 @@ typedef struct {
                                   userbuffers): each layer's sequence-parallel all-gather and
                                   reduce-scatter run beside the GEMM that consumes or produces
                                   them (docs/workload.md); needs sp, as in Megatron */
+    int recompute_layers;      /* with full recomputation, only the first this many layers of each
+                                  model chunk (Megatron-Core's --recompute-method block
+                                  --recompute-num-layers N); 0: every layer */
     bool split_embedding;      /* Megatron-Core's --account-for-embedding-in-pipeline-split: the
                                   embedding counts as a layer when layers are split over the
                                   virtual stages, so the first holds one layer fewer */
@@ -146,6 +149,10 @@ int ics_layout_stage_layers(const ics_layout *l, const ics_model *m, int stage);
  * c x pp + s), and the global index of its first. */
 int ics_layout_chunk_layers(const ics_layout *l, const ics_model *m, int v);
 int ics_layout_chunk_first_layer(const ics_layout *l, const ics_model *m, int v);
+/* Whether the i-th layer of a model chunk is recomputed in full before its backward. */
+bool ics_layout_recomputes(const ics_layout *l, int i);
+/* Layers recomputed in full over the whole model (every chunk's first recompute_layers). */
+int ics_layout_recomputed_layers(const ics_layout *l, const ics_model *m);
 /* The global index of the i-th layer on stage `stage` (model chunks in order): with vp 1 the
  * stages' layers follow each other; interleaved (even stages), chunk c of the stage is virtual
  * stage c x pp + stage. O(1). */

@@ -208,15 +208,22 @@ void ics_memory_of_stage(const ics_model *m, const ics_layout *l, int stage, ics
     ics_layout whole = *l;
     whole.recompute = ICS_RECOMPUTE_NONE;
     double kept = 0, largest = 0;
-    for (int i = 0; i < ics_layout_stage_layers(l, m, stage); i++) {
-        int layer = ics_layout_stage_layer(l, m, stage, i);
-        kept += layer_activations(m, l, layer);
-        largest = MAX(largest, layer_activations(m, &whole, layer));
+    bool any = false;
+    /* chunk by chunk: with recompute_layers only a chunk's first layers keep just their input */
+    for (int c = 0; c < l->vp; c++) {
+        int v = c * l->pp + stage, first = ics_layout_chunk_first_layer(l, m, v);
+        for (int j = 0; j < ics_layout_chunk_layers(l, m, v); j++) {
+            bool rec = ics_layout_recomputes(l, j);
+            kept += layer_activations(m, rec ? l : &whole, first + j);
+            if (rec)
+                largest = MAX(largest, layer_activations(m, &whole, first + j));
+            any |= rec;
+        }
     }
     out->activations = out->in_flight * kept;
     /* full recomputation: backward recomputes one layer at a time, its whole working set back
      * for a while */
-    if (l->recompute == ICS_RECOMPUTE_FULL)
+    if (any)
         out->activations += largest;
     if (stage == l->pp - 1) /* the logits of the micro-batch in its backward: 16-bit and fp32 */
         out->activations += (ics_layout_act_bytes(l) + FP32_LOGITS_BYTES) * (double)m->seq / l->cp *

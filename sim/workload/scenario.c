@@ -126,6 +126,7 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
                                        "ep",
                                        "cp",
                                        "lora_rank",
+                                       "recompute_num_layers",
                                        "account_for_embedding_in_pipeline_split",
                                        "account_for_loss_in_pipeline_split",
                                        "packed_sample_len",
@@ -167,7 +168,9 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
             l->ep = (int)ep;
         if (ics_jr_int(r, o, "cp", false, 1, 1 << 16, &cp))
             l->cp = (int)cp;
-        int64_t lora, packed;
+        int64_t lora, packed, rec_layers;
+        if (ics_jr_int(r, o, "recompute_num_layers", false, 0, 1 << 20, &rec_layers))
+            l->recompute_layers = (int)rec_layers;
         if (ics_jr_int(r, o, "lora_rank", false, 0, 1 << 22, &lora))
             l->lora_rank = (int)lora;
         if (ics_jr_int(r, o, "packed_sample_len", false, 0, 1 << 24, &packed))

@@ -540,7 +540,7 @@ static void attn_bwd(ics_wl *w, bool last_mb)
 
 static void layer_bwd(ics_wl *w, int i, bool last_mb)
 {
-    if (w->l->recompute == ICS_RECOMPUTE_FULL)
+    if (ics_layout_recomputes(w->l, i))
         layer_fwd(w, i, true, -1, -1);
     if (moe_layer(w, i))
         ics_wl__moe_bwd(w, last_mb);

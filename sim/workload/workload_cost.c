@@ -460,7 +460,9 @@ static void step_flops(const ics_model *m, const ics_layout *l, bool padded, dou
     double bwd = ndense * (attn_bwd + c[ICS_WL_MLP_BWD].flops) + nmoe * (attn_bwd + moe_bwd);
     *per_mb = fwd + bwd + c[ICS_WL_HEAD_FWD].flops + c[ICS_WL_HEAD_BWD].flops +
               c[ICS_WL_EMBED_FWD].flops + c[ICS_WL_EMBED_BWD].flops;
-    *recompute = l->recompute == ICS_RECOMPUTE_FULL        ? fwd
+    /* full recomputation of some layers (recompute_layers): their share of the forward */
+    *recompute = l->recompute == ICS_RECOMPUTE_FULL
+                     ? fwd * ics_layout_recomputed_layers(l, m) / m->layers
                  : l->recompute == ICS_RECOMPUTE_SELECTIVE ? m->layers * c[ICS_WL_ATTN_RECOMP].flops
                                                            : 0;
 }
