@@ -53,7 +53,7 @@ static void xfer_go(ics_engine *e, void *ctx, uint64_t tag)
 /* The queues of messages from src to dst on channel `tag` (ics_trace_op's tag). */
 static pair *pair_of(ics_replay *r, int src, int dst, int tag)
 {
-    gint64 key = ((gint64)src * ics_trace_nranks(r->tr) + dst) * (ICS_TRACE_MAX_TAG + 1) + tag;
+    gint64 key = ics_trace_channel(ics_trace_nranks(r->tr), src, dst, tag);
     pair *q = g_hash_table_lookup(r->pairs, &key);
     if (!q) {
         q = g_new0(pair, 1);

@@ -228,7 +228,7 @@ static bool check_p2p(const ics_trace *t, GError **error)
             const ics_trace_op *op = ics_trace_get_op(t, r, i);
             if (op->kind != ICS_TOP_SEND)
                 continue;
-            gint64 key = ((gint64)r * t->nranks + op->peer) * (ICS_TRACE_MAX_TAG + 1) + op->tag;
+            gint64 key = ics_trace_channel(t->nranks, r, op->peer, op->tag);
             GQueue *q = g_hash_table_lookup(queues, &key);
             if (!q) {
                 q = g_queue_new();
@@ -241,7 +241,7 @@ static bool check_p2p(const ics_trace *t, GError **error)
             const ics_trace_op *op = ics_trace_get_op(t, r, i);
             if (op->kind != ICS_TOP_RECV)
                 continue;
-            gint64 key = ((gint64)op->peer * t->nranks + r) * (ICS_TRACE_MAX_TAG + 1) + op->tag;
+            gint64 key = ics_trace_channel(t->nranks, op->peer, r, op->tag);
             GQueue *q = g_hash_table_lookup(queues, &key);
             if (!q || g_queue_is_empty(q)) {
                 ok = fail(error, "rank %d op %d: recv from rank %d has no matching send", r, i,

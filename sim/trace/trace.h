@@ -73,6 +73,14 @@ typedef struct {
 
 #define ICS_TRACE_MAX_TAG 7
 
+/* The channel a message from src to dst on `tag` travels on, as one number: what every matcher
+ * of sends and recvs keys by (the trace check, the JSON reader's located check, the replay),
+ * so that they cannot disagree on which send a recv matches. */
+static inline int64_t ics_trace_channel(int nranks, int src, int dst, int tag)
+{
+    return ((int64_t)src * nranks + dst) * (ICS_TRACE_MAX_TAG + 1) + tag;
+}
+
 typedef struct ics_trace ics_trace;
 
 /* An empty trace of nranks ranks (>= 1). Transfer full. */

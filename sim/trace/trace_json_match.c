@@ -183,11 +183,15 @@ static bool match_p2p(matcher *m)
         for (int i = 0; i < ics_trace_nops(t, k); i++) {
             const ics_trace_op *op = ics_trace_get_op(t, k, i);
             if (op->kind == ICS_TOP_SEND)
-                g_array_append_val(
-                    sends, ((call){.key = (k * nr + op->peer) * nt + op->tag, .rank = k, .op = i}));
+                g_array_append_val(sends,
+                                   ((call){.key = ics_trace_channel((int)nr, k, op->peer, op->tag),
+                                           .rank = k,
+                                           .op = i}));
             else if (op->kind == ICS_TOP_RECV)
-                g_array_append_val(
-                    recvs, ((call){.key = (op->peer * nr + k) * nt + op->tag, .rank = k, .op = i}));
+                g_array_append_val(recvs,
+                                   ((call){.key = ics_trace_channel((int)nr, op->peer, k, op->tag),
+                                           .rank = k,
+                                           .op = i}));
         }
     const call *s = sorted(sends), *r = sorted(recvs);
     int ns = (int)sends->len, nrv = (int)recvs->len, a = 0, b = 0;

@@ -144,13 +144,11 @@ static void set_chunk(ics_wl *w, int v)
 
 static void reduce_bucket(ics_wl *w, const ics_wl_grads *g, double params, int dep)
 {
-    bool expert = g == &w->expert;
     if (w->l->dist_opt)
         dp_coll_on(w, g->comm, ICS_COLL_REDUCE_SCATTER, params, w->grad_bytes, dep,
-                   expert ? "ep.dp.reduce_scatter" : "dp.reduce_scatter");
+                   g->reduce_scatter);
     else
-        dp_coll_on(w, g->comm, ICS_COLL_ALL_REDUCE, params, w->grad_bytes, dep,
-                   expert ? "ep.dp.all_reduce" : "dp.all_reduce");
+        dp_coll_on(w, g->comm, ICS_COLL_ALL_REDUCE, params, w->grad_bytes, dep, g->all_reduce);
 }
 
 /* Closes the bucket being filled: its reduction starts once op `dep` has produced its last
@@ -675,15 +673,15 @@ static void gather_params(ics_wl *w, const ics_wl_grads *g, int opt)
 {
     for (guint i = 0; i < g->buckets->len; i++)
         dp_coll_on(w, g->comm, ICS_COLL_ALL_GATHER, g_array_index(g->buckets, double, i),
-                   PARAM_BYTES, opt, g == &w->expert ? "ep.dp.all_gather" : "dp.all_gather");
+                   PARAM_BYTES, opt, g->all_gather);
 }
 
 static void finish_step(ics_wl *w)
 {
-    for (guint i = 0; i < w->dense.deferred->len; i++)
-        reduce_bucket(w, &w->dense, g_array_index(w->dense.deferred, double, i), w->last_compute);
-    for (guint i = 0; i < w->expert.deferred->len; i++)
-        reduce_bucket(w, &w->expert, g_array_index(w->expert.deferred, double, i), w->last_compute);
+    ics_wl_grads *sets[] = {&w->dense, &w->expert};
+    for (int k = 0; k < 2; k++) /* without overlap, every bucket after the backward */
+        for (guint i = 0; i < sets[k]->deferred->len; i++)
+            reduce_bucket(w, sets[k], g_array_index(sets[k]->deferred, double, i), w->last_compute);
     bool holds_embedding = w->s == 0 || w->s == w->p - 1;
     if (w->emb_comm && holds_embedding && w->l->lora_rank == 0) {
         int saved = w->dpc;
@@ -720,7 +718,6 @@ static void finish_step(ics_wl *w)
 
 static void write_rank(ics_wl *w, const ics_wl_step *sched, int nsteps)
 {
-    set_chunk(w, w->s);
     w->last_compute = w->pending_recv = w->last_dp = w->pending_gate = w->pending_cp = -1;
     ics_wl_grads *sets[] = {&w->dense, &w->expert};
     for (int i = 0; i < 2; i++) {
@@ -914,8 +911,16 @@ static void setup(ics_wl *w, const ics_model *m, const ics_layout *l, const ics_
         w->mlp_params /= l->tp;
         w->embed_params = w->head_params = 0;
     }
-    w->dense = (ics_wl_grads){.comm = -1, .size = l->dp * l->cp};
-    w->expert = (ics_wl_grads){.comm = -1, .size = l->dp / l->ep};
+    w->dense = (ics_wl_grads){.comm = -1,
+                              .size = l->dp * l->cp,
+                              .all_reduce = "dp.all_reduce",
+                              .reduce_scatter = "dp.reduce_scatter",
+                              .all_gather = "dp.all_gather"};
+    w->expert = (ics_wl_grads){.comm = -1,
+                               .size = l->dp / l->ep,
+                               .all_reduce = "ep.dp.all_reduce",
+                               .reduce_scatter = "ep.dp.reduce_scatter",
+                               .all_gather = "ep.dp.all_gather"};
     ics_wl_grads *sets[] = {&w->dense, &w->expert};
     for (int i = 0; i < 2; i++) {
         sets[i]->buckets = g_array_new(FALSE, FALSE, sizeof(double));

@@ -60,7 +60,9 @@ const char *ics_wl__block_name(ics_wl_block b);
 
 /* A set of gradients reduced over one communicator, in Megatron's buckets. */
 typedef struct {
-    int comm;         /* the reduction's communicator on the rank being written, or -1 */
+    int comm; /* the reduction's communicator on the rank being written, or -1 */
+    /* the names its ops carry: "dp.all_reduce", ... ("ep.dp.*" for the experts') */
+    const char *all_reduce, *reduce_scatter, *all_gather;
     int size;         /* its ranks */
     double fill;      /* gradient parameters of the bucket being filled */
     int last_grad_op; /* the compute op that produced the newest gradients */
