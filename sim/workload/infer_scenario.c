@@ -3,6 +3,7 @@
  * options' ranges and located when wrong. */
 #include "workload/infer.h"
 #include "core/json.h"
+#include "workload/workload_internal.h"
 
 static const char *const dtype_names[] = {"bf16", "fp16", "fp8", NULL};
 static const ics_dtype dtype_values[] = {ICS_DTYPE_BF16, ICS_DTYPE_FP16, ICS_DTYPE_FP8};
@@ -54,11 +55,7 @@ bool ics_infer_scenario_load(const char *path, ics_infer_scenario *s, GError **e
         int e;
         ics_jr_enum(r, root, "kind", true, kinds, &e);
         const char *str = NULL;
-        if (ics_jr_str(r, root, "system", true, &str)) {
-            char *dir = g_path_get_dirname(path);
-            s->system = g_path_is_absolute(str) ? g_strdup(str) : g_build_filename(dir, str, NULL);
-            g_free(dir);
-        }
+        s->system = ics_wl__scenario_system(r, root, path);
         if (ics_jr_str(r, root, "model", true, &str))
             s->model = g_strdup(str);
         if (ics_jr_enum(r, root, "engine", false, engines, &e))

@@ -1,6 +1,7 @@
 /* The training-scenario reader (scenario.h), on the located JSON reader (json.h). */
 #include "workload/scenario.h"
 #include "core/json.h"
+#include "workload/workload_internal.h"
 
 #include <string.h>
 
@@ -197,6 +198,18 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
     ics_jr_pop(r, mark);
 }
 
+char *ics_wl__scenario_system(ics_jr *r, const cJSON *root, const char *path)
+{
+    const char *sys = NULL;
+    if (!ics_jr_str(r, root, "system", true, &sys))
+        return NULL;
+    if (g_path_is_absolute(sys))
+        return g_strdup(sys);
+    char *dir = g_path_get_dirname(path), *p = g_build_filename(dir, sys, NULL);
+    g_free(dir);
+    return p;
+}
+
 bool ics_train_scenario_load(const char *path, const ics_model_catalog *catalog,
                              ics_train_scenario *s, GError **err)
 {
@@ -209,12 +222,7 @@ bool ics_train_scenario_load(const char *path, const ics_model_catalog *catalog,
     if (root && ics_jr_keys(r, root, keys)) {
         int e;
         ics_jr_enum(r, root, "kind", true, kinds, &e);
-        const char *sys = NULL;
-        if (ics_jr_str(r, root, "system", true, &sys)) {
-            char *dir = g_path_get_dirname(path);
-            s->system = g_path_is_absolute(sys) ? g_strdup(sys) : g_build_filename(dir, sys, NULL);
-            g_free(dir);
-        }
+        s->system = ics_wl__scenario_system(r, root, path);
         int64_t nodes;
         if (ics_jr_int(r, root, "nodes", false, 1, ICS_SCENARIO_NODES_MAX, &nodes))
             s->nodes = (int)nodes;

@@ -6,6 +6,7 @@
 
 #include "workload/workload.h"
 
+#include "core/json.h"
 #include "workload/compute.h"
 
 /* The compute ops of a step: each is a block of kernels between two tensor-parallel
@@ -133,5 +134,10 @@ void ics_wl__moe_comms(ics_wl *w, int *ranks);
 void ics_wl__moe_rank(ics_wl *w);
 void ics_wl__moe_fwd(ics_wl *w, bool again);
 void ics_wl__moe_bwd(ics_wl *w, bool last_mb);
+
+/* scenario.c: a scenario's "system" key (required) as a path, resolved against the directory of
+ * the scenario file `path` unless absolute; NULL when absent or not a string (the reader's
+ * error is set). Transfer full. Training and inference scenarios (infer_scenario.c) alike. */
+char *ics_wl__scenario_system(ics_jr *r, const cJSON *root, const char *path);
 
 #endif
