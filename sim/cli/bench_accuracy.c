@@ -50,6 +50,10 @@ static const struct {
     {"nccl_issue1161_h100pcie_2gpu_nvlinkbridge_allreduce", "pcie-nvlink-bridge.json", 1, 2, false,
      false},
     {"snellius_h100x4_1node_all_reduce", "hgx-h100-4gpu.json", 1, 4, false, false},
+    /* PCIe-only GeForce cards: through host memory with the stock driver (NCCL's SHM), peer to
+     * peer with a modified one */
+    {"lowprov_rtx4090x8_pcie_noP2P_allreduce", "rtx4090-8gpu.json", 1, 8, false, false},
+    {"lowprov_rtx4090x8_pcie_tinygradP2P_allreduce", "rtx4090-8gpu-p2p.json", 1, 8, false, false},
 };
 
 #define MIB (1ULL << 20)

@@ -117,11 +117,24 @@ ics_hw *ics_cli_load_hw(const char *path, int nodes_override)
     return hw;
 }
 
+void ics_cli_nccl_paths(const char *cmd, ics_topo *t)
+{
+    ics_topo_paths p;
+    GError *warning = NULL;
+    ics_coll_paths_from_env(&p, &warning);
+    if (warning)
+        fprintf(stderr, "icsim%s%s: warning: %s\n", *cmd ? " " : "", cmd, warning->message);
+    g_clear_error(&warning);
+    ics_topo_set_paths(t, &p);
+}
+
 bool ics_cli_setup_open(ics_cli_setup *s, const char *path, int nodes_override)
 {
     *s = (ics_cli_setup){.hw = ics_cli_load_hw(path, nodes_override)};
-    if (s->hw)
+    if (s->hw) {
         s->t = ics_topo_new(s->hw);
+        ics_cli_nccl_paths("", s->t);
+    }
     return s->hw != NULL;
 }
 

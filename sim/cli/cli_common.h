@@ -68,8 +68,12 @@ typedef struct {
     ics_comm *comm;
 } ics_cli_setup;
 
-/* Loads path (nodes_override: a cluster's node count, 0: the file's) and builds its topology;
- * on bad input prints the error and returns false. */
+/* Applies the paths NCCL's environment asks for (ics_coll_paths_from_env: NCCL_P2P_LEVEL, ...)
+ * to t; a value not understood is named in a warning on stderr, as NCCL warns. */
+void ics_cli_nccl_paths(const char *cmd, ics_topo *t);
+
+/* Loads path (nodes_override: a cluster's node count, 0: the file's) and builds its topology
+ * with NCCL's paths (ics_cli_nccl_paths); on bad input prints the error and returns false. */
 bool ics_cli_setup_open(ics_cli_setup *s, const char *path, int nodes_override);
 /* n ranks, gpn per node, nodes in order (ics_topo_gpus_by_node), and a communicator over them
  * on `backend` (params NULL: defaults). */

@@ -149,6 +149,7 @@ int ics_cli_step_run(const char *cmd, const ics_cli_step_args *a, const ics_trac
     if (warning)
         fprintf(stderr, "icsim %s: warning: %s\n", cmd, warning->message);
     g_clear_error(&warning);
+    ics_cli_nccl_paths(cmd, t);
     if (a->timeline)
         o.sample_ps = (ics_time)((a->sample_us > 0 ? a->sample_us : 10) * ICS_PS_PER_US);
     GError *err = NULL;

@@ -85,6 +85,7 @@ int ics_cli_topo(int argc, char **argv)
     if (!hw)
         goto done;
     t = ics_topo_new(hw);
+    ics_cli_nccl_paths("topo", t);
     for (char **f = fails; f && *f; f++)
         if (!ics_topo_fail(t, *f, &err)) {
             ics_cli_fail("topo",

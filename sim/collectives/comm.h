@@ -89,6 +89,11 @@ ics_sched *ics_comm_plan(ics_comm *c, const ics_coll_req *req, const ics_coll_tu
  * understood are ignored and named in *warning (set, ICS_ERROR_INPUT, only if there are any). */
 void ics_coll_tuning_from_env(ics_coll_tuning *t, GError **warning);
 
+/* The paths NCCL_P2P_DISABLE, NCCL_P2P_LEVEL, NCCL_NET_GDR_LEVEL and NCCL_NET_GDR_READ ask
+ * for, for ics_topo_set_paths; -1 where a variable is unset. Never fails: values not understood
+ * are ignored and named in *warning, as in ics_coll_tuning_from_env. */
+void ics_coll_paths_from_env(ics_topo_paths *p, GError **warning);
+
 /* NCCL_ALGO's and NCCL_PROTO's syntax as NCCL's parseList reads it: names separated by commas,
  * case-insensitive ("Ring,Tree"), the set of them; after a leading '^', every member but those
  * ("^NVLS"). Names not understood are skipped, as NCCL skips them, and the first goes to *bad

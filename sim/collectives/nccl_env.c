@@ -93,6 +93,61 @@ static void read_int(GString *w, const char *var, int lo, int hi, int *out)
     *out = (int)x;
 }
 
+/* A path level as ncclGetLevel reads NCCL_P2P_LEVEL and NCCL_NET_GDR_LEVEL: a path type's name,
+ * or the numbers of NCCL before 2.5 (0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 and up SYS). NCCL's types
+ * that icsim's nodes do not distinguish read as their neighbours: NVB as NVL, PXN as PXB, C2C
+ * and P2C as PHB. */
+static void read_level(GString *w, const char *var, int *out)
+{
+    const char *v = g_getenv(var);
+    if (!v || !*v)
+        return;
+    static const struct {
+        const char *name;
+        ics_path_type type;
+    } aliases[] = {
+        {"NVB", ICS_PATH_NVL}, {"PXN", ICS_PATH_PXB}, {"C2C", ICS_PATH_PHB}, {"P2C", ICS_PATH_PHB}};
+    int l = ics_path_type_from_name(v);
+    for (size_t i = 0; l < 0 && i < G_N_ELEMENTS(aliases); i++)
+        if (g_ascii_strcasecmp(v, aliases[i].name) == 0)
+            l = aliases[i].type;
+    if (l < 0 && g_ascii_isdigit(v[0])) {
+        static const ics_path_type old[] = {ICS_PATH_LOC, ICS_PATH_PIX, ICS_PATH_PXB, ICS_PATH_PHB,
+                                            ICS_PATH_SYS};
+        char *end = NULL;
+        long long x = g_ascii_strtoll(v, &end, 10);
+        if (end && !*end)
+            l = old[MIN(x, 4)];
+    }
+    if (l < 0) {
+        char *shown = g_strescape(v, NULL);
+        note(w, "%s=%s not understood (expected LOC, NVL, PIX, PXB, PHB or SYS), ignored", var,
+             shown);
+        g_free(shown);
+        return;
+    }
+    *out = l;
+}
+
+void ics_coll_paths_from_env(ics_topo_paths *p, GError **warning)
+{
+    *p = (ics_topo_paths){-1, -1, -1};
+    GString *w = g_string_new(NULL);
+    int disable = 0;
+    read_int(w, "NCCL_P2P_DISABLE", INT_MIN, INT_MAX, &disable);
+    if (disable == 1) /* ncclGetLevel: the disable variable wins over the level */
+        p->p2p_level = ICS_PATH_LOC;
+    else
+        read_level(w, "NCCL_P2P_LEVEL", &p->p2p_level);
+    read_level(w, "NCCL_NET_GDR_LEVEL", &p->gdr_level);
+    int read = -1;
+    read_int(w, "NCCL_NET_GDR_READ", INT_MIN, INT_MAX, &read);
+    p->gdr_read = read < 0 ? -1 : read != 0;
+    if (w->len)
+        g_set_error_literal(warning, ICS_ERROR, ICS_ERROR_INPUT, w->str);
+    g_string_free(w, TRUE);
+}
+
 void ics_coll_tuning_from_env(ics_coll_tuning *t, GError **warning)
 {
     *t = (ics_coll_tuning){.nvls_enable = true};

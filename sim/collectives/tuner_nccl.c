@@ -321,8 +321,7 @@ void ics_tuner_nccl_init(ics_tuner *tu)
             tu->net_gbps = MIN(tu->net_gbps, nics);
     }
     const ics_hw_node *node = ics_hw_node_of(ics_topo_hw(tu->t));
-    tu->amd_cpu = node->n_cpus > 0 && node->cpus[0].type->product &&
-                  strstr(node->cpus[0].type->product, "AMD") != NULL;
+    tu->amd_cpu = node->n_cpus > 0 && ics_hw_cpu_vendor(node->cpus[0].type) == ICS_CPU_AMD;
     ics_algo_nodes_clear(&g);
     tu->ll128_default = ll128_default(tu);
     if (tu->nnodes > 1)

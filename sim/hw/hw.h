@@ -64,6 +64,8 @@ typedef struct {
     double tflops[ICS_DTYPE_COUNT]; /* dense peak; 0 = not supported */
     uint64_t hbm_bytes;
     uint64_t hbm_bw_bytes_per_s;
+    bool p2p; /* the driver lets other GPUs map its memory over PCIe (GeForce parts: no) */
+    bool gdr; /* NICs may read and write its memory directly (GPUDirect RDMA) */
     ics_hw_compute compute;
     const char *source;
 } ics_hw_gpu_type;
@@ -103,9 +105,15 @@ typedef struct {
     const char *product;
     uint64_t socket_link_bw_bytes_per_s;
     ics_time socket_link_latency_ps;
-    uint64_t p2p_bw_bytes_per_s; /* PCIe P2P through the root complex */
+    uint64_t p2p_bw_bytes_per_s;    /* PCIe P2P through the root complex */
+    uint64_t memory_bw_bytes_per_s; /* DRAM, the whole socket; 0: not given */
     const char *source;
 } ics_hw_cpu_type;
+
+/* Whose CPU, as NCCL tells them apart (its P2P and network defaults differ by vendor): read
+ * from the product name ("Intel", "AMD", "Grace"/"Arm"). */
+typedef enum { ICS_CPU_OTHER, ICS_CPU_INTEL, ICS_CPU_AMD, ICS_CPU_ARM } ics_cpu_vendor;
+ics_cpu_vendor ics_hw_cpu_vendor(const ics_hw_cpu_type *c);
 
 /* ---- a node ---- */
 

@@ -216,8 +216,9 @@ static void read_compute(ics_hw__ld *ld, const cJSON *o, ics_hw_compute *c)
 static void read_gpu(ics_hw__ld *ld, const cJSON *o, ics_hw_gpu_type *g, bool fresh)
 {
     static const char *const keys[] = {
-        "name",   "arch",       "nvlink",           "nvlinks", "pcie",   "pcie_lanes",
-        "tflops", "hbm_gbytes", "hbm_tbytes_per_s", "compute", "source", NULL};
+        "name",   "arch",       "nvlink",           "nvlinks", "pcie",           "pcie_lanes",
+        "tflops", "hbm_gbytes", "hbm_tbytes_per_s", "p2p",     "gpudirect_rdma", "compute",
+        "source", NULL};
     if (!ics_jr_keys(ld->r, o, keys))
         return;
     read_str(ld, o, "name", fresh, &g->product);
@@ -231,6 +232,10 @@ static void read_gpu(ics_hw__ld *ld, const cJSON *o, ics_hw_gpu_type *g, bool fr
     if (ics_jr_num(ld->r, o, "hbm_gbytes", fresh, 0.001, 1e6, &gb))
         g->hbm_bytes = (uint64_t)llround(gb * 1e9);
     read_rate(ld, o, "hbm_tbytes_per_s", fresh, 1e12, &g->hbm_bw_bytes_per_s);
+    if (fresh)
+        g->p2p = g->gdr = true;
+    ics_jr_bool(ld->r, o, "p2p", false, &g->p2p);
+    ics_jr_bool(ld->r, o, "gpudirect_rdma", false, &g->gdr);
     if (fresh)
         ics_hw_compute_defaults(&g->compute);
     read_compute(ld, o, &g->compute);
@@ -288,16 +293,33 @@ static void read_nic(ics_hw__ld *ld, const cJSON *o, ics_hw_nic_type *n, bool fr
 
 static void read_cpu(ics_hw__ld *ld, const cJSON *o, ics_hw_cpu_type *c, bool fresh)
 {
-    static const char *const keys[] = {
-        "name", "socket_link_gbytes_per_s", "socket_link_latency_ns", "p2p_gbytes_per_s", "source",
-        NULL};
+    static const char *const keys[] = {"name",
+                                       "socket_link_gbytes_per_s",
+                                       "socket_link_latency_ns",
+                                       "p2p_gbytes_per_s",
+                                       "memory_gbytes_per_s",
+                                       "source",
+                                       NULL};
     if (!ics_jr_keys(ld->r, o, keys))
         return;
     read_str(ld, o, "name", fresh, &c->product);
     read_rate(ld, o, "socket_link_gbytes_per_s", fresh, 1e9, &c->socket_link_bw_bytes_per_s);
     read_ns(ld, o, "socket_link_latency_ns", fresh, &c->socket_link_latency_ps);
     read_rate(ld, o, "p2p_gbytes_per_s", fresh, 1e9, &c->p2p_bw_bytes_per_s);
+    read_rate(ld, o, "memory_gbytes_per_s", false, 1e9, &c->memory_bw_bytes_per_s);
     read_str(ld, o, "source", fresh, &c->source);
+}
+
+ics_cpu_vendor ics_hw_cpu_vendor(const ics_hw_cpu_type *c)
+{
+    const char *p = c && c->product ? c->product : "";
+    if (strstr(p, "Intel"))
+        return ICS_CPU_INTEL;
+    if (strstr(p, "AMD"))
+        return ICS_CPU_AMD;
+    if (strstr(p, "Grace") || strstr(p, "Arm") || strstr(p, "ARM"))
+        return ICS_CPU_ARM;
+    return ICS_CPU_OTHER;
 }
 
 /* ---- sections ----------------------------------------------------------------------------- */

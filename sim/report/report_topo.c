@@ -284,6 +284,34 @@ void ics_report_topo_json(const ics_topo *t, GString *out)
 
 /* ---- a route ------------------------------------------------------------------------------ */
 
+/* How NCCL moves data from src to dst: P2P or SHM inside a node, GPUDirect RDMA or host buffers
+ * at each end of a network path (ics_topo_uses_p2p, ics_topo_uses_gdr). */
+static void route_transport(const ics_topo *t, int src, int dst, GString *out)
+{
+    const ics_topo_dev *a = ics_topo_dev_get(t, src), *b = ics_topo_dev_get(t, dst);
+    if (a->kind != ICS_DEV_GPU || src == dst)
+        return;
+    if (a->node == b->node && b->kind == ICS_DEV_GPU) {
+        ics_path_type p = ics_topo_path_type(t, src, dst);
+        bool p2p = ics_topo_uses_p2p(t, src, dst) || a->socket < 0 || b->socket < 0;
+        g_string_append_printf(out, "transport: %s (path %s)\n",
+                               p2p ? "P2P" : "SHM, through host memory", ics_path_type_name(p));
+        return;
+    }
+    if (a->node == b->node)
+        return;
+    int ns = ics_route_nic_of_gpu(t, src);
+    int nd = b->kind == ICS_DEV_GPU ? ics_route_nic_of_gpu(t, dst) : dst;
+    if (ns < 0 || nd < 0)
+        return;
+    bool gs = ics_topo_uses_gdr(t, src, ns, true) || a->socket < 0;
+    bool gd = b->kind != ICS_DEV_GPU || ics_topo_uses_gdr(t, dst, nd, false) || b->socket < 0;
+    g_string_append_printf(out, "transport: network; send %s (path %s), receive %s\n",
+                           gs ? "GPUDirect RDMA" : "from host memory",
+                           ics_path_type_name(ics_topo_path_type(t, src, ns)),
+                           gd ? "GPUDirect RDMA" : "into host memory");
+}
+
 void ics_report_route(const ics_topo *t, int src, int dst, GString *out)
 {
     ics_route r;
@@ -294,6 +322,7 @@ void ics_report_route(const ics_topo *t, int src, int dst, GString *out)
     }
     g_string_append_printf(out, "route %s -> %s: %d path%s\n", ics_topo_dev_label(t, src),
                            ics_topo_dev_label(t, dst), r.n_paths, r.n_paths == 1 ? "" : "s");
+    route_transport(t, src, dst, out);
     for (int p = 0; p < r.n_paths; p++) {
         const ics_route_path *path = &r.paths[p];
         g_string_append_printf(out, "  %.3f of the bytes: %s", path->weight,

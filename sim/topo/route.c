@@ -74,6 +74,50 @@ static void pcie_path(path_builder *pb, int a, int b)
         hop(pb, cb[j], cb[j - 1]);
 }
 
+/* The memory channel between host bridge hb and socket s, either way round. */
+static void memory_hop(path_builder *pb, int from, int to)
+{
+    int n;
+    const int *out = ics_topo_out(pb->t, from, &n);
+    for (int i = 0; i < n; i++) {
+        const ics_topo_chan *c = ics_topo_chan_get(pb->t, out[i]);
+        if (c->dst == to && c->kind == ICS_CHAN_MEMORY) {
+            if (pb->path.n_hops < ICS_ROUTE_MAX_HOPS)
+                pb->path.chans[pb->path.n_hops++] = out[i];
+            else
+                pb->ok = false;
+            return;
+        }
+    }
+    pb->ok = false;
+}
+
+/* a -> b of one node through host memory on socket `mem` (a CPU device): a writes into it and
+ * b reads from it, as NCCL's SHM transport and network buffers without GPUDirect RDMA move
+ * data. Each side climbs its PCIe tree to its host bridge and crosses into DRAM by the memory
+ * channel; the socket link joins sockets. */
+static void host_path(path_builder *pb, int a, int b, int mem)
+{
+    int ca[ICS_ROUTE_MAX_HOPS], cb[ICS_ROUTE_MAX_HOPS];
+    int na = up_chain(pb->t, a, ca, ICS_ROUTE_MAX_HOPS);
+    int nb = up_chain(pb->t, b, cb, ICS_ROUTE_MAX_HOPS);
+    if (na < 2 || nb < 2 || ics_topo_dev_get(pb->t, ca[na - 1])->kind != ICS_DEV_CPU ||
+        ics_topo_dev_get(pb->t, cb[nb - 1])->kind != ICS_DEV_CPU) {
+        pb->ok = false;
+        return;
+    }
+    for (int i = 0; i + 2 < na && pb->ok; i++)
+        hop(pb, ca[i], ca[i + 1]);
+    memory_hop(pb, ca[na - 2], ca[na - 1]);
+    if (ca[na - 1] != mem)
+        hop(pb, ca[na - 1], mem);
+    if (mem != cb[nb - 1])
+        hop(pb, mem, cb[nb - 1]);
+    memory_hop(pb, cb[nb - 1], cb[nb - 2]);
+    for (int j = nb - 2; j > 0 && pb->ok; j--)
+        hop(pb, cb[j], cb[j - 1]);
+}
+
 /* ---- NVLink -------------------------------------------------------------------------------- */
 
 /* Shortest switch-only path from switch s to a switch adjacent to GPU dst (BFS, lowest
@@ -313,7 +357,12 @@ bool ics_route_find(const ics_topo *t, int src, int dst, uint64_t flow_hash, ics
     if (src == dst)
         return true;
     const ics_topo_dev *a = ics_topo_dev_get(t, src), *b = ics_topo_dev_get(t, dst);
-    if (a->node == b->node && a->kind == ICS_DEV_GPU && b->kind == ICS_DEV_GPU) {
+    path_builder pb = {.t = t, .ok = true, .path.weight = 1};
+    bool gpus = a->kind == ICS_DEV_GPU && b->kind == ICS_DEV_GPU;
+    bool placed = a->socket >= 0 && b->socket >= 0; /* both have a host to stage through */
+    if (a->node == b->node && gpus && placed && !ics_topo_uses_p2p(t, src, dst)) {
+        host_path(&pb, src, dst, b->socket); /* NCCL's SHM: the buffer is the receiver's */
+    } else if (a->node == b->node && gpus) {
         int c = ics_topo_chan_between(t, src, dst);
         if (c >= 0 && ics_topo_chan_get(t, c)->kind == ICS_CHAN_NVLINK) {
             ics_route_path p = {.weight = 1, .n_hops = 1, .chans = {c}};
@@ -322,19 +371,22 @@ bool ics_route_find(const ics_topo *t, int src, int dst, uint64_t flow_hash, ics
         }
         if (nvswitch_paths(t, src, dst, out))
             return true;
-    }
-    path_builder pb = {.t = t, .ok = true, .path.weight = 1};
-    if (a->node == b->node) {
+        pcie_path(&pb, src, dst);
+    } else if (a->node == b->node) {
         pcie_path(&pb, src, dst);
     } else {
         int ns = exit_nic(t, src), nd = exit_nic(t, dst);
         if (ns < 0 || nd < 0)
             return false;
-        if (ns != src)
+        if (ns != src && (ics_topo_uses_gdr(t, src, ns, true) || a->socket < 0))
             pcie_path(&pb, src, ns);
+        else if (ns != src) /* the send buffer in host memory next to the GPU */
+            host_path(&pb, src, ns, a->socket);
         fabric_path(&pb, ns, nd, flow_hash);
-        if (nd != dst && pb.ok)
+        if (nd != dst && pb.ok && (ics_topo_uses_gdr(t, dst, nd, false) || b->socket < 0))
             pcie_path(&pb, nd, dst);
+        else if (nd != dst && pb.ok)
+            host_path(&pb, nd, dst, b->socket);
     }
     if (!pb.ok)
         return false;

@@ -8,7 +8,8 @@
 
 static const char *const dev_kind_names[] = {"gpu", "nvswitch", "pcie_switch", "host_bridge",
                                              "cpu", "nic",      "net_switch"};
-static const char *const chan_kind_names[] = {"nvlink", "pcie", "cpu", "socket", "network"};
+static const char *const chan_kind_names[] = {"nvlink", "pcie",    "cpu",
+                                              "socket", "network", "memory"};
 
 const char *ics_dev_kind_name(ics_dev_kind k)
 {
@@ -150,6 +151,29 @@ static void build_pcie(ics_topo *t, const ics_hw_node *n, int base, int node)
     }
 }
 
+/* Each host bridge's way into its socket's DRAM, beside the root complex's P2P channel: a DMA
+ * to host memory is not peer-to-peer forwarding, so it runs at what the bridge's PCIe links
+ * bring, bounded by the socket's DRAM bandwidth where the CPU type gives one. Added last in
+ * the node so that ics_topo_chan_between(bridge, socket) stays the P2P channel. Latency 0:
+ * NCCL's per-step costs already stand for the protocol's host-memory round trips. */
+static void build_memory(ics_topo *t, const ics_hw_node *n, int base)
+{
+    for (int i = 0; i < n->n_pcie; i++) {
+        if (n->pcie[i].kind != ICS_PCIE_HOST_BRIDGE)
+            continue;
+        int hb = base + t->pcie_dev[i];
+        uint64_t bw = 0;
+        for (int j = 0; j < n->n_pcie; j++)
+            if (n->pcie[j].parent == i)
+                bw += ics_hw_standard_bw(n->pcie[j].standard, n->pcie[j].lanes);
+        const ics_hw_cpu_type *ct = n->cpus[socket_of_numa(n, n->pcie[i].numa)].type;
+        if (ct->memory_bw_bytes_per_s)
+            bw = MIN(bw, ct->memory_bw_bytes_per_s);
+        if (bw > 0)
+            add_link(t, hb, dev(t, hb)->socket, ICS_CHAN_MEMORY, NULL, 1, bw, 0);
+    }
+}
+
 static void build_nvlink(ics_topo *t, const ics_hw_node *n, int base, int node)
 {
     int sw0 = base + t->devs_per_node - n->n_nvswitches;
@@ -178,6 +202,7 @@ static void build_node(ics_topo *t, const ics_hw_node *n, int node)
     build_cpus(t, n, base, node);
     build_pcie(t, n, base, node);
     build_nvlink(t, n, base, node);
+    build_memory(t, n, base);
 }
 
 /* Connected components of the NVSwitch graph (DGX-2 joins two boards' switches). */
@@ -312,6 +337,7 @@ ics_topo *ics_topo_new(const ics_hw *hw)
     const ics_hw_node *n = ics_hw_node_of(hw);
     ics_topo *t = g_new0(ics_topo, 1);
     t->hw = hw;
+    t->paths = (ics_topo_paths){-1, -1, -1};
     t->nodes = ics_hw_nodes(hw);
     t->gpus = n->gpus;
     t->devs = g_array_new(FALSE, TRUE, sizeof(ics_topo_dev));

@@ -30,6 +30,8 @@ typedef enum {
     ICS_CHAN_CPU,     /* host bridge <-> socket: P2P through the root complex */
     ICS_CHAN_SOCKET,  /* socket <-> socket (UPI, xGMI) */
     ICS_CHAN_NETWORK, /* NIC <-> switch, switch <-> switch */
+    ICS_CHAN_MEMORY,  /* host bridge <-> its socket's DRAM: DMA to and from host memory, which
+                         NCCL's SHM transport and network buffers without GPUDirect RDMA use */
     ICS_CHAN_KIND_COUNT
 } ics_chan_kind;
 
@@ -144,8 +146,49 @@ const char *ics_topo_path_class(const ics_topo *t, int a, int b, char buf[16]);
  * anything else (X, NV#) 5. */
 int ics_topo_path_class_rank(const char *cls);
 
+/* ---- which paths NCCL uses (topo_paths.c) ----
+ * NCCL's path types, nearest first (src/graph/topo.h), as NCCL_P2P_LEVEL and
+ * NCCL_NET_GDR_LEVEL name them. NVML's NODE (host bridges of one socket) is NCCL's PHB. */
+typedef enum {
+    ICS_PATH_LOC,
+    ICS_PATH_NVL,
+    ICS_PATH_PIX,
+    ICS_PATH_PXB,
+    ICS_PATH_PHB,
+    ICS_PATH_SYS,
+    ICS_PATH_COUNT
+} ics_path_type;
+
+/* "LOC", "NVL", ... ; the name of a type, or -1 for a name NCCL does not know. */
+const char *ics_path_type_name(ics_path_type p);
+int ics_path_type_from_name(const char *name);
+/* The path type between two devices of one node (GPUs on NVLink: NVL). */
+ics_path_type ics_topo_path_type(const ics_topo *t, int a, int b);
+
+/* What NCCL's environment changes in the choice of paths; -1 in a field: NCCL's default. */
+typedef struct {
+    int p2p_level; /* NCCL_P2P_LEVEL / NCCL_P2P_DISABLE (LOC): GPUs closer than or at this type
+                      talk peer to peer, the rest through host memory (SHM) */
+    int gdr_level; /* NCCL_NET_GDR_LEVEL: GPU and NIC at most this far use GPUDirect RDMA */
+    int gdr_read;  /* NCCL_NET_GDR_READ: 0 off, 1 on for sends too */
+} ics_topo_paths;
+
+/* Sets the rules the routes follow from now on (the defaults until called). */
+void ics_topo_set_paths(ics_topo *t, const ics_topo_paths *p);
+/* Whether GPUs a and b of one node use peer-to-peer (P2P transport), as ncclTopoCheckP2p
+ * decides: both GPUs allow it and their path type is within the P2P level (default SYS; PXB
+ * on Intel and Arm hosts). Otherwise their traffic goes through host memory (SHM). */
+bool ics_topo_uses_p2p(const ics_topo *t, int a, int b);
+/* Whether GPU `gpu` and NIC `nic` of one node use GPUDirect RDMA, as ncclTopoCheckGdr decides
+ * (send: the NIC reads the GPU's memory); otherwise the network's buffers sit in host memory
+ * next to the GPU. */
+bool ics_topo_uses_gdr(const ics_topo *t, int gpu, int nic, bool send);
+
 /* Routes between devices: which channels a transfer crosses, and how it splits when the
  * hardware stripes it. Rules, in order:
+ *   - two GPUs of a node that do not use P2P (ics_topo_uses_p2p): through host memory next to
+ *     the destination, as NCCL's SHM transport (each up its PCIe tree to its host bridge, the
+ *     memory channels, the socket link between sockets);
  *   - two GPUs with a direct NVLink bond: that bond (parallel links are one bonded channel);
  *   - two GPUs on one NVSwitch fabric: one path per switch the source is wired to, weighted by
  *     its link count (GPUs spray packets over all their NVLinks), switch-to-switch hops taken
@@ -154,7 +197,8 @@ int ics_topo_path_class_rank(const char *cls);
  *     through the root complex, across sockets when the NUMA nodes differ;
  *   - across nodes: to the source GPU's nearest compute NIC (same rail first), up the fat-tree
  *     only as far as needed (up/down routing: loop-free by construction), one spine and core
- *     chosen by a flow hash (ECMP), down to the destination's NIC, then its PCIe tree. */
+ *     chosen by a flow hash (ECMP), down to the destination's NIC, then its PCIe tree; a GPU
+ *     and its NIC without GPUDirect RDMA (ics_topo_uses_gdr) meet in the GPU's host memory. */
 
 #define ICS_ROUTE_MAX_HOPS 32
 

@@ -27,6 +27,7 @@ struct ics_topo {
      * the same on every node of the model as built; dropped (NULL) once ics_topo_build_csr runs
      * again, i.e. after failures, when nodes may differ and route.c searches each time */
     int *gpu_nic_index;
+    ics_topo_paths paths; /* NCCL's environment (topo_paths.c); -1 fields: defaults */
 };
 
 /* Fills gpu_nic_index (route.c). */
