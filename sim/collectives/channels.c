@@ -141,8 +141,7 @@ static int nccl_call_channels(const ics_tuner *tu, const ics_coll_req *req, ics_
     if (algo == ICS_ALGO_NVLS)
         return ICS_NVLS_CHANNELS; /* whatever the size (enqueue.cc) */
     if (algo == ICS_ALGO_DIRECT)
-        return p2p_channels(tu, req->op == ICS_COLL_ALLTOALL ? req->size_bytes / (uint64_t)tu->n
-                                                             : req->size_bytes);
+        return p2p_channels(tu, ics_coll_req_peer_bytes(req, tu->n));
     return small_call_channels(tu, nccl_bytes(tu, req), algo, proto, tu->nccl_channels);
 }
 

@@ -48,6 +48,20 @@ double ics_coll_busbw_factor(ics_coll_op op, int nranks)
     }
 }
 
+uint64_t ics_coll_req_peer_bytes(const ics_coll_req *req, int n)
+{
+    if (req->op != ICS_COLL_ALLTOALL || n < 1)
+        return req->size_bytes;
+    if (!req->splits)
+        return req->size_bytes / (uint64_t)n;
+    uint64_t most = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (i != j)
+                most = MAX(most, req->splits[(size_t)i * (size_t)n + (size_t)j]);
+    return most;
+}
+
 /* Case-insensitive lookup of name among count names; -1 if absent. */
 static int lookup(const char *name, const char *const *names, int count)
 {

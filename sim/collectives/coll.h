@@ -39,7 +39,18 @@ typedef struct {
                             give the whole (gathered) buffer */
     int dtype_bytes;     /* 4 for float */
     int root;            /* broadcast, reduce */
+    /* all-to-allv (all-to-all with uneven splits, as frameworks build it from grouped NCCL
+     * sends and receives): the bytes rank i sends rank j at splits[i * n + j], n the ranks of the
+     * communicator; the diagonal is a rank's own copy and crosses no link. NULL: the even
+     * all-to-all, size_bytes / n to each. Transfer none: valid for the duration of the call that
+     * takes the request (planning copies what it needs). size_bytes is then the largest row. */
+    const uint64_t *splits;
 } ics_coll_req;
+
+/* The most bytes one rank sends one peer in this call: size_bytes / n for an even all-to-all,
+ * the largest off-diagonal split for an all-to-allv, size_bytes for send/recv and the rest.
+ * NCCL picks a point-to-point call's protocol and channels by it. */
+uint64_t ics_coll_req_peer_bytes(const ics_coll_req *req, int n);
 
 /* The call nccl-tests makes for `requested_bytes` (its -b/-e sizes) of dtype_bytes elements on
  * nranks: all-gather, reduce-scatter and all-to-all run each rank's share of the count, rounded

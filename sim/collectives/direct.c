@@ -57,7 +57,11 @@ static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
     for (int r = 0; r < n; r++)
         for (int k = 1; k < n; k++) {
             int peer = (r + k) % n; /* NCCL walks the peers in this order */
-            p2p_send(c, s, r, peer, each, step, (uint64_t)r * (uint64_t)n + (uint64_t)peer, start);
+            uint64_t bytes =
+                c->req.splits ? c->req.splits[(size_t)r * (size_t)n + (size_t)peer] : each;
+            if (bytes == 0) /* all-to-allv: nothing for this peer, no send is posted */
+                continue;
+            p2p_send(c, s, r, peer, bytes, step, (uint64_t)r * (uint64_t)n + (uint64_t)peer, start);
         }
 }
 

@@ -223,8 +223,7 @@ static bool ruled_out(const ics_tuner *tu, const ics_coll_tuning *want, int a, i
 static ics_coll_proto p2p_proto(const ics_tuner *tu, const ics_coll_req *req,
                                 const ics_coll_tuning *want)
 {
-    uint64_t peer =
-        req->op == ICS_COLL_ALLTOALL ? req->size_bytes / (uint64_t)MAX(tu->n, 1) : req->size_bytes;
+    uint64_t peer = ics_coll_req_peer_bytes(req, tu->n);
     int nch = ics_tuner_channels(tu, req, want, ICS_ALGO_DIRECT, ICS_PROTO_SIMPLE);
     bool ll = allows(want->protos, ICS_PROTO_LL) && peer <= (uint64_t)nch * P2P_LL_THRESHOLD;
     return ll ? ICS_PROTO_LL : ICS_PROTO_SIMPLE;

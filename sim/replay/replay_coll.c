@@ -235,12 +235,20 @@ static void memo_count(ics_replay *r, int c, const memo_call *m)
     }
 }
 
-/* How long the call takes alone on an idle network, simulated once per shape and size. */
+/* How long the call takes alone on an idle network, simulated once per shape and size (and
+ * per split matrix for an all-to-allv). */
 static ics_time memo_time(ics_replay *r, int c, const ics_coll_req *req)
 {
     comm_state *cs = &r->comms[c];
-    char *key = g_strdup_printf("%s|%d|%" G_GUINT64_FORMAT "|%d|%d", cs->sig, (int)req->op,
-                                req->size_bytes, req->dtype_bytes, req->root);
+    int n;
+    ics_trace_comm_ranks(r->tr, c, &n);
+    char *digest = req->splits
+                       ? g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)req->splits,
+                                                     (gsize)n * (gsize)n * sizeof(uint64_t))
+                       : NULL;
+    char *key = g_strdup_printf("%s|%d|%" G_GUINT64_FORMAT "|%d|%d|%s", cs->sig, (int)req->op,
+                                req->size_bytes, req->dtype_bytes, req->root, digest ? digest : "");
+    g_free(digest);
     memo_call *m = g_hash_table_lookup(r->memo, key);
     if (m)
         g_free(key);
@@ -250,6 +258,59 @@ static ics_time memo_time(ics_replay *r, int c, const ics_coll_req *req)
     }
     memo_count(r, c, m);
     return m->t;
+}
+
+/* The op member a of call k of communicator c, and its rank's index in the communicator. */
+static const ics_trace_op *member_op(const ics_replay *r, int c, int k, int a, int *m)
+{
+    const comm_state *cs = &r->comms[c];
+    int n, g = cs->members[(size_t)k * (size_t)cs->active + (size_t)a];
+    const int *ranks = ics_trace_comm_ranks(r->tr, c, &n);
+    const op_state *st = &r->ops[g];
+    for (*m = 0; *m < n && ranks[*m] != st->rank; (*m)++)
+        ;
+    return ics_trace_get_op(r->tr, st->rank, g - r->base[st->rank]);
+}
+
+/* An all-to-allv call's matrix (coll.h), from the rows its members' ops carry: row m is what
+ * communicator rank m sends; a member without splits sends its size evenly. A folded trace
+ * leaves mirrored ranks without ops: their rows are the first present row turned by the rank
+ * distance, which is what the fold's symmetry says. *largest: the largest row. Transfer full;
+ * NULL when no member has splits (an even all-to-all). */
+static uint64_t *call_splits(const ics_replay *r, int c, int k, uint64_t *largest)
+{
+    const comm_state *cs = &r->comms[c];
+    int n, m;
+    ics_trace_comm_ranks(r->tr, c, &n);
+    bool any = false;
+    for (int a = 0; a < cs->active && !any; a++)
+        any = member_op(r, c, k, a, &m)->splits != NULL;
+    if (!any)
+        return NULL;
+    uint64_t *rows = g_new0(uint64_t, (size_t)n * (size_t)n);
+    bool *have = g_new0(bool, n);
+    int first = n;
+    for (int a = 0; a < cs->active; a++) {
+        const ics_trace_op *op = member_op(r, c, k, a, &m);
+        for (int j = 0; j < n; j++)
+            rows[(size_t)m * n + j] =
+                op->splits ? op->splits[j] : op->coll.size_bytes / (uint64_t)n;
+        have[m] = true;
+        first = MIN(first, m);
+    }
+    *largest = 0;
+    for (m = 0; m < n; m++) {
+        uint64_t sum = 0;
+        for (int j = 0; j < n; j++) {
+            if (!have[m])
+                rows[(size_t)m * n + j] =
+                    rows[(size_t)first * n + (size_t)((j - m + first + n) % n)];
+            sum += rows[(size_t)m * n + j];
+        }
+        *largest = MAX(*largest, sum);
+    }
+    g_free(have);
+    return rows;
 }
 
 static void try_start(ics_replay *r, int c)
@@ -266,9 +327,14 @@ static void try_start(ics_replay *r, int c)
             cs->calls[k].started;
     const op_state *st = &r->ops[first];
     const ics_trace_op *op = ics_trace_get_op(r->tr, st->rank, first - r->base[st->rank]);
+    ics_coll_req req = op->coll;
+    uint64_t *splits = NULL;
+    if (req.op == ICS_COLL_ALLTOALL && (splits = call_splits(r, c, k, &req.size_bytes)))
+        req.splits = splits;
     if (cs->memo) {
         r->colls_memo++;
-        ics_time dur = memo_time(r, c, &op->coll); /* ICS_TIME_LIMIT: it never ends alone */
+        ics_time dur = memo_time(r, c, &req); /* ICS_TIME_LIMIT: it never ends alone */
+        g_free(splits);
         if (dur >= ICS_TIME_LIMIT - cs->calls[k].started)
             ics_replay_past_horizon(r, first);
         ics_engine_after(r->e, dur, call_done, r, (uint64_t)c);
@@ -276,7 +342,8 @@ static void try_start(ics_replay *r, int c)
     }
     r->colls_full++;
     ics_coll_result res;
-    struct ics_sched *s = ics_comm_plan(cs->comm, &op->coll, &r->tuning, &res);
+    struct ics_sched *s = ics_comm_plan(cs->comm, &req, &r->tuning, &res);
+    g_free(splits);
     g_assert(s); /* check_ops */
     cs->play = ics_sched_start(s, r->e, r->net, call_done, r, (uint64_t)c);
 }

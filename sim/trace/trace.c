@@ -30,6 +30,7 @@ struct ics_trace {
     rank_rec *ranks;
     GArray *comms; /* comm_rec */
     GStringChunk *strings;
+    GPtrArray *splits; /* uint64_t arrays of all-to-allv ops, owned */
 };
 
 static const char *const cat_names[ICS_CAT_COUNT] = {"compute", "tp", "pp",   "dp",
@@ -53,6 +54,7 @@ ics_trace *ics_trace_new(int nranks)
     }
     t->comms = g_array_new(FALSE, FALSE, sizeof(comm_rec));
     t->strings = g_string_chunk_new(4096);
+    t->splits = g_ptr_array_new_with_free_func(g_free);
     return t;
 }
 
@@ -70,6 +72,7 @@ void ics_trace_free(ics_trace *t)
         g_free(g_array_index(t->comms, comm_rec, i).ranks);
     g_array_free(t->comms, TRUE);
     g_string_chunk_free(t->strings);
+    g_ptr_array_free(t->splits, TRUE);
     g_free(t);
 }
 
@@ -130,6 +133,16 @@ int ics_trace_add_op(ics_trace *t, int rank, const ics_trace_op *op, const int *
     rank_rec *r = &t->ranks[rank];
     op_rec rec = {.op = *op, .dep0 = (int)r->deps->len, .ndeps = ndeps};
     rec.op.name = intern(t, op->name);
+    rec.op.coll.splits = NULL;
+    if (op->kind == ICS_TOP_COLL && op->splits) {
+        int n;
+        ics_trace_comm_ranks(t, op->comm, &n);
+        uint64_t *copy = g_memdup2(op->splits, (gsize)n * sizeof *copy);
+        g_ptr_array_add(t->splits, copy);
+        rec.op.splits = copy;
+    } else {
+        rec.op.splits = NULL;
+    }
     g_array_append_vals(r->deps, deps, (guint)ndeps);
     g_array_append_val(r->ops, rec);
     return (int)r->ops->len - 1;
@@ -191,10 +204,14 @@ static bool check_colls(const ics_trace *t, GError **error)
                 if (op->kind != ICS_TOP_COLL || op->comm != c)
                     continue;
                 if (r == ref) {
-                    g_array_append_val(seq, op->coll);
+                    ics_coll_req q = op->coll;
+                    q.splits = op->splits; /* marks an all-to-allv: rows differ in size */
+                    g_array_append_val(seq, q);
                 } else if (k >= (int)seq->len ||
                            g_array_index(seq, ics_coll_req, k).op != op->coll.op ||
-                           g_array_index(seq, ics_coll_req, k).size_bytes != op->coll.size_bytes) {
+                           (!op->splits && !g_array_index(seq, ics_coll_req, k).splits &&
+                            g_array_index(seq, ics_coll_req, k).size_bytes !=
+                                op->coll.size_bytes)) {
                     g_array_free(seq, TRUE);
                     return fail(error,
                                 "rank %d op %d: collective %d on communicator '%s' differs from "

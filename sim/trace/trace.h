@@ -62,8 +62,12 @@ typedef struct {
     ics_dtype dtype;  /* of the math */
     int m, n, k;      /* GEMM shape when known (efficiency by size); 0 otherwise */
     /* collective */
-    int comm; /* communicator index */
-    ics_coll_req coll;
+    int comm;          /* communicator index */
+    ics_coll_req coll; /* its splits are unused here: see the op's own splits */
+    /* all-to-allv: the bytes this rank sends each rank of the communicator, in the
+     * communicator's order (its own entry a local copy); coll.size_bytes is then their sum.
+     * NULL: an even all-to-all. Copied by ics_trace_add_op. */
+    const uint64_t *splits;
     /* send / recv */
     int peer;       /* trace rank at the other end */
     uint64_t bytes; /* payload */

@@ -113,6 +113,9 @@ static bool check_op(const ics_trace_op *op, int rank, int i, GError **error)
     if (op->kind == ICS_TOP_COLL &&
         ((unsigned)op->coll.op >= ICS_COLL_OP_COUNT || coll_type[op->coll.op] < 0))
         why = "a collective Chakra has no comm_type for";
+    else if (op->kind == ICS_TOP_COLL && op->splits)
+        why = "an all-to-allv, whose per-peer sizes Chakra's one comm_size cannot hold (write "
+              "JSON instead)";
     else if (op->kind == ICS_TOP_COMPUTE &&
              !(op->flops >= 0 && op->flops < 0x1p62 && op->mem_bytes >= 0 && op->mem_bytes <= 1e18))
         why = "FLOPs or bytes that do not fit Chakra's integer num_ops and tensor_size";

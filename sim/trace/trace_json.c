@@ -63,6 +63,7 @@ enum { KIND_COMPUTE = 0, KIND_BROADCAST = 5, KIND_REDUCE = 6, KIND_SEND = 7, KIN
 static const char *const compute_keys[] = {COMMON_KEYS, "duration_us", "flops", "bytes", "dtype",
                                            "work",      "m",           "n",     "k",     NULL};
 static const char *const coll_keys[] = {COMMON_KEYS, "comm", "bytes", "dtype", NULL};
+static const char *const alltoall_keys[] = {COMMON_KEYS, "comm", "bytes", "dtype", "splits", NULL};
 static const char *const rooted_keys[] = {COMMON_KEYS, "comm", "bytes", "dtype", "root", NULL};
 static const char *const p2p_keys[] = {COMMON_KEYS, "peer", "bytes", "tag", NULL};
 /* Keys that belong to other kinds of op: a clearer message than "unknown key". */
@@ -78,6 +79,7 @@ static const struct {
     {"dtype", "compute ops and collectives"},
     {"comm", "collectives"},
     {"root", "broadcast and reduce"},
+    {"splits", "alltoall ops"},
     {"peer", "send and recv ops"},
 };
 
@@ -87,6 +89,7 @@ typedef struct {
     int nranks;
     GHashTable *comms;  /* name (in the tree) -> index + 1 */
     GPtrArray *members; /* per communicator: its ranks, sorted (int *) */
+    GArray *splits;     /* the op being read: its all-to-allv splits (uint64_t) */
 } reader;
 
 typedef struct {
@@ -268,6 +271,7 @@ static bool check_keys(reader *r, const cJSON *o, int kind)
     const char *const *allowed = kind == KIND_COMPUTE                            ? compute_keys
                                  : kind == KIND_SEND || kind == KIND_RECV        ? p2p_keys
                                  : kind == KIND_BROADCAST || kind == KIND_REDUCE ? rooted_keys
+                                 : kind_coll[kind] == ICS_COLL_ALLTOALL          ? alltoall_keys
                                                                                  : coll_keys;
     uint32_t seen = 0;
     for (const cJSON *m = o->child; m; m = m->next) {
@@ -318,6 +322,43 @@ static void read_compute(reader *r, const cJSON *o, ics_trace_op *op)
     op->k = (int)mnk[2];
 }
 
+/* An all-to-allv's "splits": n byte counts (whole elements of esize bytes) this rank sends to
+ * each communicator rank, into r->splits; returns their sum, or -1 on bad input. */
+static int64_t read_splits(reader *r, const cJSON *o, int n, int esize, const char *dtype)
+{
+    const cJSON *a = item(o, "splits");
+    g_array_set_size(r->splits, 0);
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != n) {
+        char *what = g_strdup_printf("an array of %d byte counts, one per communicator rank", n);
+        fail_got(r, o, "splits", a, what);
+        g_free(what);
+        return -1;
+    }
+    int64_t sum = 0;
+    size_t mark = ics_jr_push_key(r->jr, "splits");
+    int i = 0;
+    for (const cJSON *v = a->child; v && ics_jr_ok(r->jr); v = v->next, i++) {
+        uint64_t b = 0;
+        if (!is_int(v, 0, (double)(ICS_TRACE_JSON_SIZE_LIMIT - 1)) ||
+            (b = (uint64_t)v->valuedouble) % (uint64_t)esize != 0 ||
+            sum + (int64_t)b >= ICS_TRACE_JSON_SIZE_LIMIT) {
+            char *what = g_strdup_printf("whole %s elements (a multiple of %d bytes), all of "
+                                         "them below 2^50 bytes together",
+                                         dtype, esize);
+            ics_jr_push_index(r->jr, i);
+            fail_got(r, a, NULL, v, what);
+            g_free(what);
+            break;
+        }
+        g_array_append_val(r->splits, b);
+        sum += (int64_t)b;
+    }
+    ics_jr_pop(r->jr, mark);
+    if (ics_jr_ok(r->jr) && sum == 0)
+        fail_got(r, o, "splits", a, "at least one byte to send");
+    return ics_jr_ok(r->jr) ? sum : -1;
+}
+
 static void read_coll(reader *r, const cJSON *o, int rank, int kind, ics_trace_op *op)
 {
     const char *name = NULL;
@@ -343,8 +384,18 @@ static void read_coll(reader *r, const cJSON *o, int rank, int kind, ics_trace_o
     bool split = kind_coll[kind] == ICS_COLL_ALL_GATHER ||
                  kind_coll[kind] == ICS_COLL_REDUCE_SCATTER || kind_coll[kind] == ICS_COLL_ALLTOALL;
     int64_t unit = (int64_t)esize * (split ? n : 1);
-    if (get_int(r, o, "bytes", true, 1, ICS_TRACE_JSON_SIZE_LIMIT - 1, &bytes) &&
-        bytes % unit != 0) {
+    if (item(o, "splits")) { /* all-to-allv: "bytes", if given, is the splits' sum */
+        int64_t sum = read_splits(r, o, n, esize, ics_trace_json__coll_dtypes[e]);
+        if (sum >= 0 && get_int(r, o, "bytes", false, 1, ICS_TRACE_JSON_SIZE_LIMIT - 1, &bytes) &&
+            bytes != sum) {
+            char *what = g_strdup_printf("%" PRId64 " (the sum of \"splits\") or nothing", sum);
+            fail_got(r, o, "bytes", item(o, "bytes"), what);
+            g_free(what);
+        }
+        bytes = sum;
+        op->splits = (const uint64_t *)(void *)r->splits->data;
+    } else if (get_int(r, o, "bytes", true, 1, ICS_TRACE_JSON_SIZE_LIMIT - 1, &bytes) &&
+               bytes % unit != 0) {
         char *what = split ? g_strdup_printf("a multiple of %" PRId64 " bytes (the whole buffer: "
                                              "%d ranks x whole %s elements)",
                                              unit, n, ics_trace_json__coll_dtypes[e])
@@ -574,7 +625,8 @@ static ics_trace *read_doc(ics_jr *jr, const cJSON *root, const char *name, GErr
 {
     reader r = {.jr = jr,
                 .comms = g_hash_table_new(g_str_hash, g_str_equal),
-                .members = g_ptr_array_new_with_free_func(g_free)};
+                .members = g_ptr_array_new_with_free_func(g_free),
+                .splits = g_array_new(FALSE, FALSE, sizeof(uint64_t))};
     ics_trace *t = root ? read_root(&r, root) : NULL;
     GError *ge = ics_jr_take_error(jr), *why = NULL;
     bool ok = false;
@@ -597,6 +649,7 @@ static ics_trace *read_doc(ics_jr *jr, const cJSON *root, const char *name, GErr
     }
     g_hash_table_destroy(r.comms);
     g_ptr_array_free(r.members, TRUE);
+    g_array_free(r.splits, TRUE);
     return t;
 }
 

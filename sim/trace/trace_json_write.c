@@ -66,7 +66,20 @@ static char *unsayable(const ics_trace *t, int k, int i)
             return g_strdup_printf("a %s collective", ics_coll_op_name(op->coll.op));
         if (!ics_trace_json__coll_dtype_for(op->coll.dtype_bytes))
             return g_strdup_printf("%d-byte elements (1, 2, 4 or 8)", op->coll.dtype_bytes);
-        if (!size_ok(op->coll.size_bytes) || op->coll.size_bytes % split_unit(op, n))
+        if (op->splits) {
+            uint64_t sum = 0;
+            for (int j = 0; j < n; j++)
+                if (op->splits[j] % (uint64_t)op->coll.dtype_bytes == 0)
+                    sum += op->splits[j];
+                else
+                    return g_strdup_printf("an all-to-allv split of %" PRIu64
+                                           " bytes in %d-byte elements",
+                                           op->splits[j], op->coll.dtype_bytes);
+            if (sum != op->coll.size_bytes || !size_ok(sum))
+                return g_strdup_printf("an all-to-allv of %" PRIu64 " bytes whose splits sum "
+                                       "to %" PRIu64,
+                                       op->coll.size_bytes, sum);
+        } else if (!size_ok(op->coll.size_bytes) || op->coll.size_bytes % split_unit(op, n))
             return g_strdup_printf("a %s of %" PRIu64 " bytes in %d-byte elements on %d ranks",
                                    ics_coll_op_name(op->coll.op), op->coll.size_bytes,
                                    op->coll.dtype_bytes, n);
@@ -211,6 +224,14 @@ static void put_coll(writer *w, const ics_trace_op *op)
     fprintf(w->f, ", \"bytes\": %" PRIu64, op->coll.size_bytes);
     if (op->coll.dtype_bytes != 4)
         fprintf(w->f, ", \"dtype\": \"%s\"", ics_trace_json__coll_dtype_for(op->coll.dtype_bytes));
+    if (op->splits) {
+        int n;
+        ics_trace_comm_ranks(w->t, op->comm, &n);
+        fputs(", \"splits\": [", w->f);
+        for (int j = 0; j < n; j++)
+            fprintf(w->f, "%s%" PRIu64, j ? ", " : "", op->splits[j]);
+        fputc(']', w->f);
+    }
     if ((op->coll.op == ICS_COLL_BROADCAST || op->coll.op == ICS_COLL_REDUCE) && op->coll.root)
         fprintf(w->f, ", \"root\": %d", op->coll.root);
 }
