@@ -80,8 +80,8 @@ for g in 0 1 2 3 4 5 6 7; do
             fail "gpu$g -> $dst: the last fabric hop is not eth400 into a NIC"
         grep -Eq 'ndr|hdr|xdr|edr' "$tmp/route" && fail "gpu$g -> $dst: an InfiniBand hop"
         # every fabric hop (into or out of a leaf or spine) is Ethernet
-        hops=$(grep -Eo -- '(-\[[a-z0-9]* x[0-9]*\]-> (leaf|spine))|((leaf|spine)[0-9]* -\[[a-z0-9]* x[0-9]*\])' \
-            "$tmp/route")
+        hops=$(grep -Eo -- '-\[[a-z0-9]* x[0-9]*\]-> (leaf|spine)' "$tmp/route"
+            grep -Eo -- '(leaf|spine)[0-9]* -\[[a-z0-9]* x[0-9]*\]' "$tmp/route")
         [ "$(echo "$hops" | grep -c .)" -ge 2 ] || fail "gpu$g -> $dst: no fabric hops"
         echo "$hops" | grep -qv 'eth400' && fail "gpu$g -> $dst: a fabric hop not eth400"
         if [ "$dst" = 127 ]; then
@@ -125,13 +125,14 @@ r_eth = min(payload_gbytes_per_s(nic_std), payload_gbytes_per_s(fab_std))  # 49.
 r_ib = payload_gbytes_per_s(cat["nics"]["cx7-ndr"]["standard"])  # 49.68 GB/s
 # The header ratio: same line rate (400 Gb/s), RoCEv2's 82 B against IB's 26 B per 4 KiB packet.
 h = r_eth / r_ib
-nics = 8
+node = json.load(open(os.path.join(d, "hgx-h100-roce-node.json")))
+nics = sum(1 for e in node["pcie"] if e["kind"] == "nic" and e.get("role", "compute") == "compute")
 print(f"per-NIC payload rate: RoCE {r_eth:.3f} GB/s, IB {r_ib:.3f} GB/s; header ratio {h:.5f}")
 for N in (2, 16):
     jr, ji = json.load(open(f"{tmp}/roce{N}.json")), json.load(open(f"{tmp}/ib{N}.json"))
     roce, ib = jr["rows"][0], ji["rows"][0]
     n = jr["ranks"]
-    assert n == 8 * N and ji["ranks"] == n and roce["size"] == ib["size"] == 1 << 30
+    assert n == node["gpus"] * N and ji["ranks"] == n and roce["size"] == ib["size"] == 1 << 30
     # Bound: any all-reduce without in-network reduction (Ethernet has no SHARP) must send at
     # least 2 S (N-1)/N bytes out of each node (Patarasuk & Yuan, bandwidth-optimal
     # all-reduce), through its 8 NICs at r_eth each. So algbw = S/t <= 8 r N / (2 (N-1)), and
