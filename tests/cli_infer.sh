@@ -80,16 +80,58 @@ printf '{"kind": "inference", "system": "x.json", "model": "m", "instance": {"tp
 [ $? -eq 2 ] && [ ! -s "$tmp/out" ] &&
     grep -q 'bad.json:1:[0-9]*: \$.instance.tp: expected an integer in 1..65536, got 0' "$tmp/err" ||
     fail "bad scenario: not refused with its place"
-# a mixture of experts is refused, not priced as a dense model
-"$icsim" infer -s "$h100" --model mixtral-8x7b --tp 8 >"$tmp/out" 2>"$tmp/err"
-[ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q 'expected a dense model' "$tmp/err" ||
-    fail "infer of a MoE model: not refused"
-for args in "--tp 3" "--tp 0" "--batch 0" "--dtype fp4" "--engine flow" "extra"; do
+# Pipeline stages run one after the other in a static batch: with one GPU a stage the compute
+# of a pass is the same as without the pipeline, so a decode step costs exactly the stage sends
+# more, while each GPU holds about half the weights.
+for pp in 1 2; do
+    "$icsim" infer -s "$h100" --model llama3-8b --pp $pp --batch 4 --json >"$tmp/pp$pp" ||
+        fail "infer --pp $pp exited $?"
+done
+python3 - "$tmp/pp1" "$tmp/pp2" <<'PY' || fail "pipeline stages"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert b["decode_send_ms"] > 0 and a["decode_send_ms"] == 0
+assert abs(b["tpot_ms"] - a["tpot_ms"] - b["decode_send_ms"]) < 1e-9 * a["tpot_ms"], (a, b)
+assert abs(b["ttft_ms"] - a["ttft_ms"] - b["prefill_send_ms"]) < 1e-9 * a["ttft_ms"], (a, b)
+assert 0.45 * a["weights_gb"] < b["weights_gb"] < 0.6 * a["weights_gb"], (a, b)
+PY
+
+# A mixture of experts: at batch 1 a decode step reads the attention, the router and the
+# top-k experts of each layer (Mixtral: 12.9B active parameters), so its time per token sits
+# between those weights over the HBM rate and 1.5x that; at batch 256 every expert is touched
+# and the floor is all the GPU's weights. Experts spread over the stage (--ep 2) hold the same
+# weights per GPU as experts split over it.
+for args in "--batch 1" "--batch 256" "--batch 256 --ep 2"; do
+    # shellcheck disable=SC2086
+    "$icsim" infer -s "$h100" --model mixtral-8x7b --tp 2 $args --json \
+        >"$tmp/moe-${args// /}" || fail "infer mixtral $args exited $?"
+done
+python3 - "$tmp/moe---batch1" "$tmp/moe---batch256" "$tmp/moe---batch256--ep2" <<'PY' ||
+import json, sys
+one, many, ep = (json.load(open(p)) for p in sys.argv[1:4])
+rate = 3.35e12 * 0.85
+active_floor_ms = 12.9e9 * 2 / 2 / rate * 1e3
+assert active_floor_ms < one["tpot_ms"] < 1.5 * active_floor_ms, (active_floor_ms, one["tpot_ms"])
+all_floor_ms = many["weights_gb"] * 1e9 / rate * 1e3
+assert all_floor_ms < many["tpot_ms"], (all_floor_ms, many["tpot_ms"])
+assert abs(ep["weights_gb"] - many["weights_gb"]) < 1e-9 * many["weights_gb"]
+assert ep["ep"] == 2 and many["ep"] == 1
+PY
+    fail "mixture of experts bounds"
+for args in "--tp 3" "--tp 0" "--batch 0" "--dtype fp4" "--engine flow" "extra" "--ep 2" \
+    "--pp 0" "--pp 81" "--tp 4 --pp 4"; do
     # shellcheck disable=SC2086
     "$icsim" infer -s "$h100" --model llama3-70b $args >"$tmp/out" 2>"$tmp/err"
     [ $? -eq 2 ] && [ ! -s "$tmp/out" ] || fail "infer $args: not refused"
 done
 "$icsim" infer -s "$h100" --model llama3-70b --tp 16 >/dev/null 2>&1
 [ $? -eq 2 ] || fail "--tp 16 on 8 GPUs: not refused"
+"$icsim" infer -s "$h100" --model mixtral-8x7b --tp 2 --ep 4 >/dev/null 2>&1
+[ $? -eq 2 ] || fail "--ep other than 1 or --tp: not refused"
+# the shipped inference scenarios run
+for s in "$src"/scenarios/*.json; do
+    grep -q '"kind": "inference"' "$s" || continue
+    "$icsim" infer "$s" >/dev/null || fail "$s exited $?"
+done
 [ "$fails" -eq 0 ] && echo "cli_infer: ok"
 exit $((fails > 0))

@@ -16,18 +16,19 @@ void ics_infer_scenario_clear(ics_infer_scenario *s)
     *s = (ics_infer_scenario){0};
 }
 
-/* "instance": {"tp", "batch", "input", "output", "dtype"}, the options' ranges. */
+/* "instance": {"tp", "batch", "input", "output", "pp", "ep", "dtype"}, the options' ranges. */
 static void read_instance(ics_jr *r, const cJSON *root, ics_infer_scenario *s)
 {
-    static const char *const keys[] = {"tp", "batch", "input", "output", "dtype", NULL};
+    static const char *const keys[] = {"tp", "batch", "input", "output", "pp", "ep", "dtype", NULL};
     const cJSON *o = ics_jr_obj(r, root, "instance", true);
     if (!o)
         return;
     size_t mark = ics_jr_push_key(r, "instance");
     if (ics_jr_keys(r, o, keys)) {
-        int *dst[] = {&s->layout.tp, &s->layout.batch, &s->layout.input, &s->layout.output};
-        const int64_t hi[] = {1 << 16, 1 << 20, 1 << 24, 1 << 24};
-        for (int i = 0; i < 4; i++) {
+        int *dst[] = {&s->layout.tp,     &s->layout.batch, &s->layout.input,
+                      &s->layout.output, &s->layout.pp,    &s->layout.ep};
+        const int64_t hi[] = {1 << 16, 1 << 20, 1 << 24, 1 << 24, 1 << 16, 1 << 16};
+        for (int i = 0; i < 6; i++) {
             int64_t v;
             if (ics_jr_int(r, o, keys[i], false, 1, hi[i], &v)) {
                 *dst[i] = (int)v;
@@ -37,7 +38,7 @@ static void read_instance(ics_jr *r, const cJSON *root, ics_infer_scenario *s)
         int e;
         if (ics_jr_enum(r, o, "dtype", false, dtype_names, &e)) {
             s->layout.dtype = dtype_values[e];
-            s->given[4] = true;
+            s->given[6] = true;
         }
     }
     ics_jr_pop(r, mark);
