@@ -80,6 +80,14 @@ static void test_bytes_per_param(void)
     double sh, rep;
     ics_model_layer_params(&m, &sh, &rep);
     assert_close(r.params, 12 * (sh / 8 + rep));
+    /* ZeRO-2 (Rajbhandari et al., SC'20, section 5: (2 + (2 + K) / Nd) Psi with 16-bit
+     * gradients): the gradients sharded like the optimizer state, plus the one bucket being
+     * filled (Megatron's rule: max(40M, 1M x dp) parameters) */
+    l.zero2 = true;
+    ics_memory_of_stage(&m, &l, 3, &r);
+    double bucket = (double)ics_layout_bucket_params(&l);
+    assert_close(r.weights + r.grads + r.optimizer, r.params * (2 + (2 + 12.0) / 16) + 2 * bucket);
+    g_assert_cmpfloat(bucket, <, r.params / 16); /* the bucket must not hide the shard */
 }
 
 /* The first stage keeps pp micro-batches of its layers (L layers' worth); interleaved, L (1 +

@@ -19,7 +19,7 @@ typedef struct {
         *cp, *lora, *packed, *rec_layers;
     char *model_text[ICS_MODEL_FIELD_COUNT];  /* --layers ...; kv_heads is never an option */
     char *layout_text[ICS_LAYOUT_INT_FIELDS]; /* --tp ... --gbs */
-    gboolean sp, dist_opt, no_overlap, no_fold, ignore_memory, tp_comm_overlap;
+    gboolean sp, dist_opt, zero2, no_overlap, no_fold, ignore_memory, tp_comm_overlap;
     gboolean overlap_param_gather, fsdp, split_embedding, split_loss;
     ics_cli_step_args step;
 } train_args;
@@ -196,7 +196,8 @@ static bool pick_layout(ics_cli_train_job *j)
     if (!layout_numbers(j))
         return false;
     l->sp |= a->sp;
-    l->dist_opt |= a->dist_opt;
+    l->dist_opt |= a->dist_opt || a->zero2;
+    l->zero2 |= a->zero2;
     l->tp_comm_overlap |= a->tp_comm_overlap;
     l->overlap_param_gather |= a->overlap_param_gather;
     l->split_embedding |= a->split_embedding;
@@ -373,7 +374,9 @@ int ics_cli_train_prepare(int argc, char **argv, bool help, ics_cli_train_job **
         {"recompute", 0, 0, G_OPTION_ARG_STRING, &a->recompute,
          "activation recomputation: none (default), selective, full", "MODE"},
         {"sp", 0, 0, G_OPTION_ARG_NONE, &a->sp, "sequence parallelism", NULL},
-        {"dist-opt", 0, 0, G_OPTION_ARG_NONE, &a->dist_opt, "distributed optimizer", NULL},
+        {"dist-opt", 0, 0, G_OPTION_ARG_NONE, &a->dist_opt, "distributed optimizer (ZeRO-1)", NULL},
+        {"zero2", 0, 0, G_OPTION_ARG_NONE, &a->zero2,
+         "ZeRO-2: the distributed optimizer with gradients sharded too", NULL},
         {"fsdp", 0, 0, G_OPTION_ARG_NONE, &a->fsdp,
          "fully sharded data parallelism (ZeRO-3, FSDP2): per-block gathers and reduce-scatters",
          NULL},

@@ -397,6 +397,12 @@ static bool check_options(const ics_layout *l, const ics_model *m, namer *nm, GE
         return fail(error, ICS_ERROR_INPUT,
                     "layout: fsdp_shard: expected 2 or more (a shard group), got %d",
                     l->fsdp_shard);
+    if (l->zero2 && (!l->dist_opt || l->fsdp))
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: zero2: expected the distributed optimizer (dist_opt) with it and "
+                    "not fsdp (ZeRO-2 shards gradients on top of ZeRO-1; fsdp is ZeRO-3), got "
+                    "%s",
+                    l->fsdp ? "fsdp" : "no dist_opt");
     if (l->overlap_param_gather && !l->dist_opt)
         return fail(error, ICS_ERROR_INPUT,
                     "layout: overlap_param_gather: expected the distributed optimizer (dist_opt) "

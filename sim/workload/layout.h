@@ -43,6 +43,9 @@ typedef struct {
     int gbs; /* global batch size, sequences */
     ics_recompute recompute;
     bool dist_opt;   /* distributed optimizer: reduce-scatter gradients, all-gather parameters */
+    bool zero2;      /* ZeRO-2 (DeepSpeed's stage 2), with dist_opt: the same traffic, but each rank
+                        keeps only its shard of the gradients, a bucket whole only until its
+                        reduce-scatter (Megatron's distributed optimizer, ZeRO-1, keeps them all) */
     ics_dtype dtype; /* of the math: bf16, fp16 or fp8 (fp8: GEMMs only, the rest in bf16) */
     ics_dtype grad_dtype;  /* of the gradient reduction: fp32 (default, Megatron with bf16) or the
                               math's 16-bit type */

@@ -192,6 +192,14 @@ void ics_memory_of_stage(const ics_model *m, const ics_layout *l, int stage, ics
         out->grads = ics_layout_grad_bytes(l) * adapters;
         out->optimizer = OPTIMIZER_BYTES * adapters / (l->dist_opt ? l->dp * l->cp : 1);
     }
+    if (l->zero2 && l->lora_rank == 0) {
+        /* ZeRO-2: the gradients' shard (as the optimizer state's), and one bucket whole, the
+         * one being filled, until its reduce-scatter has run (Rajbhandari et al., SC'20: the
+         * gradient term 2 Psi becomes 2 Psi / Nd) */
+        double bucket = MIN((double)ics_layout_bucket_params(l), out->params + experts);
+        out->grads = ics_layout_grad_bytes(l) *
+                     (out->params / (l->dp * l->cp) + experts / (l->dp / l->ep) + bucket);
+    }
     if (l->fsdp && shard > 1) {
         /* FSDP keeps the shard, and whole only the unit it runs and the one it prefetches, and
          * one unit's gradients until they are reduce-scattered; with pp > 1 the pipeline

@@ -116,6 +116,7 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
                                        "sp",
                                        "recompute",
                                        "dist_opt",
+                                       "zero2",
                                        "dtype",
                                        "grad_dtype",
                                        "bucket_mb",
@@ -150,6 +151,7 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
         ics_jr_bool(r, o, "sp", false, &l->sp);
         s->layout_where[ICS_LAYOUT_SP] = where(r, o, "sp");
         ics_jr_bool(r, o, "dist_opt", false, &l->dist_opt);
+        ics_jr_bool(r, o, "zero2", false, &l->zero2);
         ics_jr_bool(r, o, "overlap_grad_reduce", false, &l->overlap_grad_reduce);
         ics_jr_bool(r, o, "tp_comm_overlap", false, &l->tp_comm_overlap);
         ics_jr_bool(r, o, "overlap_param_gather", false, &l->overlap_param_gather);
