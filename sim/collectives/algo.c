@@ -87,6 +87,11 @@ void ics_algo_nodes_clear(ics_algo_nodes *g)
     *g = (ics_algo_nodes){0};
 }
 
+uint64_t ics_algo_flow(const ics_algo_ctx *c, int ch, uint64_t x)
+{
+    return ics_route_flow((uint64_t)ch * 131071 + x, ch / MAX(c->ppn, 1));
+}
+
 int ics_algo_node_heads(const ics_topo *t, const int *ranks, const ics_algo_nodes *g, int k,
                         int *heads, int *nics)
 {

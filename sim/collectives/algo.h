@@ -12,6 +12,7 @@ typedef struct {
     const ics_topo *t;
     const int *ranks; /* device of each rank */
     int n;
+    int ppn; /* ranks per node (NCCL's nRanks / nNodes) */
     ics_coll_req req;
     ics_coll_proto proto;
     int nch;                     /* channels */
@@ -104,6 +105,13 @@ static inline int ics_algo_nodes_size(const ics_algo_nodes *g, int k)
  * tree is an inner node of the other. Node k's parent (-1 at the root) and children (-1: none)
  * in `tree` (0 or 1); child[0] below k's index in the tree's numbering, child[1] above. */
 void ics_algo_dtree(int m, int tree, int k, int *parent, int child[2]);
+
+/* The flow hash of a transfer of channel ch (x tells its transfers apart): what the fabric's
+ * ECMP hashes, and which of a GPU's NICs the channel leaves by (topo.h, ics_route_flow): across
+ * nodes channel ch leaves a node by local GPU (ch - 1) mod ppn, so the channels through one
+ * GPU are ch / ppn apart, and take its NICs in turn (a p5's 4 EFA per GPU), as NCCL's graphs
+ * give each channel its own NIC. */
+uint64_t ics_algo_flow(const ics_algo_ctx *c, int ch, uint64_t x);
 
 /* The compute NIC of each head: the local ranks of node k (in rank order) whose nearest NIC
  * no earlier rank of the node uses. Fills heads[] (rank indices) and nics[] (device ids, may be

@@ -60,8 +60,11 @@ static int search_channels(const ics_tuner *tu, double total_gbps)
 static int multi_node_channels(const ics_tuner *tu)
 {
     const ics_topo *t = tu->t;
+    /* a node with more NICs than a DGX: NCCL's ring graph gets a channel per NIC (up to 16)
+     * and ncclTopoPostset doubles them, up to MAXCHANNELS (32 on a p5's 32 EFA); with 8 or
+     * fewer NICs the count the logs were matched with */
     if (ics_topo_nfailures(t) == 0)
-        return 16;
+        return tu->graph_channels > 8 ? MIN(MAX_CHANNELS, 2 * tu->graph_channels) : 16;
     int nics = ics_topo_nics_per_node(t), fewest = INT_MAX, compute = 0;
     for (int i = 0; i < nics; i++)
         compute += ics_topo_dev_get(t, ics_topo_nic(t, 0, i))->rail >= 0;
@@ -126,8 +129,9 @@ static int small_call_channels(const ics_tuner *tu, uint64_t bytes, ics_coll_alg
     return (int)MAX(1, MIN((uint64_t)nch, bytes / per));
 }
 
-/* Across nodes the simulation runs one ring or tree channel per NIC (8 on DGX), never more than
- * NCCL runs; each stands for several of NCCL's (ics_tuner_ctas_per_channel). A tree channel
+/* Across nodes the simulation runs one ring or tree channel per NIC (8 on DGX, at least 8;
+ * 32 on a p5, whose GPUs have 4 each), never more than NCCL runs; each stands for several of
+ * NCCL's (ics_tuner_ctas_per_channel). A tree channel
  * also keeps at least 64 KiB: the tree plan charges no per-slice synchronization or CTA ceiling
  * yet, so thinner channels would only make small trees faster than measured (2 x 8 A100 below
  * 1 MiB: 9.0% with the floor, 14.3% without). */
@@ -150,7 +154,7 @@ int ics_tuner_channels(const ics_tuner *tu, const ics_coll_req *req, const ics_c
 {
     int nch = nccl_call_channels(tu, req, algo, proto);
     if (tu->nnodes > 1 && algo != ICS_ALGO_NVLS && algo != ICS_ALGO_DIRECT)
-        nch = MIN(nch, MULTI_NODE_CHANNELS);
+        nch = MIN(nch, MAX(MULTI_NODE_CHANNELS, tu->nics));
     while (tu->nnodes > 1 && algo == ICS_ALGO_TREE && nch > 1 &&
            req->size_bytes / (uint64_t)nch < TREE_MIN_CHANNEL)
         nch /= 2;

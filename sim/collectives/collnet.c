@@ -282,7 +282,7 @@ static void chain_plan(const ics_algo_ctx *c, ics_sched *s)
                                 : ics_sched_delay(s, c->step_lat_ps + ics_algo_reduce_time(c, b),
                                                   &prev, 1);
                     prev = lane_send(c, s, c->ranks[a], c->ranks[to], c->intra_wire_factor, b,
-                                     (uint64_t)ch * 131071 + (uint64_t)a, d, &up[k * L + i]);
+                                     ics_algo_flow(c, ch, (uint64_t)a), d, &up[k * L + i]);
                 }
                 ready[k] = L > 1 ? ics_sched_delay(s, ics_algo_reduce_time(c, b), &prev, 1) : start;
             }
@@ -293,7 +293,7 @@ static void chain_plan(const ics_algo_ctx *c, ics_sched *s)
                     int a = chain_rank(&g, k, ch, i - 1), to = chain_rank(&g, k, ch, i);
                     int d = ics_sched_delay(s, c->step_lat_ps, &prev, 1);
                     prev = lane_send(c, s, c->ranks[a], c->ranks[to], c->intra_wire_factor, b,
-                                     (uint64_t)ch * 131071 + (uint64_t)to, d, &down[k * L + i]);
+                                     ics_algo_flow(c, ch, (uint64_t)to), d, &down[k * L + i]);
                 }
             }
         }

@@ -72,6 +72,7 @@ static void fill_ctx(const ics_comm *c, const ics_coll_req *req, ics_coll_proto 
     *ctx = (ics_algo_ctx){.t = c->t,
                           .ranks = c->ranks,
                           .n = c->n,
+                          .ppn = c->tuner.ppn,
                           .req = *req,
                           .proto = proto,
                           .nch = p->nch,

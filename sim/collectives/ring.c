@@ -134,7 +134,7 @@ static void ring_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t cha
                         deps[nd++] = last[p];
                     int id = ics_sched_send(s, c->ranks[order[p]], c->ranks[order[(p + 1) % n]],
                                             ics_algo_wire(c, bytes),
-                                            (uint64_t)ch * 131071 + (uint64_t)p, deps, nd);
+                                            ics_algo_flow(c, ch, (uint64_t)p), deps, nd);
                     ics_algo_charge(c, s, id, bytes, (uint64_t)merged, syncs);
                     last[p] = cur[p * S + j] = id;
                 }
@@ -185,7 +185,7 @@ static void chain_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t ch
                 deps[nd++] = cur_prev;
             cur_prev = prev[k] =
                 ics_sched_send(s, c->ranks[a], c->ranks[b], ics_algo_wire(c, bytes),
-                               (uint64_t)ch * 131071 + (uint64_t)h, deps, nd);
+                               ics_algo_flow(c, ch, (uint64_t)h), deps, nd);
             ics_algo_charge(c, s, cur_prev, bytes, ctas, group);
         }
     }
@@ -363,7 +363,7 @@ static void ring_stream(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t ch
     ics_net_leg *legs = g_new(ics_net_leg, edges);
     for (int p = 0; p < edges; p++)
         legs[p] = (ics_net_leg){c->ranks[order[p]], c->ranks[order[(p + 1) % n]],
-                                ics_algo_wire(c, edge_bytes), (uint64_t)ch * 131071 + (uint64_t)p};
+                                ics_algo_wire(c, edge_bytes), ics_algo_flow(c, ch, (uint64_t)p)};
     int id = ics_sched_stream(s, legs, edges, &start, 1);
     ics_sched_set_floor(s, id, k.floor_ps);
     ics_sched_set_tail(s, id, k.tail_ps);

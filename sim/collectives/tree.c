@@ -220,8 +220,8 @@ static void tree_channel(const ics_algo_ctx *c, ics_sched *s, const rank_tree *r
                 continue;
             }
             int sd[2] = {ready, k > 0 ? up[r * S + k - 1] : -1};
-            up[r * S + k] = tree_send(c, s, r, rt->parent[r], sb, (uint64_t)ch * 131071 + 2 * r, sd,
-                                      k > 0 ? 2 : 1);
+            up[r * S + k] = tree_send(c, s, r, rt->parent[r], sb,
+                                      ics_algo_flow(c, ch, 2 * (uint64_t)r), sd, k > 0 ? 2 : 1);
         }
         for (int o = 0; o < n; o++) { /* parents before children */
             int r = rt->order[o];
@@ -229,8 +229,8 @@ static void tree_channel(const ics_algo_ctx *c, ics_sched *s, const rank_tree *r
                 int kid = rt->kids[r * MAX_KIDS + i];
                 int d = ics_sched_delay(s, hop_lat(c, r, kid), &have[r * S + k], 1);
                 int sd[2] = {d, last_down[r * MAX_KIDS + i]};
-                int id = tree_send(c, s, r, kid, sb, (uint64_t)ch * 131071 + 2 * kid + 1, sd,
-                                   sd[1] >= 0 ? 2 : 1);
+                int id = tree_send(c, s, r, kid, sb, ics_algo_flow(c, ch, 2 * (uint64_t)kid + 1),
+                                   sd, sd[1] >= 0 ? 2 : 1);
                 last_down[r * MAX_KIDS + i] = have[kid * S + k] = id;
             }
         }
@@ -285,8 +285,8 @@ static void tree_stream(const ics_algo_ctx *c, ics_sched *s, const rank_tree *rt
                                    hop_cost(c, sb, ics_time_add(t, lat)));
         up[p] = MAX(up[p], at);
         ics_net_leg l[2] = {
-            {c->ranks[r], c->ranks[p], wire, (uint64_t)ch * 131071 + 2 * (uint64_t)r},
-            {c->ranks[p], c->ranks[r], wire, (uint64_t)ch * 131071 + 2 * (uint64_t)r + 1}};
+            {c->ranks[r], c->ranks[p], wire, ics_algo_flow(c, ch, 2 * (uint64_t)r)},
+            {c->ranks[p], c->ranks[r], wire, ics_algo_flow(c, ch, 2 * (uint64_t)r + 1)}};
         g_array_append_vals(legs, l, 2);
     }
     ics_time fill = up[rt->root];

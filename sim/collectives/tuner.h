@@ -21,7 +21,8 @@ typedef struct {
                            nChannels x bwIntra); INFINITY with one rank per node */
     double net_gbps;    /* the smallest node's compute NICs in use, summed, GB/s (nChannels x
                            bwInter); 0 on a single node */
-    int heads;          /* the fewest distinct NICs a node's ranks use (CollNet heads) */
+    int heads;          /* the fewest ranks of a node with a NIC of their own (CollNet heads) */
+    int nics;           /* the fewest distinct NICs a node's ranks' channels use */
     bool amd_cpu;       /* NCCL's LL ceilings and network overhead differ on AMD hosts */
     bool ll128_default; /* NCCL enables LL128 here unless NCCL_PROTO says otherwise */
     int nvlinks;        /* NVLinks of a GPU (rank 0's) */

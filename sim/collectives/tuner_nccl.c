@@ -189,19 +189,30 @@ static double node_ring(const ics_tuner *tu, const ics_algo_nodes *g, int k, boo
     return worst;
 }
 
-/* Node k's compute NICs in use, summed (GB/s), and their count. */
-static double node_nics(const ics_tuner *tu, const ics_algo_nodes *g, int k, int *count)
+/* Node k's compute NICs in use (every NIC its ranks' channels leave by: several per GPU on a
+ * p5), summed (GB/s), and their count; *heads: the ranks with a NIC of their own (CollNet). */
+static double node_nics(const ics_tuner *tu, const ics_algo_nodes *g, int k, int *count, int *heads)
 {
-    int *heads = g_new(int, ics_algo_nodes_size(g, k)),
-        *nics = g_new(int, ics_algo_nodes_size(g, k));
-    *count = ics_algo_node_heads(tu->t, tu->ranks, g, k, heads, nics);
+    int size = ics_algo_nodes_size(g, k);
+    int *first = g_new(int, size), *used = g_new(int, (size_t)size *ICS_ROUTE_MAX_NICS);
+    *heads = ics_algo_node_heads(tu->t, tu->ranks, g, k, first, NULL);
+    *count = 0;
     double sum = 0;
-    for (int i = 0; i < *count; i++) {
-        int width;
-        sum += ics_topo_dev_bw(tu->t, nics[i], ICS_CHAN_NETWORK, &width) / 1e9;
+    for (int i = g->start[k]; i < g->start[k + 1]; i++) {
+        int nics[ICS_ROUTE_MAX_NICS], n = ics_route_nics_of_gpu(tu->t, tu->ranks[g->rank[i]], nics);
+        for (int a = 0; a < n; a++) {
+            bool seen = false;
+            for (int b = 0; b < *count && !seen; b++)
+                seen = used[b] == nics[a];
+            if (seen)
+                continue;
+            used[(*count)++] = nics[a];
+            int width;
+            sum += ics_topo_dev_bw(tu->t, nics[a], ICS_CHAN_NETWORK, &width) / 1e9;
+        }
     }
-    g_free(heads);
-    g_free(nics);
+    g_free(first);
+    g_free(used);
     return sum;
 }
 
@@ -279,7 +290,7 @@ static void inter_graphs(ics_tuner *tu)
     bool new_gpu = ics_tuner_nccl_sm90_or_later(tu);
     const double *sp = new_gpu ? speeds_inter_sm90 : speeds_inter_older;
     int ns = new_gpu ? (int)G_N_ELEMENTS(speeds_inter_sm90) : (int)G_N_ELEMENTS(speeds_inter_older);
-    int nics = MAX(1, tu->heads);
+    int nics = MAX(1, tu->nics);
     double per_nic = tu->net_gbps / nics, speed = sp[ns - 1];
     for (int i = ns - 1; i >= 0 && sp[i] <= per_nic + 1e-9; i--)
         speed = sp[i];
@@ -304,7 +315,7 @@ void ics_tuner_nccl_init(ics_tuner *tu)
     tu->intra_class = HW_NVLINK;
     tu->intra_gbps = INFINITY;
     tu->net_gbps = g.nnodes > 1 ? INFINITY : 0;
-    tu->heads = INT32_MAX;
+    tu->heads = tu->nics = INT32_MAX;
     for (int k = 0; k < g.nnodes; k++) {
         bool nvlink;
         double ring = node_ring(tu, &g, k, &nvlink);
@@ -314,9 +325,10 @@ void ics_tuner_nccl_init(ics_tuner *tu)
          * links' payload, after packet headers), not the links' signalling rate */
         tu->intra_gbps =
             MIN(tu->intra_gbps, ring * (nvlink ? tu->kernel_eff * nvlink_payload(tu) : 1.0));
-        int heads;
-        double nics = node_nics(tu, &g, k, &heads);
+        int heads, count;
+        double nics = node_nics(tu, &g, k, &count, &heads);
         tu->heads = MIN(tu->heads, heads);
+        tu->nics = MIN(tu->nics, count);
         if (g.nnodes > 1)
             tu->net_gbps = MIN(tu->net_gbps, nics);
     }

@@ -16,8 +16,9 @@ typedef struct {
     int lanes;      /* host link width */
     uint64_t host_bw;
     const ics_hw_standard *host_std;
-    int nic; /* nearest compute NIC of GPU 0, or -1 */
-    uint64_t nic_bw;
+    int nic;         /* nearest compute NIC of GPU 0, or -1 */
+    int nics;        /* how many NICs its channels leave by (4 EFA on a p5) */
+    uint64_t nic_bw; /* each */
 } gpu_facts;
 
 static void get_gpu_facts(const ics_topo *t, gpu_facts *f)
@@ -31,7 +32,9 @@ static void get_gpu_facts(const ics_topo *t, gpu_facts *f)
     for (int i = 0; i < n; i++)
         if (ics_topo_chan_get(t, out[i])->kind == ICS_CHAN_PCIE)
             f->host_std = ics_topo_chan_get(t, out[i])->standard;
-    f->nic = ics_route_nic_of_gpu(t, g0);
+    int all[ICS_ROUTE_MAX_NICS];
+    f->nics = ics_route_nics_of_gpu(t, g0, all);
+    f->nic = f->nics > 0 ? all[0] : -1;
     if (f->nic >= 0) {
         /* the port's own speed; a fabric may train it lower */
         const ics_hw_node *node = ics_hw_node_of(ics_topo_hw(t));
@@ -81,12 +84,20 @@ static void text_gpu(const ics_topo *t, GString *out)
     if (f.host_std)
         g_string_append_printf(out, "  host    x%d %s = %.1f GB/s per direction\n", f.lanes,
                                f.host_std->name, f.host_bw / 1e9);
-    if (f.nic >= 0) {
+    if (f.nic >= 0 && f.nics == 1) {
         char cls[16];
         g_string_append_printf(out, "  NIC     %s (%s from gpu0), %.1f GB/s per direction\n",
                                ics_topo_dev_get(t, f.nic)->name,
                                ics_topo_path_class(t, ics_topo_gpu(t, 0, 0), f.nic, cls),
                                f.nic_bw / 1e9);
+    } else if (f.nic >= 0) {
+        char cls[16];
+        g_string_append_printf(out,
+                               "  NICs    %d, %s first (%s from gpu0), %.1f GB/s per direction "
+                               "each, %.1f together\n",
+                               f.nics, ics_topo_dev_get(t, f.nic)->name,
+                               ics_topo_path_class(t, ics_topo_gpu(t, 0, 0), f.nic, cls),
+                               f.nic_bw / 1e9, f.nics * f.nic_bw / 1e9);
     }
 }
 
@@ -254,6 +265,7 @@ void ics_report_topo_json(const ics_topo *t, GString *out)
     cJSON_AddNumberToObject(pg, "host_lanes", f.lanes);
     cJSON_AddNumberToObject(pg, "host_gbytes_per_s", f.host_bw / 1e9);
     cJSON_AddNumberToObject(pg, "nic_gbytes_per_s", f.nic_bw / 1e9);
+    cJSON_AddNumberToObject(pg, "nics", f.nics);
     int ng = node->gpus, nn = ics_topo_nics_per_node(t);
     int *gpus = g_new(int, ng + 1), *nics = g_new(int, nn + 1);
     for (int g = 0; g < ng; g++)

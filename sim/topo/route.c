@@ -284,7 +284,8 @@ static void fabric_path(path_builder *pb, int nic_s, int nic_d, uint64_t hash)
     if (ls != ld) {
         const ics_topo_dev *a = ics_topo_dev_get(t, ls), *b = ics_topo_dev_get(t, ld);
         int i, c;
-        if (!ecmp_pick(t, p, ls, ld, mix(hash), &i, &c)) {
+        if (!ecmp_pick(t, p, ls, ld, mix(hash & ((UINT64_C(1) << ICS_ROUTE_HASH_BITS) - 1)), &i,
+                       &c)) {
             pb->ok = false;
             return;
         }
@@ -301,54 +302,114 @@ static void fabric_path(path_builder *pb, int nic_s, int nic_d, uint64_t hash)
     hop(pb, ld, nic_d);
 }
 
-static int nic_search(const ics_topo *t, int gpu)
+/* The live compute NICs at the GPU's nearest path class (their indices in the node's NIC list),
+ * in NIC order; their count (at most ICS_ROUTE_MAX_NICS). */
+static int nearest_nics(const ics_topo *t, int gpu, int *out)
 {
     const ics_topo_dev *g = ics_topo_dev_get(t, gpu);
-    int best = -1, best_rank = 99;
-    for (int i = 0; i < ics_topo_nics_per_node(t); i++) {
-        int nic = ics_topo_nic(t, g->node, i);
-        const ics_topo_dev *d = ics_topo_dev_get(t, nic);
-        if (d->rail < 0 || d->down)
-            continue; /* a storage NIC, or one that failed (topo_fail.c) */
-        char buf[16];
-        int rank = ics_topo_path_class_rank(ics_topo_path_class(t, gpu, nic, buf)) * 2 +
-                   (d->rail == g->local ? 0 : 1);
-        if (rank < best_rank) {
-            best_rank = rank;
-            best = nic;
+    int best = 99, n = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < ics_topo_nics_per_node(t); i++) {
+            int nic = ics_topo_nic(t, g->node, i);
+            const ics_topo_dev *d = ics_topo_dev_get(t, nic);
+            if (d->rail < 0 || d->down)
+                continue; /* a storage NIC, or one that failed (topo_fail.c) */
+            char buf[16];
+            int rank = ics_topo_path_class_rank(ics_topo_path_class(t, gpu, nic, buf));
+            if (pass == 0)
+                best = MIN(best, rank);
+            else if (rank == best && n < ICS_ROUTE_MAX_NICS)
+                out[n++] = i;
+        }
+    return n;
+}
+
+static bool same_nics(const int *a, int na, const int *b, int nb)
+{
+    return na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0;
+}
+
+/* The NICs a GPU uses: its nearest ones, shared out among the GPUs of its node that have the
+ * same nearest set, as NCCL's graph search gives each GPU its own NIC where there are enough:
+ * s GPUs sharing n NICs take one each when s >= n (two GPUs and two NICs under one DGX A100
+ * switch: one each; two GPUs and one EFA under a p4de switch: both that one), and n / s each
+ * otherwise (one GPU, four EFA on a p5: all four). The GPU's own rail first. */
+static int nic_search(const ics_topo *t, int gpu, int *out)
+{
+    const ics_topo_dev *g = ics_topo_dev_get(t, gpu);
+    int mine[ICS_ROUTE_MAX_NICS], n = nearest_nics(t, gpu, mine);
+    if (n == 0)
+        return 0;
+    int s = 0, j = 0;
+    for (int k = 0; k < ics_topo_gpus_per_node(t); k++) {
+        int other[ICS_ROUTE_MAX_NICS], m = nearest_nics(t, ics_topo_gpu(t, g->node, k), other);
+        if (same_nics(mine, n, other, m)) {
+            if (k < g->local)
+                j++;
+            s++;
         }
     }
-    return best;
+    int count = 0, own = -1;
+    for (int i = 0; i < n; i++)
+        if (ics_topo_dev_get(t, ics_topo_nic(t, g->node, mine[i]))->rail == g->local)
+            own = mine[i];
+    if (s >= n) {
+        out[count++] = own >= 0 ? own : mine[j % n];
+        return count;
+    }
+    if (own >= 0)
+        out[count++] = own;
+    for (int i = j; i < n; i += s)
+        if (mine[i] != own)
+            out[count++] = mine[i];
+    return count;
 }
+
+#define NIC_SLOT (ICS_ROUTE_MAX_NICS + 1) /* per local GPU: the count, then the indices */
 
 void ics_topo_index_nics(ics_topo *t)
 {
-    int gpn = ics_topo_gpus_per_node(t), nics = ics_topo_nics_per_node(t);
-    int *index = g_new(int, MAX(gpn, 1));
-    for (int g = 0; g < gpn; g++) {
-        int nic = nic_search(t, ics_topo_gpu(t, 0, g));
-        index[g] = -1;
-        for (int i = 0; i < nics && nic >= 0; i++)
-            if (ics_topo_nic(t, 0, i) == nic)
-                index[g] = i;
-    }
+    int gpn = ics_topo_gpus_per_node(t);
+    int *index = g_new0(int, (size_t)MAX(gpn, 1) * NIC_SLOT);
+    for (int g = 0; g < gpn; g++)
+        index[g * NIC_SLOT] = nic_search(t, ics_topo_gpu(t, 0, g), index + g * NIC_SLOT + 1);
     t->gpu_nic_index = index;
+}
+
+int ics_route_nics_of_gpu(const ics_topo *t, int gpu, int *out)
+{
+    const ics_topo_dev *g = ics_topo_dev_get(t, gpu);
+    int idx[ICS_ROUTE_MAX_NICS], n;
+    if (!t->gpu_nic_index) { /* parts were taken down: nodes may differ */
+        n = nic_search(t, gpu, idx);
+    } else {
+        n = t->gpu_nic_index[g->local * NIC_SLOT];
+        memcpy(idx, t->gpu_nic_index + g->local * NIC_SLOT + 1, (size_t)n * sizeof *idx);
+    }
+    for (int i = 0; i < n; i++)
+        out[i] = ics_topo_nic(t, g->node, idx[i]);
+    return n;
 }
 
 int ics_route_nic_of_gpu(const ics_topo *t, int gpu)
 {
-    const ics_topo_dev *g = ics_topo_dev_get(t, gpu);
-    if (!t->gpu_nic_index) /* parts were taken down: nodes may differ */
-        return nic_search(t, gpu);
-    int i = t->gpu_nic_index[g->local];
-    return i < 0 ? -1 : ics_topo_nic(t, g->node, i);
+    int nics[ICS_ROUTE_MAX_NICS];
+    return ics_route_nics_of_gpu(t, gpu, nics) > 0 ? nics[0] : -1;
 }
 
 /* ---- routes -------------------------------------------------------------------------------- */
 
-static int exit_nic(const ics_topo *t, int d)
+/* Where a transfer leaves (or enters) its node: a NIC itself, or one of the GPU's nearest NICs
+ * picked by the flow hash, so that the channels of a GPU with several (4 EFA per GPU on a p5)
+ * spread over all of them, as NCCL's graph search gives each channel its NIC; both ends take
+ * the same index, the same rail. */
+static int exit_nic(const ics_topo *t, int d, uint64_t hash)
 {
-    return ics_topo_dev_get(t, d)->kind == ICS_DEV_NIC ? d : ics_route_nic_of_gpu(t, d);
+    if (ics_topo_dev_get(t, d)->kind == ICS_DEV_NIC)
+        return d;
+    int nics[ICS_ROUTE_MAX_NICS], n = ics_route_nics_of_gpu(t, d, nics);
+    uint64_t slot = hash >> ICS_ROUTE_HASH_BITS;
+    return n > 0 ? nics[(slot ? slot - 1 : hash) % (uint64_t)n] : -1;
 }
 
 bool ics_route_find(const ics_topo *t, int src, int dst, uint64_t flow_hash, ics_route *out)
@@ -375,7 +436,7 @@ bool ics_route_find(const ics_topo *t, int src, int dst, uint64_t flow_hash, ics
     } else if (a->node == b->node) {
         pcie_path(&pb, src, dst);
     } else {
-        int ns = exit_nic(t, src), nd = exit_nic(t, dst);
+        int ns = exit_nic(t, src, flow_hash), nd = exit_nic(t, dst, flow_hash);
         if (ns < 0 || nd < 0)
             return false;
         if (ns != src && (ics_topo_uses_gdr(t, src, ns, true) || a->socket < 0))

@@ -195,7 +195,8 @@ bool ics_topo_uses_gdr(const ics_topo *t, int gpu, int nic, bool send);
  *     by shortest path where a board boundary is crossed (DGX-2);
  *   - otherwise inside a node: up the PCIe tree to the lowest common switch or host bridge,
  *     through the root complex, across sockets when the NUMA nodes differ;
- *   - across nodes: to the source GPU's nearest compute NIC (same rail first), up the fat-tree
+ *   - across nodes: to one of the source GPU's nearest compute NICs (by the flow hash when it
+ *     has several, the same index at both ends; its own rail first), up the fat-tree
  *     only as far as needed (up/down routing: loop-free by construction), one spine and core
  *     chosen by a flow hash (ECMP), down to the destination's NIC, then its PCIe tree; a GPU
  *     and its NIC without GPUDirect RDMA (ics_topo_uses_gdr) meet in the GPU's host memory. */
@@ -222,6 +223,21 @@ void ics_route_clear(ics_route *r);
 /* The compute NIC a GPU uses to leave its node: the nearest by PCIe path class, ties broken
  * by rail == GPU index, then by NIC order. -1 if the node has no compute NIC. */
 int ics_route_nic_of_gpu(const ics_topo *t, int gpu_dev);
+/* Every compute NIC at that nearest class (4 EFA per GPU on a p5), ics_route_nic_of_gpu's
+ * first, into out (room for ICS_ROUTE_MAX_NICS); their count. A GPU's transfers across nodes
+ * pick among them by flow hash (see "Routes"). */
+#define ICS_ROUTE_MAX_NICS 16
+int ics_route_nics_of_gpu(const ics_topo *t, int gpu_dev, int *out);
+
+/* A flow hash that also says which of a GPU's nearest NICs to leave by: the k-th of them (mod
+ * their count) at both ends. ECMP hashes only the low 48 bits, `hash`'s own; a hash without a
+ * NIC slot picks the NIC by its value. */
+#define ICS_ROUTE_HASH_BITS 48
+static inline uint64_t ics_route_flow(uint64_t hash, int nic_slot)
+{
+    return (hash & ((UINT64_C(1) << ICS_ROUTE_HASH_BITS) - 1)) |
+           ((uint64_t)(nic_slot + 1) << ICS_ROUTE_HASH_BITS);
+}
 
 /* Sum of hop latencies: channel latencies plus the latency of each intermediate device. */
 ics_time ics_route_path_latency(const ics_topo *t, const ics_route_path *p);

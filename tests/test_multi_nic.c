@@ -1,0 +1,128 @@
+/* GPUs with several NICs (topo.h: ics_route_nics_of_gpu, ics_route_flow): an AWS p5 has 4 EFA
+ * beside each GPU and NCCL gives each channel its own NIC, so a GPU's channels leave by all
+ * four, the same one at both ends; NICs shared out between GPUs that are equally near them as
+ * NCCL's graphs do (DGX A100: two GPUs, two NICs under a switch, one each; a PCIe box: two GPUs,
+ * one NIC, both on it); and a 2-node ring all-reduce on p5s puts bytes on every EFA and runs
+ * under the NICs' bound, well above what one EFA per GPU could carry. */
+#include "collectives/comm.h"
+#include "hw/hw.h"
+#include "topo/topo.h"
+
+#include <glib.h>
+
+static ics_hw *load(const char *model, int nodes)
+{
+    char *path = g_build_filename(ICS_SOURCE_DIR, "hwmodels", model, NULL);
+    GError *err = NULL;
+    ics_hw *hw = ics_hw_load(path, nodes, &err);
+    g_assert_no_error(err);
+    g_free(path);
+    return hw;
+}
+
+/* The NIC a route leaves its source node by, and the one it enters the destination by. */
+static void route_nics(const ics_topo *t, int a, int b, uint64_t hash, int *out, int *in)
+{
+    ics_route r;
+    g_assert_true(ics_route_find(t, a, b, hash, &r));
+    *out = *in = -1;
+    for (int h = 0; h < r.paths[0].n_hops; h++) {
+        const ics_topo_chan *c = ics_topo_chan_get(t, r.paths[0].chans[h]);
+        if (c->kind != ICS_CHAN_NETWORK)
+            continue;
+        if (*out < 0)
+            *out = c->src;
+        *in = c->dst;
+    }
+    ics_route_clear(&r);
+}
+
+static void test_p5_routes(void)
+{
+    ics_hw *hw = load("aws-p5.json", 2);
+    ics_topo *t = ics_topo_new(hw);
+    int a = ics_topo_gpu(t, 0, 3), b = ics_topo_gpu(t, 1, 3), nics[ICS_ROUTE_MAX_NICS];
+    g_assert_cmpint(ics_route_nics_of_gpu(t, a, nics), ==, 4);
+    bool seen[4] = {false};
+    for (int slot = 0; slot < 4; slot++) {
+        int out, in;
+        route_nics(t, a, b, ics_route_flow(12345, slot), &out, &in);
+        g_assert_cmpint(out, ==, nics[slot]);
+        /* the same index at the other end: that GPU's slot-th NIC */
+        int far[ICS_ROUTE_MAX_NICS];
+        ics_route_nics_of_gpu(t, b, far);
+        g_assert_cmpint(in, ==, far[slot]);
+        seen[slot] = true;
+    }
+    g_assert_true(seen[0] && seen[1] && seen[2] && seen[3]);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+}
+
+static void test_shared_nics(void)
+{
+    int nics[ICS_ROUTE_MAX_NICS];
+    ics_hw *hw = load("dgx-a100.json", 0);
+    ics_topo *t = ics_topo_new(hw);
+    int n0 = ics_route_nics_of_gpu(t, ics_topo_gpu(t, 0, 0), nics), first = nics[0];
+    int n1 = ics_route_nics_of_gpu(t, ics_topo_gpu(t, 0, 1), nics);
+    g_assert_cmpint(n0, ==, 1);
+    g_assert_cmpint(n1, ==, 1);
+    g_assert_cmpint(first, !=, nics[0]);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+    hw = load("pcie-8gpu.json", 0);
+    t = ics_topo_new(hw);
+    ics_route_nics_of_gpu(t, ics_topo_gpu(t, 0, 0), nics);
+    first = nics[0];
+    g_assert_cmpint(ics_route_nics_of_gpu(t, ics_topo_gpu(t, 0, 1), nics), ==, 1);
+    g_assert_cmpint(nics[0], ==, first);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+}
+
+static void test_p5_ring(void)
+{
+    ics_hw *hw = load("aws-p5.json", 2);
+    ics_topo *t = ics_topo_new(hw);
+    int ranks[16];
+    ics_topo_gpus_by_node(t, 8, 16, ranks);
+    ics_comm *c = ics_comm_new(t, ics_net_backend("analytic"), ranks, 16, NULL);
+    ics_coll_tuning tu = {.nvls_enable = true, .algos = ICS_COLL_SET(ICS_ALGO_RING)};
+    uint64_t size = 1ull << 30;
+    ics_coll_req req = ics_coll_req_nccltests(ICS_COLL_ALL_REDUCE, size, 4, 0, 16, NULL);
+    uint64_t *bytes = g_new0(uint64_t, ics_topo_nchans(t));
+    ics_coll_result res;
+    g_assert_true(ics_comm_run_traffic(c, &req, &tu, &res, bytes));
+    /* every EFA of node 0 sends */
+    for (int i = 0; i < ics_topo_nics_per_node(t); i++) {
+        int nic = ics_topo_nic(t, 0, i), n;
+        const int *out = ics_topo_out(t, nic, &n);
+        uint64_t sent = 0;
+        for (int k = 0; k < n; k++)
+            if (ics_topo_chan_get(t, out[k])->kind == ICS_CHAN_NETWORK)
+                sent += bytes[out[k]];
+        g_assert_cmpuint(sent, >, 0);
+    }
+    /* a ring's bus bandwidth is what each GPU sends across; 32 x 12.5 GB/s leave a node, at
+     * most that less packet headers; one EFA per GPU would allow 8 x 12.5 = 100 */
+    double busbw = (double)size / (res.time_ps * 1e-12) * ics_coll_busbw_factor(req.op, 16);
+    const ics_hw_standard *eth = ics_hw_standard_find(hw, "eth100");
+    double nic = (double)ics_hw_standard_bw(eth, 1), bound = 32 * nic;
+    g_test_message("p5 x 2 ring busbw %.1f GB/s, NIC bound %.1f", busbw / 1e9, bound / 1e9);
+    g_assert_cmpfloat(busbw, <=, bound);
+    g_assert_cmpfloat(busbw, >, 2.5 * 8 * nic);
+    g_free(bytes);
+    ics_comm_free(c);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/multi-nic/p5-routes", test_p5_routes);
+    g_test_add_func("/multi-nic/shared", test_shared_nics);
+    g_test_add_func("/multi-nic/p5-ring", test_p5_ring);
+    return g_test_run();
+}
