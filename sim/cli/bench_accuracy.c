@@ -54,6 +54,14 @@ static const struct {
      * peer with a modified one */
     {"lowprov_rtx4090x8_pcie_noP2P_allreduce", "rtx4090-8gpu.json", 1, 8, false, false},
     {"lowprov_rtx4090x8_pcie_tinygradP2P_allreduce", "rtx4090-8gpu-p2p.json", 1, 8, false, false},
+    /* HPE Slingshot 11 dragonfly (libfabric CXI through aws-ofi-nccl, whose costs per message
+     * are not modelled), ALCF's runs with NCCL_NET_GDR_LEVEL=PHB */
+    {"alcf_polaris_a100x4_2node_all_reduce", "polaris.json", 2, 4, false, false},
+    {"alcf_polaris_a100x4_2node_all_gather", "polaris.json", 2, 4, false, false},
+    {"alcf_polaris_a100x4_2node_alltoall", "polaris.json", 2, 4, false, false},
+    {"alcf_polaris_a100x4_8node_all_reduce", "polaris.json", 8, 4, false, false},
+    {"alcf_polaris_a100x4_8node_all_gather", "polaris.json", 8, 4, false, false},
+    {"alcf_polaris_a100x4_8node_alltoall", "polaris.json", 8, 4, false, false},
 };
 
 #define MIB (1ULL << 20)
@@ -124,6 +132,13 @@ static void flow_presize(const ics_net_ops *backend, const char *only, bool all)
 
 /* Simulates one log; appends its line to out and its errors from 1 MiB to dgx_large if it
  * counts. Returns an exit status. */
+/* A variable of a log's "env" object (ics_env_lookup). */
+static const char *env_value(const char *name, void *ctx)
+{
+    const cJSON *v = cJSON_GetObjectItem((const cJSON *)ctx, name);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
 static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning, bool rows_too,
                GArray *dgx_large, GString *out)
 {
@@ -156,6 +171,13 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
     }
     if (!ics_cli_setup_open(&su, model, datasets[i].nodes > 1 ? datasets[i].nodes : 0))
         goto done;
+    /* the paths the log's own environment asked NCCL for (ALCF's NCCL_NET_GDR_LEVEL=PHB) */
+    const cJSON *env = cJSON_GetObjectItem(doc, "env");
+    if (cJSON_IsObject(env)) {
+        ics_topo_paths paths;
+        ics_coll_paths_from(&paths, env_value, (void *)env, NULL);
+        ics_topo_set_paths(su.t, &paths);
+    }
     int g = datasets[i].gpus_per_node, nranks = datasets[i].nodes * g;
     g_assert(ics_topo_nodes(su.t) == datasets[i].nodes && g <= ics_topo_gpus_per_node(su.t));
     if (!ics_net_backend_ready(backend, su.t, &err)) {

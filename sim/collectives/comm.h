@@ -93,6 +93,10 @@ void ics_coll_tuning_from_env(ics_coll_tuning *t, GError **warning);
  * for, for ics_topo_set_paths; -1 where a variable is unset. Never fails: values not understood
  * are ignored and named in *warning, as in ics_coll_tuning_from_env. */
 void ics_coll_paths_from_env(ics_topo_paths *p, GError **warning);
+/* The same from another set of variables (a log's recorded environment): get returns a
+ * variable's value, or NULL when it is unset. */
+typedef const char *(*ics_env_lookup)(const char *name, void *ctx);
+void ics_coll_paths_from(ics_topo_paths *p, ics_env_lookup get, void *ctx, GError **warning);
 
 /* NCCL_ALGO's and NCCL_PROTO's syntax as NCCL's parseList reads it: names separated by commas,
  * case-insensitive ("Ring,Tree"), the set of them; after a leading '^', every member but those

@@ -74,10 +74,17 @@ static void read_set(GString *w, const char *var, unsigned (*parse)(const char *
     g_free(bad);
 }
 
-/* An integer variable in lo..hi into *out; anything else is warned about and ignored. */
-static void read_int(GString *w, const char *var, int lo, int hi, int *out)
+static const char *from_process(const char *name, void *ctx)
 {
-    const char *v = g_getenv(var);
+    (void)ctx;
+    return g_getenv(name);
+}
+
+/* An integer variable in lo..hi into *out; anything else is warned about and ignored. */
+static void read_int_from(ics_env_lookup get, void *ctx, GString *w, const char *var, int lo,
+                          int hi, int *out)
+{
+    const char *v = get(var, ctx);
     if (!v || !*v)
         return;
     char *end = NULL;
@@ -93,13 +100,18 @@ static void read_int(GString *w, const char *var, int lo, int hi, int *out)
     *out = (int)x;
 }
 
+static void read_int(GString *w, const char *var, int lo, int hi, int *out)
+{
+    read_int_from(from_process, NULL, w, var, lo, hi, out);
+}
+
 /* A path level as ncclGetLevel reads NCCL_P2P_LEVEL and NCCL_NET_GDR_LEVEL: a path type's name,
  * or the numbers of NCCL before 2.5 (0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 and up SYS). NCCL's types
  * that icsim's nodes do not distinguish read as their neighbours: NVB as NVL, PXN as PXB, C2C
  * and P2C as PHB. */
-static void read_level(GString *w, const char *var, int *out)
+static void read_level(ics_env_lookup get, void *ctx, GString *w, const char *var, int *out)
 {
-    const char *v = g_getenv(var);
+    const char *v = get(var, ctx);
     if (!v || !*v)
         return;
     static const struct {
@@ -129,23 +141,28 @@ static void read_level(GString *w, const char *var, int *out)
     *out = l;
 }
 
-void ics_coll_paths_from_env(ics_topo_paths *p, GError **warning)
+void ics_coll_paths_from(ics_topo_paths *p, ics_env_lookup get, void *ctx, GError **warning)
 {
     *p = (ics_topo_paths){-1, -1, -1};
     GString *w = g_string_new(NULL);
     int disable = 0;
-    read_int(w, "NCCL_P2P_DISABLE", INT_MIN, INT_MAX, &disable);
+    read_int_from(get, ctx, w, "NCCL_P2P_DISABLE", INT_MIN, INT_MAX, &disable);
     if (disable == 1) /* ncclGetLevel: the disable variable wins over the level */
         p->p2p_level = ICS_PATH_LOC;
     else
-        read_level(w, "NCCL_P2P_LEVEL", &p->p2p_level);
-    read_level(w, "NCCL_NET_GDR_LEVEL", &p->gdr_level);
+        read_level(get, ctx, w, "NCCL_P2P_LEVEL", &p->p2p_level);
+    read_level(get, ctx, w, "NCCL_NET_GDR_LEVEL", &p->gdr_level);
     int read = -1;
-    read_int(w, "NCCL_NET_GDR_READ", INT_MIN, INT_MAX, &read);
+    read_int_from(get, ctx, w, "NCCL_NET_GDR_READ", INT_MIN, INT_MAX, &read);
     p->gdr_read = read < 0 ? -1 : read != 0;
     if (w->len)
         g_set_error_literal(warning, ICS_ERROR, ICS_ERROR_INPUT, w->str);
     g_string_free(w, TRUE);
+}
+
+void ics_coll_paths_from_env(ics_topo_paths *p, GError **warning)
+{
+    ics_coll_paths_from(p, from_process, NULL, warning);
 }
 
 void ics_coll_tuning_from_env(ics_coll_tuning *t, GError **warning)

@@ -2,6 +2,7 @@
  * getters, and the names and derived figures of its parts. The loader (hw_load.c) and the
  * readers fill it; nothing here reads JSON. */
 #include "hw/hw_internal.h"
+#include "hw/dragonfly.h"
 
 #include <math.h>
 
@@ -128,6 +129,18 @@ uint64_t ics_hw_standard_bw(const ics_hw_standard *s, int width)
     double bits =
         (double)width * s->lanes * s->lane_gbps * 1e9 * s->enc_data_bits / s->enc_total_bits;
     return (uint64_t)llround(bits / 8.0);
+}
+
+void ics_hw_dragonfly_params(const ics_hw *hw, ics_dragonfly_params *p)
+{
+    const ics_hw_fabric *f = &hw->fabric;
+    *p = (ics_dragonfly_params){.groups = f->groups,
+                                .group_switches = f->group_switches,
+                                .switch_nodes = f->switch_nodes,
+                                .global_links = f->global_links,
+                                .radix = f->radix,
+                                .nics_per_node = hw->node.compute_nics,
+                                .nodes = hw->nodes};
 }
 
 void ics_hw_fattree_params(const ics_hw *hw, ics_fattree_params *p)

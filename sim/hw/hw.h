@@ -10,6 +10,7 @@
 
 #include <glib.h>
 
+#include "hw/dragonfly.h"
 #include "hw/fattree.h"
 #include "core/core.h"
 
@@ -172,7 +173,7 @@ typedef struct {
 
 /* ---- a cluster's fabric ---- */
 
-typedef enum { ICS_FABRIC_FAT_TREE } ics_fabric_topology;
+typedef enum { ICS_FABRIC_FAT_TREE, ICS_FABRIC_DRAGONFLY } ics_fabric_topology;
 
 typedef struct {
     ics_fabric_topology topology;
@@ -185,6 +186,10 @@ typedef struct {
     int nodes_per_unit;
     ics_time switch_latency_ps;
     bool sharp;
+    /* dragonfly (hw/dragonfly.h): groups, switches a group, nodes a switch, global links a
+       switch; valiant: route through a random intermediate group (non-minimal) */
+    int groups, group_switches, switch_nodes, global_links;
+    bool valiant;
 } ics_hw_fabric;
 
 typedef struct ics_hw ics_hw;
@@ -233,6 +238,8 @@ ics_hw *ics_hw_load_catalog(const char *path, GError **err);
 
 /* The fat-tree sizing parameters of a cluster (its fabric, node count and NIC rails). */
 void ics_hw_fattree_params(const ics_hw *hw, ics_fattree_params *p);
+/* The same for a dragonfly fabric (hw/dragonfly.h). */
+void ics_hw_dragonfly_params(const ics_hw *hw, ics_dragonfly_params *p);
 
 /* ---- calibration (hw_calibration.c) ---- */
 

@@ -5,9 +5,11 @@
 #include <inttypes.h>
 #include <math.h>
 
+#include "hw/dragonfly.h"
 #include "hw/fattree.h"
 
-static const char *const topology_names[] = {"fat-tree", NULL};
+static const char *const topology_names[] = {"fat-tree", "dragonfly", NULL};
+static const char *const routing_names[] = {"minimal", "valiant", NULL};
 
 #define ICS_HW__MAX_FABRIC_NICS (1 << 24)
 
@@ -43,6 +45,44 @@ static bool check_budget(const ics_hw *hw, const ics_fattree_plan *plan, GError 
     bool ok = ics_budget_check(bytes, what, error);
     g_free(what);
     return ok;
+}
+
+/* The same for a dragonfly: per node as above; the switches, and their links: a local link
+ * between every two switches of a group, the global links. */
+static bool check_dragonfly_budget(const ics_hw *hw, const ics_dragonfly_params *p, GError **error)
+{
+    ics_fattree_plan as_plan = {.leaves = p->groups * p->group_switches};
+    uint64_t local = (uint64_t)p->groups * p->group_switches * (p->group_switches - 1) / 2;
+    uint64_t global = (uint64_t)p->groups * (p->groups - 1) / 2 * ics_dragonfly_pair_links(p);
+    as_plan.spines_per_pod = (int)MIN((local + global) / MAX(as_plan.leaves, 1) + 1, INT32_MAX);
+    return check_budget(hw, &as_plan, error);
+}
+
+/* "groups", "switches_per_group", "nodes_per_switch", "global_links_per_switch", "routing". */
+static void read_dragonfly(ics_hw__ld *ld, const cJSON *o, ics_hw_fabric *f)
+{
+    static const char *const keys[] = {"groups", "switches_per_group", "nodes_per_switch",
+                                       "global_links_per_switch"};
+    int *dst[] = {&f->groups, &f->group_switches, &f->switch_nodes, &f->global_links};
+    const int64_t hi[] = {1 << 14, 1 << 10, 1 << 10, 1 << 10};
+    for (int i = 0; i < 4; i++) {
+        int64_t v;
+        if (ics_jr_int(ld->r, o, keys[i], true, i == 0 ? 2 : 1, hi[i], &v))
+            *dst[i] = (int)v;
+    }
+    int routing = 0;
+    if (ics_jr_enum(ld->r, o, "routing", false, routing_names, &routing))
+        f->valiant = routing == 1;
+    static const char *const fat_tree_only[] = {"tiers", "oversubscription", "rail_optimized",
+                                                "nodes_per_unit", "sharp"};
+    for (size_t i = 0; i < G_N_ELEMENTS(fat_tree_only) && ics_jr_ok(ld->r); i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, fat_tree_only[i]);
+        if (v)
+            ics_jr_fail(ld->r, v, fat_tree_only[i],
+                        "expected no \"%s\" on a dragonfly (a fat-tree's), "
+                        "got it",
+                        fat_tree_only[i]);
+    }
 }
 
 static void read_switch_params(ics_hw__ld *ld, const cJSON *o, ics_hw_fabric *f)
@@ -92,6 +132,11 @@ bool ics_hw__read_fabric(ics_hw__ld *ld, const cJSON *o)
                                        "nodes_per_unit",
                                        "switch_latency_ns",
                                        "sharp",
+                                       "groups",
+                                       "switches_per_group",
+                                       "nodes_per_switch",
+                                       "global_links_per_switch",
+                                       "routing",
                                        NULL};
     ics_hw *hw = ld->hw;
     ics_hw_fabric *f = &hw->fabric;
@@ -101,7 +146,21 @@ bool ics_hw__read_fabric(ics_hw__ld *ld, const cJSON *o)
     if (ics_jr_keys(ld->r, o, keys) &&
         ics_jr_enum(ld->r, o, "topology", true, topology_names, &topo))
         f->topology = (ics_fabric_topology)topo;
-    if (ics_jr_int(ld->r, o, "tiers", true, 1, 3, &v))
+    bool dragonfly = ics_jr_ok(ld->r) && f->topology == ICS_FABRIC_DRAGONFLY;
+    if (dragonfly) {
+        read_dragonfly(ld, o, f);
+        f->tiers = 1;
+    } else {
+        static const char *const df_only[] = {"groups", "switches_per_group", "nodes_per_switch",
+                                              "global_links_per_switch", "routing"};
+        for (size_t i = 0; i < G_N_ELEMENTS(df_only) && ics_jr_ok(ld->r); i++) {
+            const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, df_only[i]);
+            if (x)
+                ics_jr_fail(ld->r, x, df_only[i],
+                            "expected no \"%s\" on a fat-tree (a dragonfly's), got it", df_only[i]);
+        }
+    }
+    if (!dragonfly && ics_jr_int(ld->r, o, "tiers", true, 1, 3, &v))
         f->tiers = (int)v;
     read_switch_params(ld, o, f);
     f->oversubscription = 1;
@@ -137,7 +196,13 @@ bool ics_hw__read_fabric(ics_hw__ld *ld, const cJSON *o)
     ics_fattree_params p;
     ics_fattree_plan plan;
     GError *why = NULL;
-    if (ics_jr_ok(ld->r)) {
+    if (ics_jr_ok(ld->r) && dragonfly) {
+        ics_dragonfly_params dp;
+        ics_hw_dragonfly_params(hw, &dp);
+        if (!ics_dragonfly_check(&dp, &why) || !check_dragonfly_budget(hw, &dp, &why))
+            ics_jr_fail(ld->r, o, NULL, "%s", why->message);
+        g_clear_error(&why);
+    } else if (ics_jr_ok(ld->r)) {
         ics_hw_fattree_params(hw, &p);
         if (!ics_fattree_plan_make(&p, &plan, &why))
             ics_jr_fail(ld->r, o, NULL, "%s", why->message);

@@ -101,12 +101,33 @@ static void text_gpu(const ics_topo *t, GString *out)
     }
 }
 
+/* A dragonfly's line: its shape and routing (hw/dragonfly.h). */
+static void text_dragonfly(const ics_topo *t, const ics_hw_fabric *f, GString *out)
+{
+    ics_dragonfly_params p;
+    ics_hw_dragonfly_params(ics_topo_hw(t), &p);
+    g_string_append_printf(out,
+                           "fabric: dragonfly of %s (radix %d, %s), %s routing\n"
+                           "  groups %d x %d switches x %d nodes; a local link between every two "
+                           "switches of a group, %d global links a switch (%d between every two "
+                           "groups)\n"
+                           "  bisection %.1f GB/s per direction\n",
+                           f->switch_type->name, f->radix, f->standard->name,
+                           f->valiant ? "Valiant (non-minimal)" : "minimal", p.groups,
+                           p.group_switches, p.switch_nodes, p.global_links,
+                           ics_dragonfly_pair_links(&p), ics_topo_bisection_bw(t) / 1e9);
+}
+
 static void text_fabric(const ics_topo *t, GString *out)
 {
     const ics_hw_fabric *f = ics_hw_fabric_of(ics_topo_hw(t));
     const ics_fattree_plan *p = ics_topo_fattree(t);
     if (!f)
         return;
+    if (f->topology == ICS_FABRIC_DRAGONFLY) {
+        text_dragonfly(t, f, out);
+        return;
+    }
     g_string_append_printf(out,
                            "fabric: %d-tier fat-tree of %s (radix %d, %s), %s, %.3g:1 at the "
                            "leaf%s\n",
@@ -221,6 +242,22 @@ static cJSON *json_fabric(const ics_topo *t)
     const ics_hw_fabric *f = ics_hw_fabric_of(ics_topo_hw(t));
     const ics_fattree_plan *p = ics_topo_fattree(t);
     cJSON *o = cJSON_CreateObject();
+    if (f->topology == ICS_FABRIC_DRAGONFLY) {
+        ics_dragonfly_params dp;
+        ics_hw_dragonfly_params(ics_topo_hw(t), &dp);
+        cJSON_AddStringToObject(o, "topology", "dragonfly");
+        cJSON_AddStringToObject(o, "switch", f->switch_type->name);
+        cJSON_AddStringToObject(o, "standard", f->standard->name);
+        cJSON_AddNumberToObject(o, "radix", f->radix);
+        cJSON_AddNumberToObject(o, "groups", dp.groups);
+        cJSON_AddNumberToObject(o, "switches_per_group", dp.group_switches);
+        cJSON_AddNumberToObject(o, "nodes_per_switch", dp.switch_nodes);
+        cJSON_AddNumberToObject(o, "global_links_per_switch", dp.global_links);
+        cJSON_AddNumberToObject(o, "global_links_per_group_pair", ics_dragonfly_pair_links(&dp));
+        cJSON_AddStringToObject(o, "routing", f->valiant ? "valiant" : "minimal");
+        cJSON_AddNumberToObject(o, "bisection_gbytes_per_s", ics_topo_bisection_bw(t) / 1e9);
+        return o;
+    }
     cJSON_AddStringToObject(o, "topology", "fat-tree");
     cJSON_AddNumberToObject(o, "tiers", f->tiers);
     cJSON_AddStringToObject(o, "switch", f->switch_type->name);

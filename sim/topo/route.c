@@ -270,10 +270,91 @@ static bool ecmp_pick(const ics_topo *t, const ics_fattree_plan *p, int ls, int 
     return true;
 }
 
+/* ---- dragonfly ---- */
+
+/* Switch s of group G (a device id). */
+static int df_switch(const ics_topo *t, int G, int s)
+{
+    return ics_topo_net_switch(t, 1, G * t->df.group_switches + s);
+}
+
+/* Whether channel a -> b exists (a == b: nothing to cross). */
+static bool live_hop(const ics_topo *t, int a, int b)
+{
+    return a == b || ics_topo_chan_between(t, a, b) >= 0;
+}
+
+/* Minimal route between switches S and D: a local hop inside a group; between groups a local
+ * hop to the switch that holds the chosen global link, the global link, a local hop from where
+ * it lands. The h-th of the groups' global links first, the next ones when a part is down. */
+static void df_minimal(path_builder *pb, int S, int D, uint64_t h)
+{
+    const ics_topo *t = pb->t;
+    int G = ics_topo_dev_get(t, S)->pod, H = ics_topo_dev_get(t, D)->pod;
+    if (S == D)
+        return;
+    if (G == H) {
+        hop(pb, S, D);
+        return;
+    }
+    int links = ics_dragonfly_pair_links(&t->df);
+    for (int k = 0; k < links; k++) {
+        int from, to;
+        ics_dragonfly_global(&t->df, G, H, (int)((h + (uint64_t)k) % (uint64_t)links), &from, &to);
+        int gs = df_switch(t, G, from), hs = df_switch(t, H, to);
+        if (!live_hop(t, S, gs) || !live_hop(t, gs, hs) || !live_hop(t, hs, D))
+            continue;
+        if (S != gs)
+            hop(pb, S, gs);
+        hop(pb, gs, hs);
+        if (hs != D)
+            hop(pb, hs, D);
+        return;
+    }
+    pb->ok = false;
+}
+
+/* Dragonfly: minimal (local, global, local), or with Valiant routing through a random
+ * intermediate group first (twice the global hops, but no hot global link under adversarial
+ * traffic), chosen by the flow hash. */
+static void dragonfly_path(path_builder *pb, int nic_s, int nic_d, uint64_t hash)
+{
+    const ics_topo *t = pb->t;
+    int S = leaf_of_nic(t, nic_s), D = leaf_of_nic(t, nic_d);
+    if (S < 0 || D < 0) {
+        pb->ok = false;
+        return;
+    }
+    uint64_t h = mix(hash & ((UINT64_C(1) << ICS_ROUTE_HASH_BITS) - 1));
+    int G = ics_topo_dev_get(t, S)->pod, H = ics_topo_dev_get(t, D)->pod, g = t->df.groups;
+    hop(pb, nic_s, S);
+    bool valiant = ics_hw_fabric_of(t->hw)->valiant && G != H && g > 2;
+    if (valiant) {
+        /* the intermediate group: the k-th of the g - 2 others */
+        int k = (int)(h % (uint64_t)(g - 2)), I = -1, from, to;
+        for (int x = 0; x < g && I < 0; x++)
+            if (x != G && x != H && k-- == 0)
+                I = x;
+        ics_dragonfly_global(&t->df, G, I,
+                             (int)((h >> 20) % (uint64_t)ics_dragonfly_pair_links(&t->df)), &from,
+                             &to);
+        int X = df_switch(t, I, to);
+        df_minimal(pb, S, X, h >> 20);
+        df_minimal(pb, X, D, h >> 40);
+    } else {
+        df_minimal(pb, S, D, h);
+    }
+    hop(pb, D, nic_d);
+}
+
 /* Up/down: climb only to the lowest tier that holds both leaves. */
 static void fabric_path(path_builder *pb, int nic_s, int nic_d, uint64_t hash)
 {
     const ics_topo *t = pb->t;
+    if (t->dragonfly) {
+        dragonfly_path(pb, nic_s, nic_d, hash);
+        return;
+    }
     const ics_fattree_plan *p = ics_topo_fattree(t);
     int ls = leaf_of_nic(t, nic_s), ld = leaf_of_nic(t, nic_d);
     if (!p || ls < 0 || ld < 0) {

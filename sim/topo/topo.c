@@ -261,6 +261,56 @@ static void build_fabric_switches(ics_topo *t, int *leaf0, int *spine0, int *cor
     }
 }
 
+/* A dragonfly (hw/dragonfly.h): switch s of group G is "gG-swS", tier 1, pod G; each node's
+ * compute NICs on its switch; a local link between every two switches of a group; the global
+ * links, those between the same two switches bonded into one. */
+static void build_dragonfly(ics_topo *t)
+{
+    const ics_hw_fabric *f = ics_hw_fabric_of(t->hw);
+    const ics_hw_node *n = ics_hw_node_of(t->hw);
+    const ics_dragonfly_params *p = &t->df;
+    int a = p->group_switches, sw0 = (int)t->devs->len;
+    for (int G = 0; G < p->groups; G++)
+        for (int s = 0; s < a; s++) {
+            char name[48];
+            snprintf(name, sizeof name, "g%d-sw%d", G, s);
+            add_net_switch(t, name, 1, G, G * a + s);
+        }
+    t->tier0[1] = sw0;
+    t->tier0[2] = t->tier0[3] = (int)t->devs->len;
+    uint64_t fab_bw = ics_hw_standard_bw(f->standard, 1);
+    for (int node = 0; node < t->nodes; node++)
+        for (int i = 0; i < t->nics; i++) {
+            const ics_hw_pcie *e = &n->pcie[t->nic_pcie[i]];
+            if (e->role != ICS_NIC_COMPUTE)
+                continue;
+            uint64_t bw = MIN(fab_bw, ics_hw_standard_bw(e->nic_type->standard, 1));
+            add_link(t, ics_topo_nic(t, node, i), sw0 + ics_dragonfly_switch_of(p, node),
+                     ICS_CHAN_NETWORK, f->standard, 1, bw, f->standard->latency_ps);
+        }
+    for (int G = 0; G < p->groups; G++)
+        for (int s = 0; s < a; s++)
+            for (int s2 = s + 1; s2 < a; s2++)
+                add_std_link(t, sw0 + G * a + s, sw0 + G * a + s2, ICS_CHAN_NETWORK, f->standard,
+                             1);
+    int links = ics_dragonfly_pair_links(p);
+    int *width = g_new0(int, (size_t)a *a);
+    for (int G = 0; G < p->groups; G++)
+        for (int H = G + 1; H < p->groups; H++) {
+            memset(width, 0, sizeof(int) * (size_t)a * a);
+            for (int r = 0; r < links; r++) {
+                int from, to;
+                ics_dragonfly_global(p, G, H, r, &from, &to);
+                width[from * a + to]++;
+            }
+            for (int x = 0; x < a * a; x++)
+                if (width[x])
+                    add_std_link(t, sw0 + G * a + x / a, sw0 + H * a + x % a, ICS_CHAN_NETWORK,
+                                 f->standard, width[x]);
+        }
+    g_free(width);
+}
+
 static void build_fabric(ics_topo *t)
 {
     const ics_hw_fabric *f = ics_hw_fabric_of(t->hw);
@@ -346,7 +396,15 @@ ics_topo *ics_topo_new(const ics_hw *hw)
     switch_components(t, n);
     for (int node = 0; node < t->nodes; node++)
         build_node(t, n, node);
-    if (ics_hw_fabric_of(hw)) {
+    if (ics_hw_fabric_of(hw) && ics_hw_fabric_of(hw)->topology == ICS_FABRIC_DRAGONFLY) {
+        t->has_fabric = t->dragonfly = true;
+        ics_hw_dragonfly_params(hw, &t->df);
+        t->fp = (ics_fattree_params){.tiers = 1, .radix = t->df.radix, .nodes = t->nodes};
+        t->plan = (ics_fattree_plan){.leaves = t->df.groups * t->df.group_switches,
+                                     .pods = t->df.groups,
+                                     .leaves_per_pod = t->df.group_switches};
+        build_dragonfly(t);
+    } else if (ics_hw_fabric_of(hw)) {
         t->has_fabric = true;
         ics_hw_fattree_params(hw, &t->fp);
         bool ok = ics_fattree_plan_make(&t->fp, &t->plan, NULL);

@@ -1,5 +1,5 @@
 /* Summary facts of a topology for `icsim topo`: counts, per-device bandwidth, bisection. */
-#include "topo/topo.h"
+#include "topo/topo_internal.h"
 
 void ics_topo_count_kinds(const ics_topo *t, int counts[ICS_DEV_KIND_COUNT])
 {
@@ -47,6 +47,12 @@ uint64_t ics_topo_bisection_bw(const ics_topo *t)
     const ics_fattree_plan *p = ics_topo_fattree(t);
     if (!p)
         return 0;
+    if (t->dragonfly) { /* the global links between the two halves of the groups */
+        const ics_hw_fabric *f = ics_hw_fabric_of(ics_topo_hw(t));
+        uint64_t half = (uint64_t)(t->df.groups / 2) * (uint64_t)((t->df.groups + 1) / 2);
+        return half * (uint64_t)ics_dragonfly_pair_links(&t->df) *
+               ics_hw_standard_bw(f->standard, 1);
+    }
     const ics_hw_fabric *f = ics_hw_fabric_of(ics_topo_hw(t));
     uint64_t min = uplink_capacity(t, 0);
     for (int tier = 1; tier < f->tiers; tier++) {

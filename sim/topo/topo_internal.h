@@ -19,6 +19,9 @@ struct ics_topo {
     bool has_fabric;
     int tier0[4]; /* first device id of each fabric tier (1..3) */
     ics_fattree_params fp;
+    bool dragonfly; /* the fabric is a dragonfly (df); plan then holds its switches as
+                       leaves, its groups as pods */
+    ics_dragonfly_params df;
     ics_fattree_plan plan;
     char **labels;
     GHashTable *by_label; /* label -> device id + 1 */
