@@ -118,11 +118,52 @@ static void test_p5_ring(void)
     ics_hw_free(hw);
 }
 
+/* Two GB200 NVL72 racks: NVLS-Tree at 1 GiB (NVLS in each rack, trees over the NICs), every
+ * GPU the head of its own NIC so all 72 NICs of a rack carry traffic, and the call no faster
+ * than those NICs allow: a tree moves the whole buffer up and down through them. */
+static void test_gb200_racks(void)
+{
+    ics_hw *hw = load("gb200-nvl72-su.json", 2);
+    ics_topo *t = ics_topo_new(hw);
+    int n = 144, *ranks = g_new(int, n);
+    ics_topo_gpus_by_node(t, 72, n, ranks);
+    ics_comm *c = ics_comm_new(t, ics_net_backend("analytic"), ranks, n, NULL);
+    ics_coll_tuning tu = {.nvls_enable = true};
+    uint64_t size = 1ull << 30;
+    ics_coll_req req = ics_coll_req_nccltests(ICS_COLL_ALL_REDUCE, size, 4, 0, n, NULL);
+    uint64_t *bytes = g_new0(uint64_t, ics_topo_nchans(t));
+    ics_coll_result res;
+    g_assert_true(ics_comm_run_traffic(c, &req, &tu, &res, bytes));
+    g_assert_cmpint(res.algo, ==, ICS_ALGO_NVLS_TREE);
+    int busy = 0;
+    for (int i = 0; i < ics_topo_nics_per_node(t); i++) {
+        int nic = ics_topo_nic(t, 0, i), m;
+        const int *out = ics_topo_out(t, nic, &m);
+        for (int k = 0; k < m; k++)
+            if (ics_topo_chan_get(t, out[k])->kind == ICS_CHAN_NETWORK && bytes[out[k]] > 0) {
+                busy++;
+                break;
+            }
+    }
+    g_test_message("2 GB200 NVL72 racks, 1 GiB all-reduce: %d NICs of a rack busy, %.1f ms", busy,
+                   res.time_ps / 1e9);
+    g_assert_cmpint(busy, ==, 72);
+    const ics_hw_standard *ndr = ics_hw_standard_find(hw, "ndr");
+    double floor_s = (double)size / ((double)busy * (double)ics_hw_standard_bw(ndr, 1));
+    g_assert_cmpfloat(res.time_ps * 1e-12, >, floor_s);
+    g_free(bytes);
+    g_free(ranks);
+    ics_comm_free(c);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/multi-nic/p5-routes", test_p5_routes);
     g_test_add_func("/multi-nic/shared", test_shared_nics);
     g_test_add_func("/multi-nic/p5-ring", test_p5_ring);
+    g_test_add_func("/multi-nic/gb200-racks", test_gb200_racks);
     return g_test_run();
 }
