@@ -73,15 +73,18 @@ static void read_dragonfly(ics_hw__ld *ld, const cJSON *o, ics_hw_fabric *f)
     int routing = 0;
     if (ics_jr_enum(ld->r, o, "routing", false, routing_names, &routing))
         f->valiant = routing == 1;
-    static const char *const fat_tree_only[] = {"tiers", "oversubscription", "rail_optimized",
-                                                "nodes_per_unit", "sharp"};
-    for (size_t i = 0; i < G_N_ELEMENTS(fat_tree_only) && ics_jr_ok(ld->r); i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, fat_tree_only[i]);
+}
+
+/* The keys of the other topology, refused by name: "expected no \"tiers\" on a dragonfly (a
+ * fat-tree's), got it". keys is NULL-terminated. */
+static void refuse_keys(ics_hw__ld *ld, const cJSON *o, const char *const *keys, const char *on,
+                        const char *whose)
+{
+    for (int i = 0; keys[i] && ics_jr_ok(ld->r); i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, keys[i]);
         if (v)
-            ics_jr_fail(ld->r, v, fat_tree_only[i],
-                        "expected no \"%s\" on a dragonfly (a fat-tree's), "
-                        "got it",
-                        fat_tree_only[i]);
+            ics_jr_fail(ld->r, v, keys[i], "expected no \"%s\" on a %s (a %s's), got it", keys[i],
+                        on, whose);
     }
 }
 
@@ -147,18 +150,17 @@ bool ics_hw__read_fabric(ics_hw__ld *ld, const cJSON *o)
         ics_jr_enum(ld->r, o, "topology", true, topology_names, &topo))
         f->topology = (ics_fabric_topology)topo;
     bool dragonfly = ics_jr_ok(ld->r) && f->topology == ICS_FABRIC_DRAGONFLY;
+    static const char *const fat_tree_only[] = {
+        "tiers", "oversubscription", "rail_optimized", "nodes_per_unit", "sharp", NULL};
+    static const char *const dragonfly_only[] = {"groups",           "switches_per_group",
+                                                 "nodes_per_switch", "global_links_per_switch",
+                                                 "routing",          NULL};
     if (dragonfly) {
         read_dragonfly(ld, o, f);
+        refuse_keys(ld, o, fat_tree_only, "dragonfly", "fat-tree");
         f->tiers = 1;
     } else {
-        static const char *const df_only[] = {"groups", "switches_per_group", "nodes_per_switch",
-                                              "global_links_per_switch", "routing"};
-        for (size_t i = 0; i < G_N_ELEMENTS(df_only) && ics_jr_ok(ld->r); i++) {
-            const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, df_only[i]);
-            if (x)
-                ics_jr_fail(ld->r, x, df_only[i],
-                            "expected no \"%s\" on a fat-tree (a dragonfly's), got it", df_only[i]);
-        }
+        refuse_keys(ld, o, dragonfly_only, "fat-tree", "dragonfly");
     }
     if (!dragonfly && ics_jr_int(ld->r, o, "tiers", true, 1, 3, &v))
         f->tiers = (int)v;
