@@ -116,6 +116,13 @@ static void test_routes(void)
         g_assert_cmpint(gl, ==, 1);
         g_assert_cmpint(sw, <=, 4);
     }
+    /* a dead local link: around it through a third switch of the group */
+    GError *err = NULL;
+    g_assert_true(ics_topo_fail(t, "link:g0-sw0-g0-sw1", &err));
+    g_assert_no_error(err);
+    route_shape(t, ics_topo_gpu(t, 0, 0), ics_topo_gpu(t, per, 0), 7, &sw, &gl);
+    g_assert_cmpint(sw, ==, 3);
+    g_assert_cmpint(gl, ==, 0);
     ics_topo_free(t);
     ics_hw_free(hw);
 

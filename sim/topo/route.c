@@ -293,8 +293,17 @@ static void df_minimal(path_builder *pb, int S, int D, uint64_t h)
     int G = ics_topo_dev_get(t, S)->pod, H = ics_topo_dev_get(t, D)->pod;
     if (S == D)
         return;
-    if (G == H) {
-        hop(pb, S, D);
+    if (G == H) { /* the local link, or around a dead one through another switch */
+        for (int k = -1; k < t->df.group_switches; k++) {
+            int X = k < 0 ? D : df_switch(t, G, k);
+            if (X == S || (k >= 0 && X == D) || !live_hop(t, S, X) || !live_hop(t, X, D))
+                continue;
+            hop(pb, S, X);
+            if (X != D)
+                hop(pb, X, D);
+            return;
+        }
+        pb->ok = false;
         return;
     }
     int links = ics_dragonfly_pair_links(&t->df);

@@ -367,9 +367,9 @@ static bool still_joined(const ics_topo *t, GError **error)
             ics_route_clear(&r);
             if (!ok)
                 g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
-                            "the failures split the fabric: leaf%d and leaf%d no longer reach "
-                            "each other",
-                            a, b);
+                            "the failures split the fabric: %s and %s no longer reach each other",
+                            ics_topo_dev_label(t, ics_topo_net_switch(t, 1, a)),
+                            ics_topo_dev_label(t, ics_topo_net_switch(t, 1, b)));
         }
     g_free(rep);
     return ok;
