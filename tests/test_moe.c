@@ -68,6 +68,14 @@ static void test_catalog(void)
     g_assert_cmpfloat(ics_model_head_dim(qw), ==, 128);
     g_assert_cmpfloat(fabs(ics_model_params(qw) / 1e9 - 30.5), <=, 0.05);
     g_assert_cmpfloat(fabs(ics_model_active_params(qw) / 3.3e9 - 1), <, 0.02);
+    /* gpt-oss-120b: 116.83B in the model card, and 5.13B active, which counts the output layer
+     * but not the embedding (201088 x 2880 = 0.58B) */
+    const ics_model *oss = ics_model_find(c, "gpt-oss-120b");
+    g_assert_nonnull(oss);
+    g_test_message("gpt-oss-120b: %.2fB, %.2fB active", ics_model_params(oss) / 1e9,
+                   ics_model_active_params(oss) / 1e9);
+    g_assert_cmpfloat(fabs(ics_model_params(oss) / 116.8e9 - 1), <, 0.01);
+    g_assert_cmpfloat(fabs((ics_model_active_params(oss) - 201088.0 * 2880) / 5.13e9 - 1), <, 0.01);
     g_assert_false(ics_model_is_moe_layer(ds, 2));
     g_assert_true(ics_model_is_moe_layer(ds, 3));
     double rep, shared, expert;
