@@ -81,12 +81,9 @@ static const ics_model *model_of(const ics_model_catalog *cat, const char *name)
 {
     static const struct {
         const char *prefix, *model;
-    } names[] = {{"LLAMA3_8B", "llama3-8b"},
-                 {"LLAMA3_70B", "llama3-70b"},
-                 {"LLAMA3.1_405B", "llama3-405b"},
-                 {"DeepSeekV3", "deepseek-v3"},
-                 {"Qwen3_30B_a3B", "qwen3-30b-a3b"},
-                 {"GPT OSS 120B", "gpt-oss-120b"}};
+    } names[] = {{"LLAMA3_8B", "llama3-8b"},         {"LLAMA3_70B", "llama3-70b"},
+                 {"LLAMA3.1_405B", "llama3-405b"},   {"DeepSeekV3", "deepseek-v3"},
+                 {"Qwen3_30B_a3B", "qwen3-30b-a3b"}, {"GPT OSS 120B", "gpt-oss-120b"}};
     for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
         if (g_str_has_prefix(name, names[i].prefix))
             return ics_model_find(cat, names[i].model);
