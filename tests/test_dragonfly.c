@@ -150,6 +150,16 @@ static void test_routes(void)
         route_shape(t, ics_topo_gpu(t, 0, 0), ics_topo_gpu(t, 3 * group + 5, 1), hsh, &sw, &gl);
         g_assert_cmpint(gl, ==, 2);
     }
+    /* a dead global link (g0-sw0 to g1-sw0, the first of that pair) and a dead local one:
+     * every hash still finds a route, through another intermediate group or link, or around
+     * the local link (ics_route_find fails the assertion in route_shape otherwise) */
+    g_assert_true(ics_topo_fail(t, "link:g0-sw0-g1-sw0", &err));
+    g_assert_true(ics_topo_fail(t, "link:g1-sw0-g1-sw1", &err));
+    g_assert_no_error(err);
+    for (uint64_t hsh = 0; hsh < 256; hsh++)
+        for (int dst = 1; dst < 4; dst++)
+            route_shape(t, ics_topo_gpu(t, 0, 0), ics_topo_gpu(t, dst * group + 9, 0), hsh, &sw,
+                        &gl);
     ics_topo_free(t);
     ics_hw_free(hw);
     g_remove(file);
@@ -165,6 +175,46 @@ static void test_routes(void)
     g_free(hwdir);
     g_free(text);
     g_free(src);
+    g_free(file);
+    g_free(dir);
+}
+
+/* One switch a group, one global link a pair of groups, Valiant routing: with the g0-g1 link
+ * down, routes from g0 that would pass through g1, or end there, take another group; and a
+ * 31-switch group with one global link a pair detours around a dead local link on the way to
+ * its global link. Both once aborted the simulation or refused the failure. */
+static void test_failures(void)
+{
+    char *dir = g_dir_make_tmp("icsim-df-XXXXXX", NULL);
+    char *file = g_build_filename(dir, "c.json", NULL);
+    const char *shapes[] = {"\"groups\": 5, \"switches_per_group\": 1, \"nodes_per_switch\": 1, "
+                            "\"global_links_per_switch\": 4, \"routing\": \"valiant\"",
+                            "\"groups\": 32, \"switches_per_group\": 31, \"nodes_per_switch\": 1, "
+                            "\"global_links_per_switch\": 1"};
+    const char *fails[] = {"link:g0-sw0-g1-sw0", "link:g0-sw0-g0-sw1"};
+    const int nodes[] = {5, 64};
+    for (int c = 0; c < 2; c++) {
+        char *text = g_strdup_printf(
+            "{\"kind\": \"cluster\", \"name\": \"t\", \"source\": \"test\", \"catalog\": "
+            "\"%s/hwmodels/catalog.json\", \"node\": \"%s/hwmodels/polaris-node.json\", \"nodes\": "
+            "%d, \"fabric\": {\"topology\": \"dragonfly\", \"switch\": \"rosetta\", %s}}",
+            ICS_SOURCE_DIR, ICS_SOURCE_DIR, nodes[c], shapes[c]);
+        g_assert_true(g_file_set_contents(file, text, -1, NULL));
+        ics_hw *hw = load(file, 0);
+        ics_topo *t = ics_topo_new(hw);
+        GError *err = NULL;
+        g_assert_true(ics_topo_fail(t, fails[c], &err));
+        g_assert_no_error(err);
+        int sw, gl;
+        for (int n = 1; n < nodes[c]; n++)
+            for (uint64_t h = 0; h < 16; h++)
+                route_shape(t, ics_topo_gpu(t, 0, 0), ics_topo_gpu(t, n, 0), h, &sw, &gl);
+        ics_topo_free(t);
+        ics_hw_free(hw);
+        g_free(text);
+    }
+    g_remove(file);
+    g_rmdir(dir);
     g_free(file);
     g_free(dir);
 }
@@ -202,5 +252,6 @@ int main(int argc, char **argv)
     g_test_add_func("/dragonfly/wiring", test_wiring);
     g_test_add_func("/dragonfly/routes", test_routes);
     g_test_add_func("/dragonfly/backends", test_backends);
+    g_test_add_func("/dragonfly/failures", test_failures);
     return g_test_run();
 }

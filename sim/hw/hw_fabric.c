@@ -73,6 +73,11 @@ static void read_dragonfly(ics_hw__ld *ld, const cJSON *o, ics_hw_fabric *f)
     int routing = 0;
     if (ics_jr_enum(ld->r, o, "routing", false, routing_names, &routing))
         f->valiant = routing == 1;
+    if (ics_jr_ok(ld->r) && f->valiant && f->groups < 3)
+        ics_jr_fail(ld->r, cJSON_GetObjectItemCaseSensitive(o, "routing"), "routing",
+                    "expected \"minimal\" with %d groups (Valiant routing goes through a third "
+                    "group), got \"valiant\"",
+                    f->groups);
 }
 
 /* The keys of the other topology, refused by name: "expected no \"tiers\" on a dragonfly (a

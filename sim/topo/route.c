@@ -284,26 +284,43 @@ static bool live_hop(const ics_topo *t, int a, int b)
     return a == b || ics_topo_chan_between(t, a, b) >= 0;
 }
 
-/* Minimal route between switches S and D: a local hop inside a group; between groups a local
- * hop to the switch that holds the chosen global link, the global link, a local hop from where
+/* How S reaches D inside one group: D itself when their local link is live, else another
+ * switch of the group both reach (around a dead link), else -1. */
+static int df_local_via(const ics_topo *t, int S, int D)
+{
+    int G = ics_topo_dev_get(t, S)->pod;
+    if (live_hop(t, S, D))
+        return D;
+    for (int k = 0; k < t->df.group_switches; k++) {
+        int X = df_switch(t, G, k);
+        if (X != S && X != D && live_hop(t, S, X) && live_hop(t, X, D))
+            return X;
+    }
+    return -1;
+}
+
+static void df_local(path_builder *pb, int S, int D)
+{
+    int X = S == D ? D : df_local_via(pb->t, S, D);
+    if (X < 0) {
+        pb->ok = false;
+        return;
+    }
+    if (X != S)
+        hop(pb, S, X);
+    if (X != D)
+        hop(pb, X, D);
+}
+
+/* Minimal route between switches S and D: local hops inside a group; between groups a local
+ * leg to the switch that holds the chosen global link, the global link, a local leg from where
  * it lands. The h-th of the groups' global links first, the next ones when a part is down. */
 static void df_minimal(path_builder *pb, int S, int D, uint64_t h)
 {
     const ics_topo *t = pb->t;
     int G = ics_topo_dev_get(t, S)->pod, H = ics_topo_dev_get(t, D)->pod;
-    if (S == D)
-        return;
-    if (G == H) { /* the local link, or around a dead one through another switch */
-        for (int k = -1; k < t->df.group_switches; k++) {
-            int X = k < 0 ? D : df_switch(t, G, k);
-            if (X == S || (k >= 0 && X == D) || !live_hop(t, S, X) || !live_hop(t, X, D))
-                continue;
-            hop(pb, S, X);
-            if (X != D)
-                hop(pb, X, D);
-            return;
-        }
-        pb->ok = false;
+    if (G == H) {
+        df_local(pb, S, D);
         return;
     }
     int links = ics_dragonfly_pair_links(&t->df);
@@ -311,21 +328,37 @@ static void df_minimal(path_builder *pb, int S, int D, uint64_t h)
         int from, to;
         ics_dragonfly_global(&t->df, G, H, (int)((h + (uint64_t)k) % (uint64_t)links), &from, &to);
         int gs = df_switch(t, G, from), hs = df_switch(t, H, to);
-        if (!live_hop(t, S, gs) || !live_hop(t, gs, hs) || !live_hop(t, hs, D))
+        if (!live_hop(t, gs, hs) || (S != gs && df_local_via(t, S, gs) < 0) ||
+            (hs != D && df_local_via(t, hs, D) < 0))
             continue;
-        if (S != gs)
-            hop(pb, S, gs);
+        df_local(pb, S, gs);
         hop(pb, gs, hs);
-        if (hs != D)
-            hop(pb, hs, D);
+        df_local(pb, hs, D);
         return;
     }
     pb->ok = false;
 }
 
-/* Dragonfly: minimal (local, global, local), or with Valiant routing through a random
- * intermediate group first (twice the global hops, but no hot global link under adversarial
- * traffic), chosen by the flow hash. */
+/* A Valiant route through group I: minimally to the switch the hashed G -> I global link lands
+ * on, then minimally to D; into *pb only if every hop is live. */
+static bool df_through(path_builder *pb, int S, int D, int I, uint64_t h)
+{
+    const ics_topo *t = pb->t;
+    int G = ics_topo_dev_get(t, S)->pod, from, to;
+    ics_dragonfly_global(&t->df, G, I,
+                         (int)((h >> 20) % (uint64_t)ics_dragonfly_pair_links(&t->df)), &from, &to);
+    path_builder tmp = *pb;
+    df_minimal(&tmp, S, df_switch(t, I, to), h >> 20);
+    if (tmp.ok)
+        df_minimal(&tmp, df_switch(t, I, to), D, h >> 40);
+    if (tmp.ok)
+        *pb = tmp;
+    return tmp.ok;
+}
+
+/* Dragonfly: minimal (local, global, local), or with Valiant routing through an intermediate
+ * group first (twice the global hops, but no hot global link under adversarial traffic): the
+ * hashed one of the g - 2 others, the next ones when a part is down, minimal when none works. */
 static void dragonfly_path(path_builder *pb, int nic_s, int nic_d, uint64_t hash)
 {
     const ics_topo *t = pb->t;
@@ -337,22 +370,16 @@ static void dragonfly_path(path_builder *pb, int nic_s, int nic_d, uint64_t hash
     uint64_t h = mix(hash & ((UINT64_C(1) << ICS_ROUTE_HASH_BITS) - 1));
     int G = ics_topo_dev_get(t, S)->pod, H = ics_topo_dev_get(t, D)->pod, g = t->df.groups;
     hop(pb, nic_s, S);
-    bool valiant = ics_hw_fabric_of(t->hw)->valiant && G != H && g > 2;
-    if (valiant) {
-        /* the intermediate group: the k-th of the g - 2 others */
-        int k = (int)(h % (uint64_t)(g - 2)), I = -1, from, to;
-        for (int x = 0; x < g && I < 0; x++)
-            if (x != G && x != H && k-- == 0)
+    bool valiant = ics_hw_fabric_of(t->hw)->valiant && G != H && g > 2, done = false;
+    for (int k = 0; valiant && k < g - 2 && !done; k++) {
+        int want = (int)((h + (uint64_t)k) % (uint64_t)(g - 2)), I = -1;
+        for (int x = 0; x < g && I < 0; x++) /* the want-th group other than G and H */
+            if (x != G && x != H && want-- == 0)
                 I = x;
-        ics_dragonfly_global(&t->df, G, I,
-                             (int)((h >> 20) % (uint64_t)ics_dragonfly_pair_links(&t->df)), &from,
-                             &to);
-        int X = df_switch(t, I, to);
-        df_minimal(pb, S, X, h >> 20);
-        df_minimal(pb, X, D, h >> 40);
-    } else {
-        df_minimal(pb, S, D, h);
+        done = df_through(pb, S, D, I, h);
     }
+    if (!done)
+        df_minimal(pb, S, D, h);
     hop(pb, D, nic_d);
 }
 

@@ -47,11 +47,17 @@ uint64_t ics_topo_bisection_bw(const ics_topo *t)
     const ics_fattree_plan *p = ics_topo_fattree(t);
     if (!p)
         return 0;
-    if (t->dragonfly) { /* the global links between the two halves of the groups */
+    if (t->dragonfly) {
+        /* the groups that hold nodes, cut in two halves: the global links between them; all in
+         * one group: the local links between two halves of its switches that hold nodes */
         const ics_hw_fabric *f = ics_hw_fabric_of(ics_topo_hw(t));
-        uint64_t half = (uint64_t)(t->df.groups / 2) * (uint64_t)((t->df.groups + 1) / 2);
-        return half * (uint64_t)ics_dragonfly_pair_links(&t->df) *
-               ics_hw_standard_bw(f->standard, 1);
+        uint64_t link = ics_hw_standard_bw(f->standard, 1);
+        int switches = (t->nodes + t->df.switch_nodes - 1) / t->df.switch_nodes;
+        int groups = (switches + t->df.group_switches - 1) / t->df.group_switches;
+        if (groups >= 2)
+            return (uint64_t)(groups / 2) * (uint64_t)((groups + 1) / 2) *
+                   (uint64_t)ics_dragonfly_pair_links(&t->df) * link;
+        return (uint64_t)(switches / 2) * (uint64_t)((switches + 1) / 2) * link;
     }
     const ics_hw_fabric *f = ics_hw_fabric_of(ics_topo_hw(t));
     uint64_t min = uplink_capacity(t, 0);

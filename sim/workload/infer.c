@@ -243,8 +243,8 @@ static double stage_params(const ics_model *m, const ics_infer_layout *l, int st
     if (m->moe.experts > 0)
         ics_model_moe_params(m, &mrep, &shared, &expert);
     ics_model_edge_params(m, &word, &pos, &fin, &outp);
-    int from = (int)((int64_t)st * m->layers / l->pp),
-        to = (int)((int64_t)(st + 1) * m->layers / l->pp);
+    int per = m->layers / l->pp, extra = m->layers % l->pp;
+    int from = st * per + MIN(st, extra), to = from + per + (st < extra);
     double n = 0;
     for (int i = from; i < to; i++)
         n += ics_model_is_moe_layer(m, i)
