@@ -546,8 +546,8 @@ static void pick_route(ics_pk_net *n, const ics_net_xfer *xf, ics_route *r)
     uint64_t best = route_load(n, r);
     for (uint64_t i = 1; i < ADAPTIVE_CHOICES && best > 0; i++) {
         /* another ECMP hash, the same NIC slot (the hash's bits above ICS_ROUTE_HASH_BITS) */
-        uint64_t low = (UINT64_C(1) << ICS_ROUTE_HASH_BITS) - 1;
-        uint64_t h = (xf->flow_hash & ~low) | ((xf->flow_hash + i * 0x9e3779b97f4a7c15ULL) & low);
+        uint64_t h = (xf->flow_hash - ics_route_ecmp_bits(xf->flow_hash)) |
+                     ics_route_ecmp_bits(xf->flow_hash + i * 0x9e3779b97f4a7c15ULL);
         ics_route alt;
         if (!ics_route_find(n->t, xf->src, xf->dst, h, &alt) || alt.n_paths == 0) {
             ics_route_clear(&alt);

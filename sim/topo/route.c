@@ -367,7 +367,7 @@ static void dragonfly_path(path_builder *pb, int nic_s, int nic_d, uint64_t hash
         pb->ok = false;
         return;
     }
-    uint64_t h = mix(hash & ((UINT64_C(1) << ICS_ROUTE_HASH_BITS) - 1));
+    uint64_t h = mix(ics_route_ecmp_bits(hash));
     int G = ics_topo_dev_get(t, S)->pod, H = ics_topo_dev_get(t, D)->pod, g = t->df.groups;
     hop(pb, nic_s, S);
     bool valiant = ics_hw_fabric_of(t->hw)->valiant && G != H && g > 2, done = false;
@@ -401,8 +401,7 @@ static void fabric_path(path_builder *pb, int nic_s, int nic_d, uint64_t hash)
     if (ls != ld) {
         const ics_topo_dev *a = ics_topo_dev_get(t, ls), *b = ics_topo_dev_get(t, ld);
         int i, c;
-        if (!ecmp_pick(t, p, ls, ld, mix(hash & ((UINT64_C(1) << ICS_ROUTE_HASH_BITS) - 1)), &i,
-                       &c)) {
+        if (!ecmp_pick(t, p, ls, ld, mix(ics_route_ecmp_bits(hash)), &i, &c)) {
             pb->ok = false;
             return;
         }

@@ -355,6 +355,7 @@ void ics_topo_build_csr(ics_topo *t)
 {
     int nd = (int)t->devs->len, nc = (int)t->chans->len;
     g_clear_pointer(&t->gpu_nic_index, g_free); /* the channels changed: search again */
+    g_clear_pointer(&t->path_index, g_free);
     g_free(t->out_start);
     g_free(t->out_list);
     t->out_start = g_new0(int, nd + 1);
@@ -414,6 +415,7 @@ ics_topo *ics_topo_new(const ics_hw *hw)
     ics_topo_build_csr(t);
     build_labels(t);
     ics_topo_index_nics(t);
+    ics_topo_index_paths(t);
     return t;
 }
 
@@ -434,6 +436,7 @@ void ics_topo_free(ics_topo *t)
     g_free(t->nic_pcie);
     g_free(t->sw_comp);
     g_free(t->gpu_nic_index);
+    g_free(t->path_index);
     if (t->failures)
         g_ptr_array_free(t->failures, TRUE);
     g_free(t);

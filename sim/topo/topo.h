@@ -233,10 +233,13 @@ int ics_route_nics_of_gpu(const ics_topo *t, int gpu_dev, int *out);
  * their count) at both ends. ECMP hashes only the low 48 bits, `hash`'s own; a hash without a
  * NIC slot picks the NIC by its value. */
 #define ICS_ROUTE_HASH_BITS 48
+static inline uint64_t ics_route_ecmp_bits(uint64_t hash)
+{
+    return hash & ((UINT64_C(1) << ICS_ROUTE_HASH_BITS) - 1);
+}
 static inline uint64_t ics_route_flow(uint64_t hash, int nic_slot)
 {
-    return (hash & ((UINT64_C(1) << ICS_ROUTE_HASH_BITS) - 1)) |
-           ((uint64_t)(nic_slot + 1) << ICS_ROUTE_HASH_BITS);
+    return ics_route_ecmp_bits(hash) | ((uint64_t)(nic_slot + 1) << ICS_ROUTE_HASH_BITS);
 }
 
 /* Sum of hop latencies: channel latencies plus the latency of each intermediate device. */

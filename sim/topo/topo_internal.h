@@ -31,10 +31,17 @@ struct ics_topo {
      * again, i.e. after failures, when nodes may differ and route.c searches each time */
     int *gpu_nic_index;
     ics_topo_paths paths; /* NCCL's environment (topo_paths.c); -1 fields: defaults */
+    /* the path rules' answers for node 0's devices, the same on every node of the model as
+     * built (topo_paths.c, ics_topo_index_paths): per GPU pair whether it uses P2P, then per
+     * (GPU, NIC) whether sends and receives use GPUDirect RDMA (bits 0 and 1); routes ask
+     * them for every transfer. NULL after failures, when nodes may differ: asked each time */
+    uint8_t *path_index;
 };
 
 /* Fills gpu_nic_index (route.c). */
 void ics_topo_index_nics(ics_topo *t);
+/* Fills path_index (topo_paths.c) under the rules in effect. */
+void ics_topo_index_paths(ics_topo *t);
 
 /* (Re)builds the outgoing-channel index (out_start, out_list) from chans. O(devices +
  * channels). */

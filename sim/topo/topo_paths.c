@@ -38,6 +38,8 @@ ics_path_type ics_topo_path_type(const ics_topo *t, int a, int b)
 void ics_topo_set_paths(ics_topo *t, const ics_topo_paths *p)
 {
     t->paths = *p;
+    if (t->path_index) /* intact: answer again under the new rules */
+        ics_topo_index_paths(t);
 }
 
 static const ics_hw_cpu_type *node_cpu(const ics_topo *t)
@@ -54,7 +56,54 @@ static int default_p2p_level(const ics_topo *t)
     return v == ICS_CPU_INTEL || v == ICS_CPU_ARM ? ICS_PATH_PXB : ICS_PATH_SYS;
 }
 
+static bool p2p_rule(const ics_topo *t, int a, int b);
+static bool gdr_rule(const ics_topo *t, int gpu, int nic, bool send);
+
+void ics_topo_index_paths(ics_topo *t)
+{
+    int gpn = t->gpus, nics = t->nics;
+    uint8_t *index = g_new0(uint8_t, (size_t)gpn * gpn + (size_t)gpn * MAX(nics, 1));
+    for (int a = 0; a < gpn; a++)
+        for (int b = 0; b < gpn; b++)
+            index[a * gpn + b] = p2p_rule(t, ics_topo_gpu(t, 0, a), ics_topo_gpu(t, 0, b));
+    for (int g = 0; g < gpn; g++)
+        for (int i = 0; i < nics; i++) {
+            int gpu = ics_topo_gpu(t, 0, g), nic = ics_topo_nic(t, 0, i);
+            index[gpn * gpn + g * nics + i] =
+                (uint8_t)(gdr_rule(t, gpu, nic, true) | gdr_rule(t, gpu, nic, false) << 1);
+        }
+    g_free(t->path_index);
+    t->path_index = index;
+}
+
+/* The index of NIC device `nic` in its node's list, or -1. */
+static int nic_index(const ics_topo *t, int nic)
+{
+    const ics_topo_dev *d = ics_topo_dev_get(t, nic);
+    for (int i = 0; i < t->nics; i++)
+        if (ics_topo_nic(t, d->node, i) == nic)
+            return i;
+    return -1;
+}
+
 bool ics_topo_uses_p2p(const ics_topo *t, int a, int b)
+{
+    const ics_topo_dev *x = ics_topo_dev_get(t, a), *y = ics_topo_dev_get(t, b);
+    if (t->path_index && x->kind == ICS_DEV_GPU && y->kind == ICS_DEV_GPU && x->node == y->node)
+        return t->path_index[x->local * t->gpus + y->local];
+    return p2p_rule(t, a, b);
+}
+
+bool ics_topo_uses_gdr(const ics_topo *t, int gpu, int nic, bool send)
+{
+    const ics_topo_dev *g = ics_topo_dev_get(t, gpu), *n = ics_topo_dev_get(t, nic);
+    int i = t->path_index && g->kind == ICS_DEV_GPU && n->node == g->node ? nic_index(t, nic) : -1;
+    if (i >= 0)
+        return t->path_index[t->gpus * t->gpus + g->local * t->nics + i] >> (send ? 0 : 1) & 1;
+    return gdr_rule(t, gpu, nic, send);
+}
+
+static bool p2p_rule(const ics_topo *t, int a, int b)
 {
     const ics_hw_gpu_type *g = ics_hw_node_of(t->hw)->gpu_type;
     if (!g->p2p) /* the driver refuses the mapping: NCCL's canConnect fails */
@@ -83,7 +132,7 @@ static int arch_number(const ics_hw_gpu_type *g)
     return g->arch && strlen(g->arch) > 2 ? atoi(g->arch + 2) : 0;
 }
 
-bool ics_topo_uses_gdr(const ics_topo *t, int gpu, int nic, bool send)
+static bool gdr_rule(const ics_topo *t, int gpu, int nic, bool send)
 {
     const ics_hw_gpu_type *g = ics_hw_node_of(t->hw)->gpu_type;
     if (!g->gdr)
