@@ -78,6 +78,44 @@ static void test_streams(void)
 }
 
 /* Sum of a rank's breakdown = its end. */
+static void assert_adds_up(const ics_replay *r, int nranks);
+
+/* Gradient all-reduces queued back to back on a dp stream after the backward, and an optimizer
+ * that depends on the last: the whole queue is exposed DP time, not only the last call (the
+ * others were once charged to the bubble). */
+static void test_queued_colls(void)
+{
+    rig g;
+    rig_open(&g, "dgx-h100.json", 0);
+    ics_trace *tr = ics_trace_new(8);
+    add_streams(tr, 3);
+    int ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    int c = ics_trace_add_comm(tr, ranks, 8, "dp");
+    for (int k = 0; k < 8; k++) {
+        ics_trace_op bwd = compute_us(0, 10), opt = compute_us(0, 1);
+        int ib = ics_trace_add_op(tr, k, &bwd, NULL, 0), last = -1;
+        for (int q = 0; q < 3; q++) {
+            ics_trace_op ar = coll(c, ICS_COLL_ALL_REDUCE, 64 << 20, ICS_CAT_DP);
+            ar.stream = 2;
+            last = ics_trace_add_op(tr, k, &ar, &ib, 1);
+        }
+        ics_trace_add_op(tr, k, &opt, &last, 1);
+    }
+    ics_replay_opts o = opts(ICS_REPLAY_MEMO);
+    ics_replay_result res;
+    ics_replay *r = play(&g, tr, &o, &res);
+    const ics_replay_rank *rs = ics_replay_rank_stats(r, 0);
+    ics_time queue = res.step_ps - 11 * ICS_PS_PER_US;
+    g_assert_cmpint(queue, >, 0);
+    g_assert_cmpint(rs->wait_ps[ICS_CAT_DP], ==, queue);
+    g_assert_cmpint(rs->bubble_ps, ==, 0);
+    assert_adds_up(r, 8);
+    ics_replay_free(r);
+    ics_trace_free(tr);
+    rig_close(&g);
+}
+
+/* Sum of a rank's breakdown = its end. */
 static void assert_adds_up(const ics_replay *r, int nranks)
 {
     for (int k = 0; k < nranks; k++) {
@@ -456,6 +494,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/replay/streams", test_streams);
     g_test_add_func("/replay/p2p_rendezvous", test_p2p_rendezvous);
+    g_test_add_func("/replay/queued_colls", test_queued_colls);
     g_test_add_func("/replay/coll_alone", test_coll_alone);
     g_test_add_func("/replay/coll_serialize", test_coll_serialize);
     g_test_add_func("/replay/contention", test_contention);

@@ -6,7 +6,9 @@
  *     spent waiting for the peer to post: the bubble;
  *   - a collective on another stream: from the moment it was issued to its end it is exposed
  *     communication of its category (waiting for the earlier calls of its communicator is
- *     communication too);
+ *     communication too), and so are the ops of its stream that ran back to back before it:
+ *     an optimizer that waits for the last of five gradient all-reduces queued on the dp
+ *     stream waits for all five;
  *   - a compute op of another stream: that op's category.
  * Inside a collective or send/recv on the first stream, the wait for the peers is bubble and the
  * rest is busy time of its category. */
@@ -15,6 +17,41 @@
 static const ics_trace_op *op_of(const ics_replay *r, int g)
 {
     return ics_trace_get_op(r->tr, r->ops[g].rank, g - r->base[r->ops[g].rank]);
+}
+
+/* Each op's predecessor on its own stream (rank-local indices, -1: the first), so a wait can
+ * be traced back through a queue of ops on another stream. Freed by the caller. */
+static int *stream_prev(const ics_replay *r, int rank)
+{
+    int n = ics_trace_nops(r->tr, rank), ns = ics_trace_nstreams(r->tr, rank);
+    int *prev = g_new(int, n > 0 ? n : 1), *last = g_new(int, ns > 0 ? ns : 1);
+    for (int s = 0; s < ns; s++)
+        last[s] = -1;
+    for (int i = 0; i < n; i++) {
+        int s = ics_trace_get_op(r->tr, rank, i)->stream;
+        prev[i] = last[s];
+        last[s] = i;
+    }
+    g_free(last);
+    return prev;
+}
+
+/* When the queue of back-to-back ops ending with op g (global index) on its stream became ready:
+ * walk back while each op was held only by its stream predecessor (it became ready the moment
+ * the predecessor ended), stopping at ops of another category. */
+static ics_time queue_ready(const ics_replay *r, const int *prev, int rank, int g)
+{
+    const ics_trace_op *op = op_of(r, g);
+    int i = g - r->base[rank];
+    ics_time ready = r->ops[g].ready;
+    for (int p = prev[i]; p >= 0; p = prev[p]) {
+        int pg = r->base[rank] + p;
+        const ics_trace_op *pop = ics_trace_get_op(r->tr, rank, p);
+        if (pop->cat != op->cat || pop->kind != ICS_TOP_COLL || r->ops[pg].end < ready)
+            break;
+        ready = r->ops[pg].ready;
+    }
+    return ready;
 }
 
 /* The dependency of op g (rank-local index i) that ended last, or -1. */
@@ -30,7 +67,8 @@ static int blocking_dep(const ics_replay *r, int rank, int i)
     return best;
 }
 
-static void charge_gap(const ics_replay *r, ics_replay_rank *rs, int rank, int i, ics_time gap)
+static void charge_gap(const ics_replay *r, const int *prev, ics_replay_rank *rs, int rank, int i,
+                       ics_time gap)
 {
     int d = blocking_dep(r, rank, i);
     if (d < 0) {
@@ -40,7 +78,7 @@ static void charge_gap(const ics_replay *r, ics_replay_rank *rs, int rank, int i
     const ics_trace_op *dop = op_of(r, d);
     const op_state *ds = &r->ops[d];
     ics_time comm = dop->kind == ICS_TOP_COMPUTE ? gap
-                    : dop->kind == ICS_TOP_COLL  ? ds->end - ds->ready
+                    : dop->kind == ICS_TOP_COLL  ? ds->end - queue_ready(r, prev, rank, d)
                                                  : ds->end - ds->begin;
     comm = MIN(comm, gap);
     rs->wait_ps[dop->cat] += comm;
@@ -52,6 +90,7 @@ static void rank_breakdown(ics_replay *r, int rank)
     ics_replay_rank *rs = &r->ranks[rank];
     ics_time at = 0;
     int last = -1; /* the op that ends last */
+    int *prev = stream_prev(r, rank);
     for (int i = 0; i < ics_trace_nops(r->tr, rank); i++) {
         int g = r->base[rank] + i;
         const op_state *st = &r->ops[g];
@@ -63,7 +102,7 @@ static void rank_breakdown(ics_replay *r, int rank)
         if (op->stream != 0)
             continue;
         if (st->ready > at)
-            charge_gap(r, rs, rank, i, st->ready - at);
+            charge_gap(r, prev, rs, rank, i, st->ready - at);
         rs->bubble_ps += st->begin - st->ready; /* waiting for peers */
         rs->busy_ps[op->cat] += st->end - st->begin;
         at = st->end;
@@ -76,6 +115,7 @@ static void rank_breakdown(ics_replay *r, int rank)
         else
             rs->bubble_ps += rs->end_ps - at;
     }
+    g_free(prev);
 }
 
 void ics_replay_breakdown(ics_replay *r)
