@@ -47,7 +47,7 @@ typedef struct {
     double gemm_eff;              /* fraction of the dense peak a large GEMM sustains */
     double gemm_eff_fp8;          /* the same for FP8 GEMMs (of the FP8 peak) */
     int gemm_tile_m, gemm_tile_n; /* output tile: a GEMM computes m and n rounded up to these */
-    ics_time gemm_ramp_ps;        /* a GEMM's fill and drain: time added to every GEMM */
+    ics_time gemm_wave_ps;        /* per wave of output tiles: prologue and epilogue */
     double attn_eff;              /* fraction of the dense peak fused attention sustains */
     double mem_eff;               /* fraction of HBM bandwidth memory-bound kernels sustain */
     ics_time launch_ps;           /* per kernel: launch and the gap between kernels */
@@ -63,6 +63,7 @@ typedef struct {
     const ics_hw_standard *pcie; /* host link (PCIe or C2C) */
     int pcie_lanes;
     double tflops[ICS_DTYPE_COUNT]; /* dense peak; 0 = not supported */
+    int sms;                        /* streaming multiprocessors; 0 = not given (no waves) */
     uint64_t hbm_bytes;
     uint64_t hbm_bw_bytes_per_s;
     bool p2p; /* the driver lets other GPUs map its memory over PCIe (GeForce parts: no) */

@@ -193,7 +193,7 @@ static void read_us(ics_hw__ld *ld, const cJSON *o, const char *key, ics_time *o
 static void read_compute(ics_hw__ld *ld, const cJSON *o, ics_hw_compute *c)
 {
     static const char *const keys[] = {
-        "gemm_efficiency",      "gemm_efficiency_fp8", "gemm_tile_m", "gemm_tile_n", "gemm_ramp_us",
+        "gemm_efficiency",      "gemm_efficiency_fp8", "gemm_tile_m", "gemm_tile_n", "gemm_wave_us",
         "attention_efficiency", "memory_efficiency",   "launch_us",   "source",      NULL};
     const cJSON *t = ics_jr_obj(ld->r, o, "compute", false);
     if (!t)
@@ -204,7 +204,7 @@ static void read_compute(ics_hw__ld *ld, const cJSON *o, ics_hw_compute *c)
         ics_jr_num(ld->r, t, "gemm_efficiency_fp8", false, 0.001, 1, &c->gemm_eff_fp8);
         read_int(ld, t, "gemm_tile_m", false, 1, 4096, &c->gemm_tile_m);
         read_int(ld, t, "gemm_tile_n", false, 1, 4096, &c->gemm_tile_n);
-        read_us(ld, t, "gemm_ramp_us", &c->gemm_ramp_ps);
+        read_us(ld, t, "gemm_wave_us", &c->gemm_wave_ps);
         ics_jr_num(ld->r, t, "attention_efficiency", false, 0.001, 1, &c->attn_eff);
         ics_jr_num(ld->r, t, "memory_efficiency", false, 0.001, 1, &c->mem_eff);
         read_us(ld, t, "launch_us", &c->launch_ps);
@@ -216,9 +216,9 @@ static void read_compute(ics_hw__ld *ld, const cJSON *o, ics_hw_compute *c)
 static void read_gpu(ics_hw__ld *ld, const cJSON *o, ics_hw_gpu_type *g, bool fresh)
 {
     static const char *const keys[] = {
-        "name",   "arch",       "nvlink",           "nvlinks", "pcie",           "pcie_lanes",
-        "tflops", "hbm_gbytes", "hbm_tbytes_per_s", "p2p",     "gpudirect_rdma", "compute",
-        "source", NULL};
+        "name",           "arch",    "nvlink",     "nvlinks",          "pcie",
+        "pcie_lanes",     "tflops",  "hbm_gbytes", "hbm_tbytes_per_s", "p2p",
+        "gpudirect_rdma", "compute", "sms",        "source",           NULL};
     if (!ics_jr_keys(ld->r, o, keys))
         return;
     read_str(ld, o, "name", fresh, &g->product);
@@ -228,6 +228,7 @@ static void read_gpu(ics_hw__ld *ld, const cJSON *o, ics_hw_gpu_type *g, bool fr
     ref_family(ld, o, "pcie", fresh, ICS_LINK_PCIE, ICS_LINK_NVLINK, &g->pcie);
     read_int(ld, o, "pcie_lanes", fresh, 1, 32, &g->pcie_lanes);
     read_tflops(ld, o, g, fresh);
+    read_int(ld, o, "sms", false, 0, 100000, &g->sms);
     double gb;
     if (ics_jr_num(ld->r, o, "hbm_gbytes", fresh, 0.001, 1e6, &gb))
         g->hbm_bytes = (uint64_t)llround(gb * 1e9);

@@ -2,20 +2,29 @@
  * compute model, workload/compute.c): where a catalog entry gives no "compute" object. */
 #include "hw/hw.h"
 
-/* The defaults, in one place. Each is an estimate from public measurements (docs/workload.md):
- *   - gemm_eff 0.80: a large bf16 GEMM on H100 SXM sustains 797.5 TFLOP/s at 8192^3 in
- *     PyTorch/cuBLAS (github.com/zzc0721/torch-performance-test-data issue 79), 80.6% of the
- *     989.4 dense peak; large fp16 GEMMs on A100 reach a similar fraction (NVIDIA's Matrix
- *     Multiplication Background guide, DU-09799-001, figures of cuBLAS GEMM throughput).
- *   - gemm_eff_fp8 0.71: FP8 GEMMs sustain a smaller share of their (twice as high) peak: on
- *     H800 SXM (H100 SXM's compute) DeepGEMM's 128 x 128-tile FP8 kernel runs 4096 x 7168 x
- *     16384 at 1404 TFLOP/s, 70.9% of 1979, and shorter K lower (1031 at K 2048, its ramp)
- *     (github.com/deepseek-ai/DeepGEMM pull request 73, the "Base" column).
+/* The defaults, in one place. Each comes from public GEMM measurements on H100 SXM (H800 SXM
+ * has its compute), read through the wave model of workload/compute.c: a GEMM runs in waves of
+ * one 128 x 128 output tile per SM, each wave costing a fixed prologue and epilogue (gemm_wave)
+ * plus its K loop at gemm_eff of the SM's share of the peak. Two sizes per dtype give the two
+ * unknowns, and both dtypes give the same wave cost, which is what a per-tile fixed cost
+ * should do (docs/workload.md shows the arithmetic):
+ *   - bf16: 797.5 TFLOP/s at 8192^3 and 676.6 at 2048^3 in PyTorch/cuBLAS
+ *     (github.com/zzc0721/torch-performance-test-data issue 79): 32 waves of 8192-deep tiles
+ *     and 2 waves of 2048-deep ones give gemm_eff 0.877 and a wave cost of 1.9 us.
+ *   - fp8: DeepGEMM's 128-row FP8 kernel, 4096 x 7168 at K 16384 and K 2048: 1404 and 1031
+ *     TFLOP/s (github.com/deepseek-ai/DeepGEMM pull request 73, the "Base" column): 14 waves
+ *     each, gemm_eff_fp8 0.771 and a wave cost of 2.45 us.
+ *   Taken: a wave cost of 2.2 us for both, and the efficiencies that reproduce the deep-K
+ *   points with it, 0.877 and 0.767; the shallow points then come out at 665 (-1.7%) and 1059
+ *   (+2.7%) TFLOP/s. Stas Bekman's best-shape MAMF figures (ml-engineering, "Maximum
+ *   Achievable Matmul FLOPS") check it from outside: H100 SXM 792.1 at 6144 x 17920 x 2816
+ *   (the model: 748, -5.6%), A100 SXM 267.9 at 6912 x 16384 x 2048 (the model: 253, -5.6%).
  *   - tiles 128 x 128: cuBLAS computes whole output tiles of 64..256 rows and columns, so a
- *     dimension that is not a multiple wastes the rest of its last tile (the same guide, "tile
- *     quantization"); 128 is the common size of the large-GEMM kernels.
- *   - gemm_ramp 4 us: the same measurements give 676.6 TFLOP/s at 2048^3 against 797.5 at
- *     8192^3, i.e. 25.4 us where the asymptote gives 21.5: about 4 us of fill and drain.
+ *     dimension that is not a multiple wastes the rest of its last tile (NVIDIA's Matrix
+ *     Multiplication Background guide, DU-09799-001, "tile quantization"), and a last wave
+ *     with fewer tiles than SMs leaves the others idle ("wave quantization").
+ *     The GPU type's `sms` gives the wave width; without it a GEMM pays one wave cost and
+ *     no wave quantization.
  *   - attn_eff 0.50: FlashAttention-2 (Dao, arXiv:2307.08691) reaches 50-73% of A100 peak in
  *     the forward pass and less in the backward; FlashAttention-1 25-40%.
  *   - mem_eff 0.85: streaming copies reach ~90% of HBM bandwidth, fused elementwise kernels
@@ -23,11 +32,11 @@
  *   - launch 1 us: kernels queued back to back on a stream start about a microsecond apart. */
 void ics_hw_compute_defaults(ics_hw_compute *c)
 {
-    *c = (ics_hw_compute){.gemm_eff = 0.80,
-                          .gemm_eff_fp8 = 0.71,
+    *c = (ics_hw_compute){.gemm_eff = 0.877,
+                          .gemm_eff_fp8 = 0.767,
                           .gemm_tile_m = 128,
                           .gemm_tile_n = 128,
-                          .gemm_ramp_ps = 4 * ICS_PS_PER_US,
+                          .gemm_wave_ps = 2200 * ICS_PS_PER_NS,
                           .attn_eff = 0.50,
                           .mem_eff = 0.85,
                           .launch_ps = 1 * ICS_PS_PER_US,

@@ -25,9 +25,44 @@ static double tile_util(const ics_hw_compute *c, int m, int n)
     return (double)m * n / (mp * np);
 }
 
+/* The shallowest K slice a split-K GEMM is cut into (a few of the kernels' K steps of 32-64). */
+#define ICS_SPLIT_K_MIN 256
+
 static double seconds(ics_time ps)
 {
     return (double)ps / ICS_PS_PER_S;
+}
+
+/* Seconds of a GEMM's math at efficiency eff of peak. cuBLAS launches one thread block per
+ * output tile, one per SM at a time, so the tiles run in waves: each wave pays a fixed
+ * prologue and epilogue (filling the operand pipeline, writing the tile out) plus its K loop,
+ * and a last wave with fewer tiles than SMs takes as long as a full one (NVIDIA's "wave
+ * quantization"). The K loop of one tile is its 2 x tile_m x tile_n x K FLOPs at the SM's
+ * share of the peak. Shallow GEMMs (small K: a TP-split projection) thus lose more to the
+ * fixed cost than deep ones. A GEMM with fewer tiles than SMs (a skinny one: decode's single
+ * token) is split along K over the idle SMs, as cuBLAS's split-K kernels do, down to slices of
+ * ICS_SPLIT_K_MIN deep; it then runs in one wave of shallower tiles, usually bound by reading
+ * its weights. A batched GEMM's batch is its FLOPs over one product's. Without
+ * the GPU's SM count or the op's shape: the FLOPs at eff x tile utilization, plus one wave's
+ * fixed cost. */
+static double gemm_seconds(const ics_hw_gpu_type *g, const ics_trace_op *op, double peak,
+                           double eff)
+{
+    const ics_hw_compute *c = &g->compute;
+    double fixed = seconds(c->gemm_wave_ps);
+    bool shaped = op->m > 0 && op->n > 0 && op->k > 0 && op->m < INT_MAX && op->n < INT_MAX &&
+                  op->k < INT_MAX;
+    if (g->sms <= 0 || !shaped)
+        return op->flops / (peak * eff * tile_util(c, op->m, op->n)) + fixed;
+    double one = 2.0 * op->m * op->n * op->k;
+    double batch = fmax(1, round(op->flops / one));
+    double tiles =
+        batch * ceil((double)op->m / c->gemm_tile_m) * ceil((double)op->n / c->gemm_tile_n);
+    double waves = ceil(tiles / g->sms), depth = op->k;
+    if (tiles < g->sms) /* split-K: the slices fill the idle SMs */
+        depth /= fmax(1, fmin(floor(g->sms / tiles), floor(depth / ICS_SPLIT_K_MIN)));
+    double tile_k = 2.0 * c->gemm_tile_m * c->gemm_tile_n * depth / (peak / g->sms * eff);
+    return waves * (fixed + tile_k);
 }
 
 /* Seconds of the op's math and of its memory traffic, and the fixed costs. */
@@ -35,12 +70,13 @@ static double op_seconds(const ics_hw_gpu_type *g, const ics_trace_op *op)
 {
     const ics_hw_compute *c = &g->compute;
     double peak = ics_compute_peak(g, op->dtype), eff = 1, fixed = seconds(c->launch_ps);
+    double t_flop = -1;
     switch (op->work) {
     case ICS_WORK_GEMM: /* an FP8 GEMM at FP8's share, where the GPU has an FP8 peak */
-        eff = (op->dtype == ICS_DTYPE_FP8 && g->tflops[ICS_DTYPE_FP8] > 0 ? c->gemm_eff_fp8
-                                                                          : c->gemm_eff) *
-              tile_util(c, op->m, op->n);
-        fixed += seconds(c->gemm_ramp_ps);
+        eff = op->dtype == ICS_DTYPE_FP8 && g->tflops[ICS_DTYPE_FP8] > 0 ? c->gemm_eff_fp8
+                                                                         : c->gemm_eff;
+        if (peak > 0 && op->flops > 0)
+            t_flop = gemm_seconds(g, op, peak, eff);
         break;
     case ICS_WORK_ATTENTION:
         eff = c->attn_eff;
@@ -51,9 +87,14 @@ static double op_seconds(const ics_hw_gpu_type *g, const ics_trace_op *op)
     default:
         g_assert_not_reached();
     }
-    double t_flop = peak > 0 && op->flops > 0 ? op->flops / (peak * eff) : 0;
+    if (t_flop < 0)
+        t_flop = peak > 0 && op->flops > 0 ? op->flops / (peak * eff) : 0;
     double bw = (double)g->hbm_bw_bytes_per_s * c->mem_eff;
     double t_mem = bw > 0 && op->mem_bytes > 0 ? op->mem_bytes / bw : 0;
+    /* a GEMM bound by its memory traffic still fills its pipeline and drains its last tiles
+     * once: one wave's fixed cost that streaming cannot hide */
+    if (op->work == ICS_WORK_GEMM && t_mem > 0)
+        t_mem += seconds(c->gemm_wave_ps);
     return fmax(t_flop, t_mem) + fixed;
 }
 
