@@ -348,13 +348,18 @@ static void test_compute_model(void)
     double full = ics_compute_gemm_eff(g, 4096, 4096, 4096, ICS_DTYPE_BF16);
     double ragged = ics_compute_gemm_eff(g, 4097, 4096, 4096, ICS_DTYPE_BF16);
     g_assert_cmpfloat(fabs(ragged / full - 4097.0 / 4096), <, 1e-9);
-    /* wave quantization: 132 tiles fill the SMs once, one tile column more takes two waves */
+    /* wave quantization: 132 tiles fill the SMs once; one tile column more (144 tiles) would
+     * take two waves, and splitting K (3 slices: 432 units in 4 waves of a third the depth,
+     * plus the partial sums) recovers a little of it */
     g_assert_cmpint(g->sms, ==, 132);
     ics_time one = ics_compute_kernel(g, ICS_WORK_GEMM, ICS_DTYPE_BF16, 2.0 * 1536 * 1408 * 8192, 0,
                                       1536, 1408, 8192);
     ics_time two = ics_compute_kernel(g, ICS_WORK_GEMM, ICS_DTYPE_BF16, 2.0 * 1536 * 1409 * 8192, 0,
                                       1536, 1409, 8192);
-    g_assert_cmpfloat((double)(two - g->compute.launch_ps) / (one - g->compute.launch_ps), ==, 2.0);
+    double ratio = (double)(two - g->compute.launch_ps) / (double)(one - g->compute.launch_ps);
+    g_test_message("133rd tile column: %.3f x the time", ratio);
+    g_assert_cmpfloat(ratio, >, 1.8);
+    g_assert_cmpfloat(ratio, <, 2.0);
     /* a one-token GEMM (decode) splits K over the idle SMs and reads its weights at HBM speed,
      * with one wave's fill and drain */
     double w = 2.0 * 4096 * 7168;
@@ -850,8 +855,10 @@ static void test_dp_overlap(void)
 /* --tp-comm-overlap (Transformer Engine's userbuffers under Megatron-Core): per block the
  * sequence-parallel all-gather moves to the overlap stream beside its GEMM, the reduce-scatter is
  * split into all chunks but the last (beside the output GEMM) and the last one (after it). The
- * bytes stay the same; the output GEMMs lose 16 of 132 SMs; the step gets shorter and its exposed
- * TP time falls. Without sequence parallelism the layout is refused, as Megatron does. */
+ * bytes stay the same; the GEMMs beside them run in chunks (tp for the ring exchange, 4 for the
+ * pipelined reduce-scatter, whose GEMM loses 16 SMs), so compute grows; the step gets shorter
+ * and its exposed TP time falls. Without sequence parallelism the layout is refused, as Megatron
+ * does. */
 static void test_tp_comm_overlap(void)
 {
     ics_hw *hw = load_hw("dgx-h100.json", 0);
@@ -878,15 +885,27 @@ static void test_tp_comm_overlap(void)
     for (int i = 0; i < ics_trace_nops(over, 0); i++)
         side += ics_trace_get_op(over, 0, i)->stream == ICS_WL_STREAM_TP_OVERLAP;
     g_assert_cmpint(side, ==, 2 * 4 * mb * L); /* an all-gather and a reduce-scatter a block */
-    /* the compute grows by the output GEMMs' lost SMs: 132 / 116 of their time */
-    ics_wl_cost c[ICS_WL_BLOCK_COUNT];
-    ics_wl__costs(&m, &l, gpu_of(hw), c);
-    double out = (double)(c[ICS_WL_ATTN_FWD].gemm_out_ps + c[ICS_WL_MLP_FWD].gemm_out_ps +
-                          c[ICS_WL_ATTN_BWD].gemm_out_ps + c[ICS_WL_MLP_BWD].gemm_out_ps);
+    /* the compute grows by what the chunked GEMMs cost over whole ones, block by block; no
+     * chunked GEMM is faster than the whole one (one that needs every SM is slower) */
+    ics_wl_cost c[2][ICS_WL_BLOCK_COUNT];
+    const ics_wl_block blocks[] = {ICS_WL_ATTN_FWD, ICS_WL_MLP_FWD, ICS_WL_ATTN_BWD,
+                                   ICS_WL_MLP_BWD};
+    for (int o = 0; o < 2; o++) {
+        l.tp_comm_overlap = o;
+        ics_wl__costs(&m, &l, gpu_of(hw), c[o]);
+    }
+    double want = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(blocks); i++) {
+        const ics_wl_cost *a = &c[0][blocks[i]], *b = &c[1][blocks[i]];
+        g_assert_cmpint(b->gemm_in_ps, >=, a->gemm_in_ps);
+        g_assert_cmpint(b->gemm_out_ps, >=, a->gemm_out_ps);
+        g_assert_cmpfloat(b->flops, ==, a->flops);
+        want += mb * L * (double)(b->dur_ps - a->dur_ps);
+    }
     double grown = (double)compute_ps(over, 0, "") - (double)compute_ps(plain, 0, "");
-    double want = mb * L * out * (132.0 / 116.0 - 1);
-    g_test_message("compute grows %.3f us, output GEMMs x 16/116: %.3f us", grown / 1e6,
+    g_test_message("compute grows %.3f us, the chunked GEMMs' cost: %.3f us", grown / 1e6,
                    want / 1e6);
+    g_assert_cmpfloat(want, >, 0);
     g_assert_cmpfloat(fabs(grown - want), <, 1e-3 * want + 64 * mb * L);
     /* on this small model (h 1024) the collectives are latency: the extra reduce-scatter call
      * and the lost SMs cost more than the overlap saves */
@@ -895,7 +914,9 @@ static void test_tp_comm_overlap(void)
     g_assert_cmpint(b.step_ps, >, a.step_ps);
     ics_trace_free(plain);
     ics_trace_free(over);
-    /* on GPT-3's layers (h 12288, s 2048) they are bandwidth, and hiding them wins */
+    /* on GPT-3's layers (h 12288, s 2048) they are bandwidth, and hiding them wins, though the
+     * chunked GEMMs give back part of it (2048 tokens in 8 ring-exchange chunks of 256 rows:
+     * 72 tiles of QKV's on 132 SMs): over 5% with whole GEMMs, 3.9% with chunks */
     ics_model wide = ics_model_make("wide", 2, 12288, 96, 4 * 12288, 51200, 2048);
     l.tp_comm_overlap = false;
     plain = build(&wide, &l, gpu_of(hw));
@@ -904,7 +925,7 @@ static void test_tp_comm_overlap(void)
     a = replay(plain, t, -1);
     b = replay(over, t, -1);
     g_test_message("h 12288: step %.3f ms -> %.3f ms", a.step_ps / 1e9, b.step_ps / 1e9);
-    g_assert_cmpint(b.step_ps, <, a.step_ps * 0.95);
+    g_assert_cmpint(b.step_ps, <, a.step_ps * 0.98);
     ics_trace_free(plain);
     ics_trace_free(over);
     l.sp = false;

@@ -27,6 +27,8 @@ static double tile_util(const ics_hw_compute *c, int m, int n)
 
 /* The shallowest K slice a split-K GEMM is cut into (a few of the kernels' K steps of 32-64). */
 #define ICS_SPLIT_K_MIN 256
+/* The most slices tried: past the SM count a split only adds partial sums. */
+#define ICS_SPLIT_K_MAX 64
 
 static double seconds(ics_time ps)
 {
@@ -39,10 +41,12 @@ static double seconds(ics_time ps)
  * and a last wave with fewer tiles than SMs takes as long as a full one (NVIDIA's "wave
  * quantization"). The K loop of one tile is its 2 x tile_m x tile_n x K FLOPs at the SM's
  * share of the peak. Shallow GEMMs (small K: a TP-split projection) thus lose more to the
- * fixed cost than deep ones. A GEMM with fewer tiles than SMs (a skinny one: decode's single
- * token) is split along K over the idle SMs, as cuBLAS's split-K kernels do, down to slices of
- * ICS_SPLIT_K_MIN deep; it then runs in one wave of shallower tiles, usually bound by reading
- * its weights. A batched GEMM's batch is its FLOPs over one product's. Without
+ * fixed cost than deep ones. A GEMM whose tiles fill the SMs badly (a skinny one: decode's
+ * single token, a TP chunk) can be split along K, as cuBLAS's split-K kernels do: s slices of
+ * each tile (at least ICS_SPLIT_K_MIN deep) make s times the work units, each s times shallower,
+ * and the partial sums (fp32) are written and read back once more. The split taken is the one
+ * that finishes first, as the library's heuristics aim to pick. A batched GEMM's batch is its
+ * FLOPs over one product's. Without
  * the GPU's SM count or the op's shape: the FLOPs at eff x tile utilization, plus one wave's
  * fixed cost. */
 static double gemm_seconds(const ics_hw_gpu_type *g, const ics_trace_op *op, double peak,
@@ -58,11 +62,13 @@ static double gemm_seconds(const ics_hw_gpu_type *g, const ics_trace_op *op, dou
     double batch = fmax(1, round(op->flops / one));
     double tiles =
         batch * ceil((double)op->m / c->gemm_tile_m) * ceil((double)op->n / c->gemm_tile_n);
-    double waves = ceil(tiles / g->sms), depth = op->k;
-    if (tiles < g->sms) /* split-K: the slices fill the idle SMs */
-        depth /= fmax(1, fmin(floor(g->sms / tiles), floor(depth / ICS_SPLIT_K_MIN)));
-    double tile_k = 2.0 * c->gemm_tile_m * c->gemm_tile_n * depth / (peak / g->sms * eff);
-    return waves * (fixed + tile_k);
+    double tile_k = 2.0 * c->gemm_tile_m * c->gemm_tile_n * op->k / (peak / g->sms * eff);
+    double bw = (double)g->hbm_bw_bytes_per_s * c->mem_eff, partials = batch * op->m * op->n * 8.0;
+    double best = ceil(tiles / g->sms) * (fixed + tile_k);
+    int most = (int)fmin(floor(op->k / ICS_SPLIT_K_MIN), ICS_SPLIT_K_MAX);
+    for (int s = 2; s <= most && bw > 0; s++)
+        best = fmin(best, ceil(tiles * s / g->sms) * (fixed + tile_k / s) + s * partials / bw);
+    return best;
 }
 
 /* Seconds of the op's math and of its memory traffic, and the fixed costs. */

@@ -360,11 +360,8 @@ static void fsdp_done(ics_wl *w, const fsdp_pass *fp, int i, bool last_mb)
 
 /* ---- tensor-parallel communication beside the GEMMs (--tp-comm-overlap) --------------------- */
 
-/* Transformer Engine's default for a pipelined reduce-scatter: 16 of the GPU's SMs run it
- * (initialize_ub's num_sm; NeMo's H100 configurations give 16-24) and the GEMM beside it gets
- * the rest: 116 of an H100's 132, taken alike on every GPU. The ring-exchange all-gather moves
- * its chunks with one SM: no GEMM slowdown. */
-#define OVERLAP_RS_GEMM_SLOWDOWN (132.0 / (132.0 - 16.0))
+/* The GEMMs beside the collectives are priced as userbuffers runs them (in chunks, the pipelined
+ * reduce-scatter's GEMM on the SMs it leaves): workload_cost.c's gemm_ag and gemm_rs. */
 
 static bool tp_overlap(const ics_wl *w)
 {
@@ -424,8 +421,7 @@ static int overlapped_block(ics_wl *w, ics_wl_block b, const char *name)
     int mid = part(w, c, nm, MAX(rest, 1), rest, ag);
     int rs = side_coll(w, ICS_COLL_REDUCE_SCATTER, w->act_bytes - last_chunk, mid, -1,
                        "tp.reduce_scatter");
-    ics_time out_ps = (ics_time)llround((double)c->gemm_out_ps * OVERLAP_RS_GEMM_SLOWDOWN);
-    int out = part(w, c, nm, MAX(out_ps, 1), c->gemm_out_ps, -1);
+    int out = part(w, c, nm, MAX(c->gemm_out_ps, 1), c->gemm_out_ps, -1);
     ics_trace_op op = {.kind = ICS_TOP_COLL,
                        .cat = ICS_CAT_TP,
                        .name = "tp.reduce_scatter",

@@ -33,7 +33,9 @@ typedef struct {
     bool unfused; /* attention without FlashAttention */
     double keys;  /* keys each query attends to: the sequence, or a packed sample's length */
     bool frozen;  /* LoRA: the base weights get no gradient */
-    double lora;  /* its adapters' rank (0: none) */
+    bool
+        tp_overlap; /* --tp-comm-overlap: the GEMMs beside userbuffers' collectives run in chunks */
+    double lora;    /* its adapters' rank (0: none) */
     /* mixture of experts: experts (of the model) and on the rank, token copies one expert
      * layer processes on the rank (after the tensor-parallel gather), each expert's width per
      * rank, the shared experts' */
@@ -178,25 +180,93 @@ static ics_time timed(kern *k, void (*f)(kern *, double, double, double), double
     return k->c->dur_ps - before;
 }
 
+/* ---- Transformer Engine's userbuffers (--tp-comm-overlap) ---- */
+
+/* What TE's initialize_ub gives a pipelined reduce-scatter when no configuration names one: its
+ * chunks (num_splits) and the SMs that run it (num_sm), which the GEMM beside it does not get
+ * (set_sm_margin). NeMo's H100 configurations vary them (16-24 SMs for bf16; FP8 ones ring-
+ * exchange the reduce-scatter on 1 SM); these are the defaults Megatron-Core gets. */
+#define UB_RS_SPLITS 4
+#define UB_RS_SMS    16
+
+/* GEMM Y (m x n) = X (m x k) . W run as `chunks` GEMMs of m / chunks rows each, on all of the
+ * GPU's SMs but `lost` (their share of the peak with them): how userbuffers runs a GEMM beside
+ * its collective, one chunk computing while the next moves. Each chunk pays its own waves. */
+static void chunked_gemm(kern *k, double m, double n, double kk, int chunks, int lost)
+{
+    const ics_hw_gpu_type *whole = k->g;
+    ics_hw_gpu_type fewer;
+    if (whole && lost > 0 && whole->sms > lost) {
+        fewer = *whole;
+        fewer.sms = whole->sms - lost;
+        for (int d = 0; d < ICS_DTYPE_COUNT; d++)
+            fewer.tflops[d] *= (double)fewer.sms / whole->sms;
+        k->g = &fewer;
+    }
+    for (int c = 0; c < chunks; c++)
+        gemm(k, m / chunks, n, kk);
+    k->g = whole;
+}
+
+/* The GEMM that consumes an all-gathered input (QKV, fc1): TE's ring exchange computes on each
+ * of the tp shards as it arrives, moving the next with one SM. */
+static void gemm_ag(kern *k, double m, double n, double kk)
+{
+    if (k->tp_overlap)
+        chunked_gemm(k, m, n, kk, (int)k->tp, 0);
+    else
+        gemm(k, m, n, kk);
+}
+
+/* The GEMM whose output is reduce-scattered (projection, fc2): pipelined in UB_RS_SPLITS
+ * chunks on the SMs the reduce-scatter leaves. */
+static void gemm_rs(kern *k, double m, double n, double kk)
+{
+    if (k->tp_overlap)
+        chunked_gemm(k, m, n, kk, UB_RS_SPLITS, UB_RS_SMS);
+    else
+        gemm(k, m, n, kk);
+}
+
+/* A backward whose data gradient consumes an all-gathered output gradient (the projection's,
+ * fc2's): the data gradient ring-exchanged like gemm_ag, the weight gradient whole. */
+static void linear_bwd_ag(kern *k, double m, double n, double kk)
+{
+    gemm_ag(k, m, kk, n);
+    if (!k->frozen)
+        gemm(k, kk, n, m);
+}
+
+/* The QKV's and fc1's backward: the data gradient beside a bulk all-gather of the layer's input
+ * (a few SMs), the weight gradient beside the bulk reduce-scatter of that data gradient, whose
+ * kernel holds UB_RS_SMS SMs the GEMM cannot use while it runs (TE's bulk overlap; NeMo's H100
+ * configurations give it 2-24). */
+static void linear_bwd_rs(kern *k, double m, double n, double kk)
+{
+    gemm(k, m, kk, n);
+    if (!k->frozen)
+        chunked_gemm(k, kk, n, m, 1, k->tp_overlap ? UB_RS_SMS : 0);
+}
+
 static void attn_block(kern *k, bool fwd)
 {
     double x = fwd ? 1 : 2; /* a backward elementwise kernel moves about twice the bytes */
     elementwise(k, x * norm_bytes(k));
     if (fwd) {
         fp8_cast(k, k->T * k->h);
-        k->c->gemm_in_ps = timed(k, gemm, k->T, qkv_out(k), k->h);
+        k->c->gemm_in_ps = timed(k, gemm_ag, k->T, qkv_out(k), k->h);
         adapter(k, true, k->h / k->tp, qkv_out(k));
         attention_core(k, true);
         fp8_cast(k, k->T * k->heads * k->dh);
-        k->c->gemm_out_ps = timed(k, gemm, k->T, k->h, k->heads * k->dh);
+        k->c->gemm_out_ps = timed(k, gemm_rs, k->T, k->h, k->heads * k->dh);
         adapter(k, true, k->heads * k->dh, k->h / k->tp);
     } else {
         fp8_cast(k, k->T * k->h);
-        k->c->gemm_in_ps = timed(k, linear_bwd, k->T, k->h, k->heads * k->dh);
+        k->c->gemm_in_ps = timed(k, linear_bwd_ag, k->T, k->h, k->heads * k->dh);
         adapter(k, false, k->heads * k->dh, k->h / k->tp);
         attention_core(k, false);
         fp8_cast(k, k->T * qkv_out(k));
-        k->c->gemm_out_ps = timed(k, linear_bwd, k->T, qkv_out(k), k->h);
+        k->c->gemm_out_ps = timed(k, linear_bwd_rs, k->T, qkv_out(k), k->h);
         adapter(k, false, k->h / k->tp, qkv_out(k));
     }
     elementwise(k, x * bda_bytes(k));
@@ -210,19 +280,19 @@ static void mlp_gemms(kern *k, bool fwd)
     double act_bytes = (k->swiglu ? 3 : 2) * k->T * k->ffn * k->act;
     if (fwd) {
         fp8_cast(k, k->T * k->h);
-        k->c->gemm_in_ps = timed(k, gemm, k->T, k->fc1, k->h);
+        k->c->gemm_in_ps = timed(k, gemm_ag, k->T, k->fc1, k->h);
         adapter(k, true, k->h / k->tp, k->fc1);
         elementwise(k, act_bytes);
         fp8_cast(k, k->T * k->ffn);
-        k->c->gemm_out_ps = timed(k, gemm, k->T, k->h, k->ffn);
+        k->c->gemm_out_ps = timed(k, gemm_rs, k->T, k->h, k->ffn);
         adapter(k, true, k->ffn, k->h / k->tp);
     } else {
         fp8_cast(k, k->T * k->h);
-        k->c->gemm_in_ps = timed(k, linear_bwd, k->T, k->h, k->ffn);
+        k->c->gemm_in_ps = timed(k, linear_bwd_ag, k->T, k->h, k->ffn);
         adapter(k, false, k->ffn, k->h / k->tp);
         elementwise(k, x * act_bytes);
         fp8_cast(k, k->T * k->fc1);
-        k->c->gemm_out_ps = timed(k, linear_bwd, k->T, k->fc1, k->h);
+        k->c->gemm_out_ps = timed(k, linear_bwd_rs, k->T, k->fc1, k->h);
         adapter(k, false, k->h / k->tp, k->fc1);
     }
 }
@@ -357,6 +427,7 @@ static kern kern_of(const ics_model *m, const ics_layout *l, const ics_hw_gpu_ty
               .tp = t};
     k.Te = l->sp ? k.T / t : k.T;
     k.fc1 = (k.swiglu ? 2 : 1) * k.ffn;
+    k.tp_overlap = l->tp_comm_overlap && l->sp && t > 1;
     if (m->moe.experts > 0) {
         /* balanced routing: each rank's experts get topk x its group's tokens / experts each
          * (padded to capacity x that with a capacity factor), gathered over tp */
