@@ -57,4 +57,9 @@ bool ics_calib__fit(ics_calib *c, GError **error);
 /* floor(log10(size)), at most 20. */
 int ics_calib__decade(uint64_t size_bytes);
 
+/* For both overlay writers (calib_overlay.c): five significant digits, what a fit can claim and
+ * stable text; `target` relative to the directory of `from` (transfer full). */
+double ics_calib__round5(double x);
+char *ics_calib__relative_path(const char *from, const char *target);
+
 #endif

@@ -11,7 +11,7 @@
 #include <cjson/cJSON.h>
 
 /* Five significant digits: what a fit can claim, and stable text. */
-static double round5(double x)
+double ics_calib__round5(double x)
 {
     char buf[32];
     snprintf(buf, sizeof buf, "%.5g", x);
@@ -19,7 +19,7 @@ static double round5(double x)
 }
 
 /* `target` relative to the directory of `from` (both made absolute; transfer full). */
-static char *relative_path(const char *from, const char *target)
+char *ics_calib__relative_path(const char *from, const char *target)
 {
     char *dir = g_path_get_dirname(from);
     char *a = g_canonicalize_filename(dir, NULL), *b = g_canonicalize_filename(target, NULL);
@@ -67,11 +67,11 @@ static cJSON *parameters(const ics_calib *c)
         if (!cp->candidate)
             continue;
         cJSON *e = cJSON_CreateObject();
-        cJSON_AddNumberToObject(e, "before", round5(cp->before));
-        cJSON_AddNumberToObject(e, "after", round5(cp->after));
+        cJSON_AddNumberToObject(e, "before", ics_calib__round5(cp->before));
+        cJSON_AddNumberToObject(e, "after", ics_calib__round5(cp->after));
         cJSON_AddBoolToObject(e, "determined", cp->determined);
         if (isfinite(cp->rel_sigma))
-            cJSON_AddNumberToObject(e, "rel_sigma", round5(cp->rel_sigma));
+            cJSON_AddNumberToObject(e, "rel_sigma", ics_calib__round5(cp->rel_sigma));
         if (cp->why)
             cJSON_AddStringToObject(e, "why", cp->why);
         cJSON_AddItemToObject(o, ics_hw_cal_param((ics_cal_param)p)->key, e);
@@ -85,9 +85,9 @@ static cJSON *errors(const ics_calib *c, bool after)
     double small = ics_calib_median_error(c, 0, 1 << 20, after);
     double large = ics_calib_median_error(c, 1 << 20, UINT64_MAX, after);
     if (isfinite(small))
-        cJSON_AddNumberToObject(o, "below_1MiB", round5(small));
+        cJSON_AddNumberToObject(o, "below_1MiB", ics_calib__round5(small));
     if (isfinite(large))
-        cJSON_AddNumberToObject(o, "from_1MiB", round5(large));
+        cJSON_AddNumberToObject(o, "from_1MiB", ics_calib__round5(large));
     return o;
 }
 
@@ -95,7 +95,7 @@ static cJSON *overlay(const ics_calib *c, const char *path)
 {
     const ics_hw *hw = ((calib_system *)g_ptr_array_index(c->systems, 0))->hw;
     cJSON *doc = cJSON_CreateObject(), *cal = cJSON_CreateObject();
-    char *base = relative_path(path, ics_hw_base_path(hw));
+    char *base = ics_calib__relative_path(path, ics_hw_base_path(hw));
     char *name = g_strdup_printf("%s (calibrated)", ics_hw_name(hw));
     cJSON_AddStringToObject(doc, "kind", "calibration");
     cJSON_AddStringToObject(doc, "name", name);
@@ -103,7 +103,7 @@ static cJSON *overlay(const ics_calib *c, const char *path)
     for (int p = 0; p < ICS_CAL_COUNT; p++)
         if (c->params[p].determined)
             cJSON_AddNumberToObject(cal, ics_hw_cal_param((ics_cal_param)p)->key,
-                                    round5(c->params[p].after));
+                                    ics_calib__round5(c->params[p].after));
     cJSON_AddStringToObject(cal, "source", "icsim calibrate (see provenance)");
     cJSON_AddItemToObject(doc, "calibration", cal);
     cJSON *prov = cJSON_CreateObject();

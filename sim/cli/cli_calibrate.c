@@ -3,7 +3,9 @@
  * prints, per point, the measured time and the model's before and after; per parameter, how
  * it moved and how well the data fix it; the median errors; and cross-validation. */
 #include "calibrate/calibrate.h"
+#include "calibrate/compute_calib.h"
 #include "cli/cli.h"
+#include "cli/cli_calibrate_compute.h"
 #include "cli/cli_common.h"
 
 #include <math.h>
@@ -190,7 +192,19 @@ int ics_cli_calibrate(int argc, char **argv)
     }
     if (a.out && !ics_cli_output_ok("calibrate", "-o", a.out))
         goto done;
-    rc = calibrate(&a, argc - 1, argv + 1, mask);
+    int compute = 0;
+    for (int i = 1; i < argc; i++)
+        compute += ics_ccal_is_compute_file(argv[i]);
+    if (compute > 0 && (compute < argc - 1 || a.params || a.op || a.engine)) {
+        rc = usage_error("compute measurements (icsim-validate compute --json) calibrate the "
+                         "compute model alone: expected only such files, without --params, --op "
+                         "or --engine");
+        goto done;
+    }
+    if (compute > 0)
+        rc = ics_cli__calibrate_compute(a.system, a.out, a.no_cv, a.quiet, argc - 1, argv + 1);
+    else
+        rc = calibrate(&a, argc - 1, argv + 1, mask);
 done:
     g_free(bad);
     g_free(a.system);

@@ -247,12 +247,13 @@ static ics_hw *finish(ics_hw__ld *ld, GError **err)
 static void read_top(ics_hw__ld *ld, const char *path, const cJSON *root, int nodes_override);
 
 /* A calibration overlay: its base model (a node or cluster file, read as if named directly),
- * then the overlay's calibration over whatever the base had. Its provenance is for people. */
+ * then the overlay's calibration over whatever the base had, and its GPU types' overrides
+ * (what `icsim calibrate` fits of the compute model). Its provenance is for people. */
 static void load_calibration_file(ics_hw__ld *ld, const char *path, const cJSON *root,
                                   int nodes_override)
 {
-    static const char *const keys[] = {"kind",        "name",       "base", "source",
-                                       "calibration", "provenance", NULL};
+    static const char *const keys[] = {"kind",        "name",       "base",      "source",
+                                       "calibration", "provenance", "gpu_types", NULL};
     const char *base = NULL;
     if (!ics_jr_keys(ld->r, root, keys) || !ics_jr_str(ld->r, root, "base", true, &base))
         return;
@@ -275,8 +276,8 @@ static void load_calibration_file(ics_hw__ld *ld, const char *path, const cJSON 
         ld->hw->base_path = g_strdup(base_path);
     }
     g_free(base_path);
-    if (ics_jr_ok(ld->r))
-        read_calibration(ld, root);
+    if (ics_jr_ok(ld->r) && read_calibration(ld, root))
+        ics_hw__read_catalog_sections(ld, root, false); /* only gpu_types passed the key check */
 }
 
 static void read_top(ics_hw__ld *ld, const char *path, const cJSON *root, int nodes_override)

@@ -1,0 +1,123 @@
+/* The compute-calibrated model as an overlay (compute_calib.h): kind "calibration", its base
+ * model, the GPU type's fitted compute keys under "gpu_types" (the override section node files
+ * use, docs/hwmodel-format.md), and the provenance. A model that was already calibrated keeps
+ * its network calibration: its values are carried into the overlay, which names the same base.
+ * Same fit, same bytes: no dates. */
+#include "calibrate/calib_internal.h"
+#include "calibrate/compute_internal.h"
+
+#include <math.h>
+
+#include <cjson/cJSON.h>
+
+static cJSON *files(const ics_ccal *c)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (guint i = 0; i < c->files->len; i++) {
+        const char *f = g_ptr_array_index(c->files, i);
+        int n = 0;
+        for (guint k = 0; k < c->points->len; k++)
+            n += g_array_index(c->points, ics_ccal_point, k).source == f;
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "file", f);
+        cJSON_AddNumberToObject(m, "points", n);
+        cJSON_AddItemToArray(arr, m);
+    }
+    return arr;
+}
+
+static cJSON *parameters(const ics_ccal *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int p = 0; p < ICS_CCAL_COUNT; p++) {
+        const ics_calib_param *r = &c->res[p];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "before", ics_calib__round5(r->before));
+        cJSON_AddNumberToObject(e, "after", ics_calib__round5(r->after));
+        cJSON_AddBoolToObject(e, "determined", r->determined);
+        if (r->determined && isfinite(r->rel_sigma))
+            cJSON_AddNumberToObject(e, "rel_sigma", ics_calib__round5(r->rel_sigma));
+        if (r->why)
+            cJSON_AddStringToObject(e, "why", r->why);
+        cJSON_AddItemToObject(o, ics_ccal_param_info_of((ics_ccal_param)p)->key, e);
+    }
+    return o;
+}
+
+static cJSON *errors(const ics_ccal *c, bool after)
+{
+    cJSON *o = cJSON_CreateObject();
+    double g = ics_ccal_median_error(c, true, after), m = ics_ccal_median_error(c, false, after);
+    if (isfinite(g))
+        cJSON_AddNumberToObject(o, "gemm", ics_calib__round5(g));
+    if (isfinite(m))
+        cJSON_AddNumberToObject(o, "copy", ics_calib__round5(m));
+    return o;
+}
+
+/* The network calibration the model had (so that calibrating compute does not drop it). */
+static void carry_network(const ics_ccal *c, cJSON *doc)
+{
+    cJSON *cal = cJSON_CreateObject();
+    for (int p = 0; p < ICS_CAL_COUNT; p++) {
+        double v = ics_hw_cal(c->hw, (ics_cal_param)p);
+        if (isfinite(v))
+            cJSON_AddNumberToObject(cal, ics_hw_cal_param((ics_cal_param)p)->key, v);
+    }
+    if (!cal->child) {
+        cJSON_Delete(cal);
+        return;
+    }
+    const char *src = ics_hw_calibration_of(c->hw)->source;
+    cJSON_AddStringToObject(cal, "source", src ? src : "the calibrated model");
+    cJSON_AddItemToObject(doc, "calibration", cal);
+}
+
+static cJSON *overlay(const ics_ccal *c, const char *path)
+{
+    cJSON *doc = cJSON_CreateObject(), *types = cJSON_CreateObject();
+    cJSON *gpu = cJSON_CreateObject(), *compute = cJSON_CreateObject();
+    char *base = ics_calib__relative_path(path, ics_hw_base_path(c->hw));
+    char *name = g_strdup_printf("%s (compute calibrated)", ics_hw_name(c->hw));
+    cJSON_AddStringToObject(doc, "kind", "calibration");
+    cJSON_AddStringToObject(doc, "name", name);
+    cJSON_AddStringToObject(doc, "base", base);
+    carry_network(c, doc);
+    for (int p = 0; p < ICS_CCAL_COUNT; p++)
+        if (c->res[p].determined)
+            cJSON_AddNumberToObject(compute, ics_ccal_param_info_of((ics_ccal_param)p)->key,
+                                    ics_calib__round5(c->res[p].after));
+    cJSON_AddStringToObject(compute, "source", "icsim calibrate (compute; see provenance)");
+    cJSON_AddItemToObject(gpu, "compute", compute);
+    cJSON_AddItemToObject(types, c->gpu->name, gpu);
+    cJSON_AddItemToObject(doc, "gpu_types", types);
+    cJSON *prov = cJSON_CreateObject();
+    cJSON_AddStringToObject(prov, "tool", "icsim calibrate");
+    cJSON_AddItemToObject(prov, "measurements", files(c));
+    cJSON_AddItemToObject(prov, "parameters", parameters(c));
+    cJSON *err = cJSON_CreateObject();
+    cJSON_AddItemToObject(err, "before", errors(c, false));
+    cJSON_AddItemToObject(err, "after", errors(c, true));
+    cJSON_AddItemToObject(prov, "median_abs_time_error", err);
+    cJSON_AddItemToObject(doc, "provenance", prov);
+    g_free(base);
+    g_free(name);
+    return doc;
+}
+
+bool ics_ccal_write_overlay(const ics_ccal *c, const char *path, GError **error)
+{
+    cJSON *doc = overlay(c, path);
+    char *text = cJSON_Print(doc);
+    char *with_nl = g_strconcat(text, "\n", NULL);
+    GError *e = NULL;
+    bool ok = g_file_set_contents(path, with_nl, -1, &e);
+    if (!ok) {
+        g_set_error(error, ICS_ERROR, ICS_ERROR_IO, "%s", e->message);
+        g_error_free(e);
+    }
+    g_free(with_nl);
+    cJSON_free(text);
+    cJSON_Delete(doc);
+    return ok;
+}

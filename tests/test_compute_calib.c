@@ -1,0 +1,227 @@
+/* Calibrating the compute model (calibrate/compute_calib.h): kernels timed on a GPU whose
+ * parameters are known (made by the model itself with other values) give those values back;
+ * the overlay carries them to every command; the published H100 GEMM figures fit; bad files are
+ * refused with their place. */
+#include "calibrate/compute_calib.h"
+#include "hw/hw.h"
+#include "workload/workload.h"
+
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static char *model(const char *file)
+{
+    return g_build_filename(ICS_SOURCE_DIR, "hwmodels", file, NULL);
+}
+
+/* "The GPU": H100 SXM's peaks and SMs, compute parameters unlike the defaults. */
+static ics_hw_compute truth(void)
+{
+    ics_hw_compute t;
+    ics_hw_compute_defaults(&t);
+    t.gemm_eff = 0.72;
+    t.gemm_eff_fp8 = 0.64;
+    t.gemm_wave_ps = 3100 * ICS_PS_PER_NS;
+    t.mem_eff = 0.78;
+    t.launch_ps = 2500 * ICS_PS_PER_NS;
+    return t;
+}
+
+static void row_gemm(GString *s, const ics_hw_gpu_type *g, const char *dt, ics_dtype d, int m,
+                     int n, int k)
+{
+    double in = d == ICS_DTYPE_FP8 ? 1 : 2,
+           bytes = ((double)m * k + (double)k * n) * in + (double)m * n * 2;
+    ics_time t = ics_compute_kernel(g, ICS_WORK_GEMM, d, 2.0 * m * n * k, bytes, m, n, k);
+    g_string_append_printf(s,
+                           "%s{\"kernel\": \"gemm\", \"dtype\": \"%s\", \"m\": %d, \"n\": %d, "
+                           "\"k\": %d, \"time_us\": %.6f}",
+                           s->str[s->len - 1] == '[' ? "" : ",\n", dt, m, n, k,
+                           (double)t / ICS_PS_PER_US);
+}
+
+/* What icsim-validate compute's plan measures, timed by the model with truth(). */
+static char *synthetic(const char *dir)
+{
+    char *path = model("dgx-h100.json");
+    ics_hw *hw = ics_hw_load(path, 0, NULL);
+    g_free(path);
+    ics_hw_gpu_type g = *ics_hw_node_of(hw)->gpu_type;
+    g.compute = truth();
+    GString *s = g_string_new("{\"kind\": \"icsim-compute-measurements\", \"version\": 1,\n"
+                              "\"hardware\": {\"gpu\": \"synthetic\", \"sms\": 132}, \"rows\": [");
+    const char *names[] = {"bf16", "fp8"};
+    const ics_dtype dts[] = {ICS_DTYPE_BF16, ICS_DTYPE_FP8};
+    for (int d = 0; d < 2; d++) {
+        for (int x = 256; x <= 16384; x *= 2)
+            row_gemm(s, &g, names[d], dts[d], x, x, x);
+        for (int k = 128; k <= 16384; k *= 2)
+            row_gemm(s, &g, names[d], dts[d], 8192, 8192, k);
+        for (int m = 1; m <= 512; m *= 8)
+            row_gemm(s, &g, names[d], dts[d], m, 8192, 8192);
+    }
+    for (uint64_t b = 4096; b <= (4ull << 30); b *= 4) {
+        ics_time t =
+            ics_compute_kernel(&g, ICS_WORK_ELEMENTWISE, ICS_DTYPE_BF16, 0, 2.0 * b, 0, 0, 0);
+        g_string_append_printf(
+            s, ",\n{\"kernel\": \"copy\", \"bytes\": %" G_GUINT64_FORMAT ", \"time_us\": %.6f}", b,
+            (double)t / ICS_PS_PER_US);
+    }
+    g_string_append(s, "]}\n");
+    char *out = g_build_filename(dir, "synthetic.json", NULL);
+    g_assert_true(g_file_set_contents(out, s->str, -1, NULL));
+    g_string_free(s, TRUE);
+    ics_hw_free(hw);
+    return out;
+}
+
+static void test_recovers(void)
+{
+    char *dir = g_dir_make_tmp("icsim-ccal-XXXXXX", NULL), *file = synthetic(dir);
+    char *m = model("dgx-h100.json");
+    GError *err = NULL;
+    ics_ccal *c = ics_ccal_new(m, 1, &file, &err);
+    g_assert_no_error(err);
+    g_assert_true(ics_ccal_fit(c, &err));
+    ics_hw_compute t = truth();
+    for (int p = 0; p < ICS_CCAL_COUNT; p++) {
+        const ics_calib_param *r = ics_ccal_param_of(c, (ics_ccal_param)p);
+        double want = ics_ccal_value(&t, (ics_ccal_param)p);
+        g_test_message("%s: %.4g -> %.4g (true %.4g, +-%.2f%%)",
+                       ics_ccal_param_info_of((ics_ccal_param)p)->key, r->before, r->after, want,
+                       100 * r->rel_sigma);
+        g_assert_true(r->determined);
+        g_assert_cmpfloat(fabs(r->after / want - 1), <, 0.01);
+    }
+    double before = ics_ccal_median_error(c, true, false),
+           after = ics_ccal_median_error(c, true, true);
+    g_test_message("GEMMs: median error %.1f%% -> %.2f%%", 100 * before, 100 * after);
+    g_assert_cmpfloat(before, >, 0.05);
+    g_assert_cmpfloat(after, <, 0.002);
+    /* each fold fitted without its points predicts them */
+    GArray *folds = g_array_new(FALSE, FALSE, sizeof(ics_calib_fold));
+    g_assert_true(ics_ccal_cross_validate(c, folds, &err));
+    g_assert_cmpuint(folds->len, >=, 3);
+    bool copies = false;
+    for (guint i = 0; i < folds->len; i++) {
+        const ics_calib_fold *f = &g_array_index(folds, ics_calib_fold, i);
+        g_test_message("fold %s: %d points, %.1f%% -> %.1f%%", f->what, f->n,
+                       100 * f->median_before, 100 * f->median_after);
+        copies |= strcmp(f->what, "kernel copies") == 0;
+        /* leaving all the copies out leaves memory_efficiency to its default: no better */
+        if (strcmp(f->what, "kernel copies") != 0)
+            g_assert_cmpfloat(f->median_after, <, f->median_before);
+    }
+    g_assert_true(copies);
+    g_array_free(folds, TRUE);
+    /* the overlay carries the values to every command (-s), and names its base */
+    char *ov = g_build_filename(dir, "calibrated.json", NULL);
+    g_assert_true(ics_ccal_write_overlay(c, ov, &err));
+    ics_hw *hw = ics_hw_load(ov, 0, &err);
+    g_assert_no_error(err);
+    const ics_hw_compute *got = &ics_hw_node_of(hw)->gpu_type->compute;
+    for (int p = 0; p < ICS_CCAL_COUNT; p++) {
+        double a = ics_ccal_value(got, (ics_ccal_param)p);
+        double b = ics_ccal_param_of(c, (ics_ccal_param)p)->after;
+        g_assert_cmpfloat(fabs(a / b - 1), <, 1e-4);
+    }
+    ics_hw_free(hw);
+    ics_ccal_free(c);
+    g_remove(ov);
+    g_remove(file);
+    g_rmdir(dir);
+    g_free(ov);
+    g_free(file);
+    g_free(dir);
+    g_free(m);
+}
+
+/* The published H100 GEMM figures (validate/data/compute/), which the defaults were read from:
+ * the fit stays where they are; copies are absent, so memory_efficiency is not determined. */
+static void test_public(void)
+{
+    char *m = model("dgx-h100.json"),
+         *file = g_build_filename(ICS_SOURCE_DIR, "validate", "data", "compute",
+                                  "h100_sxm_public_gemm.json", NULL);
+    GError *err = NULL;
+    ics_ccal *c = ics_ccal_new(m, 1, &file, &err);
+    g_assert_no_error(err);
+    g_assert_true(ics_ccal_fit(c, &err));
+    double before = ics_ccal_median_error(c, true, false),
+           after = ics_ccal_median_error(c, true, true);
+    g_test_message("public H100 GEMMs: median error %.1f%% -> %.1f%%", 100 * before, 100 * after);
+    g_assert_cmpfloat(before, <, 0.03);
+    g_assert_cmpfloat(after, <, 0.03);
+    /* the fit minimizes the squared log errors: their sum cannot grow */
+    double sb = 0, sa = 0;
+    for (int i = 0; i < ics_ccal_n_points(c); i++) {
+        const ics_ccal_point *p = ics_ccal_point_at(c, i);
+        sb += pow(p->weight * log(p->before_us / p->measured_us), 2);
+        sa += pow(p->weight * log(p->after_us / p->measured_us), 2);
+    }
+    g_assert_cmpfloat(sa, <=, sb);
+    g_assert_false(ics_ccal_param_of(c, ICS_CCAL_MEM_EFF)->determined);
+    ics_ccal_free(c);
+    g_free(file);
+    g_free(m);
+}
+
+/* Bad files: refused with file:line:col and the JSON path. */
+static void bad(const char *model_file, const char *text, const char *want)
+{
+    char *dir = g_dir_make_tmp("icsim-ccal-XXXXXX", NULL);
+    char *file = g_build_filename(dir, "bad.json", NULL), *m = model(model_file);
+    g_assert_true(g_file_set_contents(file, text, -1, NULL));
+    GError *err = NULL;
+    ics_ccal *c = ics_ccal_new(m, 1, &file, &err);
+    g_assert_null(c);
+    g_assert_nonnull(err);
+    g_test_message("%s", err->message);
+    g_assert_nonnull(strstr(err->message, want));
+    g_assert_nonnull(strstr(err->message, "bad.json:"));
+    g_error_free(err);
+    g_remove(file);
+    g_rmdir(dir);
+    g_free(file);
+    g_free(dir);
+    g_free(m);
+}
+
+#define HEAD "{\"kind\": \"icsim-compute-measurements\", \"version\": 1, "
+
+static void test_bad(void)
+{
+    bad("dgx-h100.json", "{\"kind\": \"icsim-trace\", \"version\": 1, \"rows\": []}",
+        "$.kind: expected \"icsim-compute-measurements\", got \"icsim-trace\"");
+    bad("dgx-h100.json", HEAD "\"rows\": []}", "$.rows: expected at least one row");
+    bad("dgx-h100.json",
+        HEAD "\"rows\": [{\"kernel\": \"gemm\", \"dtype\": \"bf16\", \"m\": 0, \"n\": 8, "
+             "\"k\": 8, \"time_us\": 1}]}",
+        "$.rows[0].m: expected an integer in 1..2147483647, got 0");
+    bad("dgx-h100.json", HEAD "\"rows\": [{\"kernel\": \"copy\", \"bytes\": 4096}]}",
+        "$.rows[0].time_us: expected");
+    bad("dgx-h100.json", HEAD "\"rows\": [{\"kernel\": \"attention\", \"time_us\": 1}]}",
+        "$.rows[0].kernel: expected");
+    bad("dgx-a100.json",
+        HEAD "\"rows\": [{\"kernel\": \"gemm\", \"dtype\": \"fp8\", \"m\": 8, \"n\": 8, "
+             "\"k\": 8, \"time_us\": 1}]}",
+        "$.rows[0].dtype: expected a dtype GPU type a100-sxm has a peak for, got \"fp8\"");
+    bad("dgx-h100.json",
+        HEAD "\"hardware\": {\"sms\": 114}, \"rows\": [{\"kernel\": \"copy\", \"bytes\": 8, "
+             "\"time_us\": 1}]}",
+        "$.hardware.sms: expected 132 (GPU type h100-sxm of the model), got 114");
+    bad("dgx-h100.json", HEAD "\"rows\": [{\"kernel\": \"copy\", \"bytes\": 8, \"time_us\": 1,",
+        "bad.json:1:");
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/compute-calib/recovers", test_recovers);
+    g_test_add_func("/compute-calib/public", test_public);
+    g_test_add_func("/compute-calib/bad", test_bad);
+    return g_test_run();
+}
