@@ -64,8 +64,10 @@ static bool read_rows(const char *path, GArray *rows, GError **error)
     return true;
 }
 
-/* Predicted TFLOP/s per GPU of one row (Megatron's count: with recomputation); NAN on error. */
-static double predict(const row *r, const ics_model_catalog *cat, double *step_s, uint64_t *ev)
+/* Predicted TFLOP/s per GPU of one row (Megatron's count: with recomputation), with the step,
+ * its events and where the critical rank's step went; NAN on error. */
+static double predict(const row *r, const ics_model_catalog *cat, double *step_s, uint64_t *ev,
+                      double shares[ICS_CAT_COUNT + 1])
 {
     char *name = g_strdup_printf("gpt-%s", r->name);
     char *lower = g_ascii_strdown(name, -1);
@@ -98,6 +100,7 @@ static double predict(const row *r, const ics_model_catalog *cat, double *step_s
         ics_workload_flops(m, &l, &fl);
         *step_s = ics_time_to_s(st.res.step_ps);
         *ev = st.res.events;
+        ics_bench__step_shares(&st, shares);
         tflops = fl.hardware_flops / *step_s / r->gpus / 1e12;
     }
     if (err)
@@ -121,6 +124,15 @@ bool ics_bench__step_run(ics_bench_step *s, const char *hw_file, int gpus, const
                          .p2p_lat_ps = -1};
     s->rp = s->tr ? ics_replay_new(s->tr, s->t, &o, error) : NULL;
     return s->rp && ics_replay_run(s->rp, &s->res, error);
+}
+
+void ics_bench__step_shares(const ics_bench_step *s, double shares[ICS_CAT_COUNT + 1])
+{
+    double step = ics_time_to_s(s->res.step_ps);
+    const ics_replay_rank *rs = ics_replay_rank_stats(s->rp, s->res.critical_rank);
+    for (int c = 0; c < ICS_CAT_COUNT; c++)
+        shares[c] = 100 * ics_time_to_s(rs->busy_ps[c] + rs->wait_ps[c]) / step;
+    shares[ICS_CAT_COUNT] = 100 * ics_time_to_s(rs->bubble_ps) / step;
 }
 
 void ics_bench__step_free(ics_bench_step *s)
@@ -170,21 +182,25 @@ int ics_bench_training(int argc, char **argv)
     }
     printf("# Megatron-LM SC'21 Table 1 (Selene, DGX A100 80GB, HDR IB) vs icsim "
            "(superpod-a100-hdr, analytic engine, folded)\n");
-    printf("# %-6s %5s %3s %3s %3s %4s %4s %4s %10s %10s %8s %10s %9s\n", "model", "gpus", "tp",
-           "pp", "vp", "dp", "mbs", "gbs", "published", "predicted", "error", "step_s", "events");
+    printf("# TFLOP/s per GPU; the critical rank's step in %% (compute, TP, PP, DP exposed, "
+           "bubble)\n");
+    printf("# %-6s %5s %3s %3s %3s %4s %4s %4s %10s %10s %8s %10s %9s  %4s %4s %4s %4s %4s\n",
+           "model", "gpus", "tp", "pp", "vp", "dp", "mbs", "gbs", "published", "predicted", "error",
+           "step_s", "events", "comp", "tp", "pp", "dp", "bubl");
     double *errs = g_new(double, rows->len + 1);
     int n = 0;
     for (guint i = 0; i < rows->len; i++) {
         const row *r = &g_array_index(rows, row, i);
-        double step = 0;
+        double step = 0, sh[ICS_CAT_COUNT + 1] = {0};
         uint64_t ev = 0;
-        double p = predict(r, cat, &step, &ev);
+        double p = predict(r, cat, &step, &ev, sh);
         double e = 100 * (p - r->published) / r->published;
         printf(
             "  %-6s %5d %3d %3d %3d %4d %4d %4d %10.1f %10.1f %+7.1f%% %10.3f %9" G_GUINT64_FORMAT
-            "\n",
+            "  %4.1f %4.1f %4.1f %4.1f %4.1f\n",
             r->name, r->gpus, r->tp, r->pp, r->vp, r->gpus / (r->tp * r->pp), r->mbs, r->gbs,
-            r->published, p, e, step, ev);
+            r->published, p, e, step, ev, sh[ICS_CAT_COMPUTE], sh[ICS_CAT_TP], sh[ICS_CAT_PP],
+            sh[ICS_CAT_DP], sh[ICS_CAT_COUNT]);
         if (isfinite(e))
             errs[n++] = fabs(e);
     }

@@ -139,10 +139,7 @@ static bool predict_row(const bridge_row *r, const ics_model *m, double *tokens,
     if (ok) {
         *step_s = ics_time_to_s(st.res.step_ps);
         *tokens = (double)r->gbs * mm.seq / *step_s / r->gpus;
-        const ics_replay_rank *rs = ics_replay_rank_stats(st.rp, st.res.critical_rank);
-        for (int c = 0; c < ICS_CAT_COUNT; c++)
-            shares[c] = 100 * ics_time_to_s(rs->busy_ps[c] + rs->wait_ps[c]) / *step_s;
-        shares[ICS_CAT_COUNT] = 100 * ics_time_to_s(rs->bubble_ps) / *step_s;
+        ics_bench__step_shares(&st, shares);
     } else {
         *why = g_strdup(err ? err->message : "no result");
     }

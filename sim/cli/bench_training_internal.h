@@ -26,6 +26,10 @@ bool ics_bench__step_run(ics_bench_step *s, const char *hw_file, int gpus, const
                          const ics_layout *l, GError **error);
 void ics_bench__step_free(ics_bench_step *s);
 
+/* Where the critical rank's step went, in percent of the step: each category's busy and
+ * exposed time, then the bubble ([ICS_CAT_COUNT]). */
+void ics_bench__step_shares(const ics_bench_step *s, double shares[ICS_CAT_COUNT + 1]);
+
 /* The median of n values (sorts them in place); NAN when n is 0. */
 double ics_bench__median(double *v, int n);
 
