@@ -4,7 +4,8 @@
  * positive dimensions and a dtype the GPU has a peak for, or a copy of at least one byte; a
  * positive finite time; finite model times) or one located error in the house form. Anything
  * else (a crash, a leak, a sanitizer report, a hang) is a bug. Seeds:
- * the JSON files of validate/data/compute. fuzz_hw_replay.c's driver can run it from files in any build. */
+ * the JSON files of validate/data/compute. fuzz_hw_replay.c's driver can run it from files in any
+ * build. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
