@@ -7,6 +7,8 @@
 
 #include "calibrate/calibrate.h"
 
+#include <cjson/cJSON.h>
+
 /* The model loaded for one node count (transfer: owned by the ics_calib). */
 typedef struct {
     int nodes;
@@ -61,5 +63,7 @@ int ics_calib__decade(uint64_t size_bytes);
  * stable text; `target` relative to the directory of `from` (transfer full). */
 double ics_calib__round5(double x);
 char *ics_calib__relative_path(const char *from, const char *target);
+/* Writes doc (transfer full: deleted) to path with a final newline, atomically. */
+bool ics_calib__write_doc(cJSON *doc, const char *path, GError **error);
 
 #endif

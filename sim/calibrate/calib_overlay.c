@@ -123,7 +123,11 @@ static cJSON *overlay(const ics_calib *c, const char *path)
 
 bool ics_calib_write_overlay(const ics_calib *c, const char *path, GError **error)
 {
-    cJSON *doc = overlay(c, path);
+    return ics_calib__write_doc(overlay(c, path), path, error);
+}
+
+bool ics_calib__write_doc(cJSON *doc, const char *path, GError **error)
+{
     char *text = cJSON_Print(doc);
     char *with_nl = g_strconcat(text, "\n", NULL);
     GError *e = NULL;

@@ -107,17 +107,5 @@ static cJSON *overlay(const ics_ccal *c, const char *path)
 
 bool ics_ccal_write_overlay(const ics_ccal *c, const char *path, GError **error)
 {
-    cJSON *doc = overlay(c, path);
-    char *text = cJSON_Print(doc);
-    char *with_nl = g_strconcat(text, "\n", NULL);
-    GError *e = NULL;
-    bool ok = g_file_set_contents(path, with_nl, -1, &e);
-    if (!ok) {
-        g_set_error(error, ICS_ERROR, ICS_ERROR_IO, "%s", e->message);
-        g_error_free(e);
-    }
-    g_free(with_nl);
-    cJSON_free(text);
-    cJSON_Delete(doc);
-    return ok;
+    return ics_calib__write_doc(overlay(c, path), path, error);
 }
