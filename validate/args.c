@@ -11,13 +11,15 @@ static const char usage_text[] =
     "  collective OP       a size sweep of OP, printed as nccl-tests prints it;\n"
     "                      OP: all_reduce all_gather reduce_scatter alltoall sendrecv\n"
     "  nvls                all_reduce through NVLink SHARP (multimem), sm_90 or newer\n"
+    "  compute             GEMMs (cuBLASLt) and HBM copies on GPU 0, for icsim calibrate;\n"
+    "                      takes --dtype, -n, -w, --json\n"
     "options (nccl-tests' spelling):\n"
     "  -b, --minbytes N    first size (8, 64K, 128M, 8G; binary units) [32M; p2p: 256M]\n"
     "  -e, --maxbytes N    last size [32M]\n"
     "  -f, --stepfactor F  multiply the size by F (> 1) ...         [1]\n"
     "  -i, --stepbytes N   ... or add N bytes                       [1M]\n"
     "  -n, --iters N       timed iterations per size                [20]\n"
-    "  -w, --warmup_iters N  untimed iterations per size             [1]\n"
+    "  -w, --warmup_iters N  untimed iterations per size             [1; compute: 3]\n"
     "  -c, --check 0|1     count wrong elements (#wrong)            [1]\n"
     "  -d, --datatype T    float or bfloat16                        [float]\n"
     "  -o, --redop sum     the reduction (sum only)\n"
@@ -30,6 +32,7 @@ static const char usage_text[] =
     "  --unroll N          16-byte loads in flight per thread: 1 2 4 8  [4]\n"
     "  --chunk N           bytes per channel per ring step          [2M]\n"
     "  --slices N          slices (flag handshakes) per chunk       [2]\n"
+    "  --dtype T           compute: bf16, fp16, fp8 (sm_89 or newer) or all  [all]\n"
     "  --json FILE         also write the results as JSON\n"
     "  -h, --help          this text;  -V, --version  the version\n"
     "exit status: 0 ok, 1 CUDA error or wrong results, 2 bad input, 77 unsupported here\n";
@@ -39,9 +42,11 @@ const char *icsv_usage(void)
     return usage_text;
 }
 
+#define UNSET_WARMUP G_MININT /* -w not given: the mode's default */
+
 /* What GOption fills: strings for everything with units or names, checked afterwards. */
 typedef struct raw_opts {
-    char *b, *e, *i, *chunk, *dtype, *redop, *op, *kernel, *json;
+    char *b, *e, *i, *chunk, *dtype, *redop, *op, *kernel, *json, *gemm_dtype;
     gint64 f;
     int n, w, c, g, ctas, unroll, slices;
     gboolean help, version;
@@ -52,7 +57,7 @@ static void raw_defaults(raw_opts *r)
     memset(r, 0, sizeof *r);
     r->f = 1;
     r->n = ICSV_DEFAULT_ITERS;
-    r->w = ICSV_DEFAULT_WARMUP;
+    r->w = UNSET_WARMUP;
     r->c = 1;
     r->ctas = -1; /* unset: ICSV_DEFAULT_CTAS, or one per SM for p2p */
     r->unroll = ICSV_DEFAULT_UNROLL;
@@ -62,7 +67,7 @@ static void raw_defaults(raw_opts *r)
 static void raw_free(raw_opts *r)
 {
     char **strs[] = {&r->b,     &r->e,  &r->i,      &r->chunk, &r->dtype,
-                     &r->redop, &r->op, &r->kernel, &r->json};
+                     &r->redop, &r->op, &r->kernel, &r->json,  &r->gemm_dtype};
     for (size_t k = 0; k < G_N_ELEMENTS(strs); k++)
         g_clear_pointer(strs[k], g_free);
 }
@@ -86,6 +91,7 @@ static bool run_goption(int *argc, char ***argv, raw_opts *r, GError **err)
         {"unroll", 0, 0, G_OPTION_ARG_INT, &r->unroll, "unroll", "N"},
         {"chunk", 0, 0, G_OPTION_ARG_STRING, &r->chunk, "chunk bytes", "N"},
         {"slices", 0, 0, G_OPTION_ARG_INT, &r->slices, "slices per chunk", "N"},
+        {"dtype", 0, 0, G_OPTION_ARG_STRING, &r->gemm_dtype, "GEMM types", "T"},
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &r->json, "JSON output", "FILE"},
         {"help", 'h', 0, G_OPTION_ARG_NONE, &r->help, "help", NULL},
         {"version", 'V', 0, G_OPTION_ARG_NONE, &r->version, "version", NULL},
@@ -121,19 +127,21 @@ static bool fail(GError **err, const char *fmt, ...)
 static bool parse_positionals(int argc, char **argv, const raw_opts *r, icsv_args *a, GError **err)
 {
     if (argc < 2)
-        return fail(err, "expected a mode: p2p, collective or nvls (see --help)");
+        return fail(err, "expected a mode: p2p, collective, nvls or compute (see --help)");
     const char *mode = argv[1], *op = argc > 2 ? argv[2] : NULL;
     if (argc > 3)
         return fail(err, "unexpected argument '%s'", argv[3]);
-    if (strcmp(mode, "p2p") == 0 || strcmp(mode, "nvls") == 0) {
-        a->mode = mode[0] == 'p' ? ICSV_MODE_P2P : ICSV_MODE_NVLS;
+    if (strcmp(mode, "p2p") == 0 || strcmp(mode, "nvls") == 0 || strcmp(mode, "compute") == 0) {
+        a->mode = mode[0] == 'p'   ? ICSV_MODE_P2P
+                  : mode[0] == 'n' ? ICSV_MODE_NVLS
+                                   : ICSV_MODE_COMPUTE;
         if (op || r->op)
             return fail(err, "%s: takes no collective, got '%s'", mode, op ? op : r->op);
         a->op = ICSV_OP_ALL_REDUCE;
         return true;
     }
     if (strcmp(mode, "collective") != 0)
-        return fail(err, "unknown mode '%s': expected p2p, collective or nvls", mode);
+        return fail(err, "unknown mode '%s': expected p2p, collective, nvls or compute", mode);
     a->mode = ICSV_MODE_COLLECTIVE;
     if (op && r->op && strcmp(op, r->op) != 0)
         return fail(err, "collective: '%s' and --op %s disagree", op, r->op);
@@ -188,12 +196,24 @@ static bool is_pow2_le8(int v)
     return v == 1 || v == 2 || v == 4 || v == 8;
 }
 
-static bool check_ranges(const raw_opts *r, icsv_args *a, GError **err)
+/* -n and -w, for every mode; -w's default is the mode's. */
+static bool check_iters(const raw_opts *r, icsv_args *a, GError **err)
 {
     if (r->n < 1)
         return fail(err, "-n: expected iterations >= 1, got %d", r->n);
-    if (r->w < 0)
+    if (r->w != UNSET_WARMUP && r->w < 0)
         return fail(err, "-w: expected warmup iterations >= 0, got %d", r->w);
+    a->iters = r->n;
+    a->warmup = r->w != UNSET_WARMUP           ? r->w
+                : a->mode == ICSV_MODE_COMPUTE ? ICSV_DEFAULT_COMPUTE_WARMUP
+                                               : ICSV_DEFAULT_WARMUP;
+    return true;
+}
+
+static bool check_ranges(const raw_opts *r, icsv_args *a, GError **err)
+{
+    if (!check_iters(r, a, err))
+        return false;
     if (r->c != 0 && r->c != 1)
         return fail(err, "-c: expected 0 or 1, got %d", r->c);
     if (r->g < 0 || r->g > ICSV_MAX_GPUS)
@@ -210,8 +230,6 @@ static bool check_ranges(const raw_opts *r, icsv_args *a, GError **err)
                     "--chunk: expected a multiple of 16 x slices = %" G_GUINT64_FORMAT
                     " bytes, at most 64M, got %" G_GUINT64_FORMAT,
                     quantum, chunk);
-    a->iters = r->n;
-    a->warmup = r->w;
     a->check = r->c == 1;
     a->ngpus = r->g;
     a->params.ctas = r->ctas != -1 ? r->ctas : a->mode == ICSV_MODE_P2P ? 0 : ICSV_DEFAULT_CTAS;
@@ -247,6 +265,59 @@ static bool check_kernel(const raw_opts *r, icsv_args *a, GError **err)
         return fail(err, "nvls: -d: only float is implemented, got %s", r->dtype);
     if (r->redop && strcmp(r->redop, "sum") != 0)
         return fail(err, "-o: only sum is implemented, got '%s'", r->redop);
+    if (r->gemm_dtype)
+        return fail(err, "--dtype: only compute takes it (a collective's type is -d), got '%s'",
+                    r->gemm_dtype);
+    return true;
+}
+
+/* compute's flags: --dtype, -n, -w, -g 1, --json. The other modes' are refused, not ignored,
+ * so that nobody reads a table as measured with a flag that did nothing. An int flag given at
+ * its default value cannot be told from an absent one, and passes. */
+static bool refuse_other_flags(const raw_opts *r, GError **err)
+{
+    const struct {
+        bool given;
+        const char *flag;
+    } other[] = {
+        {r->b != NULL, "-b"},
+        {r->e != NULL, "-e"},
+        {r->i != NULL, "-i"},
+        {r->f != 1, "-f"},
+        {r->c != 1, "-c"},
+        {r->dtype != NULL, "-d"},
+        {r->redop != NULL, "-o"},
+        {r->kernel != NULL, "--kernel"},
+        {r->ctas != -1, "--ctas"},
+        {r->unroll != ICSV_DEFAULT_UNROLL, "--unroll"},
+        {r->chunk != NULL, "--chunk"},
+        {r->slices != ICSV_DEFAULT_SLICES, "--slices"},
+    };
+    for (size_t k = 0; k < G_N_ELEMENTS(other); k++)
+        if (other[k].given)
+            return fail(err, "compute: %s does not apply (compute takes --dtype, -n, -w, --json)",
+                        other[k].flag);
+    return true;
+}
+
+static bool parse_compute(const raw_opts *r, icsv_args *a, GError **err)
+{
+    if (!refuse_other_flags(r, err) || !check_iters(r, a, err))
+        return false;
+    if (r->g != 0 && r->g != 1)
+        return fail(err,
+                    "compute: -g: measures one GPU, the first visible (pick it with "
+                    "CUDA_VISIBLE_DEVICES), got %d",
+                    r->g);
+    a->ngpus = 1;
+    a->gemm_dtypes = ICSV_GEMM_ALL;
+    a->gemm_dtypes_all = !r->gemm_dtype || strcmp(r->gemm_dtype, "all") == 0;
+    if (a->gemm_dtypes_all)
+        return true;
+    icsv_gemm_dtype t;
+    if (!icsv_gemm_dtype_parse(r->gemm_dtype, &t))
+        return fail(err, "--dtype: expected bf16, fp16, fp8 or all, got '%s'", r->gemm_dtype);
+    a->gemm_dtypes = 1u << t;
     return true;
 }
 
@@ -264,8 +335,12 @@ bool icsv_args_parse(int argc, char **argv, icsv_args *out, GError **err)
     out->help = r.help;
     out->version = r.version;
     if (ok && !out->help && !out->version) {
-        ok = parse_positionals(n, v, &r, out, err) && parse_sizes(&r, out, err) &&
-             check_ranges(&r, out, err) && check_kernel(&r, out, err);
+        ok = parse_positionals(n, v, &r, out, err);
+        if (ok && out->mode == ICSV_MODE_COMPUTE)
+            ok = parse_compute(&r, out, err);
+        else if (ok)
+            ok = parse_sizes(&r, out, err) && check_ranges(&r, out, err) &&
+                 check_kernel(&r, out, err);
     }
     if (ok) {
         out->json_path = g_steal_pointer(&r.json);

@@ -2,6 +2,7 @@
  *   icsim-validate p2p [options]
  *   icsim-validate collective OP [options]      (or --op OP)
  *   icsim-validate nvls [options]               (all_reduce through NVLink SHARP)
+ *   icsim-validate compute [options]            (GEMMs and HBM copies on one GPU)
  * Everything is checked here, before any GPU is touched; a bad value is an ICSV_ERROR_INPUT
  * whose message names the flag ("-b: expected a size ..."), and the caller exits 2. */
 #ifndef ICSV_ARGS_H
@@ -10,7 +11,12 @@
 #include "icsv.h"
 #include "plan.h"
 
-typedef enum icsv_mode { ICSV_MODE_P2P, ICSV_MODE_COLLECTIVE, ICSV_MODE_NVLS } icsv_mode;
+typedef enum icsv_mode {
+    ICSV_MODE_P2P,
+    ICSV_MODE_COLLECTIVE,
+    ICSV_MODE_NVLS,
+    ICSV_MODE_COMPUTE
+} icsv_mode;
 
 /* Defaults, in one place. nccl-tests' own: -b 32M -e 32M -f 1 -i 1M -n 20 -w 1 -c 1. Our
  * kernels' mirror NCCL's Simple protocol on Hopper: a 2 MiB chunk in 2 slices (NCCL's 512 KiB
@@ -28,6 +34,9 @@ typedef enum icsv_mode { ICSV_MODE_P2P, ICSV_MODE_COLLECTIVE, ICSV_MODE_NVLS } i
 #define ICSV_MAX_CHUNK         (64ull << 20)
 #define ICSV_MAX_SLICES        16
 
+/* compute's -w: cuBLASLt's first call of a shape loads its kernel, and the clock settles. */
+#define ICSV_DEFAULT_COMPUTE_WARMUP 3
+
 typedef struct icsv_args {
     icsv_mode mode;
     icsv_op op;           /* collective: the positional OP or --op; nvls: all_reduce */
@@ -39,7 +48,9 @@ typedef struct icsv_args {
     uint64_t step_factor; /* -f */
     int iters, warmup;    /* -n, -w */
     bool check;           /* -c: count wrong elements after each size */
-    int ngpus;            /* -g; 0 = every visible GPU */
+    int ngpus;            /* -g; 0 = every visible GPU; compute: 1 (GPU 0) */
+    unsigned gemm_dtypes; /* compute's --dtype: a mask of 1 << icsv_gemm_dtype */
+    bool gemm_dtypes_all; /* --dtype all (default): leave out, not refuse, what the GPU lacks */
     icsv_kernel_params params; /* --ctas --unroll --chunk --slices; p2p's ctas 0: one per SM */
     char *json_path;           /* --json; NULL = none. Owned. */
     char *command;             /* argv joined by spaces, for the JSON "command". Owned. */

@@ -3,6 +3,7 @@
 #include "format.h"
 
 #include "plan.h"
+#include "plan_compute.h"
 
 #include <stdio.h>
 
@@ -142,4 +143,50 @@ void icsv_format_p2p(GString *out, const icsv_hw *hw, const int *access, const d
     icsv_format_matrix(out, "Unidirectional P2P=Enabled Bandwidth Matrix (GB/s)", "D\\D", n, uni);
     icsv_format_matrix(out, "Bidirectional P2P=Enabled Bandwidth Matrix (GB/s)", "D\\D", n, bi);
     icsv_format_matrix(out, "P2P=Enabled Latency Matrix (us)", "GPU", n, lat_us);
+}
+
+void icsv_format_compute_prologue(GString *out, const icsv_compute_hw *hw, int warmup, int iters)
+{
+    g_string_append_printf(out, "# icsim-validate %s compute on GPU 0: %s, %d SMs, cc %d.%d, ",
+                           ICSV_VERSION, hw->gpu, hw->sms, hw->cc_major, hw->cc_minor);
+    if (hw->clock_khz > 0)
+        g_string_append_printf(out, "%d MHz, ", hw->clock_khz / 1000);
+    g_string_append_printf(out, "%.2f GB (%.2f GB free)\n", (double)hw->memory_bytes / 1e9,
+                           (double)hw->free_bytes / 1e9);
+    g_string_append_printf(out,
+                           "# gemm: C[m x n] = A[m x k] . B[k x n], fp32 accumulation, cuBLASLt "
+                           "%zu, TN layout, its first heuristic algorithm, 32 MiB workspace; "
+                           "fp8: E4M3 in, bf16 out\n",
+                           hw->cublaslt_version);
+    g_string_append(out, "# copy: cudaMemcpyAsync device to device; GB/s = 2 x bytes / time "
+                         "(read and written)\n");
+    g_string_append_printf(out,
+                           "# time: mean of one call over %d back-to-back calls after %d "
+                           "warmup calls (CUDA events)\n",
+                           iters, warmup);
+}
+
+void icsv_format_compute_columns(GString *out)
+{
+    g_string_append(out, "#\n");
+    g_string_append_printf(out, "# %6s  %5s  %7s  %7s  %7s  %12s  %10s  %8s  %8s\n", "kernel",
+                           "dtype", "m", "n", "k", "bytes", "time_us", "TFLOP/s", "GB/s");
+}
+
+void icsv_format_compute_time(double time_us, char buf[32])
+{
+    snprintf(buf, 32, "%.2f", time_us);
+}
+
+char *icsv_format_compute_row(const icsv_compute_row *r)
+{
+    char t[32];
+    icsv_format_compute_time(r->time_us, t);
+    if (r->kernel == ICSV_COMPUTE_GEMM)
+        return g_strdup_printf("  %6s  %5s  %7" G_GINT64_FORMAT "  %7" G_GINT64_FORMAT
+                               "  %7" G_GINT64_FORMAT "  %12s  %10s  %8.2f  %8s",
+                               "gemm", icsv_gemm_dtype_name(r->dtype), (gint64)r->m, (gint64)r->n,
+                               (gint64)r->k, "-", t, icsv_compute_tflops(r), "-");
+    return g_strdup_printf("  %6s  %5s  %7s  %7s  %7s  %12" G_GUINT64_FORMAT "  %10s  %8s  %8.2f",
+                           "copy", "-", "-", "-", "-", r->bytes, t, "-", icsv_compute_gbps(r));
 }

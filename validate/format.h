@@ -47,4 +47,21 @@ void icsv_format_matrix(GString *out, const char *title, const char *corner, int
 void icsv_format_p2p(GString *out, const icsv_hw *hw, const int *access, const double *uni,
                      const double *bi, const double *lat_us);
 
+/* ---- compute mode: one table, nccl-tests' conventions (every header line starts with '#') ---- */
+
+/* The GPU and how it is timed: "# icsim-validate 0.1.0 compute on GPU 0: NAME, 132 SMs, cc 9.0,
+ * ...", what a GEMM and a copy are, and "# time: ... warmup, iters ...". */
+void icsv_format_compute_prologue(GString *out, const icsv_compute_hw *hw, int warmup, int iters);
+
+/* "#", then the column titles: kernel dtype m n k bytes time_us TFLOP/s GB/s. */
+void icsv_format_compute_columns(GString *out);
+
+/* The time column, "%.2f" us: the JSON's time_us is this text's value. */
+void icsv_format_compute_time(double time_us, char buf[32]);
+
+/* One line without the newline; what does not apply to the kernel is "-", e.g.
+ * "    gemm   bf16     8192     8192     8192             -     1378.20    797.79         -".
+ * Transfer full: g_free. */
+char *icsv_format_compute_row(const icsv_compute_row *r);
+
 #endif /* ICSV_FORMAT_H */

@@ -1,5 +1,5 @@
 /* gpu.h: the C interface to validate/'s CUDA half (the *.cu files), used by main.c,
- * run_coll.c and run_p2p.c. No CUDA types cross it.
+ * run_coll.c, run_p2p.c and run_compute.c. No CUDA types cross it.
  * Errors: a failing CUDA call prints "file:line: call: CUDA's message" and exits 1. What the
  * machine cannot do (no peer access, no multicast) returns NULL/false after printing why on
  * stderr; the caller exits ICSV_EXIT_SKIP. */
@@ -66,6 +66,22 @@ const char *icsv_nccl_version(void);
 void icsv_p2p_measure(icsv_gpus *g, icsv_kernel copy, const icsv_kernel_params *p, uint64_t bytes,
                       int warmup, int iters, double *uni_gbps, double *bi_gbps, double *lat_us,
                       int *access);
+
+/* ---- compute (compute.cu) ---- */
+typedef struct icsv_compute icsv_compute;
+
+/* A cuBLASLt handle, its 32 MiB workspace and two events on GPU 0 of g, which must outlive it.
+ * Transfer full: icsv_compute_free. */
+icsv_compute *icsv_compute_new(icsv_gpus *g);
+void icsv_compute_free(icsv_compute *c);
+/* GPU 0's name, SMs, compute capability, clock and memory; free_bytes as of this call. */
+void icsv_compute_describe(const icsv_compute *c, icsv_compute_hw *out);
+/* The mean time of one call in us: `iters` back-to-back calls of the row's GEMM (cuBLASLt's first
+ * heuristic algorithm, TN layout, fp32 accumulation) or copy (cudaMemcpyAsync device to device)
+ * between two CUDA events, after `warmup` untimed ones. Allocates the row's buffers, fills the
+ * inputs with pseudo-random values, and frees them. A GEMM cuBLASLt has no algorithm for is a
+ * runtime failure: it prints the shape and exits 1. */
+double icsv_compute_time_us(icsv_compute *c, const icsv_compute_row *r, int warmup, int iters);
 
 #ifdef __cplusplus
 }

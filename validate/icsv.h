@@ -101,6 +101,40 @@ typedef struct icsv_row {
     icsv_place oop, ip;
 } icsv_row;
 
+/* The compute mode's GEMM input types, all with fp32 accumulation; fp8 is E4M3 in, bf16 out. */
+typedef enum icsv_gemm_dtype {
+    ICSV_GEMM_BF16,
+    ICSV_GEMM_FP16,
+    ICSV_GEMM_FP8,
+    ICSV_GEMM_DTYPE_COUNT
+} icsv_gemm_dtype;
+
+#define ICSV_GEMM_ALL ((1u << ICSV_GEMM_DTYPE_COUNT) - 1) /* a mask: bit 1 << icsv_gemm_dtype */
+
+/* What one compute-mode row times: a GEMM, or an HBM-to-HBM copy. */
+typedef enum icsv_compute_kernel { ICSV_COMPUTE_GEMM, ICSV_COMPUTE_COPY } icsv_compute_kernel;
+
+/* One compute-mode measurement: a GEMM C[m x n] = A[m x k] . B[k x n], or a device-to-device
+ * copy of `bytes` (reading them and writing them). Fields of the other kernel are 0. */
+typedef struct icsv_compute_row {
+    icsv_compute_kernel kernel;
+    icsv_gemm_dtype dtype; /* gemm */
+    int64_t m, n, k;       /* gemm */
+    uint64_t bytes;        /* copy */
+    double time_us;        /* mean of one call; 0 until measured */
+} icsv_compute_row;
+
+/* The GPU the compute mode measures, as its table and JSON "hardware" report it. */
+typedef struct icsv_compute_hw {
+    char gpu[256];           /* cudaDeviceProp.name */
+    int sms;                 /* multiProcessorCount */
+    int cc_major, cc_minor;  /* compute capability: 9.0 is sm_90 */
+    int clock_khz;           /* peak SM clock (cudaDevAttrClockRate); 0 when the driver omits it */
+    uint64_t memory_bytes;   /* totalGlobalMem */
+    uint64_t free_bytes;     /* cudaMemGetInfo once cuBLASLt is set up: what the copies may use */
+    size_t cublaslt_version; /* cublasLtGetVersion(), e.g. 130000 */
+} icsv_compute_hw;
+
 /* Names. Returned strings are static; parse functions return false on unknown names. */
 const char *icsv_op_name(icsv_op op);            /* "all_reduce" ... */
 bool icsv_op_parse(const char *s, icsv_op *out); /* also "allreduce", "all-reduce" */
@@ -110,6 +144,8 @@ bool icsv_dtype_parse(const char *s, icsv_dtype *out);
 size_t icsv_dtype_size(icsv_dtype t);
 const char *icsv_kernel_name(icsv_kernel k); /* the --kernel spelling */
 bool icsv_kernel_parse(const char *s, icsv_kernel *out);
+const char *icsv_gemm_dtype_name(icsv_gemm_dtype t); /* "bf16", "fp16", "fp8": the JSON's */
+bool icsv_gemm_dtype_parse(const char *s, icsv_gemm_dtype *out);
 
 #ifdef __cplusplus
 }

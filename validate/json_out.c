@@ -172,6 +172,61 @@ char *icsv_json_p2p_text(const icsv_p2p_report *r)
     return print_and_free(doc);
 }
 
+static cJSON *compute_hw_json(const icsv_compute_hw *hw)
+{
+    cJSON *o = cJSON_CreateObject();
+    char cc[32];
+    snprintf(cc, sizeof cc, "%d.%d", hw->cc_major, hw->cc_minor);
+    cJSON_AddStringToObject(o, "gpu", hw->gpu);
+    cJSON_AddNumberToObject(o, "sms", hw->sms);
+    cJSON_AddStringToObject(o, "cc", cc);
+    if (hw->clock_khz > 0)
+        cJSON_AddNumberToObject(o, "clock_mhz", hw->clock_khz / 1000.0);
+    else
+        cJSON_AddNullToObject(o, "clock_mhz");
+    cJSON_AddNumberToObject(o, "memory_gbytes", round_to((double)hw->memory_bytes / 1e9, 2));
+    return o;
+}
+
+/* The time as the table prints it; the calibrate reader wants > 0, which a real call always is
+ * at this resolution (a launch alone is microseconds). */
+static double compute_time(double time_us)
+{
+    char buf[32];
+    icsv_format_compute_time(time_us, buf);
+    return g_ascii_strtod(buf, NULL);
+}
+
+static cJSON *compute_row_json(const icsv_compute_row *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (r->kernel == ICSV_COMPUTE_GEMM) {
+        cJSON_AddStringToObject(o, "kernel", "gemm");
+        cJSON_AddStringToObject(o, "dtype", icsv_gemm_dtype_name(r->dtype));
+        cJSON_AddNumberToObject(o, "m", (double)r->m);
+        cJSON_AddNumberToObject(o, "n", (double)r->n);
+        cJSON_AddNumberToObject(o, "k", (double)r->k);
+    } else {
+        cJSON_AddStringToObject(o, "kernel", "copy");
+        cJSON_AddNumberToObject(o, "bytes", (double)r->bytes);
+    }
+    cJSON_AddNumberToObject(o, "time_us", compute_time(r->time_us));
+    return o;
+}
+
+char *icsv_json_compute_text(const icsv_compute_report *r)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "kind", ICSV_COMPUTE_KIND); /* first: the reader looks for it */
+    cJSON_AddNumberToObject(doc, "version", ICSV_COMPUTE_JSON_VERSION);
+    cJSON_AddStringToObject(doc, "command", r->command);
+    cJSON_AddItemToObject(doc, "hardware", compute_hw_json(r->hw));
+    cJSON *rows = cJSON_AddArrayToObject(doc, "rows");
+    for (size_t i = 0; i < r->n_rows; i++)
+        cJSON_AddItemToArray(rows, compute_row_json(&r->rows[i]));
+    return print_and_free(doc);
+}
+
 bool icsv_json_save(const char *path, const char *text, GError **err)
 {
     GError *e = NULL;

@@ -54,7 +54,9 @@ int main(int argc, char **argv)
     } else if (!check_environment(&a)) {
         rc = ICSV_EXIT_INPUT;
     } else {
-        rc = a.mode == ICSV_MODE_P2P ? icsv_run_p2p(&a) : icsv_run_collective(&a);
+        rc = a.mode == ICSV_MODE_P2P       ? icsv_run_p2p(&a)
+             : a.mode == ICSV_MODE_COMPUTE ? icsv_run_compute(&a)
+                                           : icsv_run_collective(&a);
     }
     icsv_args_clear(&a);
     return rc;

@@ -31,6 +31,13 @@ static const char *const kernel_names[ICSV_KERNEL_COUNT] = {
     [ICSV_KERNEL_CE] = "ce",       [ICSV_KERNEL_NVLS] = "nvls",
 };
 
+/* The compute JSON's spellings, which `icsim calibrate` reads (sim/calibrate/compute_meas.c). */
+static const char *const gemm_dtype_names[ICSV_GEMM_DTYPE_COUNT] = {
+    [ICSV_GEMM_BF16] = "bf16",
+    [ICSV_GEMM_FP16] = "fp16",
+    [ICSV_GEMM_FP8] = "fp8",
+};
+
 const char *icsv_op_name(icsv_op op)
 {
     return op >= 0 && op < ICSV_OP_COUNT ? op_names[op] : "?";
@@ -104,6 +111,22 @@ bool icsv_kernel_parse(const char *s, icsv_kernel *out)
     for (int i = 0; s && i < ICSV_KERNEL_COUNT; i++) {
         if (strcmp(s, kernel_names[i]) == 0) {
             *out = (icsv_kernel)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+const char *icsv_gemm_dtype_name(icsv_gemm_dtype t)
+{
+    return t >= 0 && t < ICSV_GEMM_DTYPE_COUNT ? gemm_dtype_names[t] : "?";
+}
+
+bool icsv_gemm_dtype_parse(const char *s, icsv_gemm_dtype *out)
+{
+    for (int i = 0; s && i < ICSV_GEMM_DTYPE_COUNT; i++) {
+        if (strcmp(s, gemm_dtype_names[i]) == 0) {
+            *out = (icsv_gemm_dtype)i;
             return true;
         }
     }

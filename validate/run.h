@@ -7,5 +7,8 @@
 
 int icsv_run_collective(const icsv_args *a); /* collective and nvls modes */
 int icsv_run_p2p(const icsv_args *a);
+/* GEMMs and HBM copies on GPU 0; ICSV_EXIT_INPUT, before anything is timed, for a --dtype the
+ * GPU has no tensor cores for. */
+int icsv_run_compute(const icsv_args *a);
 
 #endif /* ICSV_RUN_H */

@@ -40,6 +40,11 @@ expect_bad "copy engines only run p2p" collective all_gather --kernel ce
 expect_bad "nvls: -d: only float" nvls -d bfloat16
 expect_bad "--frobnicate" collective all_reduce --frobnicate
 expect_bad "no directory" collective all_reduce --json /nonexistent-dir/x.json
+expect_bad "--dtype: expected bf16, fp16, fp8 or all" compute --dtype fp4
+expect_bad "compute: -b does not apply" compute -b 8
+expect_bad "compute: -g: measures one GPU" compute -g 2
+expect_bad "--dtype: only compute takes it" collective all_reduce --dtype bf16
+expect_bad "no directory" compute --json /nonexistent-dir/c.json
 
 "$bin" --help >"$out" 2>"$err" && grep -q "usage: icsim-validate" "$out" ||
     { echo "FAIL --help" >&2; fails=$((fails + 1)); }

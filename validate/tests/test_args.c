@@ -81,6 +81,42 @@ static void test_defaults(void)
     icsv_args_clear(&a);
 }
 
+static void test_compute(void)
+{
+    icsv_args a;
+    g_assert_true(parse("icsim-validate compute", &a, NULL));
+    g_assert_cmpint(a.mode, ==, ICSV_MODE_COMPUTE);
+    g_assert_cmpuint(a.gemm_dtypes, ==, ICSV_GEMM_ALL);
+    g_assert_true(a.gemm_dtypes_all);
+    g_assert_cmpint(a.iters, ==, ICSV_DEFAULT_ITERS);
+    g_assert_cmpint(a.warmup, ==, ICSV_DEFAULT_COMPUTE_WARMUP);
+    g_assert_cmpint(a.ngpus, ==, 1);
+    g_assert_null(a.json_path);
+    icsv_args_clear(&a);
+
+    g_assert_true(
+        parse("icsim-validate compute --dtype fp8 -n 50 -w 0 -g 1 --json c.json", &a, NULL));
+    g_assert_cmpuint(a.gemm_dtypes, ==, 1u << ICSV_GEMM_FP8);
+    g_assert_false(a.gemm_dtypes_all);
+    g_assert_cmpint(a.iters, ==, 50);
+    g_assert_cmpint(a.warmup, ==, 0);
+    g_assert_cmpstr(a.json_path, ==, "c.json");
+    g_assert_cmpstr(a.command, ==,
+                    "icsim-validate compute --dtype fp8 -n 50 -w 0 -g 1 --json c.json");
+    icsv_args_clear(&a);
+
+    g_assert_true(parse("icsim-validate compute --dtype all", &a, NULL));
+    g_assert_true(a.gemm_dtypes_all);
+    icsv_args_clear(&a);
+    g_assert_true(parse("icsim-validate compute --dtype bf16", &a, NULL));
+    g_assert_cmpuint(a.gemm_dtypes, ==, 1u << ICSV_GEMM_BF16);
+    icsv_args_clear(&a);
+
+    g_assert_true(parse("icsim-validate collective all_reduce", &a, NULL));
+    g_assert_cmpint(a.warmup, ==, ICSV_DEFAULT_WARMUP); /* compute's default is compute's only */
+    icsv_args_clear(&a);
+}
+
 static void test_help(void)
 {
     icsv_args a;
@@ -91,6 +127,7 @@ static void test_help(void)
     g_assert_true(a.version);
     icsv_args_clear(&a);
     g_assert_nonnull(strstr(icsv_usage(), "collective OP"));
+    g_assert_nonnull(strstr(icsv_usage(), "--dtype T"));
 }
 
 static void test_bad(void)
@@ -130,6 +167,19 @@ static void test_bad(void)
         {"icsim-validate nvls -d bfloat16", "nvls: -d: only float"},
         {"icsim-validate nvls --kernel icsim", "nvls: --kernel: expected nvls"},
         {"icsim-validate collective all_reduce --bogus", "--bogus"},
+        {"icsim-validate compute --dtype fp4", "--dtype: expected bf16, fp16, fp8 or all"},
+        {"icsim-validate compute --dtype bfloat16", "--dtype: expected bf16"},
+        {"icsim-validate compute all_reduce", "compute: takes no collective"},
+        {"icsim-validate compute -b 8", "compute: -b does not apply"},
+        {"icsim-validate compute -d bfloat16", "compute: -d does not apply"},
+        {"icsim-validate compute --kernel nccl", "compute: --kernel does not apply"},
+        {"icsim-validate compute --ctas 4", "compute: --ctas does not apply"},
+        {"icsim-validate compute -c 0", "compute: -c does not apply"},
+        {"icsim-validate compute -g 2", "compute: -g: measures one GPU"},
+        {"icsim-validate compute -n 0", "-n: expected iterations >= 1"},
+        {"icsim-validate compute -w -1", "-w: expected warmup"},
+        {"icsim-validate collective all_reduce --dtype bf16", "--dtype: only compute takes it"},
+        {"icsim-validate p2p --dtype fp8", "--dtype: only compute takes it"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         icsv_args a;
@@ -158,6 +208,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/validate/args/collective", test_collective);
     g_test_add_func("/validate/args/defaults", test_defaults);
+    g_test_add_func("/validate/args/compute", test_compute);
     g_test_add_func("/validate/args/help", test_help);
     g_test_add_func("/validate/args/bad", test_bad);
     g_test_add_func("/validate/args/join", test_join);

@@ -3,6 +3,7 @@
  * tools' printf formats. */
 #include "format.h"
 #include "plan.h"
+#include "plan_compute.h"
 
 #include <string.h>
 
@@ -172,6 +173,61 @@ static void test_compare(void)
     g_string_free(s, TRUE);
 }
 
+static void test_compute_rows(void)
+{
+    icsv_compute_row g = {.kernel = ICSV_COMPUTE_GEMM,
+                          .dtype = ICSV_GEMM_BF16,
+                          .m = 8192,
+                          .n = 8192,
+                          .k = 8192,
+                          .time_us = 1378.2049};
+    char *line = icsv_format_compute_row(&g);
+    g_assert_cmpstr(line, ==,
+                    "    gemm   bf16     8192     8192     8192             -     1378.20    "
+                    "797.79         -");
+    g_free(line);
+    icsv_compute_row c = {.kernel = ICSV_COMPUTE_COPY, .bytes = 4096, .time_us = 2.004};
+    line = icsv_format_compute_row(&c);
+    g_assert_cmpstr(line, ==,
+                    "    copy      -        -        -        -          4096        2.00         "
+                    "-      4.09");
+    g_free(line);
+    GString *s = g_string_new(NULL);
+    icsv_format_compute_columns(s);
+    g_assert_cmpstr(s->str, ==,
+                    "#\n# kernel  dtype        m        n        k         bytes     time_us   "
+                    "TFLOP/s      GB/s\n");
+    g_string_free(s, TRUE);
+    char t[32];
+    icsv_format_compute_time(0.004, t);
+    g_assert_cmpstr(t, ==, "0.00");
+}
+
+/* Every header line is a comment, as nccl-tests' are, so scripts skip them alike. */
+static void test_compute_prologue(void)
+{
+    icsv_compute_hw hw = {.sms = 132,
+                          .cc_major = 9,
+                          .cc_minor = 0,
+                          .clock_khz = 1980000,
+                          .memory_bytes = 85028765696ull,
+                          .free_bytes = 84000000000ull,
+                          .cublaslt_version = 130000};
+    g_strlcpy(hw.gpu, "NVIDIA H100 80GB HBM3", sizeof hw.gpu);
+    GString *s = g_string_new(NULL);
+    icsv_format_compute_prologue(s, &hw, 3, 20);
+    g_assert_true(g_str_has_prefix(s->str, "# icsim-validate " ICSV_VERSION
+                                           " compute on GPU 0: NVIDIA H100 80GB HBM3, 132 SMs, "
+                                           "cc 9.0, 1980 MHz, 85.03 GB (84.00 GB free)\n"));
+    g_assert_nonnull(strstr(s->str, "cuBLASLt 130000"));
+    g_assert_nonnull(strstr(s->str, "20 back-to-back calls after 3 warmup calls"));
+    char **lines = g_strsplit(s->str, "\n", -1);
+    for (char **l = lines; *l && **l; l++)
+        g_assert_true(g_str_has_prefix(*l, "# "));
+    g_strfreev(lines);
+    g_string_free(s, TRUE);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -182,5 +238,7 @@ int main(int argc, char **argv)
     g_test_add_func("/validate/format/prologue", test_prologue);
     g_test_add_func("/validate/format/p2p-matrix", test_p2p_matrix);
     g_test_add_func("/validate/format/compare", test_compare);
+    g_test_add_func("/validate/format/compute-rows", test_compute_rows);
+    g_test_add_func("/validate/format/compute-prologue", test_compute_prologue);
     return g_test_run();
 }

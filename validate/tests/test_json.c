@@ -220,6 +220,100 @@ static void test_p2p(void)
     g_free(text);
 }
 
+static icsv_compute_hw compute_hw(void)
+{
+    icsv_compute_hw hw = {.sms = 132,
+                          .cc_major = 9,
+                          .cc_minor = 0,
+                          .clock_khz = 1980000,
+                          .memory_bytes = 85028765696ull,
+                          .free_bytes = 84ull << 30};
+    g_strlcpy(hw.gpu, "NVIDIA H100 80GB HBM3", sizeof hw.gpu);
+    return hw;
+}
+
+/* Exactly the keys `icsim calibrate` reads (sim/calibrate/compute_meas.c refuses others in a
+ * row), with their types and values, for a fixed list of rows. */
+static void test_compute(void)
+{
+    icsv_compute_hw hw = compute_hw();
+    const icsv_compute_row rows[] = {
+        {.kernel = ICSV_COMPUTE_GEMM,
+         .dtype = ICSV_GEMM_BF16,
+         .m = 8192,
+         .n = 8192,
+         .k = 8192,
+         .time_us = 1378.2049},
+        {.kernel = ICSV_COMPUTE_GEMM,
+         .dtype = ICSV_GEMM_FP8,
+         .m = 1,
+         .n = 8192,
+         .k = 8192,
+         .time_us = 12.3449},
+        {.kernel = ICSV_COMPUTE_COPY, .bytes = 1073741824, .time_us = 620.1},
+    };
+    icsv_compute_report rep = {
+        .command = "icsim-validate compute --json c.json", .hw = &hw, .rows = rows, .n_rows = 3};
+    char *text = icsv_json_compute_text(&rep);
+    g_assert_true(g_str_has_prefix(text, "{\n\t\"kind\":\t\"icsim-compute-measurements\""));
+    cJSON *doc = cJSON_Parse(text);
+    g_assert_nonnull(doc);
+    char *top = shape(doc), *hwk = shape(cJSON_GetObjectItem(doc, "hardware"));
+    g_assert_cmpstr(top, ==,
+                    "command:string,hardware:object,kind:string,rows:array,version:number");
+    g_assert_cmpstr(hwk, ==,
+                    "cc:string,clock_mhz:number,gpu:string,memory_gbytes:number,sms:number");
+    g_free(top);
+    g_free(hwk);
+    g_assert_cmpstr(str(doc, "kind"), ==, "icsim-compute-measurements");
+    g_assert_cmpfloat(num(doc, "version"), ==, 1);
+    g_assert_cmpstr(str(doc, "command"), ==, rep.command);
+    const cJSON *h = cJSON_GetObjectItem(doc, "hardware");
+    g_assert_cmpstr(str(h, "gpu"), ==, "NVIDIA H100 80GB HBM3");
+    g_assert_cmpfloat(num(h, "sms"), ==, 132);
+    g_assert_cmpstr(str(h, "cc"), ==, "9.0");
+    g_assert_cmpfloat(num(h, "clock_mhz"), ==, 1980);
+    g_assert_cmpfloat(num(h, "memory_gbytes"), ==, 85.03);
+
+    const cJSON *jr = cJSON_GetObjectItem(doc, "rows");
+    g_assert_cmpint(cJSON_GetArraySize(jr), ==, 3);
+    const char *want[] = {"dtype:string,k:number,kernel:string,m:number,n:number,time_us:number",
+                          "dtype:string,k:number,kernel:string,m:number,n:number,time_us:number",
+                          "bytes:number,kernel:string,time_us:number"};
+    for (int i = 0; i < 3; i++) {
+        char *got = shape(cJSON_GetArrayItem(jr, i));
+        g_assert_cmpstr(got, ==, want[i]);
+        g_free(got);
+    }
+    const cJSON *r0 = cJSON_GetArrayItem(jr, 0), *r1 = cJSON_GetArrayItem(jr, 1),
+                *r2 = cJSON_GetArrayItem(jr, 2);
+    g_assert_cmpstr(str(r0, "kernel"), ==, "gemm");
+    g_assert_cmpstr(str(r0, "dtype"), ==, "bf16");
+    g_assert_cmpfloat(num(r0, "m"), ==, 8192);
+    g_assert_cmpfloat(num(r0, "k"), ==, 8192);
+    g_assert_cmpfloat(num(r0, "time_us"), ==, 1378.2); /* as the table prints it */
+    g_assert_cmpstr(str(r1, "dtype"), ==, "fp8");
+    g_assert_cmpfloat(num(r1, "m"), ==, 1);
+    g_assert_cmpfloat(num(r1, "n"), ==, 8192);
+    g_assert_cmpfloat(num(r1, "time_us"), ==, 12.34);
+    g_assert_cmpstr(str(r2, "kernel"), ==, "copy");
+    g_assert_cmpfloat(num(r2, "bytes"), ==, 1073741824.0);
+    g_assert_cmpfloat(num(r2, "time_us"), ==, 620.1);
+    cJSON_Delete(doc);
+    g_free(text);
+
+    hw.clock_khz = 0; /* the driver did not say */
+    hw.cc_major = 8;
+    hw.cc_minor = 9;
+    text = icsv_json_compute_text(&rep);
+    doc = cJSON_Parse(text);
+    g_assert_true(
+        cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "hardware"), "clock_mhz")));
+    g_assert_cmpstr(str(cJSON_GetObjectItem(doc, "hardware"), "cc"), ==, "8.9");
+    cJSON_Delete(doc);
+    g_free(text);
+}
+
 static void test_save(void)
 {
     char *dir = g_dir_make_tmp("icsv-json-XXXXXX", NULL);
@@ -265,6 +359,7 @@ int main(int argc, char **argv)
     g_test_add_func("/validate/json/round-trip", test_round_trip);
     g_test_add_func("/validate/json/schema-matches-data", test_schema_matches_data);
     g_test_add_func("/validate/json/p2p", test_p2p);
+    g_test_add_func("/validate/json/compute", test_compute);
     g_test_add_func("/validate/json/save", test_save);
     g_test_add_func("/validate/json/sysinfo", test_sysinfo);
     return g_test_run();

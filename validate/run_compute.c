@@ -1,0 +1,120 @@
+/* run_compute.c: the compute mode: GEMMs and HBM copies on GPU 0, printed row by row and written
+ * as the JSON `icsim calibrate` fits the GPU type's compute model to (docs/validate.md).
+ * Invariant: a GEMM type the GPU cannot run is refused (--dtype T) or left out (all) before
+ * anything is timed. */
+#include "format.h"
+#include "gpu.h"
+#include "json_out.h"
+#include "plan_compute.h"
+#include "run.h"
+
+#include <stdio.h>
+
+static void emit(GString *s)
+{
+    fputs(s->str, stdout);
+    fflush(stdout); /* the large shapes take seconds: show each row as it comes */
+    g_string_truncate(s, 0);
+}
+
+/* The types asked for that the GPU has tensor cores for, into *mask. False, having said why, when
+ * one asked for by name is not among them; with "all" the missing ones become notes. */
+static bool pick_dtypes(const icsv_args *a, const icsv_compute_hw *hw, unsigned *mask,
+                        GString *notes)
+{
+    int sm = 10 * hw->cc_major + hw->cc_minor;
+    *mask = 0;
+    for (int t = 0; t < ICSV_GEMM_DTYPE_COUNT; t++) {
+        int need = icsv_gemm_dtype_min_sm((icsv_gemm_dtype)t);
+        const char *name = icsv_gemm_dtype_name((icsv_gemm_dtype)t);
+        if (!(a->gemm_dtypes & (1u << t)))
+            continue;
+        if (sm >= need) {
+            *mask |= 1u << t;
+        } else if (a->gemm_dtypes_all) {
+            g_string_append_printf(notes,
+                                   "# %s: left out: sm_%d has no %s tensor cores (sm_%d or "
+                                   "newer)\n",
+                                   name, sm, name, need);
+        } else {
+            fprintf(stderr,
+                    "icsim-validate: compute: --dtype %s: GPU 0 (%s, sm_%d) has no %s tensor "
+                    "cores; %s needs sm_%d or newer\n",
+                    name, hw->gpu, sm, name, name, need);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Says which copy sizes the free memory left out, if any. */
+static void note_copies(GString *notes, const icsv_compute_hw *hw)
+{
+    if (icsv_compute_copy_fits(ICSV_COMPUTE_COPY_MAX, hw->free_bytes))
+        return;
+    g_string_append_printf(notes,
+                           "# copy: sizes whose two buffers do not fit in %.2f GB free are left "
+                           "out\n",
+                           (double)hw->free_bytes / 1e9);
+}
+
+static bool write_json(const icsv_args *a, const icsv_compute_hw *hw, const icsv_compute_row *rows,
+                       size_t n)
+{
+    icsv_compute_report rep = {.command = a->command, .hw = hw, .rows = rows, .n_rows = n};
+    char *text = icsv_json_compute_text(&rep);
+    GError *err = NULL;
+    bool ok = icsv_json_save(a->json_path, text, &err);
+    if (ok) {
+        printf("# wrote %s\n", a->json_path);
+    } else {
+        fprintf(stderr, "icsim-validate: %s\n", err->message);
+        g_error_free(err);
+    }
+    g_free(text);
+    return ok;
+}
+
+static int measure(const icsv_args *a, icsv_compute *c, const icsv_compute_hw *hw, unsigned mask,
+                   GString *s)
+{
+    size_t n = 0;
+    icsv_compute_row *rows = icsv_plan_compute(mask, hw->free_bytes, &n);
+    icsv_format_compute_columns(s);
+    emit(s);
+    for (size_t i = 0; i < n; i++) {
+        rows[i].time_us = icsv_compute_time_us(c, &rows[i], a->warmup, a->iters);
+        char *line = icsv_format_compute_row(&rows[i]);
+        g_string_append_printf(s, "%s\n", line);
+        g_free(line);
+        emit(s);
+    }
+    int rc = a->json_path && !write_json(a, hw, rows, n) ? 1 : 0;
+    g_free(rows);
+    return rc;
+}
+
+int icsv_run_compute(const icsv_args *a)
+{
+    icsv_gpus *g = icsv_gpus_open(1);
+    if (!g)
+        return ICSV_EXIT_INPUT;
+    icsv_compute *c = icsv_compute_new(g);
+    icsv_compute_hw hw;
+    icsv_compute_describe(c, &hw);
+    GString *notes = g_string_new(NULL);
+    unsigned mask = 0;
+    int rc = ICSV_EXIT_INPUT;
+    if (pick_dtypes(a, &hw, &mask, notes)) {
+        GString *s = g_string_new(NULL);
+        icsv_format_compute_prologue(s, &hw, a->warmup, a->iters);
+        g_string_append(s, notes->str);
+        note_copies(s, &hw);
+        rc = measure(a, c, &hw, mask, s);
+        g_string_free(s, TRUE);
+    }
+    g_string_free(notes, TRUE);
+    icsv_compute_free(c);
+    icsv_gpus_free(g);
+    return rc;
+}
