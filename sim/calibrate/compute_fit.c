@@ -272,11 +272,14 @@ static void sigmas(const fit_ctx *f, gsl_multifit_nlinear_workspace *w, double *
     gsl_multifit_nlinear_covar(J, 1e-12, cov);
     double ssr;
     gsl_blas_ddot(r, r, &ssr);
-    int dof = 0;
+    int dof = -f->n;
     for (guint i = 0; i < f->c->points->len; i++)
         dof += !g_array_index(f->c->points, ics_ccal_point, i).held_out;
-    dof = MAX(dof - f->n, 1);
     for (int j = 0; j < f->n; j++) {
+        if (dof < 1) { /* as many parameters as points: any values fit, none is known */
+            rel[j] = INFINITY;
+            continue;
+        }
         ics_ccal_param p = f->idx[j];
         double uj = gsl_vector_get(u, j), v = value_of(p, uj);
         double dv = (value_of(p, uj + DIFF_STEP) - value_of(p, uj - DIFF_STEP)) / (2 * DIFF_STEP);

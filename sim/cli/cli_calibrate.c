@@ -78,7 +78,7 @@ static void print_params(const ics_calib *c, GString *out)
     }
 }
 
-static void pct(GString *out, double x)
+void ics_cli__calib_pct(GString *out, double x)
 {
     if (isfinite(x))
         g_string_append_printf(out, " %12.1f%%", 100 * x);
@@ -92,13 +92,13 @@ static void print_summary(const ics_calib *c, GString *out)
                            "from 1 MiB");
     for (int after = 0; after < 2; after++) {
         g_string_append_printf(out, "  %-20s", after ? "after" : "before");
-        pct(out, ics_calib_median_error(c, 0, 1 << 20, after));
-        pct(out, ics_calib_median_error(c, 1 << 20, UINT64_MAX, after));
+        ics_cli__calib_pct(out, ics_calib_median_error(c, 0, 1 << 20, after));
+        ics_cli__calib_pct(out, ics_calib_median_error(c, 1 << 20, UINT64_MAX, after));
         g_string_append_c(out, '\n');
     }
 }
 
-static void print_folds(const GArray *folds, GString *out)
+void ics_cli__calib_folds(const GArray *folds, GString *out)
 {
     g_string_append_printf(out,
                            "#\n# cross-validation: fit without the fold, predict it\n"
@@ -107,8 +107,8 @@ static void print_folds(const GArray *folds, GString *out)
     for (guint i = 0; i < folds->len; i++) {
         const ics_calib_fold *f = &g_array_index(folds, ics_calib_fold, i);
         g_string_append_printf(out, "  %-30s %6d", f->what, f->n);
-        pct(out, f->median_before);
-        pct(out, f->median_after);
+        ics_cli__calib_pct(out, f->median_before);
+        ics_cli__calib_pct(out, f->median_after);
         g_string_append_c(out, '\n');
     }
 }
@@ -135,7 +135,7 @@ static int calibrate(const calib_args *a, int nfiles, char **files, unsigned mas
         print_params(c, out);
         print_summary(c, out);
         if (!a->no_cv)
-            print_folds(folds, out);
+            ics_cli__calib_folds(folds, out);
         if (a->out)
             g_string_append_printf(out, "# wrote %s\n", a->out);
         ics_cli_emit(out);

@@ -49,36 +49,17 @@ static void print_params(const ics_ccal *c, GString *out)
     }
 }
 
-static void pct(GString *out, double x)
-{
-    if (isfinite(x))
-        g_string_append_printf(out, " %12.1f%%", 100 * x);
-    else
-        g_string_append_printf(out, " %13s", "-");
-}
-
 static void print_summary(const ics_ccal *c, const GArray *folds, bool no_cv, GString *out)
 {
     g_string_append_printf(out, "#\n# median |time error| %13s %13s\n", "GEMMs", "copies");
     for (int after = 0; after < 2; after++) {
         g_string_append_printf(out, "  %-20s", after ? "after" : "before");
-        pct(out, ics_ccal_median_error(c, true, after));
-        pct(out, ics_ccal_median_error(c, false, after));
+        ics_cli__calib_pct(out, ics_ccal_median_error(c, true, after));
+        ics_cli__calib_pct(out, ics_ccal_median_error(c, false, after));
         g_string_append_c(out, '\n');
     }
-    if (no_cv)
-        return;
-    g_string_append_printf(out,
-                           "#\n# cross-validation: fit without the fold, predict it\n"
-                           "# %-30s %6s %14s %14s\n",
-                           "left out", "points", "err loaded", "err predicted");
-    for (guint i = 0; i < folds->len; i++) {
-        const ics_calib_fold *f = &g_array_index(folds, ics_calib_fold, i);
-        g_string_append_printf(out, "  %-30s %6d", f->what, f->n);
-        pct(out, f->median_before);
-        pct(out, f->median_after);
-        g_string_append_c(out, '\n');
-    }
+    if (!no_cv)
+        ics_cli__calib_folds(folds, out);
 }
 
 int ics_cli__calibrate_compute(const char *system, const char *out_path, bool no_cv, bool quiet,
