@@ -19,39 +19,33 @@ static const ics_trace_op *op_of(const ics_replay *r, int g)
     return ics_trace_get_op(r->tr, r->ops[g].rank, g - r->base[r->ops[g].rank]);
 }
 
-/* Each op's predecessor on its own stream (rank-local indices, -1: the first), so a wait can
- * be traced back through a queue of ops on another stream. Freed by the caller. */
-static int *stream_prev(const ics_replay *r, int rank)
+/* When the queue of back-to-back ops ending with each op of `rank` on its stream became ready
+ * (rank-local indices; freed by the caller): an op held only by its stream predecessor (ready
+ * the moment that one ended), both collectives of one category, joins its predecessor's queue.
+ * One pass with the last op of each stream, so that a wait can be traced back through a queue
+ * of ops on another stream in O(1). */
+static ics_time *queue_ready(const ics_replay *r, int rank)
 {
     int n = ics_trace_nops(r->tr, rank), ns = ics_trace_nstreams(r->tr, rank);
-    int *prev = g_new(int, n > 0 ? n : 1), *last = g_new(int, ns > 0 ? ns : 1);
+    ics_time *qready = g_new(ics_time, n > 0 ? n : 1);
+    int *last = g_new(int, ns > 0 ? ns : 1);
     for (int s = 0; s < ns; s++)
         last[s] = -1;
     for (int i = 0; i < n; i++) {
-        int s = ics_trace_get_op(r->tr, rank, i)->stream;
-        prev[i] = last[s];
-        last[s] = i;
+        const ics_trace_op *op = ics_trace_get_op(r->tr, rank, i);
+        const op_state *st = &r->ops[r->base[rank] + i];
+        int p = last[op->stream];
+        qready[i] = st->ready;
+        if (p >= 0 && op->kind == ICS_TOP_COLL) {
+            const ics_trace_op *pop = ics_trace_get_op(r->tr, rank, p);
+            if (pop->kind == ICS_TOP_COLL && pop->cat == op->cat &&
+                r->ops[r->base[rank] + p].end >= st->ready)
+                qready[i] = qready[p];
+        }
+        last[op->stream] = i;
     }
     g_free(last);
-    return prev;
-}
-
-/* When the queue of back-to-back ops ending with op g (global index) on its stream became ready:
- * walk back while each op was held only by its stream predecessor (it became ready the moment
- * the predecessor ended), stopping at ops of another category. */
-static ics_time queue_ready(const ics_replay *r, const int *prev, int rank, int g)
-{
-    const ics_trace_op *op = op_of(r, g);
-    int i = g - r->base[rank];
-    ics_time ready = r->ops[g].ready;
-    for (int p = prev[i]; p >= 0; p = prev[p]) {
-        int pg = r->base[rank] + p;
-        const ics_trace_op *pop = ics_trace_get_op(r->tr, rank, p);
-        if (pop->cat != op->cat || pop->kind != ICS_TOP_COLL || r->ops[pg].end < ready)
-            break;
-        ready = r->ops[pg].ready;
-    }
-    return ready;
+    return qready;
 }
 
 /* The dependency of op g (rank-local index i) that ended last, or -1. */
@@ -67,8 +61,8 @@ static int blocking_dep(const ics_replay *r, int rank, int i)
     return best;
 }
 
-static void charge_gap(const ics_replay *r, const int *prev, ics_replay_rank *rs, int rank, int i,
-                       ics_time gap)
+static void charge_gap(const ics_replay *r, const ics_time *qready, ics_replay_rank *rs, int rank,
+                       int i, ics_time gap)
 {
     int d = blocking_dep(r, rank, i);
     if (d < 0) {
@@ -78,7 +72,7 @@ static void charge_gap(const ics_replay *r, const int *prev, ics_replay_rank *rs
     const ics_trace_op *dop = op_of(r, d);
     const op_state *ds = &r->ops[d];
     ics_time comm = dop->kind == ICS_TOP_COMPUTE ? gap
-                    : dop->kind == ICS_TOP_COLL  ? ds->end - queue_ready(r, prev, rank, d)
+                    : dop->kind == ICS_TOP_COLL  ? ds->end - qready[d - r->base[rank]]
                                                  : ds->end - ds->begin;
     comm = MIN(comm, gap);
     rs->wait_ps[dop->cat] += comm;
@@ -90,7 +84,7 @@ static void rank_breakdown(ics_replay *r, int rank)
     ics_replay_rank *rs = &r->ranks[rank];
     ics_time at = 0;
     int last = -1; /* the op that ends last */
-    int *prev = stream_prev(r, rank);
+    ics_time *qready = queue_ready(r, rank);
     for (int i = 0; i < ics_trace_nops(r->tr, rank); i++) {
         int g = r->base[rank] + i;
         const op_state *st = &r->ops[g];
@@ -102,7 +96,7 @@ static void rank_breakdown(ics_replay *r, int rank)
         if (op->stream != 0)
             continue;
         if (st->ready > at)
-            charge_gap(r, prev, rs, rank, i, st->ready - at);
+            charge_gap(r, qready, rs, rank, i, st->ready - at);
         rs->bubble_ps += st->begin - st->ready; /* waiting for peers */
         rs->busy_ps[op->cat] += st->end - st->begin;
         at = st->end;
@@ -115,7 +109,7 @@ static void rank_breakdown(ics_replay *r, int rank)
         else
             rs->bubble_ps += rs->end_ps - at;
     }
-    g_free(prev);
+    g_free(qready);
 }
 
 void ics_replay_breakdown(ics_replay *r)

@@ -374,6 +374,7 @@ static void shared_block(kern *k, bool fwd)
     if (k->shared_ffn <= 0)
         return;
     kern s = *k;
+    s.tp_overlap = false; /* its collectives are not overlapped (workload_moe.c: shared) */
     s.ffn = k->shared_ffn;
     s.fc1 = (k->swiglu ? 2 : 1) * s.ffn;
     mlp_gemms(&s, fwd);
