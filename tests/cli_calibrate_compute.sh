@@ -28,7 +28,45 @@ print(f"llama3-8b step: {a:.6f} s as shipped, {b:.6f} s calibrated")
 assert a != b
 PY
 
-log=$src/validate/data/nccl/xxrjun_h100_1node_8gpu_sendrecv.json
+# A model calibrated before keeps what that set, through either kind of calibration: compute
+# keys this fit does not determine (no copies: memory_efficiency) and the compute keys under a
+# network fit. An overlay's gpu_types hold only "compute", for a GPU type of the base.
+rel=$(python3 -c 'import os,sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$h100" "$tmp")
+cat >"$tmp/prev.json" <<JSON
+{"kind": "calibration", "name": "earlier", "base": "$rel",
+ "gpu_types": {"h100-sxm": {"compute": {"memory_efficiency": 0.7, "launch_us": 1.5}}}}
+JSON
+"$icsim" calibrate -s "$tmp/prev.json" "$gemms" -o "$tmp/again.json" -q >/dev/null ||
+    fail "calibrate over an overlay exited $?"
+python3 - "$tmp/again.json" <<'PY' || fail "recalibrating dropped an earlier value"
+import json, sys
+c = json.load(open(sys.argv[1]))["gpu_types"]["h100-sxm"]["compute"]
+assert c["memory_efficiency"] == 0.7 and c["launch_us"] == 1.5, c
+PY
+sendrecv=$src/validate/data/nccl/xxrjun_h100_1node_8gpu_sendrecv.json
+"$icsim" calibrate -s "$tmp/prev.json" "$sendrecv" -o "$tmp/net.json" -q --no-cv >/dev/null ||
+    fail "network calibrate over a compute overlay exited $?"
+python3 - "$tmp/net.json" <<'PY' || fail "a network calibration dropped the compute one"
+import json, sys
+c = json.load(open(sys.argv[1]))["gpu_types"]["h100-sxm"]["compute"]
+assert c["memory_efficiency"] == 0.7 and c["launch_us"] == 1.5, c
+PY
+sed 's/"compute": {"memory_efficiency": 0.7, "launch_us": 1.5}/"nvlinks": 1/' "$tmp/prev.json" \
+    >"$tmp/bad1.json"
+"$icsim" topo -s "$tmp/bad1.json" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q 'bad1.json:.*gpu_types.h100-sxm.nvlinks: expected one of the keys compute' "$tmp/err" ||
+    fail "an overlay's gpu_types took a key other than compute: $(cat "$tmp/err")"
+sed 's/"h100-sxm"/"h100-sxmX"/' "$tmp/prev.json" >"$tmp/bad2.json"
+"$icsim" topo -s "$tmp/bad2.json" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q 'expected a GPU type of the base model, got "h100-sxmX"' "$tmp/err" ||
+    fail "an overlay named a GPU type the base lacks: $(cat "$tmp/err")"
+printf '{"kind": "icsim-compute-measurements", "version": 1, "rows": [{"kernel": "gemm", "dtype": "bf16", "m": 0, "n": 1, "k": 1, "time_us": 1}]}\n' \
+    >"$tmp/badrow.json"
+"$icsim" calibrate -s "$h100" "$tmp/badrow.json" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q 'badrow.json:1:[0-9]*: \$\.rows\[0\]\.m: expected' "$tmp/err" ||
+    fail "a bad row: not refused with its place: $(cat "$tmp/err")"
+
+log=$sendrecv
 "$icsim" calibrate -s "$h100" "$gemms" "$log" >"$tmp/out" 2>"$tmp/err"
 [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q 'calibrate the compute model alone' "$tmp/err" ||
     fail "compute and collective files mixed: not refused"

@@ -164,6 +164,7 @@ static void test_public(void)
     }
     g_assert_cmpfloat(sa, <=, sb);
     g_assert_false(ics_ccal_param_of(c, ICS_CCAL_MEM_EFF)->determined);
+    g_assert_true(ics_ccal_param_of(c, ICS_CCAL_GEMM_EFF)->determined);
     ics_ccal_free(c);
     g_free(file);
     g_free(m);

@@ -63,6 +63,10 @@ int ics_calib__decade(uint64_t size_bytes);
  * stable text; `target` relative to the directory of `from` (transfer full). */
 double ics_calib__round5(double x);
 char *ics_calib__relative_path(const char *from, const char *target);
+/* The compute keys `now` changes of hw's base model's GPU type (and those `force`d, one flag
+ * per ics_ccal_param; may be NULL), as an overlay's "gpu_types" object, or NULL when none:
+ * so that either overlay writer keeps what the other calibrated (compute_overlay.c). */
+cJSON *ics_calib__compute_overrides(const ics_hw *hw, const ics_hw_compute *now, const bool *force);
 /* Writes doc (transfer full: deleted) to path with a final newline, atomically. */
 bool ics_calib__write_doc(cJSON *doc, const char *path, GError **error);
 

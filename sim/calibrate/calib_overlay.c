@@ -100,12 +100,18 @@ static cJSON *overlay(const ics_calib *c, const char *path)
     cJSON_AddStringToObject(doc, "kind", "calibration");
     cJSON_AddStringToObject(doc, "name", name);
     cJSON_AddStringToObject(doc, "base", base);
+    /* the fitted values, and what a model calibrated before had where this fit left it */
     for (int p = 0; p < ICS_CAL_COUNT; p++)
-        if (c->params[p].determined)
-            cJSON_AddNumberToObject(cal, ics_hw_cal_param((ics_cal_param)p)->key,
-                                    ics_calib__round5(c->params[p].after));
+        if (c->params[p].determined || isfinite(c->loaded[p]))
+            cJSON_AddNumberToObject(
+                cal, ics_hw_cal_param((ics_cal_param)p)->key,
+                ics_calib__round5(c->params[p].determined ? c->params[p].after : c->loaded[p]));
     cJSON_AddStringToObject(cal, "source", "icsim calibrate (see provenance)");
     cJSON_AddItemToObject(doc, "calibration", cal);
+    /* a compute calibration the model had stays (calibrate/compute_calib.h) */
+    cJSON *types = ics_calib__compute_overrides(hw, &ics_hw_node_of(hw)->gpu_type->compute, NULL);
+    if (types)
+        cJSON_AddItemToObject(doc, "gpu_types", types);
     cJSON *prov = cJSON_CreateObject();
     cJSON_AddStringToObject(prov, "tool", "icsim calibrate");
     cJSON_AddStringToObject(prov, "engine", c->backend->name);

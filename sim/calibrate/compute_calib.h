@@ -34,7 +34,8 @@ typedef enum {
     ICS_CCAL_COUNT
 } ics_ccal_param;
 
-/* A parameter's JSON key, unit and bounds (the fit's, and the catalog reader's). */
+/* A parameter's JSON key, unit and the bounds the fit keeps it in (narrower than the catalog
+ * reader's: efficiencies 0.05..1, times 0..50 us). */
 typedef struct {
     const char *key, *unit;
     double lo, hi;

@@ -20,6 +20,8 @@
 #define REL_SIGMA_MAX 0.25 /* a value known no better than +-25% is not determined */
 #define DIFF_STEP     1e-3
 #define MAX_ITER      200
+#define BOUND_U       7.0  /* a search variable past this sits within 0.1% of a bound */
+#define MISS          20.0 /* the residual of a point the model cannot time (0 or not finite) */
 
 static const ics_ccal_param_info params[ICS_CCAL_COUNT] = {
     {"gemm_efficiency", "", 0.05, 1}, {"gemm_efficiency_fp8", "", 0.05, 1},
@@ -242,7 +244,7 @@ static int fn_f(const gsl_vector *u, void *data, gsl_vector *r)
         const ics_ccal_point *p = &g_array_index(f->c->points, ics_ccal_point, i);
         double e =
             p->held_out ? 0 : p->weight * log(ics_ccal__model_us(f->c, &cp, p) / p->measured_us);
-        gsl_vector_set(r, i, isfinite(e) ? e : 0);
+        gsl_vector_set(r, i, isfinite(e) ? e : MISS); /* never a perfect fit */
     }
     return GSL_SUCCESS;
 }
@@ -250,16 +252,20 @@ static int fn_f(const gsl_vector *u, void *data, gsl_vector *r)
 /* Does p move any point's time by MOVES_MIN for a 20% change (or +0.2 us from zero)? */
 static bool moves(const ics_ccal *c, const ics_hw_compute *cp, ics_ccal_param p)
 {
-    ics_hw_compute q = *cp;
     double v = ics_ccal_value(cp, p);
-    ics_ccal__set(&q, p, MIN(params[p].hi, v > 0 ? v * 1.2 : 0.2));
-    for (guint i = 0; i < c->points->len; i++) {
-        const ics_ccal_point *pt = &g_array_index(c->points, ics_ccal_point, i);
-        if (pt->held_out)
-            continue;
-        double a = ics_ccal__model_us(c, cp, pt), b = ics_ccal__model_us(c, &q, pt);
-        if (fabs(b / a - 1) >= MOVES_MIN)
-            return true;
+    /* up, and down (a value at its upper bound cannot go up) */
+    const double tries[2] = {MIN(params[p].hi, v > 0 ? v * 1.2 : 0.2), MAX(params[p].lo, v * 0.8)};
+    for (int t = 0; t < 2; t++) {
+        ics_hw_compute q = *cp;
+        ics_ccal__set(&q, p, tries[t]);
+        for (guint i = 0; i < c->points->len; i++) {
+            const ics_ccal_point *pt = &g_array_index(c->points, ics_ccal_point, i);
+            if (pt->held_out)
+                continue;
+            double a = ics_ccal__model_us(c, cp, pt), b = ics_ccal__model_us(c, &q, pt);
+            if (fabs(b / a - 1) >= MOVES_MIN)
+                return true;
+        }
     }
     return false;
 }
@@ -285,6 +291,9 @@ static void sigmas(const fit_ctx *f, gsl_multifit_nlinear_workspace *w, double *
         double dv = (value_of(p, uj + DIFF_STEP) - value_of(p, uj - DIFF_STEP)) / (2 * DIFF_STEP);
         double su = sqrt(fmax(gsl_matrix_get(cov, j, j), 0) * ssr / dof);
         rel[j] = v > 0 ? fabs(dv) * su / v : INFINITY;
+        /* pinned at a bound the map is flat and the error looks 0: nothing is known */
+        if (fabs(uj) > BOUND_U)
+            rel[j] = INFINITY;
     }
     gsl_matrix_free(cov);
 }
@@ -333,11 +342,12 @@ static void fit_now(ics_ccal *c)
     }
     ics_hw_compute fitted;
     double rel[ICS_CCAL_COUNT];
-    for (int round = 0; round < 2; round++) {
+    /* fit, put back what is not pinned down, fit the rest again until every one kept holds */
+    for (int round = 0; round <= ICS_CCAL_COUNT; round++) {
         solve(&f, &fitted, rel);
         int kept = 0;
         for (int j = 0; j < f.n; j++) {
-            if (rel[j] <= REL_SIGMA_MAX || round == 1) {
+            if (rel[j] <= REL_SIGMA_MAX) {
                 f.idx[kept] = f.idx[j];
                 rel[kept++] = rel[j];
             } else {

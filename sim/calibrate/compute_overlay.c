@@ -73,24 +73,52 @@ static void carry_network(const ics_ccal *c, cJSON *doc)
     cJSON_AddItemToObject(doc, "calibration", cal);
 }
 
+/* What `now` (hw's GPU type's compute parameters) changes of the base model's, as a
+ * "gpu_types" object: every parameter that differs from the base, and those forced (the
+ * determined ones); NULL when none. A model that was calibrated before keeps what that did. */
+cJSON *ics_calib__compute_overrides(const ics_hw *hw, const ics_hw_compute *now, const bool *force)
+{
+    const ics_hw_gpu_type *g = ics_hw_node_of(hw)->gpu_type;
+    ics_hw *base = ics_hw_load(ics_hw_base_path(hw), 0, NULL);
+    const ics_hw_compute *was = base ? &ics_hw_node_of(base)->gpu_type->compute : NULL;
+    cJSON *compute = cJSON_CreateObject();
+    for (int p = 0; p < ICS_CCAL_COUNT; p++) {
+        double v = ics_ccal_value(now, (ics_ccal_param)p);
+        double b = was ? ics_ccal_value(was, (ics_ccal_param)p) : NAN;
+        if ((force && force[p]) || !(fabs(v - b) <= 1e-9 * fabs(b)))
+            cJSON_AddNumberToObject(compute, ics_ccal_param_info_of((ics_ccal_param)p)->key,
+                                    ics_calib__round5(v));
+    }
+    ics_hw_free(base);
+    if (!compute->child) {
+        cJSON_Delete(compute);
+        return NULL;
+    }
+    cJSON_AddStringToObject(compute, "source", "icsim calibrate (compute; see provenance)");
+    cJSON *types = cJSON_CreateObject(), *gpu = cJSON_CreateObject();
+    cJSON_AddItemToObject(gpu, "compute", compute);
+    cJSON_AddItemToObject(types, g->name, gpu);
+    return types;
+}
+
 static cJSON *overlay(const ics_ccal *c, const char *path)
 {
-    cJSON *doc = cJSON_CreateObject(), *types = cJSON_CreateObject();
-    cJSON *gpu = cJSON_CreateObject(), *compute = cJSON_CreateObject();
+    cJSON *doc = cJSON_CreateObject();
     char *base = ics_calib__relative_path(path, ics_hw_base_path(c->hw));
     char *name = g_strdup_printf("%s (compute calibrated)", ics_hw_name(c->hw));
     cJSON_AddStringToObject(doc, "kind", "calibration");
     cJSON_AddStringToObject(doc, "name", name);
     cJSON_AddStringToObject(doc, "base", base);
     carry_network(c, doc);
-    for (int p = 0; p < ICS_CCAL_COUNT; p++)
-        if (c->res[p].determined)
-            cJSON_AddNumberToObject(compute, ics_ccal_param_info_of((ics_ccal_param)p)->key,
-                                    ics_calib__round5(c->res[p].after));
-    cJSON_AddStringToObject(compute, "source", "icsim calibrate (compute; see provenance)");
-    cJSON_AddItemToObject(gpu, "compute", compute);
-    cJSON_AddItemToObject(types, c->gpu->name, gpu);
-    cJSON_AddItemToObject(doc, "gpu_types", types);
+    ics_hw_compute final = c->loaded;
+    bool force[ICS_CCAL_COUNT];
+    for (int p = 0; p < ICS_CCAL_COUNT; p++) {
+        force[p] = c->res[p].determined;
+        ics_ccal__set(&final, (ics_ccal_param)p, c->res[p].after);
+    }
+    cJSON *types = ics_calib__compute_overrides(c->hw, &final, force);
+    if (types)
+        cJSON_AddItemToObject(doc, "gpu_types", types);
     cJSON *prov = cJSON_CreateObject();
     cJSON_AddStringToObject(prov, "tool", "icsim calibrate");
     cJSON_AddItemToObject(prov, "measurements", files(c));

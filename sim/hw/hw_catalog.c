@@ -213,6 +213,30 @@ static void read_compute(ics_hw__ld *ld, const cJSON *o, ics_hw_compute *c)
     ics_jr_pop(ld->r, mark);
 }
 
+bool ics_hw__read_gpu_overlay(ics_hw__ld *ld, const cJSON *obj)
+{
+    static const char *const keys[] = {"compute", NULL};
+    const cJSON *s = ics_jr_obj(ld->r, obj, "gpu_types", false);
+    if (!s)
+        return ics_jr_ok(ld->r);
+    size_t mark = ics_jr_push_key(ld->r, "gpu_types");
+    ics_jr_unique_keys(ld->r, s);
+    for (const cJSON *e = s->child; e && ics_jr_ok(ld->r); e = e->next) {
+        ics_hw_gpu_type *g = g_hash_table_lookup(ld->hw->gpu_by_name, e->string);
+        if (!g) {
+            ics_jr_fail(ld->r, e, e->string, "expected a GPU type of the base model, got \"%s\"",
+                        e->string);
+            break;
+        }
+        size_t m2 = ics_jr_push_key(ld->r, e->string);
+        if (ics_jr_keys(ld->r, e, keys))
+            read_compute(ld, e, &g->compute);
+        ics_jr_pop(ld->r, m2);
+    }
+    ics_jr_pop(ld->r, mark);
+    return ics_jr_ok(ld->r);
+}
+
 static void read_gpu(ics_hw__ld *ld, const cJSON *o, ics_hw_gpu_type *g, bool fresh)
 {
     static const char *const keys[] = {

@@ -45,6 +45,10 @@ extern const char *const ics_hw_switch_kind_names[ICS_SWITCH_KIND_COUNT + 1];
  * (catalog_file false), where "gpus" is the GPU count and "cpus" the sockets, the GPU and CPU type
  * sections are "gpu_types" and "cpu_types". */
 bool ics_hw__read_catalog_sections(ics_hw__ld *ld, const cJSON *obj, bool catalog_file);
+/* A calibration overlay's "gpu_types" (what `icsim calibrate` fits of the compute model): each
+ * entry names a GPU type of the base model and holds only its "compute" object, read over the
+ * values the base gave. */
+bool ics_hw__read_gpu_overlay(ics_hw__ld *ld, const cJSON *obj);
 
 /* A catalog reference: the entry named by obj[key], with an error at that value when absent. */
 const ics_hw_standard *ics_hw__ref_standard(ics_hw__ld *ld, const cJSON *obj, const char *key,

@@ -277,7 +277,7 @@ static void load_calibration_file(ics_hw__ld *ld, const char *path, const cJSON 
     }
     g_free(base_path);
     if (ics_jr_ok(ld->r) && read_calibration(ld, root))
-        ics_hw__read_catalog_sections(ld, root, false); /* only gpu_types passed the key check */
+        ics_hw__read_gpu_overlay(ld, root);
 }
 
 static void read_top(ics_hw__ld *ld, const char *path, const cJSON *root, int nodes_override)
