@@ -360,6 +360,12 @@ static void test_compute_model(void)
     g_test_message("133rd tile column: %.3f x the time", ratio);
     g_assert_cmpfloat(ratio, >, 1.8);
     g_assert_cmpfloat(ratio, <, 2.0);
+    /* a GEMM given as FLOPs only (a trace's op) runs at a large square GEMM's rate */
+    ics_trace_op flat = {
+        .kind = ICS_TOP_COMPUTE, .work = ICS_WORK_GEMM, .dtype = ICS_DTYPE_BF16, .flops = 1e15};
+    double rate = 1e15 / ((double)(ics_compute_time(g, &flat) - g->compute.launch_ps) / 1e12);
+    g_assert_cmpfloat(fabs(rate / (gemm_tflops(g, 8192, 8192, 8192, ICS_DTYPE_BF16) * 1e12) - 1), <,
+                      0.01);
     /* a one-token GEMM (decode) splits K over the idle SMs and reads its weights at HBM speed,
      * with one wave's fill and drain */
     double w = 2.0 * 4096 * 7168;

@@ -56,8 +56,14 @@ static double gemm_seconds(const ics_hw_gpu_type *g, const ics_trace_op *op, dou
     double fixed = seconds(c->gemm_wave_ps);
     bool shaped = op->m > 0 && op->n > 0 && op->k > 0 && op->m < INT_MAX && op->n < INT_MAX &&
                   op->k < INT_MAX;
-    if (g->sms <= 0 || !shaped)
+    if (g->sms <= 0)
         return op->flops / (peak * eff * tile_util(c, op->m, op->n)) + fixed;
+    if (!shaped) {
+        /* FLOPs without a shape (a trace's compute op, a dimension past 2^31): at the rate of
+         * a large square GEMM (8192^3), which is what the efficiencies were measured on */
+        ics_trace_op sq = {.flops = 2.0 * 8192 * 8192 * 8192, .m = 8192, .n = 8192, .k = 8192};
+        return op->flops * gemm_seconds(g, &sq, peak, eff) / sq.flops;
+    }
     double one = 2.0 * op->m * op->n * op->k;
     double batch = fmax(1, round(op->flops / one));
     double tiles =
@@ -133,8 +139,8 @@ double ics_compute_gemm_eff(const ics_hw_gpu_type *g, int m, int n, int k, ics_d
     return peak > 0 ? flops / (peak * op_seconds(g, &op)) : 0;
 }
 
-/* A GEMM dimension as a trace op carries it (an int): only the tile utilization reads it, which
- * is 1 at any size past 2^31, so larger ones (mbs x seq tokens) saturate rather than overflow. */
+/* A GEMM dimension as a trace op carries it (an int): larger ones (mbs x seq tokens) saturate
+ * rather than overflow, and such a GEMM is timed at a large GEMM's rate (gemm_seconds). */
 static int dim(double x)
 {
     return x < INT_MAX ? (int)x : INT_MAX;
