@@ -360,6 +360,13 @@ static void test_compute_model(void)
     g_test_message("133rd tile column: %.3f x the time", ratio);
     g_assert_cmpfloat(ratio, >, 1.8);
     g_assert_cmpfloat(ratio, <, 2.0);
+    /* a grouped GEMM of 64 experts with 1.5 rows each on average (decode's routed tokens) has
+     * 64 experts' tiles, not 96: no slower than 2 rows each */
+    ics_time t15 = ics_compute_batched(g, ICS_WORK_GEMM, ICS_DTYPE_BF16, 2.0 * 96 * 1536 * 2048, 0,
+                                       64, 1.5, 1536, 2048);
+    ics_time t2 = ics_compute_batched(g, ICS_WORK_GEMM, ICS_DTYPE_BF16, 2.0 * 128 * 1536 * 2048, 0,
+                                      64, 2, 1536, 2048);
+    g_assert_cmpint(t15, <=, t2);
     /* a GEMM given as FLOPs only (a trace's op) runs at a large square GEMM's rate */
     ics_trace_op flat = {
         .kind = ICS_TOP_COMPUTE, .work = ICS_WORK_GEMM, .dtype = ICS_DTYPE_BF16, .flops = 1e15};

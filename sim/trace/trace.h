@@ -61,6 +61,8 @@ typedef struct {
     double mem_bytes; /* HBM traffic */
     ics_dtype dtype;  /* of the math */
     int m, n, k;      /* GEMM shape when known (efficiency by size); 0 otherwise */
+    double batch;     /* products of a batched or grouped GEMM, where the generator knows them;
+                         0: FLOPs / 2mnk (not in trace files) */
     /* collective */
     int comm;          /* communicator index */
     ics_coll_req coll; /* its splits are unused here: see the op's own splits */

@@ -65,7 +65,7 @@ static double gemm_seconds(const ics_hw_gpu_type *g, const ics_trace_op *op, dou
         return op->flops * gemm_seconds(g, &sq, peak, eff) / sq.flops;
     }
     double one = 2.0 * op->m * op->n * op->k;
-    double batch = fmax(1, round(op->flops / one));
+    double batch = op->batch > 0 ? ceil(op->batch) : fmax(1, round(op->flops / one));
     double tiles =
         batch * ceil((double)op->m / c->gemm_tile_m) * ceil((double)op->n / c->gemm_tile_n);
     double tile_k = 2.0 * c->gemm_tile_m * c->gemm_tile_n * op->k / (peak / g->sms * eff);
@@ -143,11 +143,17 @@ double ics_compute_gemm_eff(const ics_hw_gpu_type *g, int m, int n, int k, ics_d
  * rather than overflow, and such a GEMM is timed at a large GEMM's rate (gemm_seconds). */
 static int dim(double x)
 {
-    return x < INT_MAX ? (int)x : INT_MAX;
+    return x < INT_MAX ? (int)ceil(x) : INT_MAX; /* a fractional share of rows: its last tile */
 }
 
 ics_time ics_compute_kernel(const ics_hw_gpu_type *g, ics_work_kind w, ics_dtype d, double flops,
                             double bytes, double m, double n, double k)
+{
+    return ics_compute_batched(g, w, d, flops, bytes, 0, m, n, k);
+}
+
+ics_time ics_compute_batched(const ics_hw_gpu_type *g, ics_work_kind w, ics_dtype d, double flops,
+                             double bytes, double batch, double m, double n, double k)
 {
     ics_trace_op op = {.kind = ICS_TOP_COMPUTE,
                        .work = w,
@@ -156,6 +162,7 @@ ics_time ics_compute_kernel(const ics_hw_gpu_type *g, ics_work_kind w, ics_dtype
                        .dtype = d,
                        .m = dim(m),
                        .n = dim(n),
-                       .k = dim(k)};
+                       .k = dim(k),
+                       .batch = batch};
     return ics_compute_time(g, &op);
 }

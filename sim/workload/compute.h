@@ -23,6 +23,12 @@ ics_time ics_compute_time(const ics_hw_gpu_type *g, const ics_trace_op *op);
 ics_time ics_compute_kernel(const ics_hw_gpu_type *g, ics_work_kind w, ics_dtype d, double flops,
                             double bytes, double m, double n, double k);
 
+/* The same for `batch` products of m x n x k in one kernel (a batched GEMM, or a grouped one
+ * whose groups get m rows each, m possibly fractional: rows / groups), whose tiles are each
+ * product's; batch 0: FLOPs / 2mnk. */
+ics_time ics_compute_batched(const ics_hw_gpu_type *g, ics_work_kind w, ics_dtype d, double flops,
+                             double bytes, double batch, double m, double n, double k);
+
 /* The same in seconds, unsaturated (possibly huge or infinite: a GPU of 1e-9 TFLOP/s), for
  * messages that say how far past the horizon an op goes. */
 double ics_compute_seconds(const ics_hw_gpu_type *g, const ics_trace_op *op);

@@ -24,22 +24,23 @@ typedef struct {
     ics_time t;      /* accumulated */
 } pricer;
 
-static void op(pricer *p, ics_work_kind w, ics_dtype d, double flops, double bytes, double m,
-               double n, double k)
+/* A kernel of `batch` products of m x n x k (0: FLOPs / 2mnk; see ics_compute_batched). */
+static void op(pricer *p, ics_work_kind w, ics_dtype d, double flops, double bytes, double batch,
+               double m, double n, double k)
 {
-    p->t = ics_time_add(p->t, ics_compute_kernel(p->g, w, d, flops, bytes, m, n, k));
+    p->t = ics_time_add(p->t, ics_compute_batched(p->g, w, d, flops, bytes, batch, m, n, k));
 }
 
 /* Y (m x n) = X (m x k) . W (k x n): the weights read once, the output written 16-bit. */
 static void gemm(pricer *p, double m, double n, double k)
 {
     op(p, ICS_WORK_GEMM, p->dtype, 2 * m * n * k, (m * k + k * n) * p->in_bytes + m * n * ACT_BYTES,
-       m, n, k);
+       1, m, n, k);
 }
 
 static void stream(pricer *p, double bytes)
 {
-    op(p, ICS_WORK_ELEMENTWISE, ICS_DTYPE_BF16, 0, bytes, 0, 0, 0);
+    op(p, ICS_WORK_ELEMENTWISE, ICS_DTYPE_BF16, 0, bytes, 0, 0, 0, 0);
 }
 
 /* Per GPU: heads, KV heads (replicated when tp exceeds them), MLP width. */
@@ -70,7 +71,7 @@ static void attention(const shapes *s, pricer *p, double rows, double keys, doub
     gemm(p, rows, qkv, s->h);
     stream(p, 2 * rows * kv_row); /* K and V into the cache: read and written */
     op(p, ICS_WORK_ATTENTION, ICS_DTYPE_BF16, 2 * 2 * rows * keys * s->heads * s->dh,
-       rows * 2 * s->heads * s->dh * e + cached * kv_row, 0, 0, 0);
+       rows * 2 * s->heads * s->dh * e + cached * kv_row, 0, 0, 0, 0);
     gemm(p, rows, s->h, s->heads * s->dh);
     stream(p, 3 * rows * s->h * e); /* residual */
 }
@@ -113,7 +114,8 @@ static void grouped_gemm(pricer *p, double rows, double experts, double n, doubl
 {
     double per = rows / MAX(experts, 1);
     op(p, ICS_WORK_GEMM, p->dtype, 2 * rows * n * k,
-       experts * k * n * p->in_bytes + rows * (k * p->in_bytes + n * ACT_BYTES), per, n, k);
+       experts * k * n * p->in_bytes + rows * (k * p->in_bytes + n * ACT_BYTES), experts, per, n,
+       k);
 }
 
 /* A mixture-of-experts layer (Megatron's and the serving engines' order): attention, norm,

@@ -43,22 +43,22 @@ typedef struct {
     ics_wl_cost *c;
 } kern;
 
-static void add(kern *k, ics_work_kind w, ics_dtype d, double flops, double bytes, double m,
-                double n, double kk)
+static void add(kern *k, ics_work_kind w, ics_dtype d, double flops, double bytes, double batch,
+                double m, double n, double kk)
 {
     k->c->flops += flops;
     k->c->bytes += bytes;
     k->c->kernels++;
     if (k->g) /* saturates */
-        k->c->dur_ps =
-            ics_time_add(k->c->dur_ps, ics_compute_kernel(k->g, w, d, flops, bytes, m, n, kk));
+        k->c->dur_ps = ics_time_add(k->c->dur_ps,
+                                    ics_compute_batched(k->g, w, d, flops, bytes, batch, m, n, kk));
 }
 
 /* Y (m x n) = X (m x k) . W (k x n) */
 static void gemm(kern *k, double m, double n, double kk)
 {
     add(k, ICS_WORK_GEMM, k->gemm_dtype, 2 * m * n * kk,
-        (m * kk + kk * n) * k->gemm_in_bytes + m * n * k->act, m, n, kk);
+        (m * kk + kk * n) * k->gemm_in_bytes + m * n * k->act, 1, m, n, kk);
 }
 
 /* Its backward: dX = dY . W^T (m x k, inner n) and dW = X^T . dY (k x n, inner m). */
@@ -95,7 +95,7 @@ static void adapter(kern *k, bool fwd, double in, double out)
 
 static void elementwise(kern *k, double bytes)
 {
-    add(k, ICS_WORK_ELEMENTWISE, ICS_DTYPE_BF16, 0, bytes, 0, 0, 0);
+    add(k, ICS_WORK_ELEMENTWISE, ICS_DTYPE_BF16, 0, bytes, 0, 0, 0, 0);
 }
 
 /* Transformer Engine's FP8 (an fp8 layout): a GEMM reads FP8 operands that kernels of their own
@@ -113,7 +113,7 @@ static void fp8_cast(kern *k, double elems)
 static void batched_gemm(kern *k, double batch, double m, double n, double kk)
 {
     add(k, ICS_WORK_GEMM, ICS_DTYPE_BF16, batch * 2 * m * n * kk,
-        batch * (m * kk + kk * n + m * n) * k->act, m, n, kk);
+        batch * (m * kk + kk * n + m * n) * k->act, batch, m, n, kk);
 }
 
 /* Megatron-LM before FlashAttention: scores Q.K^T by batched GEMM into HBM, a fused
@@ -151,7 +151,7 @@ static void attention_core(kern *k, bool fwd)
     double times = fwd ? 1 : 2;
     double flops = 2 * 2 * k->T * k->keys * k->heads * k->dh;
     double bytes = (2 * k->heads + 2 * k->kv) * k->T * k->dh * k->act;
-    add(k, ICS_WORK_ATTENTION, ICS_DTYPE_BF16, times * flops, times * bytes, 0, 0, 0);
+    add(k, ICS_WORK_ATTENTION, ICS_DTYPE_BF16, times * flops, times * bytes, 0, 0, 0, 0);
 }
 
 /* Norm: read and write the residual stream; bias-dropout-add: read two, write one, plus the
@@ -312,7 +312,7 @@ static void mlp_block(kern *k, bool fwd)
 static void grouped(kern *k, double groups, double m, double n, double kk)
 {
     add(k, ICS_WORK_GEMM, k->gemm_dtype, groups * 2 * m * n * kk,
-        groups * ((m * kk + kk * n) * k->gemm_in_bytes + m * n * k->act), m, n, kk);
+        groups * ((m * kk + kk * n) * k->gemm_in_bytes + m * n * k->act), groups, m, n, kk);
 }
 
 static void grouped_bwd(kern *k, double groups, double m, double n, double kk)
