@@ -869,9 +869,9 @@ static void test_dp_overlap(void)
  * sequence-parallel all-gather moves to the overlap stream beside its GEMM, the reduce-scatter is
  * split into all chunks but the last (beside the output GEMM) and the last one (after it). The
  * bytes stay the same; the GEMMs beside them run in chunks (tp for the ring exchange, 4 for the
- * pipelined reduce-scatter, whose GEMM loses 16 SMs), so compute grows; the step gets shorter
- * and its exposed TP time falls. Without sequence parallelism the layout is refused, as Megatron
- * does. */
+ * pipelined reduce-scatter, whose GEMM loses 16 SMs), a launch each, so compute grows; the step
+ * gets shorter and its exposed TP time falls. Without sequence parallelism the layout is refused,
+ * as Megatron does. */
 static void test_tp_comm_overlap(void)
 {
     ics_hw *hw = load_hw("dgx-h100.json", 0);
@@ -927,9 +927,8 @@ static void test_tp_comm_overlap(void)
     g_assert_cmpint(b.step_ps, >, a.step_ps);
     ics_trace_free(plain);
     ics_trace_free(over);
-    /* on GPT-3's layers (h 12288, s 2048) they are bandwidth, and hiding them wins, though the
-     * chunked GEMMs give back part of it (2048 tokens in 8 ring-exchange chunks of 256 rows:
-     * 72 tiles of QKV's on 132 SMs): over 5% with whole GEMMs, 3.9% with chunks */
+    /* on GPT-3's layers (h 12288, s 2048) they are bandwidth, and hiding them wins (the chunks
+     * run on several streams and share their waves, as TE's CommOverlap runs them) */
     ics_model wide = ics_model_make("wide", 2, 12288, 96, 4 * 12288, 51200, 2048);
     l.tp_comm_overlap = false;
     plain = build(&wide, &l, gpu_of(hw));
@@ -938,7 +937,7 @@ static void test_tp_comm_overlap(void)
     a = replay(plain, t, -1);
     b = replay(over, t, -1);
     g_test_message("h 12288: step %.3f ms -> %.3f ms", a.step_ps / 1e9, b.step_ps / 1e9);
-    g_assert_cmpint(b.step_ps, <, a.step_ps * 0.98);
+    g_assert_cmpint(b.step_ps, <, a.step_ps * 0.95);
     ics_trace_free(plain);
     ics_trace_free(over);
     l.sp = false;

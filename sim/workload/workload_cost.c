@@ -191,7 +191,10 @@ static ics_time timed(kern *k, void (*f)(kern *, double, double, double), double
 
 /* GEMM Y (m x n) = X (m x k) . W run as `chunks` GEMMs of m / chunks rows each, on all of the
  * GPU's SMs but `lost` (their share of the peak with them): how userbuffers runs a GEMM beside
- * its collective, one chunk computing while the next moves. Each chunk pays its own waves. */
+ * its collective, one chunk computing while the next moves. TE launches the chunks round-robin
+ * on several compute streams (CommOverlap's _stream_compute[i % n], 3 by default), so
+ * consecutive chunks run at once and their tiles share the waves: the chunks cost the whole
+ * GEMM's waves, plus a launch each. */
 static void chunked_gemm(kern *k, double m, double n, double kk, int chunks, int lost)
 {
     const ics_hw_gpu_type *whole = k->g;
@@ -203,8 +206,9 @@ static void chunked_gemm(kern *k, double m, double n, double kk, int chunks, int
             fewer.tflops[d] *= (double)fewer.sms / whole->sms;
         k->g = &fewer;
     }
-    for (int c = 0; c < chunks; c++)
-        gemm(k, m / chunks, n, kk);
+    gemm(k, m, n, kk);
+    for (int c = 1; c < chunks; c++) /* the other chunks' launches */
+        add(k, ICS_WORK_ELEMENTWISE, ICS_DTYPE_BF16, 0, 0, 0, 0, 0, 0);
     k->g = whole;
 }
 
