@@ -236,3 +236,17 @@ bool icsv_json_save(const char *path, const char *text, GError **err)
     g_error_free(e);
     return false;
 }
+
+bool icsv_json_emit(const char *path, char *text)
+{
+    GError *err = NULL;
+    bool ok = icsv_json_save(path, text, &err);
+    if (ok) {
+        printf("# wrote %s\n", path);
+    } else {
+        fprintf(stderr, "icsim-validate: %s\n", err->message);
+        g_error_free(err);
+    }
+    g_free(text);
+    return ok;
+}

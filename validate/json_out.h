@@ -58,6 +58,9 @@ char *icsv_json_compute_text(const icsv_compute_report *r);
 /* Writes text to path atomically (a temporary file renamed over it). False with a GError
  * "PATH: reason" when it cannot. */
 bool icsv_json_save(const char *path, const char *text, GError **err);
+/* What every runner does with its report: saves text (transfer full) to path, then says so on
+ * stdout ("# wrote PATH"), or the reason on stderr; false if it could not. */
+bool icsv_json_emit(const char *path, char *text);
 
 /* "icsim-validate 0.1.0 on HOST". Transfer full: g_free. */
 char *icsv_source_desc(const char *hostname);

@@ -68,16 +68,7 @@ static bool write_json(const run_ctx *r, icsv_coll *c, const icsv_row *rows, boo
         .n_rows = r->n_sizes,
     };
     char *path = json_path(r->a->json_path, second, rep.kernel);
-    char *text = icsv_json_coll_text(&rep);
-    GError *err = NULL;
-    bool ok = icsv_json_save(path, text, &err);
-    if (!ok) {
-        fprintf(stderr, "icsim-validate: %s\n", err->message);
-        g_error_free(err);
-    } else {
-        printf("# wrote %s\n", path);
-    }
-    g_free(text);
+    bool ok = icsv_json_emit(path, icsv_json_coll_text(&rep));
     g_free(path);
     return ok;
 }

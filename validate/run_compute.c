@@ -62,17 +62,7 @@ static bool write_json(const icsv_args *a, const icsv_compute_hw *hw, const icsv
                        size_t n)
 {
     icsv_compute_report rep = {.command = a->command, .hw = hw, .rows = rows, .n_rows = n};
-    char *text = icsv_json_compute_text(&rep);
-    GError *err = NULL;
-    bool ok = icsv_json_save(a->json_path, text, &err);
-    if (ok) {
-        printf("# wrote %s\n", a->json_path);
-    } else {
-        fprintf(stderr, "icsim-validate: %s\n", err->message);
-        g_error_free(err);
-    }
-    g_free(text);
-    return ok;
+    return icsv_json_emit(a->json_path, icsv_json_compute_text(&rep));
 }
 
 static int measure(const icsv_args *a, icsv_compute *c, const icsv_compute_hw *hw, unsigned mask,

@@ -17,17 +17,7 @@ static bool write_json(const icsv_args *a, const icsv_hw *hw, const double *uni,
                            .lat_us = lat,
                            .copy = a->kernel == ICSV_KERNEL_CE ? "ce" : "sm",
                            .bytes = a->min_bytes / 16 * 16};
-    char *text = icsv_json_p2p_text(&rep);
-    GError *err = NULL;
-    bool ok = icsv_json_save(a->json_path, text, &err);
-    if (ok) {
-        printf("# wrote %s\n", a->json_path);
-    } else {
-        fprintf(stderr, "icsim-validate: %s\n", err->message);
-        g_error_free(err);
-    }
-    g_free(text);
-    return ok;
+    return icsv_json_emit(a->json_path, icsv_json_p2p_text(&rep));
 }
 
 static void append_note(GString *s, const icsv_args *a, const icsv_hw *hw)

@@ -363,6 +363,15 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+double ics_calib__median(GArray *v)
+{
+    if (v->len == 0)
+        return NAN;
+    qsort(v->data, v->len, sizeof(double), cmp_double);
+    const double *d = (const double *)v->data;
+    return v->len % 2 ? d[v->len / 2] : (d[v->len / 2 - 1] + d[v->len / 2]) / 2;
+}
+
 double ics_calib_median_error(const ics_calib *c, uint64_t lo, uint64_t hi, bool after)
 {
     GArray *e = g_array_new(FALSE, FALSE, sizeof(double));
@@ -373,12 +382,7 @@ double ics_calib_median_error(const ics_calib *c, uint64_t lo, uint64_t hi, bool
         double x = fabs((after ? p->after_us : p->before_us) / p->measured_us - 1);
         g_array_append_val(e, x);
     }
-    double m = NAN;
-    if (e->len) {
-        qsort(e->data, e->len, sizeof(double), cmp_double);
-        double *v = (double *)e->data;
-        m = e->len % 2 ? v[e->len / 2] : (v[e->len / 2 - 1] + v[e->len / 2]) / 2;
-    }
+    double m = ics_calib__median(e);
     g_array_free(e, TRUE);
     return m;
 }

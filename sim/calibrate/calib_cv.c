@@ -7,12 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double median_held_out(const ics_calib *c, bool after, int *n)
 {
     GArray *e = g_array_new(FALSE, FALSE, sizeof(double));
@@ -24,12 +18,7 @@ static double median_held_out(const ics_calib *c, bool after, int *n)
         g_array_append_val(e, x);
     }
     *n = (int)e->len;
-    double m = NAN;
-    if (e->len) {
-        qsort(e->data, e->len, sizeof(double), cmp_double);
-        const double *v = (const double *)e->data;
-        m = e->len % 2 ? v[e->len / 2] : (v[e->len / 2 - 1] + v[e->len / 2]) / 2;
-    }
+    double m = ics_calib__median(e);
     g_array_free(e, TRUE);
     return m;
 }

@@ -56,6 +56,9 @@ void ics_calib__set(ics_calib *c, ics_cal_param p, double value);
 bool ics_calib__simulate(ics_calib *c, bool before, GError **error);
 /* The fit (calib_fit.c), from the model as loaded. */
 bool ics_calib__fit(ics_calib *c, GError **error);
+/* The median of an array of doubles (sorted in place); NAN when empty. For every median the
+ * calibrate module reports. */
+double ics_calib__median(GArray *v);
 /* floor(log10(size)), at most 20. */
 int ics_calib__decade(uint64_t size_bytes);
 
@@ -67,6 +70,12 @@ char *ics_calib__relative_path(const char *from, const char *target);
  * per ics_ccal_param; may be NULL), as an overlay's "gpu_types" object, or NULL when none:
  * so that either overlay writer keeps what the other calibrated (compute_overlay.c). */
 cJSON *ics_calib__compute_overrides(const ics_hw *hw, const ics_hw_compute *now, const bool *force);
+/* Both overlay writers' frame: a "calibration" document named "<hw's name> (<what>)" whose base
+ * is hw's base model relative to path; and its provenance (the tool, the engine unless NULL,
+ * what the fit read, each parameter, the median errors before and after; transfer full). */
+cJSON *ics_calib__overlay_new(const ics_hw *hw, const char *path, const char *what);
+void ics_calib__overlay_provenance(cJSON *doc, const char *engine, cJSON *measurements,
+                                   cJSON *parameters, cJSON *before, cJSON *after);
 /* Writes doc (transfer full: deleted) to path with a final newline, atomically. */
 bool ics_calib__write_doc(cJSON *doc, const char *path, GError **error);
 

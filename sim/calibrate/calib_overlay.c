@@ -91,15 +91,38 @@ static cJSON *errors(const ics_calib *c, bool after)
     return o;
 }
 
-static cJSON *overlay(const ics_calib *c, const char *path)
+cJSON *ics_calib__overlay_new(const ics_hw *hw, const char *path, const char *what)
 {
-    const ics_hw *hw = ((calib_system *)g_ptr_array_index(c->systems, 0))->hw;
-    cJSON *doc = cJSON_CreateObject(), *cal = cJSON_CreateObject();
+    cJSON *doc = cJSON_CreateObject();
     char *base = ics_calib__relative_path(path, ics_hw_base_path(hw));
-    char *name = g_strdup_printf("%s (calibrated)", ics_hw_name(hw));
+    char *name = g_strdup_printf("%s (%s)", ics_hw_name(hw), what);
     cJSON_AddStringToObject(doc, "kind", "calibration");
     cJSON_AddStringToObject(doc, "name", name);
     cJSON_AddStringToObject(doc, "base", base);
+    g_free(base);
+    g_free(name);
+    return doc;
+}
+
+void ics_calib__overlay_provenance(cJSON *doc, const char *engine, cJSON *measurements,
+                                   cJSON *parameters, cJSON *before, cJSON *after)
+{
+    cJSON *prov = cJSON_CreateObject(), *err = cJSON_CreateObject();
+    cJSON_AddStringToObject(prov, "tool", "icsim calibrate");
+    if (engine)
+        cJSON_AddStringToObject(prov, "engine", engine);
+    cJSON_AddItemToObject(prov, "measurements", measurements);
+    cJSON_AddItemToObject(prov, "parameters", parameters);
+    cJSON_AddItemToObject(err, "before", before);
+    cJSON_AddItemToObject(err, "after", after);
+    cJSON_AddItemToObject(prov, "median_abs_time_error", err);
+    cJSON_AddItemToObject(doc, "provenance", prov);
+}
+
+static cJSON *overlay(const ics_calib *c, const char *path)
+{
+    const ics_hw *hw = ((calib_system *)g_ptr_array_index(c->systems, 0))->hw;
+    cJSON *doc = ics_calib__overlay_new(hw, path, "calibrated"), *cal = cJSON_CreateObject();
     /* the fitted values, and what a model calibrated before had where this fit left it */
     for (int p = 0; p < ICS_CAL_COUNT; p++)
         if (c->params[p].determined || isfinite(c->loaded[p]))
@@ -112,18 +135,8 @@ static cJSON *overlay(const ics_calib *c, const char *path)
     cJSON *types = ics_calib__compute_overrides(hw, &ics_hw_node_of(hw)->gpu_type->compute, NULL);
     if (types)
         cJSON_AddItemToObject(doc, "gpu_types", types);
-    cJSON *prov = cJSON_CreateObject();
-    cJSON_AddStringToObject(prov, "tool", "icsim calibrate");
-    cJSON_AddStringToObject(prov, "engine", c->backend->name);
-    cJSON_AddItemToObject(prov, "measurements", measurements(c));
-    cJSON_AddItemToObject(prov, "parameters", parameters(c));
-    cJSON *err = cJSON_CreateObject();
-    cJSON_AddItemToObject(err, "before", errors(c, false));
-    cJSON_AddItemToObject(err, "after", errors(c, true));
-    cJSON_AddItemToObject(prov, "median_abs_time_error", err);
-    cJSON_AddItemToObject(doc, "provenance", prov);
-    g_free(base);
-    g_free(name);
+    ics_calib__overlay_provenance(doc, c->backend->name, measurements(c), parameters(c),
+                                  errors(c, false), errors(c, true));
     return doc;
 }
 

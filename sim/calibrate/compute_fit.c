@@ -4,6 +4,7 @@
  * squares (Levenberg-Marquardt) on r_i = w_i ln(model_i / measured_i), each parameter searched
  * through a logistic map onto its bounds (log scale for the efficiencies), the Jacobian by
  * differences of 0.1% in the search variable (the model's times are integer picoseconds). */
+#include "calibrate/calib_internal.h"
 #include "calibrate/compute_internal.h"
 #include "workload/workload.h"
 
@@ -408,21 +409,6 @@ const char *ics_ccal_gpu_type_name(const ics_ccal *c)
     return c->gpu->name;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(GArray *v)
-{
-    if (v->len == 0)
-        return NAN;
-    qsort(v->data, v->len, sizeof(double), cmp_double);
-    double *d = (double *)v->data;
-    return v->len % 2 ? d[v->len / 2] : (d[v->len / 2 - 1] + d[v->len / 2]) / 2;
-}
-
 /* Median |error| of the points `pick` selects (want: their held_out state). */
 static double median_of(const ics_ccal *c, bool (*pick)(const ics_ccal_point *, int), int arg,
                         bool want_held, bool after)
@@ -435,7 +421,7 @@ static double median_of(const ics_ccal *c, bool (*pick)(const ics_ccal_point *, 
         double e = fabs((after ? p->after_us : p->before_us) / p->measured_us - 1);
         g_array_append_val(v, e);
     }
-    double m = median(v);
+    double m = ics_calib__median(v);
     g_array_free(v, TRUE);
     return m;
 }

@@ -103,12 +103,7 @@ cJSON *ics_calib__compute_overrides(const ics_hw *hw, const ics_hw_compute *now,
 
 static cJSON *overlay(const ics_ccal *c, const char *path)
 {
-    cJSON *doc = cJSON_CreateObject();
-    char *base = ics_calib__relative_path(path, ics_hw_base_path(c->hw));
-    char *name = g_strdup_printf("%s (compute calibrated)", ics_hw_name(c->hw));
-    cJSON_AddStringToObject(doc, "kind", "calibration");
-    cJSON_AddStringToObject(doc, "name", name);
-    cJSON_AddStringToObject(doc, "base", base);
+    cJSON *doc = ics_calib__overlay_new(c->hw, path, "compute calibrated");
     carry_network(c, doc);
     ics_hw_compute final = c->loaded;
     bool force[ICS_CCAL_COUNT];
@@ -119,17 +114,8 @@ static cJSON *overlay(const ics_ccal *c, const char *path)
     cJSON *types = ics_calib__compute_overrides(c->hw, &final, force);
     if (types)
         cJSON_AddItemToObject(doc, "gpu_types", types);
-    cJSON *prov = cJSON_CreateObject();
-    cJSON_AddStringToObject(prov, "tool", "icsim calibrate");
-    cJSON_AddItemToObject(prov, "measurements", files(c));
-    cJSON_AddItemToObject(prov, "parameters", parameters(c));
-    cJSON *err = cJSON_CreateObject();
-    cJSON_AddItemToObject(err, "before", errors(c, false));
-    cJSON_AddItemToObject(err, "after", errors(c, true));
-    cJSON_AddItemToObject(prov, "median_abs_time_error", err);
-    cJSON_AddItemToObject(doc, "provenance", prov);
-    g_free(base);
-    g_free(name);
+    ics_calib__overlay_provenance(doc, NULL, files(c), parameters(c), errors(c, false),
+                                  errors(c, true));
     return doc;
 }
 

@@ -68,12 +68,21 @@ static void gemm_bwd(kern *k, double m, double n, double kk)
     gemm(k, kk, n, m);
 }
 
-/* A linear layer's backward: dX, and dW unless its weight is frozen (LoRA). */
+static void chunked_gemm(kern *k, double m, double n, double kk, int chunks, int lost);
+
+/* A linear layer's backward: dX by `dx` (gemm, or a userbuffers variant), and dW unless its
+ * weight is frozen (LoRA), on the SMs less `dw_lost`. */
+static void backward(kern *k, double m, double n, double kk,
+                     void (*dx)(kern *, double, double, double), int dw_lost)
+{
+    dx(k, m, kk, n);
+    if (!k->frozen)
+        chunked_gemm(k, kk, n, m, 1, dw_lost);
+}
+
 static void linear_bwd(kern *k, double m, double n, double kk)
 {
-    gemm(k, m, kk, n);
-    if (!k->frozen)
-        gemm(k, kk, n, m);
+    backward(k, m, n, kk, gemm, 0);
 }
 
 /* A LoRA adapter beside a frozen linear layer of in x out on this rank: X . A (in x r) then
@@ -236,9 +245,7 @@ static void gemm_rs(kern *k, double m, double n, double kk)
  * fc2's): the data gradient ring-exchanged like gemm_ag, the weight gradient whole. */
 static void linear_bwd_ag(kern *k, double m, double n, double kk)
 {
-    gemm_ag(k, m, kk, n);
-    if (!k->frozen)
-        gemm(k, kk, n, m);
+    backward(k, m, n, kk, gemm_ag, 0);
 }
 
 /* The QKV's and fc1's backward: the data gradient beside a bulk all-gather of the layer's input
@@ -247,9 +254,7 @@ static void linear_bwd_ag(kern *k, double m, double n, double kk)
  * configurations give it 2-24). */
 static void linear_bwd_rs(kern *k, double m, double n, double kk)
 {
-    gemm(k, m, kk, n);
-    if (!k->frozen)
-        chunked_gemm(k, kk, n, m, 1, k->tp_overlap ? UB_RS_SMS : 0);
+    backward(k, m, n, kk, gemm, k->tp_overlap ? UB_RS_SMS : 0);
 }
 
 static void attn_block(kern *k, bool fwd)
