@@ -68,6 +68,13 @@ static void test_catalog(void)
     g_assert_cmpfloat(ics_model_head_dim(qw), ==, 128);
     g_assert_cmpfloat(fabs(ics_model_params(qw) / 1e9 - 30.5), <=, 0.05);
     g_assert_cmpfloat(fabs(ics_model_active_params(qw) / 3.3e9 - 1), <, 0.02);
+    /* Qwen3-235B-A22B: 235B and 22B active in the report (both rounded) */
+    const ics_model *big = ics_model_find(c, "qwen3-235b-a22b");
+    g_assert_nonnull(big);
+    g_test_message("qwen3-235b-a22b: %.2fB, %.2fB active", ics_model_params(big) / 1e9,
+                   ics_model_active_params(big) / 1e9);
+    g_assert_cmpfloat(fabs(ics_model_params(big) / 235e9 - 1), <, 0.005);
+    g_assert_cmpfloat(fabs(ics_model_active_params(big) / 22e9 - 1), <, 0.03);
     /* gpt-oss-120b: 116.83B in the model card, and 5.13B active, which counts the output layer
      * but not the embedding (201088 x 2880 = 0.58B) */
     const ics_model *oss = ics_model_find(c, "gpt-oss-120b");
@@ -230,6 +237,24 @@ static void test_layout_errors(void)
     l.ep = 3;
     expect_layout_refused(&m, &l, "ep: expected a divisor of the experts (8) and of dp (8), got 3");
     l = moe_layout();
+    l.dp = 4;
+    l.gbs = 8;
+    l.ep = 8; /* fits tp x dp, not dp alone: only with etp 1 */
+    expect_layout_refused(&m, &l, "ep: expected a divisor of the experts (8) and of dp (4), got 8");
+    l.etp = 1;
+    GError *err = NULL;
+    g_assert_true(ics_layout_check(&l, &m, &err));
+    l.ep = 16;
+    expect_layout_refused(&m, &l, "ep: expected a divisor of the experts (8) and of tp x dp");
+    l = moe_layout();
+    l.tp = 4;
+    l.etp = 2;
+    expect_layout_refused(&m, &l, "etp: expected 1 or tp (4)");
+    l = moe_layout();
+    l.etp = 1;
+    l.cp = 2;
+    expect_layout_refused(&m, &l, "etp: expected tp (2) with context parallelism");
+    l = moe_layout();
     l.sp = false;
     expect_layout_refused(&m, &l, "expected sequence parallelism with tp > 1 and experts");
     l = moe_layout();
@@ -248,17 +273,73 @@ static void test_layout_errors(void)
     expect_layout_refused(&longer, &l, "the token dispatch of one MoE layer");
     ics_model bad = small_moe();
     bad.moe.topk = 9;
-    GError *err = NULL;
     g_assert_false(ics_model_check(&bad, &err));
     g_assert_nonnull(strstr(err->message, "moe.topk: expected an integer in 1..8, got 9"));
     g_error_free(err);
 }
 
-/* A folded trace (one rank per symmetric set) replays to the unfolded step time. */
+/* Expert tensor parallelism 1 (Megatron-Core's MoE parallel folding): ep 8 over tp 2 x dp 4,
+ * so each expert-parallel group takes both tp ranks of 4 dp ranks, in the expert rank order
+ * (tp innermost); no tensor-parallel gather around the experts, each rank dispatching its own
+ * sequence shard; experts whole on a rank, their gradients reduced over the 2 ranks (of the
+ * stage's 8 x 2) holding the same ones; memory counts whole experts sharded over that edp. */
+static void test_folded_experts(void)
+{
+    ics_hw *hw = load_hw("dgx-h100.json", 0);
+    ics_model m = small_moe();
+    ics_layout l = moe_layout();
+    l.ep = 8;
+    l.etp = 1;
+    GError *err = NULL;
+    g_assert_true(ics_layout_check(&l, &m, &err));
+    g_assert_cmpint(ics_layout_edp(&l), ==, 2);
+    ics_trace *tr = build(&m, &l, gpu_of(hw));
+    uint64_t copies = (uint64_t)1024 / 2 * 2 * 1024 * 2; /* s / tp x topk x h x 2 B */
+    double expert_grads = 0;
+    int a2a = 0;
+    for (int i = 0; i < ics_trace_nops(tr, 0); i++) {
+        const ics_trace_op *op = ics_trace_get_op(tr, 0, i);
+        int n;
+        if (op->kind != ICS_TOP_COLL)
+            continue;
+        const int *ranks = comm_of(tr, op, &n);
+        if (op->cat == ICS_CAT_EP) {
+            a2a++;
+            g_assert_cmpuint(op->coll.size_bytes, ==, copies);
+            g_assert_cmpint(n, ==, 8);
+            for (int k = 0; k < n; k++) /* expert rank k: tp rank k % 2 of dp rank k / 2 */
+                g_assert_cmpint(ranks[k], ==, ics_layout_rank(&l, k % 2, 0, k / 2));
+        } else if (op->cat == ICS_CAT_DP && g_str_has_prefix(op->name, "ep.dp.")) {
+            g_assert_cmpint(n, ==, 2);
+            g_assert_cmpint(ranks[1], ==, ics_layout_rank(&l, 0, 0, 4)); /* q = 8 */
+            expert_grads += (double)op->coll.size_bytes;
+        } else if (op->cat == ICS_CAT_TP) {
+            g_assert_cmpuint(op->coll.size_bytes, !=, copies * 2); /* no experts' gather */
+        }
+    }
+    g_assert_cmpint(a2a, ==, 4 * 2 * 4); /* per MoE layer and micro-batch */
+    double rep, shared, expert;
+    ics_model_moe_params(&m, &rep, &shared, &expert);
+    /* 4 MoE layers x 1 expert per rank, whole, in fp32 gradients */
+    g_assert_cmpfloat(fabs(expert_grads - 4.0 * 4 * 1 * expert), <, 1);
+    l.dist_opt = true;
+    ics_memory mem;
+    ics_memory_of_stage(&m, &l, 0, &mem);
+    g_assert_cmpfloat(fabs(mem.optimizer - 12 * (mem.params / 8 + 4 * expert / 2)), <, 1);
+    ics_trace_free(tr);
+    ics_hw_free(hw);
+}
+
+/* A folded trace (one rank per symmetric set) replays to the unfolded step time, with either
+ * expert tensor parallelism. */
 static void test_fold(void)
 {
     ics_model m = small_moe();
     expect_fold_equal("superpod-h100-ndr.json", 2, &m, moe_layout());
+    ics_layout l = moe_layout();
+    l.ep = 8;
+    l.etp = 1;
+    expect_fold_equal("superpod-h100-ndr.json", 2, &m, l);
 }
 
 int main(int argc, char **argv)
@@ -270,6 +351,7 @@ int main(int argc, char **argv)
     g_test_add_func("/moe/memory", test_memory);
     g_test_add_func("/moe/memory-peak", test_memory_peak);
     g_test_add_func("/moe/layout-errors", test_layout_errors);
+    g_test_add_func("/moe/folded-experts", test_folded_experts);
     g_test_add_func("/moe/fold", test_fold);
     return g_test_run();
 }

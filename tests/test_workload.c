@@ -34,15 +34,15 @@ static void test_catalog(void)
     const struct {
         const char *name;
         double params_b, half_unit;
-    } want[] = {{"gpt3-175b", 175.0, 0.5},      {"gpt-1.7b", 1.7, 0.05},
-                {"gpt-3.6b", 3.6, 0.05},        {"gpt-7.5b", 7.5, 0.05},
-                {"gpt-18b", 18.4, 0.05},        {"gpt-39b", 39.1, 0.05},
-                {"gpt-76b", 76.1, 0.05},        {"gpt-145b", 145.6, 0.05},
-                {"gpt-310b", 310.1, 0.05},      {"gpt-530b", 529.6, 0.05},
-                {"gpt-1t", 1008.0, 0.05},       {"llama2-70b", 68.98, 0.005},
-                {"llama3-8b", 8.03, 0.005},     {"llama3-70b", 70.55, 0.005},
-                {"llama3-405b", 405.85, 0.005}, {"mixtral-8x7b", 46.7, 0.05},
-                {"gpt-oss-120b", 116.83, 0.005}};
+    } want[] = {{"gpt3-175b", 175.0, 0.5},       {"gpt-1.7b", 1.7, 0.05},
+                {"gpt-3.6b", 3.6, 0.05},         {"gpt-7.5b", 7.5, 0.05},
+                {"gpt-18b", 18.4, 0.05},         {"gpt-39b", 39.1, 0.05},
+                {"gpt-76b", 76.1, 0.05},         {"gpt-145b", 145.6, 0.05},
+                {"gpt-310b", 310.1, 0.05},       {"gpt-530b", 529.6, 0.05},
+                {"gpt-1t", 1008.0, 0.05},        {"llama2-70b", 68.98, 0.005},
+                {"llama3-8b", 8.03, 0.005},      {"llama3-70b", 70.55, 0.005},
+                {"llama3-405b", 405.85, 0.005},  {"mixtral-8x7b", 46.7, 0.05},
+                {"gpt-oss-120b", 116.83, 0.005}, {"qwen3-235b-a22b", 235.0, 0.5}};
     /* and deepseek-v3, whose attention is approximated, and qwen3-30b-a3b (test_moe.c) */
     g_assert_cmpint(ics_model_count(c), ==, G_N_ELEMENTS(want) + 2);
     for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {

@@ -81,9 +81,13 @@ static const ics_model *model_of(const ics_model_catalog *cat, const char *name)
 {
     static const struct {
         const char *prefix, *model;
-    } names[] = {{"LLAMA3_8B", "llama3-8b"},         {"LLAMA3_70B", "llama3-70b"},
-                 {"LLAMA3.1_405B", "llama3-405b"},   {"DeepSeekV3", "deepseek-v3"},
-                 {"Qwen3_30B_a3B", "qwen3-30b-a3b"}, {"GPT OSS 120B", "gpt-oss-120b"}};
+    } names[] = {{"LLAMA3_8B", "llama3-8b"},
+                 {"LLAMA3_70B", "llama3-70b"},
+                 {"LLAMA3.1_405B", "llama3-405b"},
+                 {"DeepSeekV3", "deepseek-v3"},
+                 {"Qwen3_30B_a3B", "qwen3-30b-a3b"},
+                 {"GPT OSS 120B", "gpt-oss-120b"},
+                 {"Qwen3_235B_a22B", "qwen3-235b-a22b"}};
     for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
         if (g_str_has_prefix(name, names[i].prefix))
             return ics_model_find(cat, names[i].model);
@@ -104,6 +108,10 @@ static ics_layout layout_of(const bridge_row *r, const ics_model *m)
     l.cp = r->cp;
     l.vp = MAX(r->vp, 1);
     l.ep = MAX(r->ep, 1);
+    /* the table gives no expert tensor parallelism: Megatron-Core's default (tp) where the
+     * expert-parallel groups fit in dp, else they must take in the tp ranks: 1 (MoE parallel
+     * folding, as the large MoE recipes run) */
+    l.etp = r->tp > 1 && l.ep > 1 && MAX(1, r->gpus / MAX(1, r->tp * r->pp * r->cp)) % l.ep ? 1 : 0;
     l.dp = MAX(1, r->gpus / MAX(1, r->tp * r->pp * r->cp));
     l.mbs = r->mbs;
     l.gbs = r->gbs;

@@ -15,8 +15,8 @@
 /* The options as given: strings, NULL when not given (cli_common.h says why numbers are text). */
 typedef struct {
     char *system, *model, *models, *recompute, *dtype, *placement, *attention, *grad_dtype;
-    char *trace_out, *nodes, *bucket_mb, *fsdp_shard, *first_layers, *last_layers, *ep, *capacity,
-        *cp, *lora, *packed, *rec_layers;
+    char *trace_out, *nodes, *bucket_mb, *fsdp_shard, *first_layers, *last_layers, *ep, *etp,
+        *capacity, *cp, *lora, *packed, *rec_layers;
     char *model_text[ICS_MODEL_FIELD_COUNT];  /* --layers ...; kv_heads is never an option */
     char *layout_text[ICS_LAYOUT_INT_FIELDS]; /* --tp ... --gbs */
     gboolean sp, dist_opt, zero2, no_overlap, no_fold, ignore_memory, tp_comm_overlap;
@@ -136,6 +136,7 @@ static bool layout_numbers(ics_cli_train_job *j)
         !ics_cli_int_in("--decoder-last-pipeline-num-layers", j->a.last_layers, 1, 1 << 20,
                         &l->last_layers, &err) ||
         !ics_cli_int_in("--expert-model-parallel-size", j->a.ep, 1, 1 << 16, &l->ep, &err) ||
+        !ics_cli_int_in("--expert-tensor-parallel-size", j->a.etp, 1, 1 << 16, &l->etp, &err) ||
         !ics_cli_int_in("--context-parallel-size", j->a.cp, 1, 1 << 16, &l->cp, &err) ||
         !ics_cli_int_in("--lora-rank", j->a.lora, 1, 1 << 22, &l->lora_rank, &err) ||
         !ics_cli_int_in("--recompute-num-layers", j->a.rec_layers, 1, 1 << 20, &l->recompute_layers,
@@ -324,11 +325,11 @@ void ics_cli_train_job_free(ics_cli_train_job *j)
     ics_model_catalog_free(j->cat);
     ics_train_scenario_clear(&j->s);
     ics_cli_step_args_clear(&a->step);
-    char **strs[] = {&a->system,       &a->model,       &a->models,    &a->recompute,
-                     &a->dtype,        &a->placement,   &a->attention, &a->grad_dtype,
-                     &a->trace_out,    &a->nodes,       &a->bucket_mb, &a->fsdp_shard,
-                     &a->first_layers, &a->last_layers, &a->ep,        &a->capacity,
-                     &a->cp,           &a->lora,        &a->packed,    &a->rec_layers};
+    char **strs[] = {&a->system,    &a->model,      &a->models,       &a->recompute,   &a->dtype,
+                     &a->placement, &a->attention,  &a->grad_dtype,   &a->trace_out,   &a->nodes,
+                     &a->bucket_mb, &a->fsdp_shard, &a->first_layers, &a->last_layers, &a->ep,
+                     &a->etp,       &a->capacity,   &a->cp,           &a->lora,        &a->packed,
+                     &a->rec_layers};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_free(*strs[i]);
     for (int f = 0; f < ICS_MODEL_FIELD_COUNT; f++) {
@@ -388,6 +389,11 @@ int ics_cli_train_prepare(int argc, char **argv, bool help, ics_cli_train_job **
          "expert parallelism of a MoE model: experts over groups of N dp ranks (Megatron-Core)",
          "N"},
         {"ep", 0, 0, G_OPTION_ARG_STRING, &a->ep, "the same, short", "N"},
+        {"expert-tensor-parallel-size", 0, 0, G_OPTION_ARG_STRING, &a->etp,
+         "tensor parallelism of the experts: tp (default: split like the MLP) or 1 (whole, the tp "
+         "ranks joining expert parallelism; Megatron-Core's MoE parallel folding)",
+         "N"},
+        {"etp", 0, 0, G_OPTION_ARG_STRING, &a->etp, "the same, short", "N"},
         {"context-parallel-size", 0, 0, G_OPTION_ARG_STRING, &a->cp,
          "context parallelism: the sequence over N ranks, K and V around their ring "
          "(Megatron-Core)",

@@ -36,6 +36,16 @@ ics_layout ics_layout_defaults(void)
                         .attention = ICS_ATTN_FLASH};
 }
 
+int ics_layout_etp(const ics_layout *l)
+{
+    return l->etp > 0 ? l->etp : l->tp;
+}
+
+int ics_layout_edp(const ics_layout *l)
+{
+    return l->tp * l->dp / (l->ep * ics_layout_etp(l));
+}
+
 int ics_layout_world(const ics_layout *l)
 {
     return l->tp * l->cp * l->pp * l->dp;
@@ -426,8 +436,11 @@ static bool check_options(const ics_layout *l, const ics_model *m, namer *nm, GE
  * data-parallel ranks (expert data parallelism is dp / ep), experts split evenly over them,
  * expert weights split over tensor parallelism like the dense MLP's, and tensor parallelism
  * with experts needs sequence parallelism (the token dispatcher works on the sequence shards).
- * FSDP and the overlapped parameter gather are not modelled with experts: refused, not
- * ignored. */
+ * With etp = 1 (MoE parallel folding) the expert side of a stage's tp x dp ranks is laid out
+ * apart from the dense side, tp innermost: rank q = dp rank x tp + tp rank is expert-parallel
+ * rank q mod ep of expert-data-parallel group q / ep, so ep x etp must divide tp x dp. Other etp
+ * (a part of tp) and folding with context parallelism are not modelled: refused. FSDP and the
+ * overlapped parameter gather are not modelled with experts: refused, not ignored. */
 static bool check_experts(const ics_layout *l, const ics_model *m, namer *nm, GError **error)
 {
     const ics_moe *e = &m->moe;
@@ -439,18 +452,34 @@ static bool check_experts(const ics_layout *l, const ics_model *m, namer *nm, GE
                     "layout: moe_capacity_factor: expected 0 (dropless) or 1..64, got %g",
                     l->moe_capacity);
     if (e->experts == 0) {
-        if (l->ep > 1 || l->moe_capacity > 0)
+        if (l->ep > 1 || l->etp > 0 || l->moe_capacity > 0)
             return fail(error, ICS_ERROR_INPUT,
                         "layout: %s: expected a mixture-of-experts model with it (models.json's "
                         "\"moe\"), got dense model %s",
-                        l->ep > 1 ? "ep" : "moe_capacity_factor", m->name);
+                        l->ep > 1    ? "ep"
+                        : l->etp > 0 ? "etp"
+                                     : "moe_capacity_factor",
+                        m->name);
         return true;
     }
-    if (e->experts % l->ep || l->dp % l->ep)
+    if (!(l->etp == 0 || l->etp == 1 || l->etp == l->tp))
         return fail(error, ICS_ERROR_INPUT,
-                    "layout: ep: expected a divisor of the experts (%d) and of dp (%d), got %d",
-                    e->experts, l->dp, l->ep);
-    if (e->ffn % l->tp || e->shared_ffn % l->tp)
+                    "layout: etp: expected 1 or tp (%d) (icsim models experts whole on a rank or "
+                    "split like the dense MLP), got %d",
+                    l->tp, l->etp);
+    bool folded = ics_layout_etp(l) < l->tp;
+    if (folded && l->cp > 1)
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: etp: expected tp (%d) with context parallelism (folding the cp ranks "
+                    "into expert parallelism is not modelled), got %d",
+                    l->tp, l->etp);
+    if (e->experts % l->ep || (folded ? l->tp * l->dp : l->dp) % l->ep)
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: ep: expected a divisor of the experts (%d) and of %s (%d), got %d",
+                    e->experts, folded ? "tp x dp with etp 1" : "dp",
+                    folded ? l->tp * l->dp : l->dp, l->ep);
+    int etp = ics_layout_etp(l);
+    if (e->ffn % etp || e->shared_ffn % l->tp)
         return fail(error, ICS_ERROR_INPUT,
                     "%s: expected a divisor of moe.ffn (%d) and moe.shared_ffn (%d), got %d",
                     name_of(nm, ICS_LAYOUT_TP), e->ffn, e->shared_ffn, l->tp);

@@ -85,11 +85,16 @@ typedef struct {
     int packed_len; /* packed sequences: each sequence holds samples of this mean length and
                        attention stays inside a sample (Megatron's packed THD format); 0: one
                        sample a sequence */
-    int cp; /* context parallelism (Megatron-Core's --context-parallel-size): the sequence split
-               over cp ranks, attention's K and V passed around their ring (docs/workload.md) */
-    int ep; /* expert parallelism (MoE models): each expert's weights on one of ep
-               data-parallel ranks in turn, tokens dispatched to them by all-to-all
-               (Megatron-Core's --expert-model-parallel-size; docs/workload.md) */
+    int cp;  /* context parallelism (Megatron-Core's --context-parallel-size): the sequence split
+                over cp ranks, attention's K and V passed around their ring (docs/workload.md) */
+    int ep;  /* expert parallelism (MoE models): each expert's weights on one of ep
+                data-parallel ranks in turn, tokens dispatched to them by all-to-all
+                (Megatron-Core's --expert-model-parallel-size; docs/workload.md) */
+    int etp; /* expert tensor parallelism (--expert-tensor-parallel-size): 0 takes tp, the
+                default (experts split over tp like the dense MLP, EP groups inside dp); 1 keeps
+                each expert whole on its rank and folds the tp ranks into the expert-parallel
+                groups (Megatron-Core's "MoE parallel folding"): ep x etp ranks of a stage's
+                tp x dp, tp innermost (ics_layout_etp) */
     double moe_capacity; /* Megatron-Core's --moe-expert-capacity-factor with its inputs padded
                             to capacity: each expert takes capacity x its balanced share of
                             tokens; 0: dropless (the balanced share) */
@@ -132,7 +137,8 @@ bool ics_layout_check_bucket_mb(double mb, const char *name, GError **error);
 ics_layout ics_layout_defaults(void);
 
 /* Whether the layout fits the model: sizes >= 1; heads, kv_heads and ffn divisible by tp;
- * experts by ep, dp by ep, a MoE model's expert widths by tp and sequence parallelism with
+ * experts by ep, dp by ep (or tp x dp by ep with etp = 1), a MoE model's expert widths by etp
+ * and sequence parallelism with
  * tp > 1 (Megatron-Core's rules), no FSDP or overlapped parameter gather with experts;
  * layers by pp x vp; gbs by mbs x dp; interleaving needs pp >= 2 and micro-batches divisible by
  * pp (Megatron's rules). On failure false and sets *error saying what to change (ICS_ERROR_INPUT,
@@ -145,6 +151,11 @@ bool ics_layout_check_named(const ics_layout *l, const ics_model *m,
                             const char *const names[ICS_LAYOUT_FIELD_COUNT], GError **error);
 
 int ics_layout_world(const ics_layout *l); /* tp x cp x pp x dp */
+/* The expert tensor parallelism in effect: etp, or tp where it is 0. */
+int ics_layout_etp(const ics_layout *l);
+/* Expert data parallelism: the ranks of a stage holding the same experts, tp x dp / (ep x etp)
+ * (dp / ep with the default etp = tp). */
+int ics_layout_edp(const ics_layout *l);
 /* Transformer layers on pipeline stage `stage` of a checked layout: layers / pp, or with
  * first_layers / last_layers those on the edge stages and the rest evenly in between. */
 int ics_layout_stage_layers(const ics_layout *l, const ics_model *m, int stage);

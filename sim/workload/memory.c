@@ -59,9 +59,9 @@ double ics_memory_layer_activations(const ics_model *m, const ics_layout *l)
 
 /* A MoE layer's activations in place of the dense MLP's (Megatron-Core's MoE layer, balanced
  * routing): the MLP norm's input and output as a dense layer's, the router's fp32 scores, the
- * permuted token copies (topk x capacity per token) the rank dispatched and, gathered over tp,
- * those its experts run with their fc1 and activation outputs, and the shared experts' like a
- * dense MLP's. */
+ * permuted token copies (topk x capacity per token) the rank dispatched and, gathered over tp
+ * (with etp = 1: its own), those its experts run with their fc1 and activation outputs, and the
+ * shared experts' like a dense MLP's. */
 static double moe_mlp_activations(const ics_model *m, const ics_layout *l)
 {
     double s = m->seq, b = l->mbs, h = m->hidden, t = l->tp, e = ics_layout_act_bytes(l);
@@ -69,7 +69,8 @@ static double moe_mlp_activations(const ics_model *m, const ics_layout *l)
     double fe = m->moe.ffn, fs = m->moe.shared_ffn, glu = m->act == ICS_ACT_SWIGLU ? 2 : 1;
     double norm = 2 * e * s * b * h / sp, scores = 4 * s * b * m->moe.experts / sp;
     double dispatched = e * s * b * copies * h / sp;
-    double gathered = e * s * b * copies * (h + (glu * fe + fe) / t);
+    double etp = ics_layout_etp(l), run = etp < t ? 1 / sp : 1;
+    double gathered = e * s * b * copies * run * (h + (glu * fe + fe) / etp);
     double shared = fs > 0 ? e * s * b * (h + (glu * fs + fs) / t) : 0;
     return norm + scores + dispatched + gathered + shared;
 }
@@ -127,7 +128,7 @@ static double stage_params(const ics_model *m, const ics_layout *l, int stage, d
         }
         /* attention, the router and norm, the shared experts, and the experts of its ep rank */
         p += ash / l->tp + arep + mrep + shared / l->tp;
-        *experts += (double)(m->moe.experts / l->ep) * expert / l->tp;
+        *experts += (double)(m->moe.experts / l->ep) * expert / ics_layout_etp(l);
     }
     if (stage == 0)
         p += word / l->tp + pos;
@@ -146,7 +147,7 @@ static int communicators(const ics_model *m, const ics_layout *l)
 {
     bool hsdp = l->fsdp && l->fsdp_shard > 0 && l->fsdp_shard < l->dp;
     return (l->tp > 1) + (l->pp > 1) + (l->dp > 1) + (hsdp ? 2 : 0) + (l->ep > 1) +
-           (m->moe.experts > 0 && l->dp > l->ep) /* expert parallel, expert data parallel */ +
+           (m->moe.experts > 0 && ics_layout_edp(l) > 1) /* expert parallel, expert dp */ +
            (l->cp > 1); /* the context-parallel ring */
 }
 
@@ -181,7 +182,7 @@ void ics_memory_of_stage(const ics_model *m, const ics_layout *l, int stage, ics
     out->optimizer = OPTIMIZER_BYTES * (out->params / (l->fsdp       ? shard
                                                        : l->dist_opt ? l->dp * l->cp
                                                                      : 1) +
-                                        experts / (l->dist_opt ? l->dp / l->ep : 1));
+                                        experts / (l->dist_opt ? ics_layout_edp(l) : 1));
     if (l->lora_rank > 0) {
         /* LoRA: the base (frozen) weights held in 16 bits, and the adapters (this rank's 1/tp)
          * with their gradients and optimizer state, the only ones trained */
@@ -198,7 +199,7 @@ void ics_memory_of_stage(const ics_model *m, const ics_layout *l, int stage, ics
          * gradient term 2 Psi becomes 2 Psi / Nd) */
         double bucket = MIN((double)ics_layout_bucket_params(l), out->params + experts);
         out->grads = ics_layout_grad_bytes(l) *
-                     (out->params / (l->dp * l->cp) + experts / (l->dp / l->ep) + bucket);
+                     (out->params / (l->dp * l->cp) + experts / ics_layout_edp(l) + bucket);
     }
     if (l->fsdp && shard > 1) {
         /* FSDP keeps the shard, and whole only the unit it runs and the one it prefetches, and

@@ -126,6 +126,7 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
                                        "fsdp",
                                        "fsdp_shard",
                                        "ep",
+                                       "etp",
                                        "cp",
                                        "lora_rank",
                                        "recompute_num_layers",
@@ -166,9 +167,11 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
         int64_t shard;
         if (ics_jr_int(r, o, "fsdp_shard", false, 2, 1 << 16, &shard))
             l->fsdp_shard = (int)shard;
-        int64_t ep, cp;
+        int64_t ep, etp, cp;
         if (ics_jr_int(r, o, "ep", false, 1, 1 << 16, &ep))
             l->ep = (int)ep;
+        if (ics_jr_int(r, o, "etp", false, 1, 1 << 16, &etp))
+            l->etp = (int)etp;
         if (ics_jr_int(r, o, "cp", false, 1, 1 << 16, &cp))
             l->cp = (int)cp;
         int64_t lora, packed, rec_layers;

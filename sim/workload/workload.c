@@ -791,7 +791,8 @@ static void make_hsdp_comms(ics_wl *w, int *ranks)
 static void make_comms(ics_wl *w)
 {
     const ics_layout *l = w->l;
-    int *ranks = g_new(int, MAX(MAX(w->t, w->d * w->c), 2));
+    /* the largest group: tp, dp x cp, or an expert group of the stage's tp x dp */
+    int *ranks = g_new(int, MAX(MAX(w->t, w->d * w->c), MAX(w->t * w->d, 2)));
     if (w->t > 1) { /* per (replica, stage, context rank) */
         w->tp_comm = g_new(int, w->p * w->d * w->c);
         for (int dr = 0; dr < w->d; dr++)
@@ -913,7 +914,7 @@ static void setup(ics_wl *w, const ics_model *m, const ics_layout *l, const ics_
                               .reduce_scatter = "dp.reduce_scatter",
                               .all_gather = "dp.all_gather"};
     w->expert = (ics_wl_grads){.comm = -1,
-                               .size = l->dp / l->ep,
+                               .size = ics_layout_edp(l),
                                .all_reduce = "ep.dp.all_reduce",
                                .reduce_scatter = "ep.dp.reduce_scatter",
                                .all_gather = "ep.dp.all_gather"};

@@ -316,12 +316,24 @@ static void mlp_block(kern *k, bool fwd)
 
 /* ---- mixture of experts (workload_moe.c) ---- */
 
-/* `groups` GEMMs of one shape in one kernel (a grouped GEMM, as Megatron-Core's TEGroupedMLP
- * and GroupedMLP run the rank's experts): the tiles are each expert's, the launch is one. */
+/* Transformer Engine's compute streams (transformer_engine/common/util/multi_stream.cpp:
+ * get_num_compute_streams() is a constant 4). */
+#define TE_COMPUTE_STREAMS 4
+
+/* `groups` GEMMs of one shape, one per expert, as Megatron-Core's TEGroupedMLP runs the rank's
+ * experts: TE's GroupedLinear (general_grouped_gemm -> multi_stream_cublas_gemm) launches one
+ * cuBLAS GEMM per expert, expert i on compute stream i mod 4. So at most 4 experts' GEMMs run
+ * at once: the GEMMs go in rounds of up to 4, the tiles of a round sharing the SMs (a round of
+ * small per-expert GEMMs fills one wave, and the next round waits for it), each GEMM its own
+ * launch. (TE's CUTLASS grouped kernel, one launch for all experts, is opt-in on Hopper with
+ * NVTE_USE_CUTLASS_GROUPED_GEMM and bf16 only; FP8 always takes this path.) */
 static void grouped(kern *k, double groups, double m, double n, double kk)
 {
-    add(k, ICS_WORK_GEMM, k->gemm_dtype, groups * 2 * m * n * kk,
-        groups * ((m * kk + kk * n) * k->gemm_in_bytes + m * n * k->act), groups, m, n, kk);
+    for (double left = groups; left > 0; left -= TE_COMPUTE_STREAMS) {
+        double r = MIN(left, TE_COMPUTE_STREAMS);
+        add(k, ICS_WORK_GEMM, k->gemm_dtype, r * 2 * m * n * kk,
+            r * ((m * kk + kk * n) * k->gemm_in_bytes + m * n * k->act), r, m, n, kk);
+    }
 }
 
 static void grouped_bwd(kern *k, double groups, double m, double n, double kk)
@@ -440,13 +452,15 @@ static kern kern_of(const ics_model *m, const ics_layout *l, const ics_hw_gpu_ty
     k.tp_overlap = l->tp_comm_overlap && l->sp && t > 1;
     if (m->moe.experts > 0) {
         /* balanced routing: each rank's experts get topk x its group's tokens / experts each
-         * (padded to capacity x that with a capacity factor), gathered over tp */
+         * (padded to capacity x that with a capacity factor), gathered over tp; with etp = 1
+         * each rank keeps its own sequence shard's and its experts whole */
         double cf = l->moe_capacity > 0 ? l->moe_capacity : 1;
+        int etp = ics_layout_etp(l);
         k.experts = m->moe.experts;
         k.local_experts = (double)m->moe.experts / l->ep;
         k.topk_copies = m->moe.topk * cf;
-        k.Tx = k.T * k.topk_copies;
-        k.moe_ffn = (double)m->moe.ffn / t;
+        k.Tx = (etp < t ? k.Te : k.T) * k.topk_copies;
+        k.moe_ffn = (double)m->moe.ffn / etp;
         k.shared_ffn = (double)m->moe.shared_ffn / t;
     }
     return k;

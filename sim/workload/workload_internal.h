@@ -87,10 +87,11 @@ struct ics_wl {
     double attn_params, mlp_params, embed_params, head_params; /* per rank */
     int *tp_comm, *dp_comm, *emb_comm;                         /* -1: none */
     /* mixture of experts (workload_moe.c): per rank, one MoE layer's replicated part (router,
-     * norm), shared experts and routed experts; expert-parallel and expert-data-parallel
-     * groups, per (tp, stage) x dp / ep and x ep */
+     * norm), shared experts and routed experts; expert tensor parallelism (etp: tp, or 1);
+     * expert-parallel and expert-data-parallel groups, per stage x (edp x etp) and x (ep x
+     * etp) */
     double moe_rep_params, moe_shared_params, moe_expert_params;
-    int ep, *ep_comm, *edp_comm;
+    int ep, etp, *ep_comm, *edp_comm;
     int epc, edpc;  /* the rank's, or -1 */
     int layer0;     /* the global index of the chunk's first layer being written */
     int c, cpr;     /* context parallelism: cp, and the rank's index in its ring */
@@ -103,7 +104,7 @@ struct ics_wl {
     int pending_recv;    /* a recv the next compute-stream op waits for, or -1 */
     int last_dp;         /* its last op on the dp stream, or -1 */
     ics_wl_grads dense;  /* gradients reduced over dp (all but the experts') */
-    ics_wl_grads expert; /* the experts', reduced over expert data parallelism (dp / ep) */
+    ics_wl_grads expert; /* the experts', reduced over expert data parallelism (edp) */
     /* --overlap-param-gather: the buckets' parameter all-gathers in the order the first
      * micro-batch's forward needs them (params_gathered), the ops issued, how many are */
     GArray *gather;   /* double: parameters of each bucket, in forward order */

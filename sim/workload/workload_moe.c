@@ -15,6 +15,10 @@
  *             expert-data-parallel group (dp / ep ranks: the ranks holding the same experts),
  *             everything else's over dp.
  *
+ * With expert tensor parallelism 1 (Megatron-Core's MoE parallel folding, --etp 1) each expert
+ * is whole on its rank, the tp ranks join the expert-parallel groups, and the tensor-parallel
+ * gather and reduce-scatter around the experts go: each rank dispatches its own sequence shard.
+ *
  * Routing is taken as balanced: every expert gets its share of the tokens (topk x tokens /
  * experts), or with a capacity factor exactly capacity x that share (Megatron pads each expert's
  * input to capacity). The all-to-alls run on the compute stream, exposed, as Megatron runs them
@@ -29,47 +33,71 @@ static bool moe(const ics_wl *w)
 void ics_wl__moe_setup(ics_wl *w)
 {
     w->ep = w->l->ep;
+    w->etp = ics_layout_etp(w->l);
     if (!moe(w))
         return;
     double rep, shared, expert;
     ics_model_moe_params(w->m, &rep, &shared, &expert);
     w->moe_rep_params = rep;
     w->moe_shared_params = shared / w->t;
-    w->moe_expert_params = (double)(w->m->moe.experts / w->ep) * expert / w->t;
+    w->moe_expert_params = (double)(w->m->moe.experts / w->ep) * expert / w->etp;
 }
 
-/* Expert-parallel groups: ep consecutive data-parallel ranks (Megatron's order, expert
- * parallelism inside data parallelism), per (tp rank, stage); expert-data-parallel groups: the
- * ranks holding the same experts, one in every ep group. A folded trace makes only its
- * representative's (tp rank 0, dp rank 0). */
+/* The expert side of a stage (Megatron-Core's expert rank order, tp innermost): the stage's
+ * rank q = dp rank x tp + tp rank is expert-tp rank q mod etp, expert-parallel rank
+ * (q / etp) mod ep, in expert-data-parallel group q / (etp x ep). With etp = tp that is the
+ * classic order: the ep consecutive dp ranks of one tp rank. The rank of expert position
+ * (g, i, j) of stage s: */
+static int expert_rank(const ics_wl *w, int s, int g, int i, int j, int *tr, int *dr)
+{
+    int q = (g * w->ep + i) * w->etp + j;
+    *tr = q % w->t;
+    *dr = q / w->t;
+    return ics_layout_rank(w->l, *tr, s, *dr);
+}
+
+/* A group's name: its expert-tp index only where it names a tp rank (etp = tp). */
+static char *group_name(const ics_wl *w, const char *kind, int j, int s, char what, int k)
+{
+    if (w->etp == w->t)
+        return g_strdup_printf("%s.tp%d.pp%d.%c%d", kind, j, s, what, k);
+    return g_strdup_printf("%s.pp%d.%c%d", kind, s, what, k);
+}
+
+/* Expert-parallel groups: the ep ranks of one (edp group, expert-tp index); expert-data-parallel
+ * groups: the ranks holding the same experts, one of each edp group. Per stage. A folded trace
+ * makes only those of its representative (tp rank 0, dp rank 0: expert position 0, 0, 0). */
 void ics_wl__moe_comms(ics_wl *w, int *ranks)
 {
     if (!moe(w))
         return;
-    int groups = w->t * w->p, ng = w->d / w->ep;
-    w->ep_comm = g_new(int, groups *ng);
-    w->edp_comm = g_new(int, groups * w->ep);
-    for (int tr = 0; tr < w->t; tr++)
+    int edp = ics_layout_edp(w->l), etp = w->etp, tr, dr;
+    w->ep_comm = g_new(int, w->p *edp *etp);
+    w->edp_comm = g_new(int, w->p * w->ep * etp);
+    for (int j = 0; j < etp; j++) /* the order the groups were made in before etp */
         for (int s = 0; s < w->p; s++) {
-            int base = tr * w->p + s;
-            for (int gi = 0; gi < ng; gi++) {
-                w->ep_comm[base * ng + gi] = -1;
-                if (w->ep == 1 || ics_wl__mirrored(w, tr, gi * w->ep))
+            for (int g = 0; g < edp; g++) {
+                int *c = &w->ep_comm[(s * edp + g) * etp + j];
+                *c = -1;
+                expert_rank(w, s, g, 0, j, &tr, &dr);
+                if (w->ep == 1 || ics_wl__mirrored(w, tr, dr))
                     continue;
                 for (int i = 0; i < w->ep; i++)
-                    ranks[i] = ics_layout_rank(w->l, tr, s, gi * w->ep + i);
-                char *name = g_strdup_printf("ep.tp%d.pp%d.g%d", tr, s, gi);
-                w->ep_comm[base * ng + gi] = ics_trace_add_comm(w->trace, ranks, w->ep, name);
+                    ranks[i] = expert_rank(w, s, g, i, j, &tr, &dr);
+                char *name = group_name(w, "ep", j, s, 'g', g);
+                *c = ics_trace_add_comm(w->trace, ranks, w->ep, name);
                 g_free(name);
             }
-            for (int k = 0; k < w->ep; k++) {
-                w->edp_comm[base * w->ep + k] = -1;
-                if (ng == 1 || ics_wl__mirrored(w, tr, k))
+            for (int i = 0; i < w->ep; i++) {
+                int *c = &w->edp_comm[(s * w->ep + i) * etp + j];
+                *c = -1;
+                expert_rank(w, s, 0, i, j, &tr, &dr);
+                if (edp == 1 || ics_wl__mirrored(w, tr, dr))
                     continue;
-                for (int i = 0; i < ng; i++)
-                    ranks[i] = ics_layout_rank(w->l, tr, s, i * w->ep + k);
-                char *name = g_strdup_printf("ep.dp.tp%d.pp%d.e%d", tr, s, k);
-                w->edp_comm[base * w->ep + k] = ics_trace_add_comm(w->trace, ranks, ng, name);
+                for (int g = 0; g < edp; g++)
+                    ranks[g] = expert_rank(w, s, g, i, j, &tr, &dr);
+                char *name = group_name(w, "ep.dp", j, s, 'e', i);
+                *c = ics_trace_add_comm(w->trace, ranks, edp, name);
                 g_free(name);
             }
         }
@@ -80,9 +108,10 @@ void ics_wl__moe_rank(ics_wl *w)
     w->epc = w->edpc = -1;
     if (!moe(w))
         return;
-    int base = w->tpr * w->p + w->s;
-    w->epc = w->ep_comm[base * (w->d / w->ep) + w->dpr / w->ep];
-    w->edpc = w->edp_comm[base * w->ep + w->dpr % w->ep];
+    int q = w->dpr * w->t + w->tpr, edp = ics_layout_edp(w->l), etp = w->etp;
+    int j = q % etp, i = q / etp % w->ep, g = q / (etp * w->ep);
+    w->epc = w->ep_comm[(w->s * edp + g) * etp + j];
+    w->edpc = w->edp_comm[(w->s * w->ep + i) * etp + j];
     w->expert.comm = w->edpc;
 }
 
@@ -111,10 +140,12 @@ static void all_to_all(ics_wl *w, const char *name)
     ics_wl__on_compute(w, &op, -1);
 }
 
-/* The experts of the rank between their tensor-parallel gather and reduce-scatter; returns the
- * compute op. */
+/* The experts of the rank between their tensor-parallel gather and reduce-scatter (none with
+ * etp = 1: each expert whole, each rank's own tokens); returns the compute op. */
 static int experts(ics_wl *w, ics_wl_block b, const char *name)
 {
+    if (w->etp == 1)
+        return ics_wl__compute(w, b, name);
     uint64_t gathered = dispatch_bytes(w) * (uint64_t)w->t;
     ics_wl__tp_coll(w, ICS_COLL_ALL_GATHER, gathered, "tp.all_gather");
     int op = ics_wl__compute(w, b, name);
