@@ -44,6 +44,8 @@ int ics_wl__on_compute(ics_wl *w, ics_trace_op *op, int dep)
     return w->last_compute = ics_trace_add_op(w->trace, w->rank, op, deps, nd);
 }
 
+/* A compute op of its duration; its FLOPs and bytes are what it does (a trace counts bytes whole:
+ * shares of tokens and of the userbuffers' chunks leave fractions, rounded up). */
 static ics_trace_op compute_op(const ics_wl *w, const char *name, ics_time dur, double flops,
                                double bytes)
 {
@@ -53,7 +55,7 @@ static ics_trace_op compute_op(const ics_wl *w, const char *name, ics_time dur, 
                           .duration_ps = dur > 0 ? dur : 1,
                           .work = ICS_WORK_GEMM,
                           .flops = flops,
-                          .mem_bytes = bytes,
+                          .mem_bytes = ceil(bytes),
                           .dtype = w->l->dtype};
 }
 
