@@ -253,7 +253,7 @@ static void test_layout_errors(void)
     l = moe_layout();
     l.etp = 1;
     l.cp = 2;
-    expect_layout_refused(&m, &l, "etp: expected tp (2) with context parallelism");
+    expect_layout_refused(&m, &l, "cp: expected 1 with a mixture-of-experts model");
     l = moe_layout();
     l.sp = false;
     expect_layout_refused(&m, &l, "expected sequence parallelism with tp > 1 and experts");
@@ -293,6 +293,18 @@ static void test_folded_experts(void)
     GError *err = NULL;
     g_assert_true(ics_layout_check(&l, &m, &err));
     g_assert_cmpint(ics_layout_edp(&l), ==, 2);
+    /* the parallelism moves the math, it does not change it: a step's FLOPs are the same with
+     * etp 1, etp tp named, or the default */
+    ics_step_flops f1, f2, f0;
+    ics_workload_flops(&m, &l, &f1);
+    ics_layout named = l, dflt = l;
+    named.etp = named.tp;
+    dflt.etp = 0;
+    ics_workload_flops(&m, &named, &f2);
+    ics_workload_flops(&m, &dflt, &f0);
+    g_assert_cmpfloat(f1.model_flops, ==, f0.model_flops);
+    g_assert_cmpfloat(f2.model_flops, ==, f0.model_flops);
+    g_assert_cmpfloat(f2.hardware_flops, ==, f0.hardware_flops);
     ics_trace *tr = build(&m, &l, gpu_of(hw));
     uint64_t copies = (uint64_t)1024 / 2 * 2 * 1024 * 2; /* s / tp x topk x h x 2 B */
     double expert_grads = 0;

@@ -374,7 +374,7 @@ static int heap_top(an_net *n)
         an_res *x = &n->res[r];
         if (x->users == 0) {
             heap_remove(n, r);
-        } else if (x->key != x->sat) {
+        } else if (x->key < x->sat) { /* (a NaN level is taken as it is, never refreshed) */
             x->key = x->sat;
             heap_down(n, 0);
         } else {

@@ -439,8 +439,8 @@ static bool check_options(const ics_layout *l, const ics_model *m, namer *nm, GE
  * With etp = 1 (MoE parallel folding) the expert side of a stage's tp x dp ranks is laid out
  * apart from the dense side, tp innermost: rank q = dp rank x tp + tp rank is expert-parallel
  * rank q mod ep of expert-data-parallel group q / ep, so ep x etp must divide tp x dp. Other etp
- * (a part of tp) and folding with context parallelism are not modelled: refused. FSDP and the
- * overlapped parameter gather are not modelled with experts: refused, not ignored. */
+ * (a part of tp) are not modelled: refused (as context parallelism with experts is, below). FSDP
+ * and the overlapped parameter gather are not modelled with experts: refused, not ignored. */
 static bool check_experts(const ics_layout *l, const ics_model *m, namer *nm, GError **error)
 {
     const ics_moe *e = &m->moe;
@@ -468,16 +468,14 @@ static bool check_experts(const ics_layout *l, const ics_model *m, namer *nm, GE
                     "split like the dense MLP), got %d",
                     l->tp, l->etp);
     bool folded = ics_layout_etp(l) < l->tp;
-    if (folded && l->cp > 1)
-        return fail(error, ICS_ERROR_INPUT,
-                    "layout: etp: expected tp (%d) with context parallelism (folding the cp ranks "
-                    "into expert parallelism is not modelled), got %d",
-                    l->tp, l->etp);
     if (e->experts % l->ep || (folded ? l->tp * l->dp : l->dp) % l->ep)
         return fail(error, ICS_ERROR_INPUT,
-                    "layout: ep: expected a divisor of the experts (%d) and of %s (%d), got %d",
+                    "layout: ep: expected a divisor of the experts (%d) and of %s (%d), got %d%s",
                     e->experts, folded ? "tp x dp with etp 1" : "dp",
-                    folded ? l->tp * l->dp : l->dp, l->ep);
+                    folded ? l->tp * l->dp : l->dp, l->ep,
+                    !folded && l->tp > 1 && (l->tp * l->dp) % l->ep == 0
+                        ? " (with etp 1 it may divide tp x dp instead)"
+                        : "");
     int etp = ics_layout_etp(l);
     if (e->ffn % etp || e->shared_ffn % l->tp)
         return fail(error, ICS_ERROR_INPUT,

@@ -539,6 +539,7 @@ static void step_flops(const ics_model *m, const ics_layout *l, bool padded, dou
 {
     ics_layout whole = *l;
     whole.tp = 1;
+    whole.etp = 0; /* the experts whole too, whatever etp the layout named */
     whole.sp = false;
     whole.cp = 1;
     if (!padded)
