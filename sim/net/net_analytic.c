@@ -67,11 +67,12 @@ extern const ics_net_ops ics_net_analytic_ops;
 typedef struct an_xfer an_xfer;
 typedef struct an_net an_net;
 
+/* (Fields in this order: 32 bytes, not 48; every fair share walks all of them.) */
 typedef struct {
     int res;          /* a channel id, or nchans + device id for a switch's reduction unit */
+    int pos;          /* while the flow is active: its index in the resource's list (n->on) */
     uint64_t bytes;   /* payload it carries over the flow's life (channel accounting) */
     long double coef; /* resource bytes consumed per payload byte of the flow */
-    int pos;          /* while the flow is active: its index in the resource's list (n->on) */
 } an_use;
 
 typedef struct an_flow_s {
