@@ -165,9 +165,12 @@ typedef struct {
 static void print_row(const bridge_row *r, const ics_layout *l, const ics_model_catalog *cat,
                       bridge_errs *be)
 {
-    printf("  %-5s %-14.14s %5d %2d/%d/%d/%d/%d/%-3d %5d %-6s %7.0f ", r->container, r->model,
-           r->gpus, r->tp, r->pp, r->cp, l->vp, l->ep, l->dp, r->gbs,
-           r->precision ? r->precision : "(FP8)", r->tokens);
+    /* an ep the tp ranks fold into (etp 1) is starred */
+    char *par = g_strdup_printf("%d/%d/%d/%d/%d%s/%d", r->tp, r->pp, r->cp, l->vp, l->ep,
+                                l->etp == 1 ? "*" : "", l->dp);
+    printf("  %-5s %-14.14s %5d %-15s %5d %-6s %7.0f ", r->container, r->model, r->gpus, par,
+           r->gbs, r->precision ? r->precision : "(FP8)", r->tokens);
+    g_free(par);
     const ics_model *m = model_of(cat, r->model);
     double tokens = 0, step = 0, sh[ICS_CAT_COUNT + 1] = {0};
     char *why = NULL;
@@ -200,8 +203,8 @@ int ics_bench__training_bridge(const ics_model_catalog *cat)
     printf("\n# Megatron-Bridge performance tables, DGX-H100 rows (validate/data/training/"
            "megatron_bridge_h100.json) vs icsim (superpod-h100-ndr, analytic, folded):\n"
            "# tokens/s per GPU; the critical rank's step in %% (compute, TP, PP, DP, EP, CP "
-           "exposed, bubble)\n");
-    printf("# %-5s %-14s %5s %-14s %5s %-6s %7s %7s %7s %7s  %4s %4s %4s %4s %4s %4s %4s\n", "ctr",
+           "exposed, bubble); ep* with expert tensor parallelism 1 (MoE parallel folding)\n");
+    printf("# %-5s %-14s %5s %-15s %5s %-6s %7s %7s %7s %7s  %4s %4s %4s %4s %4s %4s %4s\n", "ctr",
            "model", "gpus", "tp/pp/cp/vp/ep/dp", "gbs", "prec", "publ", "pred", "error", "step_s",
            "comp", "tp", "pp", "dp", "ep", "cp", "bubl");
     bridge_errs be = {{g_new(double, rows->len + 1), g_new(double, rows->len + 1)}, {0, 0}};
