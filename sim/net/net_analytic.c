@@ -78,7 +78,7 @@ typedef struct {
 
 /* (What every fair share reads first, together: use, n_use, slot, mark, frozen, r0, next and
  * speed, ev.) */
-typedef struct an_flow_s {
+typedef struct {
     an_use *use; /* owned */
     int n_use;
     int slot;          /* index in the active array while in the fluid phase; else -1 */
@@ -164,8 +164,6 @@ struct an_net {
     GPtrArray *set;      /* scratch: the flows being recomputed */
     uint32_t *calm;      /* per resource: found not contended by the closure of this epoch */
     int global_left;     /* computations left that take every flow without a closure */
-    bool loaded;         /* closure() of every flow summed the loads already (share_build) */
-    guint loaded_uses;
 };
 
 #define GLOBAL_STREAK 16
@@ -304,24 +302,26 @@ static bool in_share(const an_net *n, int r)
     return n->stamp[r] == n->epoch;
 }
 
-/* Loads, users and the resource -> flows lists (CSR in n->adj) of the flows in n->set, over
- * the resources closure() stamped. */
-static void share_build(an_net *n)
+/* Flow f joins the computation: unfrozen, its uses added to the loads and users of the
+ * resources closure() stamped. */
+static void share_load(an_net *n, an_flow *f)
 {
-    guint uses = n->loaded ? n->loaded_uses : 0;
-    for (guint i = 0; i < (n->loaded ? 0 : n->set->len); i++) {
-        an_flow *f = g_ptr_array_index(n->set, i);
-        f->frozen = false;
-        for (int u = 0; u < f->n_use; u++) {
-            if (!in_share(n, f->use[u].res))
-                continue;
-            an_res *x = &n->res[f->use[u].res];
-            x->load += f->use[u].coef;
-            x->users++;
-            uses++;
-        }
+    f->frozen = false;
+    for (int u = 0; u < f->n_use; u++) {
+        if (!in_share(n, f->use[u].res))
+            continue;
+        an_res *x = &n->res[f->use[u].res];
+        x->load += f->use[u].coef;
+        x->users++;
     }
-    g_ptr_array_set_size(n->adj, uses);
+}
+
+/* Loads and users (unless closure() summed them: `loaded`), the heap, and the resource ->
+ * flows lists (CSR in n->adj) of the flows in n->set, over the resources closure() stamped. */
+static void share_build(an_net *n, bool loaded)
+{
+    for (guint i = 0; i < (loaded ? 0 : n->set->len); i++)
+        share_load(n, g_ptr_array_index(n->set, i));
     n->heap = g_renew(int, n->heap, MAX(n->touched->len, 1));
     n->heap_len = 0;
     int start = 0;
@@ -334,6 +334,7 @@ static void share_build(an_net *n)
         x->heap_pos = n->heap_len;
         n->heap[n->heap_len++] = r;
     }
+    g_ptr_array_set_size(n->adj, (guint)start); /* every use of the computation */
     /* Floyd's heap construction, O(resources): (key, index) is a total order, so the heap
      * yields the same sequence however it was built */
     for (int i = n->heap_len / 2 - 1; i >= 0; i--)
@@ -452,9 +453,9 @@ static void caps_order(an_net *n, an_cap *caps, guint len)
 
 /* Leaves each flow of n->set its fair speed in next. A flow's cap within AN_TOL of a saturation
  * level wins, so that a flow alone gets speed exactly 1. */
-static void share_compute(an_net *n)
+static void share_compute(an_net *n, bool loaded)
 {
-    share_build(n);
+    share_build(n, loaded);
     g_array_set_size(n->by_r0, n->set->len);
     an_cap *caps = (an_cap *)(void *)n->by_r0->data;
     for (guint i = 0; i < n->set->len; i++) {
@@ -592,8 +593,9 @@ static void set_add_res(an_net *n, int r)
 /* The flows whose speed may change, in n->set: the started ones and those of the contended
  * resources ending flows left, closed over contended resources (every flow of a contended
  * resource of a flow in the set is in the set). With params.full_shares: every active flow and
- * resource, as the computation was before it was made local. */
-static void closure(an_net *n)
+ * resource, as the computation was before it was made local. True if it took every flow and
+ * summed their loads on the way (share_build then does not). */
+static bool closure(an_net *n)
 {
     if (++n->epoch == 0) { /* wrapped: clear so that no stale stamp or mark matches */
         memset(n->stamp, 0, sizeof *n->stamp * (size_t)n->nres);
@@ -607,25 +609,17 @@ static void closure(an_net *n)
     bool all = n->params.full_shares || n->global_left > 0;
     if (n->global_left > 0)
         n->global_left--;
-    n->loaded = false;
     if (all) {
-        /* every flow, in the set's order: share_build's loads summed on the way, in the order
-         * it would sum them (one pass over 60,000 flows' uses fewer) */
-        guint uses = 0;
+        /* every flow, in the set's order, its loads summed while its uses are in the cache:
+         * in the order share_build would sum them (one pass over 60,000 flows' uses fewer) */
         for (guint i = 0; i < n->active->len; i++) {
             an_flow *f = g_ptr_array_index(n->active, i);
             set_add(n, f);
-            f->frozen = false;
-            for (int u = 0; u < f->n_use; u++) {
-                an_res *x = res_touch(n, f->use[u].res);
-                x->load += f->use[u].coef;
-                x->users++;
-                uses++;
-            }
+            for (int u = 0; u < f->n_use; u++)
+                res_touch(n, f->use[u].res);
+            share_load(n, f);
         }
-        n->loaded = true;
-        n->loaded_uses = uses;
-        return;
+        return true;
     }
     for (guint i = 0; i < n->dirty->len; i++)
         set_add(n, g_ptr_array_index(n->dirty, i));
@@ -647,6 +641,7 @@ static void closure(an_net *n)
      * computation it saves, so the next ones skip it, then look again. */
     if ((uint64_t)n->set->len * 4 > (uint64_t)n->active->len * 3)
         n->global_left = GLOBAL_STREAK;
+    return false;
 }
 
 /* Applies the new speeds: flows whose speed changed bring their work up to date and move
@@ -657,10 +652,10 @@ static void ev_share(ics_engine *e, void *ctx, uint64_t arg)
     an_net *n = ctx;
     ics_time now = ics_engine_now(e);
     n->share_ev = ICS_EVENT_NONE;
-    closure(n);
+    bool loaded = closure(n);
     g_ptr_array_set_size(n->dirty, 0);
     g_array_set_size(n->dirty_res, 0);
-    share_compute(n);
+    share_compute(n, loaded);
     for (guint i = 0; i < n->set->len; i++) {
         an_flow *f = g_ptr_array_index(n->set, i);
         if (f->next == f->speed && f->ev != ICS_EVENT_NONE)
