@@ -108,11 +108,11 @@ static ics_layout layout_of(const bridge_row *r, const ics_model *m)
     l.cp = r->cp;
     l.vp = MAX(r->vp, 1);
     l.ep = MAX(r->ep, 1);
+    l.dp = MAX(1, r->gpus / MAX(1, r->tp * r->pp * r->cp));
     /* the table gives no expert tensor parallelism: Megatron-Core's default (tp) where the
      * expert-parallel groups fit in dp, else they must take in the tp ranks: 1 (MoE parallel
      * folding, as the large MoE recipes run) */
-    l.etp = r->tp > 1 && l.ep > 1 && MAX(1, r->gpus / MAX(1, r->tp * r->pp * r->cp)) % l.ep ? 1 : 0;
-    l.dp = MAX(1, r->gpus / MAX(1, r->tp * r->pp * r->cp));
+    l.etp = r->tp > 1 && l.ep > 1 && l.dp % l.ep ? 1 : 0;
     l.mbs = r->mbs;
     l.gbs = r->gbs;
     l.sp = r->tp > 1;
