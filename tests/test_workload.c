@@ -1036,6 +1036,54 @@ static void test_fp8_casts(void)
     ics_hw_free(hw);
 }
 
+/* Fused attention under a causal mask runs only the 128 x 128 tiles on or below the diagonal,
+ * (n + 1) / 2n of the s x s work for n = s / 128, at the attention efficiency: the selective
+ * recomputation block (the attention core's forward alone) against that closed form, at two
+ * sequence lengths. The FLOPs counted stay Megatron's full 4 T s h (so they match its formula);
+ * the unfused path computes every score and counts the same. */
+static void test_causal_attention(void)
+{
+    ics_hw *hw = load_hw("dgx-h100.json", 0);
+    const ics_hw_gpu_type *g = gpu_of(hw);
+    const int seqs[] = {1024, 8192};
+    for (size_t i = 0; i < G_N_ELEMENTS(seqs); i++) {
+        ics_model m = ics_model_make("a", 2, 4096, 32, 16384, 32000, seqs[i]);
+        ics_layout l = ics_layout_defaults();
+        ics_wl_cost c[ICS_WL_BLOCK_COUNT], u[ICS_WL_BLOCK_COUNT];
+        ics_wl__costs(&m, &l, g, c);
+        double T = m.seq, full = 4 * T * T * m.hidden, n = T / 128;
+        double run = full * (n + 1) / (2 * n);
+        double bytes = 4 * T * m.hidden * 2; /* Q, K, V read, O written */
+        double t = fmax(run / (ics_compute_peak(g, ICS_DTYPE_BF16) * g->compute.attn_eff),
+                        bytes / ((double)g->hbm_bw_bytes_per_s * g->compute.mem_eff)) +
+                   ics_time_to_s(g->compute.launch_ps);
+        g_assert_cmpfloat(c[ICS_WL_ATTN_RECOMP].flops, ==, full);
+        g_assert_cmpfloat(fabs(ics_time_to_s(c[ICS_WL_ATTN_RECOMP].dur_ps) / t - 1), <, 1e-6);
+        l.attention = ICS_ATTN_UNFUSED;
+        ics_wl__costs(&m, &l, g, u);
+        g_assert_cmpfloat(fabs(u[ICS_WL_ATTN_RECOMP].flops / full - 1), <, 1e-12);
+    }
+    ics_hw_free(hw);
+}
+
+/* The output layer is Megatron-Core's own ColumnParallelLinear, outside Transformer Engine: its
+ * logits GEMM runs in bf16 with an FP8 layout too, so the head blocks cost the same in both. */
+static void test_head_bf16(void)
+{
+    ics_hw *hw = load_hw("dgx-h100.json", 0);
+    ics_model m = small_gpt();
+    ics_layout l = ics_layout_defaults();
+    ics_wl_cost bf[ICS_WL_BLOCK_COUNT], f8[ICS_WL_BLOCK_COUNT];
+    ics_wl__costs(&m, &l, gpu_of(hw), bf);
+    l.dtype = ICS_DTYPE_FP8;
+    ics_wl__costs(&m, &l, gpu_of(hw), f8);
+    for (int b = ICS_WL_HEAD_FWD; b <= ICS_WL_HEAD_BWD; b++) {
+        g_assert_cmpint(f8[b].dur_ps, ==, bf[b].dur_ps);
+        g_assert_cmpfloat(f8[b].bytes, ==, bf[b].bytes);
+    }
+    ics_hw_free(hw);
+}
+
 /* --fsdp (ZeRO-3, FSDP2 as torchtitan wraps a model): every micro-batch all-gathers each unit
  * (the embedding, each transformer block, the final norm and output layer) before its forward
  * and again before its backward, on the all-gather stream, and (one stage: FSDP2's default)
@@ -1256,6 +1304,8 @@ int main(int argc, char **argv)
     g_test_add_func("/workload/tp-comm-overlap", test_tp_comm_overlap);
     g_test_add_func("/workload/overlap-param-gather", test_overlap_param_gather);
     g_test_add_func("/workload/fp8-casts", test_fp8_casts);
+    g_test_add_func("/workload/causal-attention", test_causal_attention);
+    g_test_add_func("/workload/head-bf16", test_head_bf16);
     g_test_add_func("/workload/fsdp", test_fsdp);
     g_test_add_func("/workload/uneven-stages", test_uneven_stages);
     g_test_add_func("/workload/fold-replay", test_fold_replay);

@@ -95,7 +95,8 @@ static const ics_model *model_of(const ics_model_catalog *cat, const char *name)
 }
 
 /* The layout a row's recipe runs, from the table's columns and what every Megatron-Bridge
- * performance recipe sets: FP8 (current scaling) or bf16 math; sequence parallelism and the TP
+ * performance recipe sets: FP8 (current scaling) or bf16 math, the gradient reduction's dtype;
+ * sequence parallelism and the TP
  * communication overlap with tp > 1; the distributed optimizer with overlapped gradient
  * reduction and parameter gathering, or Megatron FSDP where the table says so; no
  * recomputation (the table does not give it); Megatron-Core's rank order (tp, cp, dp, pp); m
@@ -118,6 +119,10 @@ static ics_layout layout_of(const bridge_row *r, const ics_model *m)
     l.sp = r->tp > 1;
     l.tp_comm_overlap = r->tp > 1;
     l.dtype = r->precision && strcmp(r->precision, "BF16") == 0 ? ICS_DTYPE_BF16 : ICS_DTYPE_FP8;
+    /* the Llama, GPT-OSS and DeepSeek performance recipes reduce gradients in bf16
+     * (grad_reduce_in_fp32 = False in their scripts/performance configs); Qwen3's keep the
+     * default, fp32 */
+    l.grad_dtype = strncmp(r->model, "Qwen3", 5) == 0 ? ICS_DTYPE_FP32 : ICS_DTYPE_BF16;
     l.fsdp = r->fsdp > 0;
     l.dist_opt = !l.fsdp;
     /* overlapped with experts icsim does not model (refused): gathered after the optimizer */

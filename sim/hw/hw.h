@@ -48,10 +48,11 @@ typedef struct {
     double gemm_eff_fp8;          /* the same for FP8 GEMMs (of the FP8 peak) */
     int gemm_tile_m, gemm_tile_n; /* output tile: a GEMM computes m and n rounded up to these */
     ics_time gemm_wave_ps;        /* per wave of output tiles: prologue and epilogue */
-    double attn_eff;              /* fraction of the dense peak fused attention sustains */
-    double mem_eff;               /* fraction of HBM bandwidth memory-bound kernels sustain */
-    ics_time launch_ps;           /* per kernel: launch and the gap between kernels */
-    const char *source;           /* NULL: the defaults' */
+    double attn_eff;    /* fraction of the dense peak fused attention sustains on the FLOPs it
+                           runs (a causal mask's skipped tiles not counted) */
+    double mem_eff;     /* fraction of HBM bandwidth memory-bound kernels sustain */
+    ics_time launch_ps; /* per kernel: launch and the gap between kernels */
+    const char *source; /* NULL: the defaults' */
 } ics_hw_compute;
 
 typedef struct {

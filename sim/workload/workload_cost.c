@@ -43,15 +43,23 @@ typedef struct {
     ics_wl_cost *c;
 } kern;
 
-static void add(kern *k, ics_work_kind w, ics_dtype d, double flops, double bytes, double batch,
-                double m, double n, double kk)
+/* A kernel that does `run` FLOPs of the `flops` counted for it (fused causal attention skips the
+ * key blocks past the diagonal; every other kernel runs what is counted). */
+static void add_run(kern *k, ics_work_kind w, ics_dtype d, double flops, double run, double bytes,
+                    double batch, double m, double n, double kk)
 {
     k->c->flops += flops;
     k->c->bytes += bytes;
     k->c->kernels++;
     if (k->g) /* saturates */
         k->c->dur_ps = ics_time_add(k->c->dur_ps,
-                                    ics_compute_batched(k->g, w, d, flops, bytes, batch, m, n, kk));
+                                    ics_compute_batched(k->g, w, d, run, bytes, batch, m, n, kk));
+}
+
+static void add(kern *k, ics_work_kind w, ics_dtype d, double flops, double bytes, double batch,
+                double m, double n, double kk)
+{
+    add_run(k, w, d, flops, flops, bytes, batch, m, n, kk);
 }
 
 /* Y (m x n) = X (m x k) . W (k x n) */
@@ -148,9 +156,23 @@ static void unfused_core(kern *k, bool fwd)
     }
 }
 
-/* Scores Q.K^T and values P.V over all s x s pairs (Megatron's count: masking saves nothing),
- * the backward twice that. Fused (FlashAttention): reading Q, K, V and writing the output, at
- * the attention efficiency; unfused: see above. */
+/* The share of a causal attention's query x key pairs a fused kernel computes. FlashAttention and
+ * cuDNN walk the scores in tiles of ATTN_TILE queries x ATTN_TILE keys and skip every tile wholly
+ * above the diagonal: of n x n tiles, n(n+1)/2 run, (1 + 1/n) / 2 of the work (0.508 at 8192
+ * keys). The tile is FlashAttention-3's forward tile for head dim 128 (Shah et al.,
+ * arXiv:2407.08608, section 3). */
+#define ATTN_TILE 128.0
+
+static double causal_share(double keys)
+{
+    double n = ceil(keys / ATTN_TILE);
+    return n > 1 ? (n + 1) / (2 * n) : 1;
+}
+
+/* Scores Q.K^T and values P.V, the backward twice that. Counted over all s x s pairs (Megatron's
+ * count, so the FLOPs match its formula); run as the fused kernel runs a causal mask, the tiles
+ * past the diagonal skipped (causal_share), reading Q, K, V and writing the output, at the
+ * attention efficiency. Unfused: see above (the scores are computed whole, then masked). */
 static void attention_core(kern *k, bool fwd)
 {
     if (k->unfused) {
@@ -160,7 +182,8 @@ static void attention_core(kern *k, bool fwd)
     double times = fwd ? 1 : 2;
     double flops = 2 * 2 * k->T * k->keys * k->heads * k->dh;
     double bytes = (2 * k->heads + 2 * k->kv) * k->T * k->dh * k->act;
-    add(k, ICS_WORK_ATTENTION, ICS_DTYPE_BF16, times * flops, times * bytes, 0, 0, 0, 0);
+    add_run(k, ICS_WORK_ATTENTION, ICS_DTYPE_BF16, times * flops,
+            times * flops * causal_share(k->keys), times * bytes, 0, 0, 0, 0);
 }
 
 /* Norm: read and write the residual stream; bias-dropout-add: read two, write one, plus the
@@ -401,17 +424,22 @@ static void shared_block(kern *k, bool fwd)
     mlp_gemms(&s, fwd);
 }
 
-/* Logits in bf16, the vocabulary-parallel cross-entropy in fp32 (about three passes). */
+/* Logits in bf16 whatever the layout's dtype: Megatron-Core's output layer is its own
+ * ColumnParallelLinear (a torch matmul), not a Transformer Engine module, so FP8 never reaches
+ * it. The vocabulary-parallel cross-entropy in fp32 (about three passes). */
 static void head_block(kern *k, bool fwd)
 {
     double ce = 3 * k->T * k->vocab * 4;
+    kern b = *k;
+    b.gemm_dtype = ICS_DTYPE_BF16;
+    b.gemm_in_bytes = 2;
     if (fwd) {
         elementwise(k, norm_bytes(k));
-        gemm(k, k->T, k->vocab, k->h);
+        gemm(&b, k->T, k->vocab, k->h);
         elementwise(k, ce);
     } else {
         elementwise(k, ce);
-        linear_bwd(k, k->T, k->vocab, k->h);
+        linear_bwd(&b, k->T, k->vocab, k->h);
         elementwise(k, 2 * norm_bytes(k));
     }
 }
