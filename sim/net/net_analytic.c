@@ -68,22 +68,23 @@ extern const ics_net_ops ics_net_analytic_ops;
 typedef struct an_xfer an_xfer;
 typedef struct an_net an_net;
 
-/* (Fields in this order: 32 bytes, not 48; every fair share walks all of them.) */
+/* (24 bytes: every fair share walks all of them. The fair share's arithmetic is in double: a
+ * rate's relative rounding, 1e-16, is far below AN_TOL; only a flow's work, picoseconds up to
+ * the horizon, needs long double's 64-bit mantissa.) */
 typedef struct {
-    int res;          /* a channel id, or nchans + device id for a switch's reduction unit */
-    int pos;          /* while the flow is active: its index in the resource's list (n->on) */
-    uint64_t bytes;   /* payload it carries over the flow's life (channel accounting) */
-    long double coef; /* resource bytes consumed per payload byte of the flow */
+    int res;        /* a channel id, or nchans + device id for a switch's reduction unit */
+    int pos;        /* while the flow is active: its index in the resource's list (n->on) */
+    uint64_t bytes; /* payload it carries over the flow's life (channel accounting) */
+    double coef;    /* resource bytes consumed per payload byte of the flow */
 } an_use;
 
-/* (What every fair share reads first, together: use, n_use, slot, mark, frozen, r0, next and
- * speed, ev.) */
+/* (What every fair share reads first, together: use, n_use, slot, mark, r0, next and speed,
+ * ev.) */
 typedef struct {
     an_use *use; /* owned */
     int n_use;
     int slot;          /* index in the active array while in the fluid phase; else -1 */
     uint32_t mark;     /* scratch: in the set being recomputed when == n->epoch */
-    bool frozen;       /* scratch of the fair share */
     long double r0;    /* uncontended payload rate, bytes/ps */
     long double next;  /* scratch: the speed the fair share gives */
     long double speed; /* rate / r0, in (0, 1]; 0 before the first share */
@@ -95,30 +96,32 @@ typedef struct {
     ics_time offset_ps; /* fixed part, added once the fluid part ends */
 } an_flow;
 
-/* An active flow's use of a resource, in the resource's list. */
+/* An active flow's use of a resource, in the resource's list; the flow's slot beside it, so
+ * that a fair share scanning a resource's flows reads whether each is frozen from the dense
+ * n->frozen, not from the flow. */
 typedef struct {
     an_flow *f;
     int u;
+    int slot;
 } an_ref;
 
 /* A flow of a computation by its cap, sorted without touching the flow (a flow's r0 and slot
  * copied beside it: sorting 60,000 pointers by what they point to missed the cache). */
 typedef struct {
-    long double r0;
+    double r0;
     int slot;
     an_flow *f;
 } an_cap;
 
 /* A resource during a fair-share computation. */
 typedef struct {
-    long double rem;  /* capacity left at level lv, bytes/ps */
-    long double lv;   /* the level rem is up to date at */
-    long double load; /* sum of the unfrozen flows' coefs */
-    long double sat;  /* the level at which it saturates: lv + rem / load */
-    long double key;  /* its place in the heap: sat when last placed, never above sat */
-    int users;        /* unfrozen flows' uses of it */
-    int heap_pos;     /* -1: not in the heap */
-    int adj, adj_n;   /* its flows: n->adj[adj .. adj + adj_n) */
+    double rem;   /* capacity left at level lv, bytes/ps */
+    double lv;    /* the level rem is up to date at */
+    double load;  /* sum of the unfrozen flows' coefs */
+    double sat;   /* the level at which it saturates: lv + rem / load */
+    double key;   /* its place in the heap: sat when last placed, never above sat */
+    int users;    /* unfrozen flows' uses of it */
+    int heap_pos; /* -1: not in the heap */
 } an_res;
 
 struct an_xfer {
@@ -149,8 +152,9 @@ struct an_net {
     an_res *res;
     uint32_t *stamp;
     uint32_t epoch;
-    GArray *touched;     /* int: the resources in use */
-    GPtrArray *adj;      /* an_flow *: each resource's flows, at res[r].adj */
+    GArray *touched;  /* int: the resources in use */
+    uint32_t *frozen; /* per active slot: frozen in the computation of this epoch */
+    guint frozen_len;
     int *heap, heap_len; /* resources with unfrozen flows, by saturation level */
     GArray *by_r0;       /* an_cap: the flows of the computation by r0 */
     GArray *caps_tmp;    /* an_cap: caps_order's scratch */
@@ -158,6 +162,8 @@ struct an_net {
      * their uncontended demands r0 x coef; the flows and resources changed since the last
      * computation */
     GArray **on;         /* an_ref, allocated on first use */
+    GArray *busy;        /* int: the resources whose list is not empty */
+    int *busy_pos;       /* per resource: its index in busy, or -1 */
     long double *demand; /* bytes/ps */
     GPtrArray *dirty;    /* started flows awaiting a speed */
     GArray *dirty_res;   /* int: contended resources that ending flows left */
@@ -306,7 +312,6 @@ static bool in_share(const an_net *n, int r)
  * resources closure() stamped. */
 static void share_load(an_net *n, an_flow *f)
 {
-    f->frozen = false;
     for (int u = 0; u < f->n_use; u++) {
         if (!in_share(n, f->use[u].res))
             continue;
@@ -316,44 +321,52 @@ static void share_load(an_net *n, an_flow *f)
     }
 }
 
-/* Loads and users (unless closure() summed them: `loaded`), the heap, and the resource ->
- * flows lists (CSR in n->adj) of the flows in n->set, over the resources closure() stamped. */
+/* The same where every resource of every active flow takes part. */
+static void share_load_all(an_net *n, const an_flow *f)
+{
+    for (int u = 0; u < f->n_use; u++) {
+        an_res *x = &n->res[f->use[u].res];
+        x->load += f->use[u].coef;
+        x->users++;
+    }
+}
+
+static an_cap cap_of(an_flow *f)
+{
+    return (an_cap){.r0 = (double)f->r0, .slot = f->slot, .f = f};
+}
+
+/* Loads and users (unless closure() summed them: `loaded`) and the heap, over the resources
+ * closure() stamped. A stamped resource's flows are all in n->set (closure() takes every flow of
+ * a resource it takes in), so its list n->on[r] is its flows in the computation. */
 static void share_build(an_net *n, bool loaded)
 {
     for (guint i = 0; i < (loaded ? 0 : n->set->len); i++)
         share_load(n, g_ptr_array_index(n->set, i));
     n->heap = g_renew(int, n->heap, MAX(n->touched->len, 1));
     n->heap_len = 0;
-    int start = 0;
     for (guint i = 0; i < n->touched->len; i++) {
         int r = g_array_index(n->touched, int, i);
         an_res *x = &n->res[r];
-        x->adj = start;
-        start += x->users;
         x->sat = x->key = x->rem / x->load;
         x->heap_pos = n->heap_len;
         n->heap[n->heap_len++] = r;
     }
-    g_ptr_array_set_size(n->adj, (guint)start); /* every use of the computation */
     /* Floyd's heap construction, O(resources): (key, index) is a total order, so the heap
      * yields the same sequence however it was built */
     for (int i = n->heap_len / 2 - 1; i >= 0; i--)
         heap_down(n, i);
-    for (guint i = 0; i < n->set->len; i++) {
-        an_flow *f = g_ptr_array_index(n->set, i);
-        for (int u = 0; u < f->n_use; u++) {
-            if (!in_share(n, f->use[u].res))
-                continue;
-            an_res *x = &n->res[f->use[u].res];
-            n->adj->pdata[x->adj + x->adj_n++] = f;
-        }
-    }
+}
+
+static bool is_frozen(const an_net *n, int slot)
+{
+    return n->frozen[slot] == n->epoch;
 }
 
 /* Fixes the flow's speed at this level and takes its load off its resources. */
-static void share_freeze(an_net *n, an_flow *f, long double level)
+static void share_freeze(an_net *n, an_flow *f, double level)
 {
-    f->frozen = true;
+    n->frozen[f->slot] = n->epoch;
     f->next = f->r0 <= level * (1 + AN_TOL) ? 1 : level / f->r0;
     for (int u = 0; u < f->n_use; u++) {
         int r = f->use[u].res;
@@ -403,7 +416,7 @@ static int by_r0(const void *a, const void *b)
 /* Distinct caps caps_order buckets; more, and it sorts. */
 #define CAP_BUCKETS 16
 
-static int cap_bucket(const long double *val, int k, long double r0)
+static int cap_bucket(const double *val, int k, double r0)
 {
     int b = 0;
     while (b < k && val[b] != r0)
@@ -417,7 +430,7 @@ static int cap_bucket(const long double *val, int k, long double r0)
  * of them was a fifth of an all-to-all's run. Anything else is sorted. */
 static void caps_order(an_net *n, an_cap *caps, guint len)
 {
-    long double val[CAP_BUCKETS];
+    double val[CAP_BUCKETS];
     guint cnt[CAP_BUCKETS], start[CAP_BUCKETS];
     int k = 0, order[CAP_BUCKETS];
     bool bucketed = true;
@@ -458,26 +471,24 @@ static void share_compute(an_net *n, bool loaded)
     share_build(n, loaded);
     g_array_set_size(n->by_r0, n->set->len);
     an_cap *caps = (an_cap *)(void *)n->by_r0->data;
-    for (guint i = 0; i < n->set->len; i++) {
-        an_flow *f = g_ptr_array_index(n->set, i);
-        caps[i] = (an_cap){.r0 = f->r0, .slot = f->slot, .f = f};
-    }
+    for (guint i = 0; i < (loaded ? 0 : n->set->len); i++)
+        caps[i] = cap_of(g_ptr_array_index(n->set, i));
     caps_order(n, caps, n->by_r0->len);
-    long double level = 0;
+    double level = 0;
     guint ci = 0, left = n->set->len;
     while (left > 0) {
-        while (caps[ci].f->frozen)
+        while (is_frozen(n, caps[ci].slot))
             ci++;
-        long double cap = caps[ci].r0;
+        double cap = caps[ci].r0;
         int top = heap_top(n);
-        long double sat = top >= 0 ? n->res[top].sat : INFINITY;
+        double sat = top >= 0 ? n->res[top].sat : INFINITY;
         if (cap <= sat * (1 + AN_TOL)) {
             level = MAX(level, cap);
             for (; ci < n->by_r0->len; ci++) {
                 an_flow *f = caps[ci].f;
                 if (caps[ci].r0 > level * (1 + AN_TOL))
                     break;
-                if (!f->frozen) {
+                if (!is_frozen(n, caps[ci].slot)) {
                     share_freeze(n, f, level);
                     left--;
                 }
@@ -485,11 +496,11 @@ static void share_compute(an_net *n, bool loaded)
             continue;
         }
         level = MAX(level, sat);
-        const an_res *x = &n->res[top];
-        for (int k = x->adj; k < x->adj + x->adj_n; k++) {
-            an_flow *f = n->adj->pdata[k];
-            if (!f->frozen) {
-                share_freeze(n, f, level);
+        const GArray *l = n->on[top];
+        for (guint k = 0; k < l->len; k++) {
+            const an_ref *x = &g_array_index(l, an_ref, k);
+            if (!is_frozen(n, x->slot)) {
+                share_freeze(n, x->f, level);
                 left--;
             }
         }
@@ -524,8 +535,12 @@ static void flow_join(an_net *n, an_flow *f)
         int r = f->use[u].res;
         GArray *l = on_list(n, r);
         f->use[u].pos = (int)l->len;
-        an_ref ref = {f, u};
+        an_ref ref = {f, u, f->slot};
         g_array_append_val(l, ref);
+        if (l->len == 1) {
+            n->busy_pos[r] = (int)n->busy->len;
+            g_array_append_val(n->busy, r);
+        }
         n->demand[r] += f->r0 * f->use[u].coef;
     }
 }
@@ -542,6 +557,13 @@ static void flow_leave(an_net *n, an_flow *f)
         last.f->use[last.u].pos = pos;
         g_array_set_size(l, l->len - 1);
         n->demand[r] -= f->r0 * f->use[u].coef;
+        if (l->len == 0) { /* r leaves busy: the last busy resource takes its place */
+            int moved = g_array_index(n->busy, int, n->busy->len - 1);
+            g_array_index(n->busy, int, n->busy_pos[r]) = moved;
+            n->busy_pos[moved] = n->busy_pos[r];
+            n->busy_pos[r] = -1;
+            g_array_set_size(n->busy, n->busy->len - 1);
+        }
     }
 }
 
@@ -600,6 +622,7 @@ static bool closure(an_net *n)
     if (++n->epoch == 0) { /* wrapped: clear so that no stale stamp or mark matches */
         memset(n->stamp, 0, sizeof *n->stamp * (size_t)n->nres);
         memset(n->calm, 0, sizeof *n->calm * (size_t)n->nres);
+        memset(n->frozen, 0, sizeof *n->frozen * n->frozen_len);
         for (guint i = 0; i < n->active->len; i++)
             ((an_flow *)g_ptr_array_index(n->active, i))->mark = 0;
         n->epoch = 1;
@@ -610,14 +633,17 @@ static bool closure(an_net *n)
     if (n->global_left > 0)
         n->global_left--;
     if (all) {
-        /* every flow, in the set's order, its loads summed while its uses are in the cache:
-         * in the order share_build would sum them (one pass over 60,000 flows' uses fewer) */
+        /* every busy resource, then every flow in one pass: in the set, its cap listed, its
+         * loads summed in the order share_build would sum them */
+        for (guint i = 0; i < n->busy->len; i++)
+            res_touch(n, g_array_index(n->busy, int, i));
+        g_array_set_size(n->by_r0, n->active->len);
+        an_cap *caps = (an_cap *)(void *)n->by_r0->data;
         for (guint i = 0; i < n->active->len; i++) {
             an_flow *f = g_ptr_array_index(n->active, i);
             set_add(n, f);
-            for (int u = 0; u < f->n_use; u++)
-                res_touch(n, f->use[u].res);
-            share_load(n, f);
+            caps[i] = cap_of(f);
+            share_load_all(n, f);
         }
         return true;
     }
@@ -683,6 +709,11 @@ static void flow_start(an_net *n, an_flow *f)
     f->t_last = ics_engine_now(n->e);
     f->slot = (int)n->active->len;
     g_ptr_array_add(n->active, f);
+    if (n->active->len > n->frozen_len) {
+        n->frozen_len = MAX(64, 2 * n->active->len);
+        n->frozen = g_renew(uint32_t, n->frozen, n->frozen_len);
+    }
+    n->frozen[f->slot] = 0;
     flow_join(n, f);
     if (!n->params.full_shares && !any_contended(n, f)) {
         /* nothing it uses can hold it back, and it holds nobody back: full speed at once */
@@ -717,6 +748,8 @@ static void ev_fluid_end(ics_engine *e, void *ctx, uint64_t arg)
     an_net *n = f->x->net;
     an_flow *last = g_ptr_array_index(n->active, n->active->len - 1);
     last->slot = f->slot;
+    for (int u = 0; u < last->n_use; u++) /* its refs follow it to its new slot */
+        g_array_index(n->on[last->use[u].res], an_ref, last->use[u].pos).slot = f->slot;
     g_ptr_array_remove_index_fast(n->active, (guint)f->slot);
     f->slot = -1;
     f->work = 0;
@@ -961,10 +994,13 @@ static ics_net *an_create(const ics_topo *t, ics_engine *e, const ics_net_params
     n->res = g_new(an_res, n->nres);
     n->stamp = g_new0(uint32_t, n->nres);
     n->touched = g_array_new(FALSE, FALSE, sizeof(int));
-    n->adj = g_ptr_array_new();
     n->by_r0 = g_array_new(FALSE, FALSE, sizeof(an_cap));
     n->caps_tmp = g_array_new(FALSE, FALSE, sizeof(an_cap));
     n->on = g_new0(GArray *, n->nres);
+    n->busy = g_array_new(FALSE, FALSE, sizeof(int));
+    n->busy_pos = g_new(int, n->nres);
+    for (int r = 0; r < n->nres; r++)
+        n->busy_pos[r] = -1;
     n->demand = g_new0(long double, n->nres);
     n->dirty = g_ptr_array_new();
     n->dirty_res = g_array_new(FALSE, FALSE, sizeof(int));
@@ -991,7 +1027,9 @@ static void an_destroy(ics_net *net)
     g_free(n->res);
     g_free(n->stamp);
     g_array_free(n->touched, TRUE);
-    g_ptr_array_free(n->adj, TRUE);
+    g_free(n->frozen);
+    g_array_free(n->busy, TRUE);
+    g_free(n->busy_pos);
     g_free(n->heap);
     g_array_free(n->by_r0, TRUE);
     g_array_free(n->caps_tmp, TRUE);
