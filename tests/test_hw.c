@@ -13,7 +13,7 @@ static const char *const shipped[] = {
     "dgx-a100.json",          "dgx-h100.json",          "hgx-b200.json",
     "gb200-nvl72.json",       "pcie-8gpu.json",         "pcie-nvlink-bridge.json",
     "superpod-a100-hdr.json", "superpod-h100-ndr.json", "fattree-2tier.json",
-    "fattree-3tier.json"};
+    "fattree-3tier.json",     "alps-gh200-node.json",   "alps-gh200.json"};
 
 static char *model_path(const char *name)
 {

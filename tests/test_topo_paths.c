@@ -154,6 +154,17 @@ static void test_gdr(void)
     ics_topo_free(t);
     ics_hw_free(hw);
 
+    /* GH200 (Alps): the GPU on its Grace by NVLink-C2C, the NIC on the Grace's PCIe: PHB, which
+     * NCCL's C2C rule (NCCL_NET_GDR_C2C, on by default) lets GPUDirect RDMA cross */
+    hw = load("alps-gh200.json", 2);
+    t = ics_topo_new(hw);
+    a = ics_topo_gpu(t, 0, 3);
+    nic = ics_route_nic_of_gpu(t, a);
+    g_assert_cmpint(ics_topo_path_type(t, a, nic), ==, ICS_PATH_PHB);
+    g_assert_true(ics_topo_uses_gdr(t, a, nic, true));
+    ics_topo_free(t);
+    ics_hw_free(hw);
+
     /* a GPU and its NIC on their own root ports (PHB): beyond the default level */
     hw = load("snellius-h100.json", 2);
     t = ics_topo_new(hw);

@@ -62,6 +62,8 @@ static const struct {
     {"alcf_polaris_a100x4_8node_all_reduce", "polaris.json", 8, 4, false, false},
     {"alcf_polaris_a100x4_8node_all_gather", "polaris.json", 8, 4, false, false},
     {"alcf_polaris_a100x4_8node_alltoall", "polaris.json", 8, 4, false, false},
+    /* the same fabric and plugin under GH200 nodes (CSCS's run, NCCL_PROTO=^LL128) */
+    {"cscs_alps_gh200_2node_8gpu_allreduce", "alps-gh200.json", 2, 4, false, false},
 };
 
 #define MIB (1ULL << 20)
@@ -139,6 +141,16 @@ static const char *env_value(const char *name, void *ctx)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* The log's variable, or else this process's (what the user asked every log to run with). Not
+ * NCCL_COLLNET_ENABLE: CollNet also needs a network plugin with collective support (SHARP's),
+ * which none of the logs records (ALCF's set the variable with the libfabric plugin, or none),
+ * and without one NCCL runs as if it were unset. */
+static const char *env_or_process(const char *name, void *ctx)
+{
+    const char *v = strcmp(name, "NCCL_COLLNET_ENABLE") ? env_value(name, ctx) : NULL;
+    return v ? v : g_getenv(name);
+}
+
 static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning, bool rows_too,
                GArray *dgx_large, GString *out)
 {
@@ -190,6 +202,8 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
     /* As the log was launched: a thread that drove G GPUs (nccl-tests -g G) launched their
      * kernels in turn, which floors every call at G launches (comm.c). */
     ics_coll_tuning as_run = *tuning;
+    if (cJSON_IsObject(env)) /* NCCL_PROTO, NCCL_BUFFSIZE, ... as the log set them */
+        ics_coll_tuning_from(&as_run, env_or_process, (void *)env, NULL);
     const cJSON *cmd = cJSON_GetObjectItem(doc, "command");
     as_run.gpus_per_thread =
         cJSON_IsString(cmd) ? ics_meas_command_gpus_per_thread(cmd->valuestring) : 0;

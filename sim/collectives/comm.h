@@ -97,6 +97,7 @@ void ics_coll_paths_from_env(ics_topo_paths *p, GError **warning);
  * variable's value, or NULL when it is unset. */
 typedef const char *(*ics_env_lookup)(const char *name, void *ctx);
 void ics_coll_paths_from(ics_topo_paths *p, ics_env_lookup get, void *ctx, GError **warning);
+void ics_coll_tuning_from(ics_coll_tuning *t, ics_env_lookup get, void *ctx, GError **warning);
 
 /* NCCL_ALGO's and NCCL_PROTO's syntax as NCCL's parseList reads it: names separated by commas,
  * case-insensitive ("Ring,Tree"), the set of them; after a leading '^', every member but those

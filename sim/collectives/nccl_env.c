@@ -52,10 +52,10 @@ static void note(GString *w, const char *fmt, ...)
 
 /* NCCL_ALGO or NCCL_PROTO into *set: an empty result (nothing understood, or everything
  * excluded, which NCCL would fail every call on) is ignored as a whole. */
-static void read_set(GString *w, const char *var, unsigned (*parse)(const char *, char **),
-                     unsigned *set)
+static void read_set(ics_env_lookup get, void *ctx, GString *w, const char *var,
+                     unsigned (*parse)(const char *, char **), unsigned *set)
 {
-    const char *v = g_getenv(var);
+    const char *v = get(var, ctx);
     if (!v || !*v)
         return;
     char *bad = NULL;
@@ -98,11 +98,6 @@ static void read_int_from(ics_env_lookup get, void *ctx, GString *w, const char 
         return;
     }
     *out = (int)x;
-}
-
-static void read_int(GString *w, const char *var, int lo, int hi, int *out)
-{
-    read_int_from(from_process, NULL, w, var, lo, hi, out);
 }
 
 /* A path level as ncclGetLevel reads NCCL_P2P_LEVEL and NCCL_NET_GDR_LEVEL: a path type's name,
@@ -165,26 +160,31 @@ void ics_coll_paths_from_env(ics_topo_paths *p, GError **warning)
     ics_coll_paths_from(p, from_process, NULL, warning);
 }
 
-void ics_coll_tuning_from_env(ics_coll_tuning *t, GError **warning)
+void ics_coll_tuning_from(ics_coll_tuning *t, ics_env_lookup get, void *ctx, GError **warning)
 {
     *t = (ics_coll_tuning){.nvls_enable = true};
     GString *w = g_string_new(NULL);
-    read_set(w, "NCCL_ALGO", ics_coll_algos_parse, &t->algos);
-    read_set(w, "NCCL_PROTO", ics_coll_protos_parse, &t->protos);
+    read_set(get, ctx, w, "NCCL_ALGO", ics_coll_algos_parse, &t->algos);
+    read_set(get, ctx, w, "NCCL_PROTO", ics_coll_protos_parse, &t->protos);
     int nvls = 1, collnet = 0;
-    read_int(w, "NCCL_NVLS_ENABLE", INT_MIN, INT_MAX, &nvls);
-    read_int(w, "NCCL_COLLNET_ENABLE", INT_MIN, INT_MAX, &collnet);
+    read_int_from(get, ctx, w, "NCCL_NVLS_ENABLE", INT_MIN, INT_MAX, &nvls);
+    read_int_from(get, ctx, w, "NCCL_COLLNET_ENABLE", INT_MIN, INT_MAX, &collnet);
     t->nvls_enable = nvls != 0;
     t->collnet_enable = collnet != 0;
     /* NCCL's channel counts are at most 64 (MAXCHANNELS); larger values are clamped there */
-    read_int(w, "NCCL_MIN_NCHANNELS", 0, INT_MAX, &t->min_channels);
-    read_int(w, "NCCL_MAX_NCHANNELS", 0, INT_MAX, &t->max_channels);
+    read_int_from(get, ctx, w, "NCCL_MIN_NCHANNELS", 0, INT_MAX, &t->min_channels);
+    read_int_from(get, ctx, w, "NCCL_MAX_NCHANNELS", 0, INT_MAX, &t->max_channels);
     /* point-to-point step sizes (init.cc computeBuffSizes); NCCL_STEPS = 8 steps a buffer */
-    read_int(w, "NCCL_P2P_NET_CHUNKSIZE", 1, INT_MAX, &t->p2p_net_chunk);
-    read_int(w, "NCCL_P2P_NVL_CHUNKSIZE", 1, INT_MAX, &t->p2p_nvl_chunk);
-    read_int(w, "NCCL_P2P_PCI_CHUNKSIZE", 1, INT_MAX, &t->p2p_pci_chunk);
-    read_int(w, "NCCL_BUFFSIZE", 8, INT_MAX, &t->buffsize);
+    read_int_from(get, ctx, w, "NCCL_P2P_NET_CHUNKSIZE", 1, INT_MAX, &t->p2p_net_chunk);
+    read_int_from(get, ctx, w, "NCCL_P2P_NVL_CHUNKSIZE", 1, INT_MAX, &t->p2p_nvl_chunk);
+    read_int_from(get, ctx, w, "NCCL_P2P_PCI_CHUNKSIZE", 1, INT_MAX, &t->p2p_pci_chunk);
+    read_int_from(get, ctx, w, "NCCL_BUFFSIZE", 8, INT_MAX, &t->buffsize);
     if (w->len)
         g_set_error_literal(warning, ICS_ERROR, ICS_ERROR_INPUT, w->str);
     g_string_free(w, TRUE);
+}
+
+void ics_coll_tuning_from_env(ics_coll_tuning *t, GError **warning)
+{
+    ics_coll_tuning_from(t, from_process, NULL, warning);
 }
