@@ -8,12 +8,23 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
-static const char *const shipped[] = {
-    "dgx1-p100.json",         "dgx1-v100.json",         "dgx2.json",
-    "dgx-a100.json",          "dgx-h100.json",          "hgx-b200.json",
-    "gb200-nvl72.json",       "pcie-8gpu.json",         "pcie-nvlink-bridge.json",
-    "superpod-a100-hdr.json", "superpod-h100-ndr.json", "fattree-2tier.json",
-    "fattree-3tier.json",     "alps-gh200-node.json",   "alps-gh200.json"};
+static const char *const shipped[] = {"dgx1-p100.json",
+                                      "dgx1-v100.json",
+                                      "dgx2.json",
+                                      "dgx-a100.json",
+                                      "dgx-h100.json",
+                                      "hgx-b200.json",
+                                      "gb200-nvl72.json",
+                                      "pcie-8gpu.json",
+                                      "pcie-nvlink-bridge.json",
+                                      "superpod-a100-hdr.json",
+                                      "superpod-h100-ndr.json",
+                                      "fattree-2tier.json",
+                                      "fattree-3tier.json",
+                                      "alps-gh200-node.json",
+                                      "alps-gh200.json",
+                                      "gke-a4-node.json",
+                                      "gke-a4.json"};
 
 static char *model_path(const char *name)
 {

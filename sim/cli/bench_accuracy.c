@@ -64,6 +64,8 @@ static const struct {
     {"alcf_polaris_a100x4_8node_alltoall", "polaris.json", 8, 4, false, false},
     /* the same fabric and plugin under GH200 nodes (CSCS's run, NCCL_PROTO=^LL128) */
     {"cscs_alps_gh200_2node_8gpu_allreduce", "alps-gh200.json", 2, 4, false, false},
+    /* one B200 a node, one 400 Gb/s RoCE NIC each (Google's gIB plugin) */
+    {"gke_a4_b200_2node_1gpu_allgather", "gke-a4.json", 2, 1, false, false},
 };
 
 #define MIB (1ULL << 20)
