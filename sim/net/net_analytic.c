@@ -28,7 +28,11 @@
  * 16 MiB one over 128 GPUs went from 8.85 G instructions to 5.54 G (callgrind). Summing the
  * loads in the closure's pass (one pass fewer) then took the 256-GPU one 0.89x (farm-bench, 4
  * pairs), packing an_use in 32 bytes 0.87x, and the fair share's fields of an_flow first 0.88x:
- * 22.6 s. The shares are unchanged to the bit. Memory: O(flows x hops) plus O(channels + devices).
+ * 22.6 s, with shares unchanged to the bit. Then the share's arithmetic in double, each
+ * resource's maintained flow list as its adjacency, and the flows' fields in a dense array by
+ * slot (an_slot): 8.7 s, the same results but for one row of bench accuracy's 0.01 us (a
+ * saturated resource's flows now freeze in its list's order). Memory: O(flows x hops) plus
+ * O(channels + devices).
  *
  * Locality. A start or end changes only the shares of flows it is coupled to through
  * contended resources: a resource is contended when its flows' uncontended demands (r0 x coef)
@@ -78,8 +82,8 @@ typedef struct {
     double coef;    /* resource bytes consumed per payload byte of the flow */
 } an_use;
 
-/* (What every fair share reads first, together: use, n_use, slot, mark, r0, next and speed,
- * ev.) */
+/* (What the fair share reads of the flow itself, together: use, n_use, slot, mark, r0, speed,
+ * ev; the rest is in its slot's an_slot.) */
 typedef struct {
     an_use *use; /* owned */
     int n_use;

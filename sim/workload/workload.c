@@ -696,9 +696,12 @@ static void finish_step(ics_wl *w)
                              : w->l->dist_opt ? w->dense.size
                                               : 1) +
                     experts / (w->l->dist_opt ? w->expert.size : 1);
-    /* fp8: Transformer Engine casts every weight the rank runs to FP8 (and its transpose) once
-     * a step: 2 B read, 1 + 1 B written per parameter */
-    double casts = w->l->dtype == ICS_DTYPE_FP8 ? 4 * (dense + experts) : 0;
+    /* fp8: Transformer Engine casts every weight of its modules the rank runs to FP8 (and its
+     * transpose) once a step: 2 B read, 1 + 1 B written per parameter. The embedding and the
+     * output layer are Megatron-Core's own modules, not TE's: no cast. */
+    double not_te =
+        (w->s == 0 ? w->embed_params : 0) + (w->s == (w->V - 1) % w->p ? w->head_params : 0);
+    double casts = w->l->dtype == ICS_DTYPE_FP8 ? 4 * (dense - not_te + experts) : 0;
     ics_trace_op upd = {.kind = ICS_TOP_COMPUTE,
                         .work = ICS_WORK_ELEMENTWISE,
                         .mem_bytes = params * OPTIMIZER_BYTES_PER_PARAM + casts,
