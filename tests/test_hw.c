@@ -24,7 +24,9 @@ static const char *const shipped[] = {"dgx1-p100.json",
                                       "alps-gh200-node.json",
                                       "alps-gh200.json",
                                       "gke-a4-node.json",
-                                      "gke-a4.json"};
+                                      "gke-a4.json",
+                                      "gcp-a3mega-node.json",
+                                      "gcp-a3mega.json"};
 
 static char *model_path(const char *name)
 {

@@ -66,6 +66,8 @@ static const struct {
     {"cscs_alps_gh200_2node_8gpu_allreduce", "alps-gh200.json", 2, 4, false, false},
     /* one B200 a node, one 400 Gb/s RoCE NIC each (Google's gIB plugin) */
     {"gke_a4_b200_2node_1gpu_allgather", "gke-a4.json", 2, 1, false, false},
+    /* TCP through GPUDirect-TCPXO (Google's FasTrak plugin), 8 x 200 Gb/s a node */
+    {"gcp_a3mega_h100_2node_tcpxo_allreduce", "gcp-a3mega.json", 2, 8, false, false},
 };
 
 #define MIB (1ULL << 20)
