@@ -135,6 +135,22 @@ static void test_p2p_level(void)
     ics_hw_free(hw);
 }
 
+/* GPU `gpu` of node 0 of a 2-node `model` reaches its NIC by a PHB path, GPUDirect RDMA both
+ * ways as `by_default` says, and with NCCL_NET_GDR_LEVEL=PHB in any case. */
+static void phb_gdr(const char *model, int gpu, bool by_default)
+{
+    ics_hw *hw = load(model, 2);
+    ics_topo *t = ics_topo_new(hw);
+    int a = ics_topo_gpu(t, 0, gpu), nic = ics_route_nic_of_gpu(t, a);
+    g_assert_cmpint(ics_topo_path_type(t, a, nic), ==, ICS_PATH_PHB);
+    g_assert_true(ics_topo_uses_gdr(t, a, nic, true) == by_default);
+    g_assert_true(ics_topo_uses_gdr(t, a, nic, false) == by_default);
+    ics_topo_set_paths(t, &(ics_topo_paths){-1, ICS_PATH_PHB, -1});
+    g_assert_true(ics_topo_uses_gdr(t, a, nic, true));
+    ics_topo_free(t);
+    ics_hw_free(hw);
+}
+
 static void test_gdr(void)
 {
     /* DGX H100: GPU and NIC under one switch (PXB): GPUDirect RDMA both ways */
@@ -156,26 +172,9 @@ static void test_gdr(void)
 
     /* GH200 (Alps): the GPU on its Grace by NVLink-C2C, the NIC on the Grace's PCIe: PHB, which
      * NCCL's C2C rule (NCCL_NET_GDR_C2C, on by default) lets GPUDirect RDMA cross */
-    hw = load("alps-gh200.json", 2);
-    t = ics_topo_new(hw);
-    a = ics_topo_gpu(t, 0, 3);
-    nic = ics_route_nic_of_gpu(t, a);
-    g_assert_cmpint(ics_topo_path_type(t, a, nic), ==, ICS_PATH_PHB);
-    g_assert_true(ics_topo_uses_gdr(t, a, nic, true));
-    ics_topo_free(t);
-    ics_hw_free(hw);
-
+    phb_gdr("alps-gh200.json", 3, true);
     /* a GPU and its NIC on their own root ports (PHB): beyond the default level */
-    hw = load("snellius-h100.json", 2);
-    t = ics_topo_new(hw);
-    a = ics_topo_gpu(t, 0, 0);
-    nic = ics_route_nic_of_gpu(t, a);
-    g_assert_cmpint(ics_topo_path_type(t, a, nic), ==, ICS_PATH_PHB);
-    g_assert_false(ics_topo_uses_gdr(t, a, nic, false));
-    ics_topo_set_paths(t, &(ics_topo_paths){-1, ICS_PATH_PHB, -1});
-    g_assert_true(ics_topo_uses_gdr(t, a, nic, true));
-    ics_topo_free(t);
-    ics_hw_free(hw);
+    phb_gdr("snellius-h100.json", 0, false);
 
     /* a PCIe-only node (GPU and NIC on one switch, PIX): GDR both ways on Ampere; before
      * Ampere, sends (NIC reads) without an NVLink peer stay in host memory */

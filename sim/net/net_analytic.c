@@ -699,11 +699,11 @@ static void ev_share(ics_engine *e, void *ctx, uint64_t arg)
     for (guint i = 0; i < n->set->len; i++) {
         /* loaded: the set is the active flows in slot order, so a flow whose speed stays is
          * passed over without reading it */
-        an_flow *f = loaded ? NULL : g_ptr_array_index(n->set, i);
-        an_slot *s = &n->slots[loaded ? (int)i : f->slot];
+        int slot = loaded ? (int)i : ((const an_flow *)g_ptr_array_index(n->set, i))->slot;
+        an_slot *s = &n->slots[slot];
         if (s->next == s->speed && s->speed != 0) /* scheduled (a speed), and it stays */
             continue;
-        f = f ? f : g_ptr_array_index(n->set, i);
+        an_flow *f = g_ptr_array_index(n->set, i);
         if (f->ev != ICS_EVENT_NONE) {
             f->work -= f->speed * (long double)(now - f->t_last);
             ics_engine_cancel(e, f->ev);

@@ -647,10 +647,12 @@ static void backward(ics_wl *w, int v, bool last_mb)
 
 /* ---- the end of the step --------------------------------------------------------------------- */
 
-/* The rank's parameters: all but the experts' (*dense) and the experts' (*experts). */
-static void rank_params(ics_wl *w, double *dense, double *experts)
+/* The rank's parameters: all but the experts' (*dense) and the experts' (*experts); of the
+ * dense ones, those outside Transformer Engine's modules (*not_te: the embedding and the output
+ * layer, Megatron-Core's own). */
+static void rank_params(ics_wl *w, double *dense, double *experts, double *not_te)
 {
-    *dense = *experts = 0;
+    *dense = *experts = *not_te = 0;
     for (int c = 0; c < w->l->vp; c++) {
         set_chunk(w, c * w->p + w->s);
         for (int i = 0; i < w->L; i++) {
@@ -661,9 +663,10 @@ static void rank_params(ics_wl *w, double *dense, double *experts)
         }
     }
     if (w->s == 0)
-        *dense += w->embed_params;
+        *not_te += w->embed_params;
     if (w->s == (w->V - 1) % w->p)
-        *dense += w->head_params;
+        *not_te += w->head_params;
+    *dense += *not_te;
 }
 
 /* The dist-opt's parameter all-gathers of set g after the optimizer `opt`. */
@@ -688,8 +691,8 @@ static void finish_step(ics_wl *w)
                 w->grad_bytes, w->last_compute, "dp.embedding_all_reduce");
         w->dpc = saved;
     }
-    double dense, experts;
-    rank_params(w, &dense, &experts);
+    double dense, experts, not_te;
+    rank_params(w, &dense, &experts, &not_te);
     /* the optimizer runs on the rank's shard: of dp (expert dp for the experts) with the
      * distributed optimizer, of FSDP's shard group */
     double params = dense / (fsdp(w)          ? w->sh
@@ -699,8 +702,6 @@ static void finish_step(ics_wl *w)
     /* fp8: Transformer Engine casts every weight of its modules the rank runs to FP8 (and its
      * transpose) once a step: 2 B read, 1 + 1 B written per parameter. The embedding and the
      * output layer are Megatron-Core's own modules, not TE's: no cast. */
-    double not_te =
-        (w->s == 0 ? w->embed_params : 0) + (w->s == (w->V - 1) % w->p ? w->head_params : 0);
     double casts = w->l->dtype == ICS_DTYPE_FP8 ? 4 * (dense - not_te + experts) : 0;
     ics_trace_op upd = {.kind = ICS_TOP_COMPUTE,
                         .work = ICS_WORK_ELEMENTWISE,
