@@ -214,8 +214,11 @@ void ics_memory_of_stage(const ics_model *m, const ics_layout *l, int stage, ics
             ics_layout_grad_bytes(l) * (whole ? out->params : out->params / shard + largest);
     }
     out->in_flight = stage_in_flight(l, stage);
+    /* a layer outside full recomputation keeps what the layout's own recomputation keeps:
+     * everything, or with selective recomputation everything but the attention core */
     ics_layout whole = *l;
-    whole.recompute = ICS_RECOMPUTE_NONE;
+    if (whole.recompute == ICS_RECOMPUTE_FULL)
+        whole.recompute = ICS_RECOMPUTE_NONE;
     double kept = 0, largest = 0;
     bool any = false;
     /* chunk by chunk: with recompute_layers only a chunk's first layers keep just their input */
