@@ -3,9 +3,12 @@
 #   - Megatron-LM's SC'21 Table 1 (A100): median |error| of TFLOP/s per GPU at most $2 %;
 #   - Megatron-Bridge's DGX-H100 rows of dense models: median |error| of tokens/s per GPU at
 #     most $3 %, the largest at most $4 %, at least $5 rows predicted; of MoE models: median
-#     at most $6 %, at least $7 rows.
+#     at most $6 %, at least $7 rows;
+#   - Korthikanti et al.'s (MLSys 2023, A100) iteration times: median |error| of throughput at
+#     most $8 %, at least $9 rows; one 22B layer's time (their Table 4): every config within
+#     $10 %.
 # Lower them when the models improve; tests/CMakeLists.txt says what was measured when set.
-icsim=$1 sc21=$2 med=$3 max=$4 rows=$5 moe_med=$6 moe_rows=$7
+icsim=$1 sc21=$2 med=$3 max=$4 rows=$5 moe_med=$6 moe_rows=$7 k_med=$8 k_rows=$9 k_layer=${10}
 out=$("$icsim" bench training) || { echo "bench training exited $?"; exit 1; }
 echo "$out"
 pct=$(echo "$out" | sed -n 's/^median |error| TFLOP\/s per GPU: \([0-9.]*\)%$/\1/p')
@@ -19,4 +22,10 @@ awk -v p="$x" -v lim="$max" 'BEGIN { exit !(p <= lim) }' || { echo "FAIL: H100 m
 [ "$n" -ge "$rows" ] || { echo "FAIL: $n H100 rows predicted, expected at least $rows"; exit 1; }
 [ -n "$mm" ] && awk -v p="$mm" -v lim="$moe_med" 'BEGIN { exit !(p <= lim) }' || { echo "FAIL: H100 MoE median $mm% > $moe_med%"; exit 1; }
 [ "$mn" -ge "$moe_rows" ] || { echo "FAIL: $mn H100 MoE rows predicted, expected at least $moe_rows"; exit 1; }
+read -r kn km <<<"$(echo "$out" | sed -n 's/^rows predicted: \([0-9]*\); median |error| of throughput: \([0-9.]*\)%$/\1 \2/p')"
+kl=$(echo "$out" | sed -n 's/^layer configs predicted: [0-9]*; max |error| of a layer.s time: \([0-9.]*\)%$/\1/p')
+[ -n "$km" ] && [ -n "$kl" ] || { echo "FAIL: no Korthikanti summary lines"; exit 1; }
+awk -v p="$km" -v lim="$k_med" 'BEGIN { exit !(p <= lim) }' || { echo "FAIL: Korthikanti median $km% > $k_med%"; exit 1; }
+[ "$kn" -ge "$k_rows" ] || { echo "FAIL: $kn Korthikanti rows predicted, expected at least $k_rows"; exit 1; }
+awk -v p="$kl" -v lim="$k_layer" 'BEGIN { exit !(p <= lim) }' || { echo "FAIL: a 22B layer off by $kl% > $k_layer%"; exit 1; }
 echo "training_accuracy: ok"

@@ -162,8 +162,9 @@ int ics_bench_training(int argc, char **argv)
 {
     const GOptionEntry none[] = {G_OPTION_ENTRY_NULL};
     if (!ics_cli_parse("bench training", "",
-                       "Predicted against published training throughput (Megatron-LM SC'21 Table "
-                       "1 on superpod-a100-hdr).",
+                       "Predicted against published training throughput: Megatron-LM SC'21 Table "
+                       "1 and Korthikanti et al. (MLSys 2023) on superpod-a100-hdr, "
+                       "Megatron-Bridge's DGX-H100 rows on superpod-h100-ndr.",
                        none, &argc, &argv))
         return ICS_EXIT_USAGE;
     if (argc > 1) {
@@ -208,8 +209,9 @@ int ics_bench_training(int argc, char **argv)
     printf("rows predicted: %d of %u\n", n, rows->len);
     printf("median |error| TFLOP/s per GPU: %.1f%%\n", med);
     int bridge = ics_bench__training_bridge(cat);
+    int korthikanti = ics_bench__training_korthikanti();
     g_free(errs);
     g_array_free(rows, TRUE);
     ics_model_catalog_free(cat);
-    return n == 0 || bridge == 0 ? ICS_EXIT_FAIL : ICS_EXIT_OK;
+    return n == 0 || bridge == 0 || korthikanti == 0 ? ICS_EXIT_FAIL : ICS_EXIT_OK;
 }

@@ -1,4 +1,5 @@
-/* Shared by `icsim bench training`'s two tables (bench_training.c: Megatron-LM's SC'21 table;
+/* Shared by `icsim bench training`'s tables (bench_training.c: Megatron-LM's SC'21 table;
+ * bench_training_korthikanti.c: Korthikanti et al.'s A100 iterations and 22B layer;
  * bench_training_bridge.c: Megatron-Bridge's H100 rows). Not a public header. */
 #ifndef ICS_BENCH_TRAINING_INTERNAL_H
 #define ICS_BENCH_TRAINING_INTERNAL_H
@@ -35,5 +36,8 @@ double ics_bench__median(double *v, int n);
 
 /* Prints the Megatron-Bridge table; returns the rows predicted. */
 int ics_bench__training_bridge(const ics_model_catalog *cat);
+
+/* Prints Korthikanti et al.'s tables (MLSys 2023); returns the rows predicted. */
+int ics_bench__training_korthikanti(void);
 
 #endif
