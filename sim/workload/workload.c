@@ -12,6 +12,12 @@
 /* Adam with fp32 master weights: reads parameter, gradient and both moments (4 x 4 bytes),
  * writes parameter and moments (3 x 4) and the bf16 copy (2): about 32 bytes per parameter. */
 #define OPTIMIZER_BYTES_PER_PARAM 32
+/* Megatron-LM's step around Adam: the gradient norm for clipping (`clip_grad` 1.0 by default:
+ * get_grad_norm_fp32 reads every fp32 main gradient of the rank's shard once, 4 bytes) and the
+ * zeroing of the gradient buffer for the next step (train_step's zero_grad_buffer: the rank's
+ * whole buffer, at the gradient type). The clipping itself scales the gradients only when the
+ * norm exceeds the bound, which depends on the data: not charged. */
+#define GRAD_NORM_BYTES_PER_PARAM 4
 /* Model parameters (what the distributed optimizer all-gathers) stay 16-bit. */
 #define PARAM_BYTES 2
 
@@ -703,9 +709,12 @@ static void finish_step(ics_wl *w)
      * transpose) once a step: 2 B read, 1 + 1 B written per parameter. The embedding and the
      * output layer are Megatron-Core's own modules, not TE's: no cast. */
     double casts = w->l->dtype == ICS_DTYPE_FP8 ? 4 * (dense - not_te + experts) : 0;
+    double zero = w->grad_bytes * (fsdp(w) ? params : dense + experts);
     ics_trace_op upd = {.kind = ICS_TOP_COMPUTE,
                         .work = ICS_WORK_ELEMENTWISE,
-                        .mem_bytes = params * OPTIMIZER_BYTES_PER_PARAM + casts,
+                        .mem_bytes = params * (OPTIMIZER_BYTES_PER_PARAM +
+                                               GRAD_NORM_BYTES_PER_PARAM) +
+                                     zero + casts,
                         .dtype = ICS_DTYPE_FP32};
     ics_trace_op op = compute_op(w, "optimizer", ics_compute_time(w->g, &upd), 0, upd.mem_bytes);
     op.work = ICS_WORK_ELEMENTWISE;
