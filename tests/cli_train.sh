@@ -91,6 +91,17 @@ cat >"$tmp/job.json" <<JSON
 JSON
 "$icsim" train "$tmp/job.json" >"$tmp/scen" || fail "scenario exited $?"
 cmp -s "$tmp/text" "$tmp/scen" || fail "scenario and command line differ"
+# Megatron before September 2021: the backward's TP all-reduces in series, by option and by
+# scenario key alike, and slower than beside the weight gradients (the default)
+"$icsim" train "${job[@]}" --no-async-tensor-model-parallel-allreduce >"$tmp/sync" ||
+    fail "--no-async-tensor-model-parallel-allreduce exited $?"
+sed 's/"recompute": "full"}}/"recompute": "full", "async_tensor_model_parallel_allreduce": false}}/' \
+    "$tmp/job.json" >"$tmp/sync.json"
+"$icsim" train "$tmp/sync.json" >"$tmp/sync2" || fail "async_tensor_model_parallel_allreduce exited $?"
+cmp -s "$tmp/sync" "$tmp/sync2" || fail "async_tensor_model_parallel_allreduce: option and key differ"
+step() { sed -n 's/^step time *\([0-9.]*\) s$/\1/p' "$1"; }
+awk -v a="$(step "$tmp/text")" -v b="$(step "$tmp/sync")" 'BEGIN { exit !(a > 0 && a < b) }' ||
+    fail "reductions beside the weight gradients: step $(step "$tmp/text") not below $(step "$tmp/sync")"
 # options override the file
 "$icsim" train "$tmp/job.json" --gbs 32 --json >"$tmp/over" || fail "override exited $?"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert abs(d['tokens_per_s']*d['step_time_s']-32*2048)<1" \

@@ -444,12 +444,14 @@ static void test_schedules(void)
 
 /* TP 2 x PP 2 x DP 2 on a DGX A100: per rank, m forwards and m backwards per layer of its
  * chunk, two all-reduces of b s h bf16 each way per layer, sends of b s h, gradients
- * all-reduced once per step at their fp32 size. */
+ * all-reduced once per step at their fp32 size. The backward's all-reduces in series (one op
+ * per block; /workload/async-tp-backward checks the blocks split beside them). */
 static void test_structure(void)
 {
     ics_hw *hw = load_hw("dgx-a100.json", 0);
     ics_model m = small_gpt();
     ics_layout l = ics_layout_defaults();
+    l.tp_sync_bwd = true;
     l.tp = 2;
     l.pp = 2;
     l.dp = 2;
@@ -500,7 +502,9 @@ static void test_structure(void)
 }
 
 /* Sequence parallelism: each all-reduce becomes an all-gather before the block and a
- * reduce-scatter after (of the whole b s h buffer), sends carry 1/tp of it. */
+ * reduce-scatter after (of the whole b s h buffer), sends carry 1/tp of it; and each backward
+ * block gathers its column-parallel linear's input again for the weight gradient (Megatron
+ * keeps it sharded: Korthikanti et al., section 4.2.2). */
 static void test_structure_sp(void)
 {
     ics_hw *hw = load_hw("dgx-a100.json", 0);
@@ -516,12 +520,12 @@ static void test_structure_sp(void)
     for (int r = 0; r < 4; r++) {
         int stage = r / 2;
         g_assert_cmpint(count_named(tr, r, "tp.all_reduce"), ==, 0);
-        /* per layer 2 each way; the head's gather (stage 1) and the embedding's gradient
-         * gather (stage 0) */
-        g_assert_cmpint(count_named(tr, r, "tp.all_gather"), ==, 4 * mb * L + mb);
+        /* per layer 2 each way and the backward's 2 re-gathers; the head's gather (stage 1)
+         * and the embedding's gradient gather (stage 0) */
+        g_assert_cmpint(count_named(tr, r, "tp.all_gather"), ==, 6 * mb * L + mb);
         g_assert_cmpint(count_named(tr, r, "tp.reduce_scatter"), ==, 4 * mb * L + mb);
         g_assert_cmpuint(sum_coll_bytes(tr, r, ICS_CAT_TP, ICS_COLL_ALL_GATHER), ==,
-                         (uint64_t)(4 * mb * L + mb) * bsh);
+                         (uint64_t)(6 * mb * L + mb) * bsh);
         for (int i = 0; i < ics_trace_nops(tr, r); i++) {
             const ics_trace_op *op = ics_trace_get_op(tr, r, i);
             if (op->kind == ICS_TOP_SEND)
@@ -881,6 +885,7 @@ static void test_tp_comm_overlap(void)
     l.tp = 8;
     l.sp = true;
     l.gbs = 2;
+    l.tp_sync_bwd = true; /* plain: every collective in series (userbuffers ignore it) */
     ics_trace *plain = build(&m, &l, gpu_of(hw));
     l.tp_comm_overlap = true;
     ics_trace *over = build(&m, &l, gpu_of(hw));
@@ -945,6 +950,87 @@ static void test_tp_comm_overlap(void)
     g_assert_false(ics_layout_check(&l, &m, &err));
     g_assert_nonnull(strstr(err->message, "expected sequence parallelism with tp_comm_overlap"));
     g_error_free(err);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+}
+
+/* Megatron-LM's Linear backward (since September 2021): each backward block's column-parallel
+ * linear (QKV, fc1) runs its data gradient, then its weight gradient beside the reduction of
+ * that data gradient (an all-reduce, or with sequence parallelism a reduce-scatter, on the
+ * overlap stream), and with sequence parallelism gathers its input again beside the data
+ * gradient, the weight gradient waiting for it; the next compute op waits for the reduction.
+ * On GPT-3's layers the step is shorter than with the reductions in series, by at most the
+ * reductions' time. */
+static void test_async_tp_backward(void)
+{
+    ics_hw *hw = load_hw("dgx-a100.json", 0);
+    ics_topo *t = ics_topo_new(hw);
+    ics_model m = ics_model_make("wide", 2, 12288, 96, 4 * 12288, 51200, 2048);
+    for (int sp = 0; sp < 2; sp++) {
+        ics_layout l = ics_layout_defaults();
+        l.tp = 8;
+        l.sp = sp;
+        l.gbs = 2;
+        ics_trace *tr = build(&m, &l, gpu_of(hw));
+        int mb = 2, L = 2, checked = 0;
+        g_assert_cmpint(count_named(tr, 0, "bwd.mlp.fc1_dgrad"), ==, mb * L);
+        g_assert_cmpint(count_named(tr, 0, "bwd.attn.qkv_wgrad"), ==, mb * L);
+        ics_coll_op red = sp ? ICS_COLL_REDUCE_SCATTER : ICS_COLL_ALL_REDUCE;
+        for (int i = 0; i < ics_trace_nops(tr, 0); i++) {
+            const ics_trace_op *op = ics_trace_get_op(tr, 0, i);
+            if (!op->name || !g_str_has_suffix(op->name, "_wgrad"))
+                continue;
+            /* the reduction of the data gradient just before, beside this GEMM */
+            const ics_trace_op *r = ics_trace_get_op(tr, 0, i - 1);
+            const ics_trace_op *dx = ics_trace_get_op(tr, 0, i - 2);
+            g_assert_true(r->kind == ICS_TOP_COLL && r->coll.op == red);
+            g_assert_cmpint(r->stream, ==, ICS_WL_STREAM_TP_OVERLAP);
+            g_assert_true(g_str_has_suffix(dx->name, "_dgrad"));
+            int nd;
+            const int *deps = ics_trace_op_deps(tr, 0, i - 1, &nd);
+            g_assert_cmpint(nd, ==, 1);
+            g_assert_cmpint(deps[0], ==, i - 2);
+            /* with SP the weight gradient waits for the input's gather */
+            deps = ics_trace_op_deps(tr, 0, i, &nd);
+            if (sp) {
+                g_assert_cmpint(nd, ==, 1);
+                const ics_trace_op *ag = ics_trace_get_op(tr, 0, deps[0]);
+                g_assert_true(ag->kind == ICS_TOP_COLL && ag->coll.op == ICS_COLL_ALL_GATHER);
+                g_assert_cmpint(ag->stream, ==, ICS_WL_STREAM_TP_OVERLAP);
+            }
+            /* the next compute-stream op waits for the reduction */
+            for (int j = i + 1; j < ics_trace_nops(tr, 0); j++) {
+                if (ics_trace_get_op(tr, 0, j)->stream != ICS_WL_STREAM_COMPUTE)
+                    continue;
+                deps = ics_trace_op_deps(tr, 0, j, &nd);
+                bool waits = false;
+                for (int d = 0; d < nd; d++)
+                    waits |= deps[d] == i - 1;
+                g_assert_true(waits);
+                checked++;
+                break;
+            }
+        }
+        g_assert_cmpint(checked, >=, 2 * mb * L - 1); /* the step's last block: the optimizer */
+        ics_replay_result a = replay(tr, t, -1);
+        l.tp_sync_bwd = true;
+        ics_trace *sync = build(&m, &l, gpu_of(hw));
+        ics_replay_result b = replay(sync, t, -1);
+        ics_time reductions = 0;
+        for (int i = 0; i < ics_trace_nops(tr, 0); i++) {
+            const ics_trace_op *op = ics_trace_get_op(tr, 0, i);
+            if (op->kind == ICS_TOP_COLL && op->stream == ICS_WL_STREAM_TP_OVERLAP &&
+                op->coll.op == red)
+                reductions += all_reduce_ps(t, 8, op->coll.size_bytes) / (sp ? 2 : 1);
+        }
+        g_test_message("sp %d: step %.3f ms in series, %.3f ms beside the GEMMs (reductions "
+                       "~%.3f ms)",
+                       sp, b.step_ps / 1e9, a.step_ps / 1e9, reductions / 1e9);
+        g_assert_cmpint(a.step_ps, <, b.step_ps);
+        g_assert_cmpint(a.step_ps, >, b.step_ps - reductions - reductions / 2);
+        ics_trace_free(tr);
+        ics_trace_free(sync);
+    }
     ics_topo_free(t);
     ics_hw_free(hw);
 }
@@ -1302,6 +1388,7 @@ int main(int argc, char **argv)
     g_test_add_func("/workload/bubble-interleaved", test_bubble_interleaved);
     g_test_add_func("/workload/dp-overlap", test_dp_overlap);
     g_test_add_func("/workload/tp-comm-overlap", test_tp_comm_overlap);
+    g_test_add_func("/workload/async-tp-backward", test_async_tp_backward);
     g_test_add_func("/workload/overlap-param-gather", test_overlap_param_gather);
     g_test_add_func("/workload/fp8-casts", test_fp8_casts);
     g_test_add_func("/workload/causal-attention", test_causal_attention);

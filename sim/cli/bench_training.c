@@ -88,6 +88,9 @@ static double predict(const row *r, const ics_model_catalog *cat, double *step_s
     /* April 2021: Megatron-LM's attention wrote the s x s scores to HBM (FlashAttention came
      * in 2022) */
     l.attention = ICS_ATTN_UNFUSED;
+    /* April 2021: the backward's tensor-parallel all-reduces in series with the GEMMs
+     * (Megatron-LM's asynchronous all-reduce came in September 2021) */
+    l.tp_sync_bwd = true;
     /* "ddp": torch (overlapped) for the 1.7B-18B rows, Megatron's local DDP from 39B */
     l.overlap_grad_reduce = r->params_b < 39;
     l.fold = true;

@@ -19,7 +19,7 @@ typedef struct {
         *capacity, *cp, *lora, *packed, *rec_layers;
     char *model_text[ICS_MODEL_FIELD_COUNT];  /* --layers ...; kv_heads is never an option */
     char *layout_text[ICS_LAYOUT_INT_FIELDS]; /* --tp ... --gbs */
-    gboolean sp, dist_opt, zero2, no_overlap, no_fold, ignore_memory, tp_comm_overlap;
+    gboolean sp, dist_opt, zero2, no_overlap, no_fold, ignore_memory, tp_comm_overlap, tp_sync;
     gboolean overlap_param_gather, fsdp, split_embedding, split_loss;
     ics_cli_step_args step;
 } train_args;
@@ -200,6 +200,7 @@ static bool pick_layout(ics_cli_train_job *j)
     l->dist_opt |= a->dist_opt || a->zero2;
     l->zero2 |= a->zero2;
     l->tp_comm_overlap |= a->tp_comm_overlap;
+    l->tp_sync_bwd |= a->tp_sync;
     l->overlap_param_gather |= a->overlap_param_gather;
     l->split_embedding |= a->split_embedding;
     l->split_loss |= a->split_loss;
@@ -424,6 +425,10 @@ int ics_cli_train_prepare(int argc, char **argv, bool help, ics_cli_train_job **
          NULL},
         {"tp-comm-overlap", 0, 0, G_OPTION_ARG_NONE, &a->tp_comm_overlap,
          "overlap the sequence-parallel collectives with the GEMMs (Megatron-Core, needs --sp)",
+         NULL},
+        {"no-async-tensor-model-parallel-allreduce", 0, 0, G_OPTION_ARG_NONE, &a->tp_sync,
+         "the backward's tensor-parallel reductions in series with the GEMMs (Megatron-LM before "
+         "September 2021), not beside the weight gradients",
          NULL},
         {"dtype", 0, 0, G_OPTION_ARG_STRING, &a->dtype, "bf16 (default), fp16 or fp8", "TYPE"},
         {"attention", 0, 0, G_OPTION_ARG_STRING, &a->attention,

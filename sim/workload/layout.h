@@ -67,6 +67,10 @@ typedef struct {
     bool overlap_param_gather; /* Megatron-Core's --overlap-param-gather: with dist_opt, the
                                   updated parameters are all-gathered beside the next forward,
                                   bucket by bucket, not after the optimizer (docs/workload.md) */
+    bool tp_sync_bwd;          /* the backward's tensor-parallel reductions in series with the
+                                  GEMMs (Megatron-LM before September 2021; today's
+                                  --no-async-tensor-model-parallel-allreduce); false: beside
+                                  the weight-gradient GEMM, as Megatron's Linear runs them */
     bool tp_comm_overlap;      /* Megatron-Core's --tp-comm-overlap (Transformer Engine's
                                   userbuffers): each layer's sequence-parallel all-gather and
                                   reduce-scatter run beside the GEMM that consumes or produces

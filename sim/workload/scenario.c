@@ -122,6 +122,7 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
                                        "bucket_mb",
                                        "overlap_grad_reduce",
                                        "tp_comm_overlap",
+                                       "async_tensor_model_parallel_allreduce",
                                        "overlap_param_gather",
                                        "fsdp",
                                        "fsdp_shard",
@@ -155,6 +156,9 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
         ics_jr_bool(r, o, "zero2", false, &l->zero2);
         ics_jr_bool(r, o, "overlap_grad_reduce", false, &l->overlap_grad_reduce);
         ics_jr_bool(r, o, "tp_comm_overlap", false, &l->tp_comm_overlap);
+        bool async = true;
+        if (ics_jr_bool(r, o, "async_tensor_model_parallel_allreduce", false, &async))
+            l->tp_sync_bwd = !async;
         ics_jr_bool(r, o, "overlap_param_gather", false, &l->overlap_param_gather);
         ics_jr_bool(r, o, "fsdp", false, &l->fsdp);
         ics_jr_bool(r, o, "account_for_embedding_in_pipeline_split", false, &l->split_embedding);

@@ -37,16 +37,25 @@ static int add(ics_wl *w, const ics_trace_op *op, int dep)
 int ics_wl__on_compute(ics_wl *w, ics_trace_op *op, int dep)
 {
     op->stream = ICS_WL_STREAM_COMPUTE;
-    int deps[4], nd = 0;
+    int deps[5], nd = 0;
     if (w->pending_recv >= 0)
         deps[nd++] = w->pending_recv;
     if (w->pending_gate >= 0)
         deps[nd++] = w->pending_gate;
     if (w->pending_cp >= 0)
         deps[nd++] = w->pending_cp;
+    if (w->pending_tp >= 0)
+        deps[nd++] = w->pending_tp;
     if (dep >= 0)
         deps[nd++] = dep;
-    w->pending_recv = w->pending_gate = w->pending_cp = -1;
+    /* in ascending order, as a trace read back from Chakra lists them */
+    for (int i = 1; i < nd; i++)
+        for (int j = i; j > 0 && deps[j - 1] > deps[j]; j--) {
+            int x = deps[j];
+            deps[j] = deps[j - 1];
+            deps[j - 1] = x;
+        }
+    w->pending_recv = w->pending_gate = w->pending_cp = w->pending_tp = -1;
     return w->last_compute = ics_trace_add_op(w->trace, w->rank, op, deps, nd);
 }
 
@@ -441,6 +450,45 @@ static int overlapped_block(ics_wl *w, ics_wl_block b, const char *name)
     return out;
 }
 
+/* Whether the backward's tensor-parallel reductions run beside the GEMMs (async_bwd_block). */
+static bool tp_async(const ics_wl *w)
+{
+    return w->t > 1 && !tp_overlap(w) && !w->l->tp_sync_bwd;
+}
+
+/* One attention or MLP block's backward as Megatron-LM's Linear runs it since September 2021
+ * (LinearWithGradAccumulationAndAsyncCommunication, Megatron-Core's tensor_parallel/layers.py):
+ * the block's input gradient comes out of its column-parallel linear (QKV, fc1), whose data
+ * gradient is launched first and then reduced (all-reduce, or reduce-scatter with sequence
+ * parallelism) asynchronously beside the linear's weight-gradient GEMM; with sequence
+ * parallelism that linear's input, kept sharded, is all-gathered again beside the data
+ * gradient (the weight gradient waits for it). The NCCL kernels hold SMs the GEMMs beside them
+ * lose (workload_cost.c, linear_bwd_rs). What follows the block waits for the reduction.
+ * Returns the op that ends with the block's weight gradients. */
+static int async_bwd_block(ics_wl *w, ics_wl_block b)
+{
+    const ics_wl_cost *c = &w->cost[b];
+    const char *nm = ics_wl__block_name(b);
+    bool attn = b == ICS_WL_ATTN_BWD; /* the linear's GEMMs named apart, for timelines */
+    const char *dx_name = attn ? "bwd.attn.qkv_dgrad" : "bwd.mlp.fc1_dgrad";
+    const char *dw_name = attn ? "bwd.attn.qkv_wgrad" : "bwd.mlp.fc1_wgrad";
+    ics_wl__tp_before(w); /* the output gradient's all-gather (sequence parallelism): blocking */
+    ics_time lin = MIN(c->dur_ps, c->gemm_out_ps), dx = MIN(lin, c->gemm_out_dx_ps);
+    ics_time rest = c->dur_ps - lin, dw = lin - dx;
+    part(w, c, nm, MAX(rest, 1), rest, -1);
+    int ag = w->l->sp ? side_coll(w, ICS_COLL_ALL_GATHER, w->act_bytes, w->last_compute, -1,
+                                  "tp.all_gather")
+                      : -1;
+    int dgrad = part(w, c, dx_name, MAX(dx, 1), dx, -1);
+    int red =
+        w->l->sp
+            ? side_coll(w, ICS_COLL_REDUCE_SCATTER, w->act_bytes, dgrad, -1, "tp.reduce_scatter")
+            : side_coll(w, ICS_COLL_ALL_REDUCE, w->act_bytes, dgrad, -1, "tp.all_reduce");
+    int out = part(w, c, dw_name, MAX(dw, 1), dw, ag);
+    w->pending_tp = red;
+    return out;
+}
+
 /* ---- context parallelism -------------------------------------------------------------------- */
 
 /* Megatron-Core's context parallelism passes each rank's K and V chunk around the ring of cp
@@ -529,6 +577,11 @@ static void attn_bwd(ics_wl *w, bool last_mb)
             ics_wl__compute(w, ICS_WL_ATTN_RECOMP, NULL);
         ring = cp_ring(w, true);
         grads(w, w->attn_params, overlapped_block(w, ICS_WL_ATTN_BWD, NULL), last_mb);
+    } else if (tp_async(w)) {
+        if (w->l->recompute == ICS_RECOMPUTE_SELECTIVE)
+            ics_wl__compute(w, ICS_WL_ATTN_RECOMP, NULL);
+        ring = cp_ring(w, true);
+        grads(w, w->attn_params, async_bwd_block(w, ICS_WL_ATTN_BWD), last_mb);
     } else {
         ics_wl__tp_before(w);
         if (w->l->recompute == ICS_RECOMPUTE_SELECTIVE)
@@ -548,6 +601,8 @@ static void layer_bwd(ics_wl *w, int i, bool last_mb)
         ics_wl__moe_bwd(w, last_mb);
     else if (tp_overlap(w))
         grads(w, w->mlp_params, overlapped_block(w, ICS_WL_MLP_BWD, NULL), last_mb);
+    else if (tp_async(w))
+        grads(w, w->mlp_params, async_bwd_block(w, ICS_WL_MLP_BWD), last_mb);
     else {
         ics_wl__tp_before(w);
         grads(w, w->mlp_params, ics_wl__compute(w, ICS_WL_MLP_BWD, NULL), last_mb);
@@ -646,9 +701,10 @@ static void backward(ics_wl *w, int v, bool last_mb)
         flush(w, &w->dense, w->dense.last_grad_op);
         flush(w, &w->expert, w->expert.last_grad_op);
     }
+    /* the input gradient is sent once reduced (a reduction beside the last GEMMs) */
     if (v > 0)
-        p2p(w, ICS_TOP_SEND, ICS_WL_STREAM_SEND_GRAD, peer(w, w->s - 1), w->last_compute,
-            "pp.send.grad");
+        p2p(w, ICS_TOP_SEND, ICS_WL_STREAM_SEND_GRAD, peer(w, w->s - 1),
+            w->pending_tp >= 0 ? w->pending_tp : w->last_compute, "pp.send.grad");
 }
 
 /* ---- the end of the step --------------------------------------------------------------------- */
@@ -712,9 +768,9 @@ static void finish_step(ics_wl *w)
     double zero = w->grad_bytes * (fsdp(w) ? params : dense + experts);
     ics_trace_op upd = {.kind = ICS_TOP_COMPUTE,
                         .work = ICS_WORK_ELEMENTWISE,
-                        .mem_bytes = params * (OPTIMIZER_BYTES_PER_PARAM +
-                                               GRAD_NORM_BYTES_PER_PARAM) +
-                                     zero + casts,
+                        .mem_bytes =
+                            params * (OPTIMIZER_BYTES_PER_PARAM + GRAD_NORM_BYTES_PER_PARAM) +
+                            zero + casts,
                         .dtype = ICS_DTYPE_FP32};
     ics_trace_op op = compute_op(w, "optimizer", ics_compute_time(w->g, &upd), 0, upd.mem_bytes);
     op.work = ICS_WORK_ELEMENTWISE;
@@ -729,7 +785,8 @@ static void finish_step(ics_wl *w)
 
 static void write_rank(ics_wl *w, const ics_wl_step *sched, int nsteps)
 {
-    w->last_compute = w->pending_recv = w->last_dp = w->pending_gate = w->pending_cp = -1;
+    w->last_compute = w->pending_recv = w->last_dp = w->pending_gate = w->pending_cp =
+        w->pending_tp = -1;
     ics_wl_grads *sets[] = {&w->dense, &w->expert};
     for (int i = 0; i < 2; i++) {
         sets[i]->fill = 0;

@@ -35,7 +35,9 @@ typedef struct {
     bool frozen;  /* LoRA: the base weights get no gradient */
     bool
         tp_overlap; /* --tp-comm-overlap: the GEMMs beside userbuffers' collectives run in chunks */
-    double lora;    /* its adapters' rank (0: none) */
+    bool tp_async;  /* the backward's reductions beside the weight gradients (NCCL kernels) */
+    bool sp;
+    double lora; /* its adapters' rank (0: none) */
     /* mixture of experts: experts (of the model) and on the rank, token copies one expert
      * layer processes on the rank (after the tensor-parallel gather), each expert's width per
      * rank, the shared experts' */
@@ -271,13 +273,58 @@ static void linear_bwd_ag(kern *k, double m, double n, double kk)
     backward(k, m, n, kk, gemm_ag, 0);
 }
 
+/* SMs an NCCL collective inside an NVLink node holds while a GEMM runs beside it: one per
+ * channel, and NCCL runs its widest NVLink collectives on 24 (collectives/channels.c). */
+#define NCCL_TP_SMS 24
+
+/* Seconds a tensor-parallel ring collective beside a GEMM holds its SMs: what each rank sends,
+ * `passes` x (tp - 1) / tp of the b s h activation (1: all-gather or reduce-scatter, 2:
+ * all-reduce), at the GPU's NVLink bandwidth. An estimate for pricing the GEMM only: the
+ * collective's own time is the network's, in the replay. 0 without NVLink (none overlapped). */
+static double tp_coll_s(const kern *k, double passes)
+{
+    const ics_hw_gpu_type *g = k->g;
+    if (!g || !g->nvlink || g->nvlinks <= 0)
+        return 0;
+    double bw = (double)ics_hw_standard_bw(g->nvlink, g->nvlinks);
+    return passes * (k->tp - 1) / k->tp * k->T * k->h * k->act / bw;
+}
+
+/* GEMM X (m x k) . W beside an NCCL collective lasting `beside` seconds: on every SM but
+ * NCCL_TP_SMS while the collective runs, on all of them after. */
+static void gemm_beside_nccl(kern *k, double m, double n, double kk, double beside)
+{
+    kern whole = *k;
+    ics_wl_cost scratch = {0};
+    whole.c = &scratch;
+    gemm(&whole, m, n, kk);
+    double full = (double)scratch.dur_ps / ICS_PS_PER_S;
+    ics_time before = k->c->dur_ps;
+    chunked_gemm(k, m, n, kk, 1, beside > 0 ? NCCL_TP_SMS : 0);
+    double fewer = (double)(k->c->dur_ps - before) / ICS_PS_PER_S;
+    /* the part done while the collective runs, at the fewer SMs' rate; the rest at full */
+    double t = beside >= fewer ? fewer : beside + (1 - beside / fewer) * full;
+    k->c->dur_ps = before + (ics_time)llround(t * ICS_PS_PER_S);
+}
+
 /* The QKV's and fc1's backward: the data gradient beside a bulk all-gather of the layer's input
  * (a few SMs), the weight gradient beside the bulk reduce-scatter of that data gradient, whose
  * kernel holds UB_RS_SMS SMs the GEMM cannot use while it runs (TE's bulk overlap; NeMo's H100
- * configurations give it 2-24). */
+ * configurations give it 2-24). Without userbuffers, Megatron's Linear backward does the same
+ * with NCCL (workload.c, async_bwd_block): the data gradient beside the input's all-gather
+ * (with sequence parallelism), the weight gradient beside the reduction, each NCCL kernel
+ * holding NCCL_TP_SMS SMs while it runs. */
 static void linear_bwd_rs(kern *k, double m, double n, double kk)
 {
-    backward(k, m, n, kk, gemm, k->tp_overlap ? UB_RS_SMS : 0);
+    if (!k->tp_async) {
+        backward(k, m, n, kk, gemm, k->tp_overlap ? UB_RS_SMS : 0);
+        return;
+    }
+    ics_time before = k->c->dur_ps;
+    gemm_beside_nccl(k, m, kk, n, k->sp ? tp_coll_s(k, 1) : 0);
+    k->c->gemm_out_dx_ps = k->c->dur_ps - before;
+    if (!k->frozen)
+        gemm_beside_nccl(k, kk, n, m, tp_coll_s(k, k->sp ? 1 : 2));
 }
 
 static void attn_block(kern *k, bool fwd)
@@ -419,6 +466,7 @@ static void shared_block(kern *k, bool fwd)
         return;
     kern s = *k;
     s.tp_overlap = false; /* its collectives are not overlapped (workload_moe.c: shared) */
+    s.tp_async = false;
     s.ffn = k->shared_ffn;
     s.fc1 = (k->swiglu ? 2 : 1) * s.ffn;
     mlp_gemms(&s, fwd);
@@ -478,6 +526,8 @@ static kern kern_of(const ics_model *m, const ics_layout *l, const ics_hw_gpu_ty
     k.Te = l->sp ? k.T / t : k.T;
     k.fc1 = (k.swiglu ? 2 : 1) * k.ffn;
     k.tp_overlap = l->tp_comm_overlap && l->sp && t > 1;
+    k.tp_async = !k.tp_overlap && !l->tp_sync_bwd && t > 1;
+    k.sp = l->sp;
     if (m->moe.experts > 0) {
         /* balanced routing: each rank's experts get topk x its group's tokens / experts each
          * (padded to capacity x that with a capacity factor), gathered over tp; with etp = 1

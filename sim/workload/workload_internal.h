@@ -43,6 +43,9 @@ typedef struct {
      * backward the projection's or fc2's data and weight gradients), the last produces what
      * is reduce-scattered (projection, fc2; in backward QKV's or fc1's) */
     ics_time gemm_in_ps, gemm_out_ps;
+    /* backward blocks with the reductions beside the GEMMs (workload.c, async_bwd_block): the
+     * part of gemm_out_ps that is QKV's or fc1's data gradient (the rest, its weight's) */
+    ics_time gemm_out_dx_ps;
 } ics_wl_cost;
 
 /* Costs of each block for one micro-batch on one tensor-parallel rank of layout l; g NULL:
@@ -96,6 +99,8 @@ struct ics_wl {
     int layer0;     /* the global index of the chunk's first layer being written */
     int c, cpr;     /* context parallelism: cp, and the rank's index in its ring */
     int pending_cp; /* the K/V ring's last recv the next compute-stream op waits for, or -1 */
+    int pending_tp; /* a backward reduction beside the GEMMs the next compute-stream op (and a
+                       gradient send) waits for, or -1 */
     int sh;         /* FSDP's shard group: dp, or HSDP's fsdp_shard */
     int *shard_comm, *rep_comm; /* HSDP: per (tp, stage) x replica / x shard index */
     /* the rank being written */
