@@ -1,12 +1,29 @@
-/* A channel's calendar (net_calendar.h): sorted intervals in one array, iv[head .. n) live,
- * iv[0 .. head) forgotten and reused when the array fills. Invariant: iv[head .. n) are sorted,
- * neither overlap nor touch, and each ends after the `now` of the last call. */
+/* A channel's calendar (net_calendar.h): sorted intervals in one array (the struct's own slots,
+ * or the heap's once they are too few), slots[head .. n) live, slots[0 .. head) forgotten and
+ * reused when the array fills. Invariant: slots[head .. n) are sorted, neither overlap nor
+ * touch, and each ends after the `now` of the last call. */
 #include "net/net_calendar.h"
 
 #include <glib.h>
 #include <string.h>
 
 typedef ics_cal_iv cal_iv;
+
+/* The slots in use: the struct's own until they were too few. */
+static cal_iv *cal_slots(ics_cal *c)
+{
+    return c->iv ? c->iv : c->small;
+}
+
+static const cal_iv *cal_slots_const(const ics_cal *c)
+{
+    return c->iv ? c->iv : c->small;
+}
+
+static uint32_t cal_cap(const ics_cal *c)
+{
+    return c->iv ? c->cap : ICS_CAL_INLINE;
+}
 
 void ics_cal_init(ics_cal *c)
 {
@@ -23,7 +40,8 @@ void ics_cal_clear(ics_cal *c)
  * arrival: see ics_cal_serve) can meet them. */
 static void cal_prune(ics_cal *c, ics_time now)
 {
-    while (c->head < c->n && c->iv[c->head].hi <= now)
+    const cal_iv *iv = cal_slots_const(c);
+    while (c->head < c->n && iv[c->head].hi <= now)
         c->head++;
     if (c->head == c->n)
         c->head = c->n = 0;
@@ -32,10 +50,11 @@ static void cal_prune(ics_cal *c, ics_time now)
 /* The first interval from head on that ends at or after t (binary search). */
 static uint32_t cal_find(const ics_cal *c, ics_time t)
 {
+    const cal_iv *iv = cal_slots_const(c);
     uint32_t lo = c->head, hi = c->n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (c->iv[mid].hi < t)
+        if (iv[mid].hi < t)
             lo = mid + 1;
         else
             hi = mid;
@@ -47,18 +66,54 @@ static uint32_t cal_find(const ics_cal *c, ics_time t)
  * else doubles the array (every slot then holds a live interval). Returns i0 moved with it. */
 static uint32_t cal_make_room(ics_cal *c, uint32_t i0)
 {
-    if (c->n < c->cap)
+    if (c->n < cal_cap(c))
         return i0;
+    cal_iv *iv = cal_slots(c);
     if (c->head > 0) {
-        memmove(c->iv, &c->iv[c->head], sizeof(cal_iv) * (c->n - c->head));
+        memmove(iv, &iv[c->head], sizeof(cal_iv) * (c->n - c->head));
         c->n -= c->head;
         i0 -= c->head;
         c->head = 0;
-    } else {
-        c->cap = c->cap ? 2 * c->cap : 4;
+    } else if (c->iv) {
+        c->cap *= 2;
         c->iv = g_renew(cal_iv, c->iv, c->cap);
+    } else { /* the struct's slots are full: to the heap */
+        c->cap = 2 * ICS_CAL_INLINE;
+        c->iv = g_new(cal_iv, c->cap);
+        memcpy(c->iv, c->small, sizeof(c->small));
     }
     return i0;
+}
+
+/* Replaces iv[i0 .. i1) (i1 > i0) by one interval from lo to hi, their union. */
+static void cal_merge(ics_cal *c, uint32_t i0, uint32_t i1, ics_time lo, ics_time hi)
+{
+    cal_iv *iv = cal_slots(c);
+    iv[i0] = (cal_iv){MIN(lo, iv[i0].lo), MAX(hi, iv[i1 - 1].hi)};
+    if (i1 - i0 > 1 && i1 < c->n) /* most merge one interval: nothing to move, no call */
+        memmove(&iv[i0 + 1], &iv[i1], sizeof(cal_iv) * (c->n - i1));
+    c->n -= i1 - i0 - 1;
+}
+
+/* Inserts [lo, hi) at i0, where it overlaps and touches nothing. */
+static void cal_insert(ics_cal *c, uint32_t i0, ics_time lo, ics_time hi)
+{
+    i0 = cal_make_room(c, i0);
+    cal_iv *iv = cal_slots(c); /* after: making room may move the slots */
+    if (i0 < c->n)
+        memmove(&iv[i0 + 1], &iv[i0], sizeof(cal_iv) * (c->n - i0));
+    iv[i0] = (cal_iv){lo, hi};
+    c->n++;
+}
+
+/* Marks [lo, hi) (lo < hi) held, given i0, the first interval that ends at or after lo, and
+ * i1, the first from i0 on that starts after hi: those between overlap or touch it. */
+static void cal_hold(ics_cal *c, uint32_t i0, uint32_t i1, ics_time lo, ics_time hi)
+{
+    if (i1 > i0)
+        cal_merge(c, i0, i1, lo, hi);
+    else
+        cal_insert(c, i0, lo, hi);
 }
 
 void ics_cal_mark(ics_cal *c, ics_time now, ics_time lo, ics_time hi)
@@ -67,36 +122,35 @@ void ics_cal_mark(ics_cal *c, ics_time now, ics_time lo, ics_time hi)
     if (hi <= lo)
         return;
     uint32_t i0 = cal_find(c, lo);
+    const cal_iv *iv = cal_slots_const(c);
     uint32_t i1 = i0;
-    while (i1 < c->n && c->iv[i1].lo <= hi)
+    while (i1 < c->n && iv[i1].lo <= hi)
         i1++;
-    if (i1 > i0) { /* replace iv[i0 .. i1) by their union with [lo, hi) */
-        c->iv[i0] = (cal_iv){MIN(lo, c->iv[i0].lo), MAX(hi, c->iv[i1 - 1].hi)};
-        memmove(&c->iv[i0 + 1], &c->iv[i1], sizeof(cal_iv) * (c->n - i1));
-        c->n -= i1 - i0 - 1;
-        return;
-    }
-    i0 = cal_make_room(c, i0);
-    memmove(&c->iv[i0 + 1], &c->iv[i0], sizeof(cal_iv) * (c->n - i0));
-    c->iv[i0] = (cal_iv){lo, hi};
-    c->n++;
+    cal_hold(c, i0, i1, lo, hi);
 }
 
+/* Marks what it served itself rather than through ics_cal_mark: the walk already knows where
+ * [start, finish) goes (a turn serves at every hop, and ics_cal_mark's second prune, search
+ * and memmove calls were half of the calendar's instructions). */
 ics_time ics_cal_serve(ics_cal *c, ics_time now, ics_time arrive, ics_time work, ics_time *finish)
 {
     g_assert(arrive >= now && work >= 0); /* else a forgotten interval might have mattered */
     cal_prune(c, now);
-    uint32_t i = cal_find(c, arrive);
+    const cal_iv *iv = cal_slots_const(c);
+    uint32_t i = cal_find(c, arrive), i0 = i;
     ics_time t = arrive, start = -1;
     for (;;) {
-        if (i < c->n && c->iv[i].lo <= t) { /* held: skip to its end */
-            t = MAX(t, c->iv[i].hi);
+        if (i < c->n && iv[i].lo <= t) { /* held: skip to its end */
+            t = MAX(t, iv[i].hi);
             i++;
             continue;
         }
-        if (start < 0)
+        if (start < 0) {
             start = t;
-        ics_time room = i < c->n ? c->iv[i].lo - t : work;
+            /* the first interval ending at or after start: the one skipped to reach it */
+            i0 = i > i0 ? i - 1 : i0;
+        }
+        ics_time room = i < c->n ? iv[i].lo - t : work;
         ics_time take = MIN(work, room);
         t += take;
         work -= take;
@@ -104,7 +158,8 @@ ics_time ics_cal_serve(ics_cal *c, ics_time now, ics_time arrive, ics_time work,
             break;
     }
     *finish = t;
-    ics_cal_mark(c, now, start, t);
+    if (t > start) /* intervals i0 .. i were skipped, iv[i] touches t if it starts there */
+        cal_hold(c, i0, i < c->n && iv[i].lo <= t ? i + 1 : i, start, t);
     return start;
 }
 
@@ -116,11 +171,11 @@ uint32_t ics_cal_count(const ics_cal *c)
 void ics_cal_get(const ics_cal *c, uint32_t i, ics_time *lo, ics_time *hi)
 {
     g_assert(i < ics_cal_count(c));
-    *lo = c->iv[c->head + i].lo;
-    *hi = c->iv[c->head + i].hi;
+    *lo = cal_slots_const(c)[c->head + i].lo;
+    *hi = cal_slots_const(c)[c->head + i].hi;
 }
 
 uint32_t ics_cal_capacity(const ics_cal *c)
 {
-    return c->cap;
+    return cal_cap(c);
 }
