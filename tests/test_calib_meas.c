@@ -604,6 +604,34 @@ static void test_text_noise_and_prefixes(void)
     ics_meas_free(m);
 }
 
+/* The run's NCCL variables: NCCL's "NAME set by environment to VALUE" lines (the last value
+ * of a name wins; a later run starts without them), and a JSON log's "env" strings (NCCL_*
+ * only: ALCF's also record FI_* variables and a plugin note). */
+static void test_env(void)
+{
+    ics_meas *m = text_ok("$ ./build/all_reduce_perf -b 1M -e 1M -g 8\n"
+                          "h:1:2 [0] NCCL INFO NCCL_PROTO set by environment to LL128\n"
+                          "h:1:2 [1] NCCL INFO NCCL_NET_GDR_LEVEL set by environment to PHB\n"
+                          "h:1:2 [1] NCCL INFO NCCL_PROTO set by environment to Simple\n"
+                          "h:1:2 [0] NCCL INFO NCCL_ALGO set by environment\n" RANKS8 HDR ROW_1M
+                          "$ ./build/all_reduce_perf -b 1M -e 1M -g 8\n" RANKS8 HDR ROW_1M,
+                          NULL);
+    g_assert_cmpuint(ics_meas_n_tables(m), ==, 2);
+    char **env = ics_meas_table_at(m, 0)->env;
+    g_assert_nonnull(env);
+    g_assert_cmpuint(g_strv_length(env), ==, 2);
+    g_assert_cmpstr(g_environ_getenv(env, "NCCL_PROTO"), ==, "Simple");
+    g_assert_cmpstr(g_environ_getenv(env, "NCCL_NET_GDR_LEVEL"), ==, "PHB");
+    g_assert_null(ics_meas_table_at(m, 1)->env);
+    ics_meas_free(m);
+    m = read_ok("validate/data/nccl", "alcf_polaris_a100x4_2node_all_reduce.json", NULL);
+    env = ics_meas_table_at(m, 0)->env;
+    g_assert_cmpstr(g_environ_getenv(env, "NCCL_NET_GDR_LEVEL"), ==, "PHB");
+    g_assert_cmpstr(g_environ_getenv(env, "NCCL_CROSS_NIC"), ==, "1");
+    g_assert_null(g_environ_getenv(env, "FI_CXI_RDZV_PROTO"));
+    ics_meas_free(m);
+}
+
 /* -d all: one header, one table per datatype. */
 static void test_text_datatypes_split(void)
 {
@@ -849,6 +877,7 @@ int main(int argc, char **argv)
     g_test_add_func("/calib-meas/infer/shipped-tables", test_infer_shipped_tables);
     g_test_add_func("/calib-meas/infer/ambiguous", test_infer_ambiguous);
     g_test_add_func("/calib-meas/infer/other-ops", test_infer_other_ops);
+    g_test_add_func("/calib-meas/text/env", test_env);
     g_test_add_func("/calib-meas/bad/logs", test_bad_logs);
     g_test_add_func("/calib-meas/bad/text", test_bad_text);
     g_test_add_func("/calib-meas/bad/row-cap", test_row_cap);

@@ -75,6 +75,45 @@ static void expect_error(const char *path, const char *text)
     g_error_free(err);
 }
 
+/* The simulated time of a one-row 8-GPU all-reduce log of 64 MiB on a DGX H100, its "env"
+ * object given. */
+static double env_before_us(const char *env)
+{
+    char *text = g_strdup_printf(
+        "{\"collective\": \"all_reduce\", %s\"hardware\": {\"gpu\": \"NVIDIA H100 80GB HBM3\", "
+        "\"gpus_per_node\": 8, \"nodes\": 1}, \"rows\": [{\"size\": 67108864, \"count\": "
+        "16777216, \"type\": \"float\", \"redop\": \"sum\", \"oop_time_us\": 330.0}]}",
+        env);
+    char *path = write_tmp("env.json", text);
+    char *model = src("hwmodels/dgx-h100.json");
+    ics_meas *m = ics_meas_new();
+    GError *err = NULL;
+    g_assert_true(ics_meas_read_file(m, path, NULL, &err));
+    ics_calib *c = ics_calib_new(model, m, NULL, &err);
+    g_assert_no_error(err);
+    double us = ics_calib_point_at(c, 0)->before_us;
+    ics_calib_free(c);
+    ics_meas_free(m);
+    g_free(model);
+    g_free(path);
+    g_free(text);
+    return us;
+}
+
+/* A log's recorded NCCL environment is how it ran: NCCL_PROTO=LL (8 of every 16 bytes data,
+ * NCCL's LL bandwidth caps) makes the same call far slower than NCCL's own choice (NVLS), and
+ * other variables of the object (a plugin note) change nothing. */
+static void test_log_env(void)
+{
+    double plain = env_before_us(""),
+           ll = env_before_us("\"env\": {\"NCCL_PROTO\": \"LL\", \"note\": \"x\"}, "),
+           noted = env_before_us("\"env\": {\"note\": \"x\", \"FI_X\": \"1\"}, ");
+    g_test_message("64 MiB all-reduce: %.1f us as NCCL chooses, %.1f us with NCCL_PROTO=LL", plain,
+                   ll);
+    g_assert_cmpfloat(ll, >, 2 * plain);
+    g_assert_cmpfloat(noted, ==, plain);
+}
+
 /* Out of range, unknown keys, a base that is not a machine: located errors. */
 static void test_overlay_bad(void)
 {
@@ -276,6 +315,7 @@ int main(int argc, char **argv)
     g_test_add_func("/calibrate/fit-recovers-planted", test_fit_recovers_planted);
     g_test_add_func("/calibrate/fit-carries", test_fit_carries);
     g_test_add_func("/calibrate/mismatch-refused", test_mismatch_refused);
+    g_test_add_func("/calibrate/log-env", test_log_env);
     int rc = g_test_run();
     char *cmd = g_strdup_printf("rm -rf '%s'", tmpdir);
     (void)!system(cmd);

@@ -37,20 +37,39 @@ static void table_fail(GError **error, const ics_meas_table *tab, const char *fm
     g_free(msg);
 }
 
-/* The system a table of `nodes` nodes runs on: loaded once per node count. */
-static int system_for(ics_calib *c, int nodes, GError **error)
+/* A variable of a table's recorded environment (ics_env_lookup). Not NCCL_COLLNET_ENABLE:
+ * CollNet also needs a network plugin with collective support (SHARP's), which a log does not
+ * say it loaded, and without one NCCL runs as if the variable were unset (bench accuracy reads
+ * the logs the same way). */
+static const char *table_env(const char *name, void *ctx)
 {
-    for (guint i = 0; i < c->systems->len; i++)
-        if (((calib_system *)g_ptr_array_index(c->systems, i))->nodes == nodes)
+    const ics_meas_table *tab = ctx;
+    if (!tab || !tab->env || strcmp(name, "NCCL_COLLNET_ENABLE") == 0)
+        return NULL;
+    return g_environ_getenv(tab->env, name);
+}
+
+/* The system a table of `nodes` nodes runs on, with the path rules of its environment (tab
+ * NULL: NCCL's defaults): loaded once per node count and rules. */
+static int system_for(ics_calib *c, int nodes, const ics_meas_table *tab, GError **error)
+{
+    ics_topo_paths paths;
+    ics_coll_paths_from(&paths, table_env, (void *)tab, NULL);
+    for (guint i = 0; i < c->systems->len; i++) {
+        const calib_system *s = g_ptr_array_index(c->systems, i);
+        if (s->nodes == nodes && memcmp(&s->paths, &paths, sizeof paths) == 0)
             return (int)i;
+    }
     calib_system *s = g_new0(calib_system, 1);
     s->nodes = nodes;
+    s->paths = paths;
     s->hw = ics_hw_load(c->model_path, c->is_cluster ? nodes : 0, error);
     if (!s->hw) {
         g_free(s);
         return -1;
     }
     s->t = ics_topo_new(s->hw);
+    ics_topo_set_paths(s->t, &paths);
     if (c->backend && !ics_net_backend_ready(c->backend, s->t, error)) {
         ics_topo_free(s->t);
         ics_hw_free(s->hw);
@@ -109,14 +128,17 @@ static bool add_table(ics_calib *c, const ics_meas_table *tab, GError **error)
     int nodes, gpn;
     if (!check_table(c, tab, &nodes, &gpn, error))
         return false;
-    int sys = system_for(c, nodes, error);
+    int sys = system_for(c, nodes, tab, error);
     if (sys < 0)
         return false;
     calib_system *s = g_ptr_array_index(c->systems, sys);
     int *gpus = g_new(int, tab->nranks);
     for (int r = 0; r < tab->nranks; r++)
         gpus[r] = ics_topo_gpu(s->t, r / gpn, r % gpn);
+    /* NCCL's choices as the log's environment set them (NCCL_PROTO, NCCL_ALGO, ...) */
     calib_table ct = {.sys = sys, .tab = tab, .tuning = c->tuning};
+    if (tab->env)
+        ics_coll_tuning_from(&ct.tuning, table_env, (void *)tab, NULL);
     ct.tuning.gpus_per_thread = tab->gpus_per_thread;
     ct.comm = ics_comm_new(s->t, c->backend, gpus, tab->nranks, NULL);
     g_free(gpus);
@@ -215,7 +237,7 @@ ics_calib *ics_calib_new(const char *model_path, const ics_meas *m, const ics_ca
         g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT, "expected an engine: %s",
                     "analytic, packet or flow");
     /* the model as the user gave it, loaded once to learn its shape */
-    ok = ok && system_for(c, 1, error) == 0;
+    ok = ok && system_for(c, 1, NULL, error) == 0;
     if (ok)
         model_facts(c);
     for (guint i = 0; ok && i < ics_meas_n_tables(m); i++) {

@@ -9,9 +9,11 @@
 
 #include <cjson/cJSON.h>
 
-/* The model loaded for one node count (transfer: owned by the ics_calib). */
+/* The model loaded for one node count and one set of NCCL's path rules (a log's
+ * NCCL_NET_GDR_LEVEL, ...; transfer: owned by the ics_calib). */
 typedef struct {
     int nodes;
+    ics_topo_paths paths;
     ics_hw *hw;
     ics_topo *t;
 } calib_system;

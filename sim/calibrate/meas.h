@@ -57,14 +57,17 @@ typedef struct ics_meas_row {
  * for several datatypes or reductions (-d all, -o all) gives one ics_meas_table per series. */
 typedef struct ics_meas_table {
     ics_coll_op op;
-    int nranks;              /* >= 1 */
-    int ranks_per_node;      /* 0: unknown or not the same on every node */
-    int nodes;               /* 0: unknown */
-    int gpus_per_thread;     /* GPUs one host thread drove (nccl-tests -g, "nGpus"); 0: unknown */
-    char *dtype;             /* as printed: "float", "half", "bfloat16", "int8", ... */
-    int dtype_bytes;         /* 4 for float; 0 when the name is not one nccl-tests prints */
-    char *redop;             /* "sum", "none", ...; NULL when the table has no redop column */
-    char *gpu_name;          /* "NVIDIA H100 80GB HBM3" from the rank lines or hardware.gpu; NULL */
+    int nranks;          /* >= 1 */
+    int ranks_per_node;  /* 0: unknown or not the same on every node */
+    int nodes;           /* 0: unknown */
+    int gpus_per_thread; /* GPUs one host thread drove (nccl-tests -g, "nGpus"); 0: unknown */
+    char *dtype;         /* as printed: "float", "half", "bfloat16", "int8", ... */
+    int dtype_bytes;     /* 4 for float; 0 when the name is not one nccl-tests prints */
+    char *redop;         /* "sum", "none", ...; NULL when the table has no redop column */
+    char *gpu_name;      /* "NVIDIA H100 80GB HBM3" from the rank lines or hardware.gpu; NULL */
+    char **env; /* NCCL's variables the run was launched with, "NAME=VALUE" (NULL-terminated; NULL:
+                   none known): NCCL's "NAME set by environment to VALUE" lines, or the JSON's
+                   "env" object */
     char *source;            /* the file's name as given */
     int header_line;         /* the line of the "# size count type ..." header; 0 for JSON */
     const char *op_from;     /* how op was found (static): "command line", "binary name",

@@ -22,10 +22,32 @@ typedef struct {
     int nranks, ranks_per_node, nodes;
     int gpus_per_thread; /* -g of the "command", 0 if none */
     char *gpu;
+    char **env; /* the "env" object's NCCL_* strings, "NAME=VALUE" */
     /* the series being filled */
     ics_meas_table *cur;
     GArray *rows;
 } jreader;
+
+/* The NCCL_* members of an "env" object whose values are strings, as "NAME=VALUE" (other
+ * members are notes: a plugin, FI_* variables); NULL when there are none. */
+static char **env_of(const cJSON *env)
+{
+    if (!cJSON_IsObject(env))
+        return NULL;
+    GPtrArray *kv = g_ptr_array_new();
+    const cJSON *v;
+    cJSON_ArrayForEach(v, env)
+    {
+        if (v->string && g_str_has_prefix(v->string, "NCCL_") && cJSON_IsString(v))
+            g_ptr_array_add(kv, g_strdup_printf("%s=%s", v->string, v->valuestring));
+    }
+    if (kv->len == 0) {
+        g_ptr_array_free(kv, TRUE);
+        return NULL;
+    }
+    g_ptr_array_add(kv, NULL);
+    return (char **)g_ptr_array_free(kv, FALSE);
+}
 
 /* A time or bandwidth: a number >= 0, or "N/A" / null for none (-1). */
 static bool num_or_na(jreader *j, const cJSON *obj, const char *key, bool required, double *out)
@@ -95,6 +117,7 @@ static void finish_series(jreader *j)
     t->nodes = j->nodes;
     t->gpus_per_thread = j->gpus_per_thread;
     t->gpu_name = g_strdup(j->gpu);
+    t->env = g_strdupv(j->env);
     t->n_rows = j->rows->len;
     t->rows = (ics_meas_row *)(void *)g_array_free(j->rows, FALSE);
     j->rows = NULL;
@@ -231,6 +254,7 @@ bool ics_meas__read_json(const char *name, const char *text, size_t len, guint r
         const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(root, "command");
         if (cJSON_IsString(cmd))
             j.gpus_per_thread = ics_meas_command_gpus_per_thread(cmd->valuestring);
+        j.env = env_of(cJSON_GetObjectItemCaseSensitive(root, "env"));
         const cJSON *hw = ics_jr_obj(jr, root, "hardware", true);
         if (hw) {
             size_t mark = ics_jr_push_key(jr, "hardware");
@@ -267,6 +291,7 @@ bool ics_meas__read_json(const char *name, const char *text, size_t len, guint r
     if (j.rows)
         g_array_free(j.rows, TRUE);
     g_free(j.gpu);
+    g_strfreev(j.env);
     ics_jr_free(jr);
     return ok;
 }

@@ -58,6 +58,7 @@ typedef struct {
     bool ranks_cut; /* a process's rank lines ended in "..." (nccl-tests' 2 KiB limit) */
     char *gpu_name;
     int nccl_nranks; /* "NCCL INFO comm 0x.. rank 0 nranks 16 ..."; 0: none */
+    GPtrArray *env;  /* "NAME=VALUE" of NCCL's "NAME set by environment to VALUE" lines */
 } run_info;
 
 typedef struct {
@@ -237,6 +238,8 @@ static void run_clear(run_info *run)
         g_hash_table_destroy(run->rank_host);
     if (run->host_ids)
         g_hash_table_destroy(run->host_ids);
+    if (run->env)
+        g_ptr_array_free(run->env, TRUE);
     memset(run, 0, sizeof *run);
     run->max_rank = -1;
 }
@@ -439,6 +442,27 @@ static bool command_line(reader *r, const token *t, int nt)
     return true;
 }
 
+/* "NCCL INFO NCCL_NET_GDR_LEVEL set by environment to PHB" (NCCL's ncclGetEnv, once per
+ * variable and process): the run's value of the variable, the last one printed. */
+static void env_line(reader *r, const token *t, int n)
+{
+    if (n < 6 || !g_str_has_prefix(t[0].s, "NCCL_") || strcmp(t[1].s, "set") != 0 ||
+        strcmp(t[2].s, "by") != 0 || strcmp(t[3].s, "environment") != 0 ||
+        strcmp(t[4].s, "to") != 0)
+        return;
+    if (!r->run.env)
+        r->run.env = g_ptr_array_new_with_free_func(g_free);
+    size_t len = strlen(t[0].s);
+    for (guint i = 0; i < r->run.env->len; i++) {
+        const char *kv = g_ptr_array_index(r->run.env, i);
+        if (strncmp(kv, t[0].s, len) == 0 && kv[len] == '=') {
+            g_ptr_array_remove_index(r->run.env, i);
+            break;
+        }
+    }
+    g_ptr_array_add(r->run.env, g_strdup_printf("%s=%s", t[0].s, t[5].s));
+}
+
 /* "host:1234:1234 [0] NCCL INFO comm 0x5f1 rank 0 nranks 16 cudaDev 0 ... - Init COMPLETE" */
 static bool nccl_line(reader *r, const token *t, int nt)
 {
@@ -450,6 +474,7 @@ static bool nccl_line(reader *r, const token *t, int nt)
             at = i;
     if (at < 0)
         return false;
+    env_line(r, t + at + 2, n - at - 2);
     for (int i = at + 2; i + 1 < n; i++)
         if (strcmp(t[i].s, "nranks") == 0) {
             int v = parse_count(t[i + 1].s);
@@ -733,6 +758,11 @@ static void finish_series(reader *r)
     t->nranks_from = n_from;
     t->gpus_per_thread = run->hdr_gpus ? run->hdr_gpus : run->arg_g;
     t->gpu_name = g_strdup(run->gpu_name);
+    if (run->env) {
+        t->env = g_new0(char *, run->env->len + 1);
+        for (guint i = 0; i < run->env->len; i++)
+            t->env[i] = g_strdup(g_ptr_array_index(run->env, i));
+    }
     placement(r, t);
     for (guint i = 0; i < r->rows->len; i++) {
         ics_meas_row *row = &g_array_index(r->rows, ics_meas_row, i);

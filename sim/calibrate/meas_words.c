@@ -136,6 +136,7 @@ void ics_meas__table_free(ics_meas_table *t)
     g_free(t->dtype);
     g_free(t->redop);
     g_free(t->gpu_name);
+    g_strfreev(t->env);
     g_free(t->source);
     g_free(t->rows);
     g_free(t);

@@ -18,11 +18,16 @@
 #define MIB      (1ULL << 20)
 #define MAX_LOGS 6
 
-/* A system and its logs. A log marked slow (80 ranks: a minute per prediction) is predicted
- * only with --all and never calibrated on. */
+/* A system and its logs: each log's operation and node count (a prediction is of another
+ * operation, or of the same operation at another node count: the issue's two goals). A log
+ * marked slow (80 ranks: a minute per prediction) is predicted only with --all and never
+ * calibrated on; one marked no_fit is predicted but not calibrated on (a fit across nodes that
+ * takes minutes). */
 typedef struct {
     const char *id;
-    bool slow;
+    const char *op;
+    int nodes;
+    bool slow, no_fit;
 } bench_log;
 
 static const struct {
@@ -32,19 +37,31 @@ static const struct {
 } systems[] = {
     {"DGX H100 (3 clusters)",
      "dgx-h100.json",
-     {{"nvidia_dgxc_dgxh100_1node_allreduce", false},
-      {"xxrjun_h100_1node_8gpu_all_gather", false},
-      {"xxrjun_h100_1node_8gpu_sendrecv", false}}},
+     {{"nvidia_dgxc_dgxh100_1node_allreduce", "all_reduce", 1, false, false},
+      {"xxrjun_h100_1node_8gpu_all_gather", "all_gather", 1, false, false},
+      {"xxrjun_h100_1node_8gpu_sendrecv", "sendrecv", 1, false, false}}},
     {"H100 cluster, 1 and 10 nodes (xxrjun)",
      "superpod-h100-ndr.json",
-     {{"xxrjun_h100_1node_8gpu_all_gather", false},
-      {"xxrjun_h100_10node_1gpn_all_reduce", false},
-      {"xxrjun_h100_10node_8gpn_all_gather", true},
-      {"xxrjun_h100_10node_8gpn_all_reduce", true}}},
+     {{"xxrjun_h100_1node_8gpu_all_gather", "all_gather", 1, false, false},
+      {"xxrjun_h100_10node_1gpn_all_reduce", "all_reduce", 10, false, false},
+      {"xxrjun_h100_10node_8gpn_all_gather", "all_gather", 10, true, false},
+      {"xxrjun_h100_10node_8gpn_all_reduce", "all_reduce", 10, true, false}}},
     {"DGX A100, 1 and 2 nodes (OCI, Sophia)",
      "superpod-a100-hdr.json",
-     {{"oci_bm_gpu4_8_a100_1node_allreduce_fullsweep", false},
-      {"alcf_sophia_dgxa100_2node_all_reduce", false}}},
+     {{"oci_bm_gpu4_8_a100_1node_allreduce_fullsweep", "all_reduce", 1, false, false},
+      {"alcf_sophia_dgxa100_2node_all_reduce", "all_reduce", 2, false, false}}},
+    {"Snellius 4 x H100, 1 and 2 nodes",
+     "snellius-h100.json",
+     {{"snellius_h100x4_1node_all_reduce", "all_reduce", 1, false, false},
+      {"snellius_h100x4_2node_all_reduce", "all_reduce", 2, false, true}}},
+    {"Polaris 4 x A100, 2 and 8 nodes (Slingshot dragonfly)",
+     "polaris.json",
+     {{"alcf_polaris_a100x4_2node_all_reduce", "all_reduce", 2, false, false},
+      {"alcf_polaris_a100x4_2node_all_gather", "all_gather", 2, false, false},
+      {"alcf_polaris_a100x4_2node_alltoall", "alltoall", 2, false, false},
+      {"alcf_polaris_a100x4_8node_all_reduce", "all_reduce", 8, false, true},
+      {"alcf_polaris_a100x4_8node_all_gather", "all_gather", 8, false, true},
+      {"alcf_polaris_a100x4_8node_alltoall", "alltoall", 8, false, true}}},
 };
 
 static int cmp_double(const void *a, const void *b)
@@ -100,9 +117,10 @@ static void pct(GString *out, double x)
         g_string_append_printf(out, " %8s", "-");
 }
 
-/* Calibrates on log `t` of system s and predicts its others; appends the rows and the
- * predictions' errors from 1 MiB (before, after) to `large`. */
-static bool one(int s, int t, bool all, GArray *large, GString *out, GError **err)
+/* Calibrates on log `t` of system s and predicts its others; appends the predictions' errors
+ * from 1 MiB (before, after) to large[0] (another operation) or large[1] (the same operation
+ * at another node count). */
+static bool one(int s, int t, bool all, GArray *large[2], GString *out, GError **err)
 {
     char *model = g_strdup_printf("%s/%s", ICS_HWMODELS_DIR, systems[s].model);
     const char *train = systems[s].logs[t].id;
@@ -127,8 +145,10 @@ static bool one(int s, int t, bool all, GArray *large, GString *out, GError **er
             for (int i = 0; i < 4; i++)
                 pct(out, row[i]);
             g_string_append_c(out, '\n');
+            const bench_log *a = &systems[s].logs[t], *b = &systems[s].logs[k];
+            bool nodes = strcmp(a->op, b->op) == 0 && a->nodes != b->nodes;
             if (isfinite(row[2]))
-                g_array_append_vals(large, &row[2], 2);
+                g_array_append_vals(large[nodes], &row[2], 2);
         }
         close_log(&lf);
     }
@@ -168,24 +188,34 @@ int ics_bench_calibrate(int argc, char **argv)
                            "# median |busbw error| of the logs not fitted on: as shipped -> "
                            "calibrated\n#   %-50s %8s %8s %8s %8s\n",
                            "", "<1MiB", "cal", ">=1MiB", "cal");
-    GArray *large = g_array_new(FALSE, FALSE, sizeof(double));
+    GArray *large[2] = {g_array_new(FALSE, FALSE, sizeof(double)),
+                        g_array_new(FALSE, FALSE, sizeof(double))};
     GError *err = NULL;
     bool ok = true;
     for (size_t s = 0; ok && s < G_N_ELEMENTS(systems); s++) {
         g_string_append_printf(out, "%s (%s)\n", systems[s].system, systems[s].model);
         for (int t = 0; ok && t < MAX_LOGS && systems[s].logs[t].id; t++)
-            if (!systems[s].logs[t].slow)
+            if (!systems[s].logs[t].slow && !systems[s].logs[t].no_fit)
                 ok = one((int)s, t, all, large, out, &err);
     }
     if (ok) {
-        g_string_append_printf(out, "median over predictions >= 1MiB: %.1f%% -> %.1f%%\n",
-                               100 * median_of(large, 0), 100 * median_of(large, 1));
+        g_string_append_printf(out,
+                               "median over predictions >= 1MiB of another operation: %.1f%% -> "
+                               "%.1f%% (%u)\n",
+                               100 * median_of(large[0], 0), 100 * median_of(large[0], 1),
+                               large[0]->len / 2);
+        g_string_append_printf(out,
+                               "median over predictions >= 1MiB of another node count: %.1f%% -> "
+                               "%.1f%% (%u)\n",
+                               100 * median_of(large[1], 0), 100 * median_of(large[1], 1),
+                               large[1]->len / 2);
         ics_cli_emit(out);
     } else {
         fprintf(stderr, "icsim bench calibrate: %s\n", err->message);
         g_error_free(err);
     }
     g_string_free(out, TRUE);
-    g_array_free(large, TRUE);
+    g_array_free(large[0], TRUE);
+    g_array_free(large[1], TRUE);
     return ok ? ICS_EXIT_OK : ICS_EXIT_FAIL;
 }
