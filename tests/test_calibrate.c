@@ -281,6 +281,31 @@ static void test_fit_carries(void)
     }
 }
 
+/* A fit that describes its own measurements worse is not applied: on ALCF Polaris' 2-node
+ * all-gather over Slingshot (mid sizes 70% slower than the model has them) least squares pulled
+ * cta_gbps from 12 to 1.5 GB/s, 13.1% -> 46.3% from 1 MiB for 61.7% -> 59.4% below. */
+static void test_fit_refused_when_worse(void)
+{
+    log_fit fit = open_log("hwmodels/polaris.json", "alcf_polaris_a100x4_2node_all_gather");
+    GError *err = NULL;
+    g_assert_true(ics_calib_fit(fit.c, &err));
+    for (int p = 0; p < ICS_CAL_COUNT; p++) {
+        const ics_calib_param *q = ics_calib_param_of(fit.c, (ics_cal_param)p);
+        g_assert_false(q->determined);
+        g_assert_cmpfloat(q->after, ==, q->before);
+    }
+    const ics_calib_param *cta = ics_calib_param_of(fit.c, ICS_CAL_CTA_GBPS);
+    g_test_message("cta_gbps: %s", cta->why);
+    g_assert_nonnull(strstr(cta->why, "cannot follow them in both regimes"));
+    for (int large = 0; large < 2; large++) {
+        uint64_t lo = large ? 1 << 20 : 0, hi = large ? UINT64_MAX : 1 << 20;
+        g_assert_cmpfloat(ics_calib_median_error(fit.c, lo, hi, true), ==,
+                          ics_calib_median_error(fit.c, lo, hi, false));
+    }
+    ics_calib_free(fit.c);
+    ics_meas_free(fit.m);
+}
+
 /* An A100 log against an H100 model, 16 ranks against one 8-GPU node: refused at the table. */
 static void test_mismatch_refused(void)
 {
@@ -316,6 +341,7 @@ int main(int argc, char **argv)
     g_test_add_func("/calibrate/fit-carries", test_fit_carries);
     g_test_add_func("/calibrate/mismatch-refused", test_mismatch_refused);
     g_test_add_func("/calibrate/log-env", test_log_env);
+    g_test_add_func("/calibrate/fit-refused-when-worse", test_fit_refused_when_worse);
     int rc = g_test_run();
     char *cmd = g_strdup_printf("rm -rf '%s'", tmpdir);
     (void)!system(cmd);
