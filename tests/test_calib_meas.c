@@ -613,13 +613,16 @@ static void test_env(void)
                           "h:1:2 [0] NCCL INFO NCCL_PROTO set by environment to LL128\n"
                           "h:1:2 [1] NCCL INFO NCCL_NET_GDR_LEVEL set by environment to PHB\n"
                           "h:1:2 [1] NCCL INFO NCCL_PROTO set by environment to Simple\n"
+                          "h:1:2 [0] NCCL INFO NCCL_MAX_NCHANNELS set by environment to 4.\n"
                           "h:1:2 [0] NCCL INFO NCCL_ALGO set by environment\n" RANKS8 HDR ROW_1M
                           "$ ./build/all_reduce_perf -b 1M -e 1M -g 8\n" RANKS8 HDR ROW_1M,
                           NULL);
     g_assert_cmpuint(ics_meas_n_tables(m), ==, 2);
     char **env = ics_meas_table_at(m, 0)->env;
     g_assert_nonnull(env);
-    g_assert_cmpuint(g_strv_length(env), ==, 2);
+    g_assert_cmpuint(g_strv_length(env), ==, 3);
+    /* ncclLoadParam's integers end in a period that is not the value's */
+    g_assert_cmpstr(g_environ_getenv(env, "NCCL_MAX_NCHANNELS"), ==, "4");
     g_assert_cmpstr(g_environ_getenv(env, "NCCL_PROTO"), ==, "Simple");
     g_assert_cmpstr(g_environ_getenv(env, "NCCL_NET_GDR_LEVEL"), ==, "PHB");
     g_assert_null(ics_meas_table_at(m, 1)->env);

@@ -100,6 +100,43 @@ static double env_before_us(const char *env)
     return us;
 }
 
+/* The weights: a table's squared weights sum to 1, its two regimes (below and from 1 MiB) get
+ * half each, and a decade that straddles 1 MiB (1 MB .. 10 MB) is split at it (it once gave
+ * its second regime's points an infinite weight). */
+static void test_weights(void)
+{
+    GString *rows = g_string_new(NULL);
+    for (int i = 1; i <= 9; i++)
+        g_string_append_printf(rows,
+                               "%s{\"size\": %d000000, \"count\": %d, \"type\": \"int8\", "
+                               "\"redop\": \"sum\", \"oop_time_us\": %d.0}",
+                               i > 1 ? ", " : "", i, i * 1000000, 20 + 5 * i);
+    char *text = g_strdup_printf(
+        "{\"collective\": \"all_reduce\", \"hardware\": {\"gpu\": \"NVIDIA H100 80GB HBM3\", "
+        "\"gpus_per_node\": 8, \"nodes\": 1}, \"rows\": [%s]}",
+        rows->str);
+    char *path = write_tmp("weights.json", text), *model = src("hwmodels/dgx-h100.json");
+    ics_meas *m = ics_meas_new();
+    GError *err = NULL;
+    g_assert_true(ics_meas_read_file(m, path, NULL, &err));
+    ics_calib *c = ics_calib_new(model, m, NULL, &err);
+    g_assert_no_error(err);
+    double sum[2] = {0, 0};
+    for (int i = 0; i < ics_calib_n_points(c); i++) {
+        const ics_calib_point *p = ics_calib_point_at(c, i);
+        g_assert_true(isfinite(p->weight) && p->weight > 0);
+        sum[p->size_bytes >= (1 << 20)] += p->weight * p->weight;
+    }
+    g_assert_cmpfloat(fabs(sum[0] - 0.5), <, 1e-12); /* 1,000,000 B alone below 1 MiB */
+    g_assert_cmpfloat(fabs(sum[1] - 0.5), <, 1e-12);
+    ics_calib_free(c);
+    ics_meas_free(m);
+    g_free(model);
+    g_free(path);
+    g_free(text);
+    g_string_free(rows, TRUE);
+}
+
 /* A log's recorded NCCL environment is how it ran: NCCL_PROTO=LL (8 of every 16 bytes data,
  * NCCL's LL bandwidth caps) makes the same call far slower than NCCL's own choice (NVLS), and
  * other variables of the object (a plugin note) change nothing. */
@@ -341,6 +378,7 @@ int main(int argc, char **argv)
     g_test_add_func("/calibrate/fit-carries", test_fit_carries);
     g_test_add_func("/calibrate/mismatch-refused", test_mismatch_refused);
     g_test_add_func("/calibrate/log-env", test_log_env);
+    g_test_add_func("/calibrate/weights", test_weights);
     g_test_add_func("/calibrate/fit-refused-when-worse", test_fit_refused_when_worse);
     int rc = g_test_run();
     char *cmd = g_strdup_printf("rm -rf '%s'", tmpdir);

@@ -1031,6 +1031,21 @@ static void test_async_tp_backward(void)
         ics_trace_free(tr);
         ics_trace_free(sync);
     }
+    /* frozen weights (LoRA): no weight gradient, so no re-gather of its input */
+    ics_layout l = ics_layout_defaults();
+    l.tp = 8;
+    l.sp = true;
+    l.gbs = 2;
+    l.lora_rank = 16;
+    ics_trace *tr = build(&m, &l, gpu_of(hw));
+    int side_gathers = 0;
+    for (int i = 0; i < ics_trace_nops(tr, 0); i++) {
+        const ics_trace_op *op = ics_trace_get_op(tr, 0, i);
+        side_gathers += op->kind == ICS_TOP_COLL && op->coll.op == ICS_COLL_ALL_GATHER &&
+                        op->stream == ICS_WL_STREAM_TP_OVERLAP;
+    }
+    g_assert_cmpint(side_gathers, ==, 0);
+    ics_trace_free(tr);
     ics_topo_free(t);
     ics_hw_free(hw);
 }

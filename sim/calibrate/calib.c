@@ -181,18 +181,21 @@ static void add_points(ics_calib *c, int ti, const ics_meas_table *tab)
 static void weigh(ics_calib *c)
 {
     for (guint t = 0; t < c->tables->len; t++) {
-        int count[21] = {0}, decades[2] = {0};
+        /* by regime and decade: the decade of 1 MB .. 10 MB straddles the regimes' edge */
+        int count[2][21] = {{0}}, decades[2] = {0};
         for (guint i = 0; i < c->points->len; i++) {
             ics_calib_point *p = &g_array_index(c->points, ics_calib_point, i);
-            if (p->table == (int)t && count[ics_calib__decade(p->size_bytes)]++ == 0)
-                decades[p->size_bytes >= REGIME_BYTES]++;
+            int r = p->size_bytes >= REGIME_BYTES;
+            if (p->table == (int)t && count[r][ics_calib__decade(p->size_bytes)]++ == 0)
+                decades[r]++;
         }
         int regimes = (decades[0] > 0) + (decades[1] > 0);
         for (guint i = 0; i < c->points->len; i++) {
             ics_calib_point *p = &g_array_index(c->points, ics_calib_point, i);
+            int r = p->size_bytes >= REGIME_BYTES;
             if (p->table == (int)t)
-                p->weight = 1.0 / sqrt((double)regimes * decades[p->size_bytes >= REGIME_BYTES] *
-                                       count[ics_calib__decade(p->size_bytes)]);
+                p->weight = 1.0 / sqrt((double)regimes * decades[r] *
+                                       count[r][ics_calib__decade(p->size_bytes)]);
         }
     }
 }

@@ -36,7 +36,8 @@ typedef struct {
     double measured_us;
     double before_us; /* with the model's values as loaded */
     double after_us;  /* with the fitted values (= before_us until ics_calib_fit) */
-    double weight;    /* in the fit: each size decade of each table weighs alike */
+    double weight;    /* in the fit: each table, each of its regimes (below and from 1 MiB) and
+                         each size decade within a regime weigh alike */
     bool held_out;    /* left out of the last fit (cross-validation) */
 } ics_calib_point;
 

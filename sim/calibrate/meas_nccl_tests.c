@@ -442,8 +442,13 @@ static bool command_line(reader *r, const token *t, int nt)
     return true;
 }
 
-/* "NCCL INFO NCCL_NET_GDR_LEVEL set by environment to PHB" (NCCL's ncclGetEnv, once per
- * variable and process): the run's value of the variable, the last one printed. */
+/* NCCL reads a few hundred variables: more distinct names than this in one run are not NCCL's
+ * (and would make each line's search long on a hostile log). */
+#define MAX_ENV 512
+
+/* "NCCL INFO NCCL_NET_GDR_LEVEL set by environment to PHB" (NCCL's ncclGetEnv and its paths
+ * code print strings as they are; ncclLoadParam prints integers as "to 4."): the run's value of
+ * the variable, the last one printed, an integer's closing period dropped. */
 static void env_line(reader *r, const token *t, int n)
 {
     if (n < 6 || !g_str_has_prefix(t[0].s, "NCCL_") || strcmp(t[1].s, "set") != 0 ||
@@ -460,7 +465,18 @@ static void env_line(reader *r, const token *t, int n)
             break;
         }
     }
-    g_ptr_array_add(r->run.env, g_strdup_printf("%s=%s", t[0].s, t[5].s));
+    if (r->run.env->len >= MAX_ENV)
+        return;
+    char *value = g_strdup(t[5].s);
+    size_t vl = strlen(value);
+    char *end = NULL;
+    if (vl > 1 && value[vl - 1] == '.') {
+        (void)g_ascii_strtoll(value, &end, 10);
+        if (end == value + vl - 1) /* all of it an integer but the period */
+            value[vl - 1] = 0;
+    }
+    g_ptr_array_add(r->run.env, g_strdup_printf("%s=%s", t[0].s, value));
+    g_free(value);
 }
 
 /* "host:1234:1234 [0] NCCL INFO comm 0x5f1 rank 0 nranks 16 cudaDev 0 ... - Init COMPLETE" */

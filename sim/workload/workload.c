@@ -32,6 +32,17 @@ static int add(ics_wl *w, const ics_trace_op *op, int dep)
     return ics_trace_add_op(w->trace, w->rank, op, &dep, dep >= 0 ? 1 : 0);
 }
 
+/* Dependencies in ascending order, as a trace read back from Chakra lists them. */
+static void sort_deps(int *deps, int nd)
+{
+    for (int i = 1; i < nd; i++)
+        for (int j = i; j > 0 && deps[j - 1] > deps[j]; j--) {
+            int x = deps[j];
+            deps[j] = deps[j - 1];
+            deps[j - 1] = x;
+        }
+}
+
 /* An op on the compute stream: it also waits for the recv the pass starts with, a parameter
  * all-gather it needs (--overlap-param-gather), or `dep`. */
 int ics_wl__on_compute(ics_wl *w, ics_trace_op *op, int dep)
@@ -48,13 +59,7 @@ int ics_wl__on_compute(ics_wl *w, ics_trace_op *op, int dep)
         deps[nd++] = w->pending_tp;
     if (dep >= 0)
         deps[nd++] = dep;
-    /* in ascending order, as a trace read back from Chakra lists them */
-    for (int i = 1; i < nd; i++)
-        for (int j = i; j > 0 && deps[j - 1] > deps[j]; j--) {
-            int x = deps[j];
-            deps[j] = deps[j - 1];
-            deps[j - 1] = x;
-        }
+    sort_deps(deps, nd);
     w->pending_recv = w->pending_gate = w->pending_cp = w->pending_tp = -1;
     return w->last_compute = ics_trace_add_op(w->trace, w->rank, op, deps, nd);
 }
@@ -456,7 +461,9 @@ static bool tp_async(const ics_wl *w)
     return w->t > 1 && !tp_overlap(w) && !w->l->tp_sync_bwd;
 }
 
-/* One attention or MLP block's backward as Megatron-LM's Linear runs it since September 2021
+/* One attention or MLP block's backward (after its output gradient's all-gather with sequence
+ * parallelism, ics_wl__tp_before, which the caller issues) as Megatron-LM's Linear runs it since
+ * September 2021
  * (LinearWithGradAccumulationAndAsyncCommunication, Megatron-Core's tensor_parallel/layers.py):
  * the block's input gradient comes out of its column-parallel linear (QKV, fc1), whose data
  * gradient is launched first and then reduced (all-reduce, or reduce-scatter with sequence
@@ -472,13 +479,13 @@ static int async_bwd_block(ics_wl *w, ics_wl_block b)
     bool attn = b == ICS_WL_ATTN_BWD; /* the linear's GEMMs named apart, for timelines */
     const char *dx_name = attn ? "bwd.attn.qkv_dgrad" : "bwd.mlp.fc1_dgrad";
     const char *dw_name = attn ? "bwd.attn.qkv_wgrad" : "bwd.mlp.fc1_wgrad";
-    ics_wl__tp_before(w); /* the output gradient's all-gather (sequence parallelism): blocking */
     ics_time lin = MIN(c->dur_ps, c->gemm_out_ps), dx = MIN(lin, c->gemm_out_dx_ps);
     ics_time rest = c->dur_ps - lin, dw = lin - dx;
     part(w, c, nm, MAX(rest, 1), rest, -1);
-    int ag = w->l->sp ? side_coll(w, ICS_COLL_ALL_GATHER, w->act_bytes, w->last_compute, -1,
-                                  "tp.all_gather")
-                      : -1;
+    /* frozen weights (LoRA) have no weight gradient, so nothing to gather its input for */
+    int ag = w->l->sp && w->l->lora_rank == 0 ? side_coll(w, ICS_COLL_ALL_GATHER, w->act_bytes,
+                                                          w->last_compute, -1, "tp.all_gather")
+                                              : -1;
     int dgrad = part(w, c, dx_name, MAX(dx, 1), dx, -1);
     int red =
         w->l->sp
@@ -507,11 +514,14 @@ static int cp_ring(ics_wl *w, bool backward)
                    dh * ics_layout_act_bytes(w->l) * (backward ? 2 : 1));
     int next = ics_layout_rank_cp(w->l, w->tpr, (w->cpr + 1) % w->c, w->s, w->dpr);
     int prev = ics_layout_rank_cp(w->l, w->tpr, (w->cpr + w->c - 1) % w->c, w->s, w->dpr);
-    int deps[2], nd = 0, last = -1;
+    int deps[3], nd = 0, last = -1;
     if (w->last_compute >= 0)
         deps[nd++] = w->last_compute;
+    if (w->pending_tp >= 0) /* the gradient the ring starts from is reduced first */
+        deps[nd++] = w->pending_tp;
     if (w->pending_recv >= 0) /* K and V come from the activations a pipeline recv brings */
         deps[nd++] = w->pending_recv;
+    sort_deps(deps, nd);
     for (int j = 0; j < w->c - 1; j++) {
         ics_trace_op send = {.kind = ICS_TOP_SEND,
                              .stream = ICS_WL_STREAM_CP_SEND,
@@ -578,6 +588,7 @@ static void attn_bwd(ics_wl *w, bool last_mb)
         ring = cp_ring(w, true);
         grads(w, w->attn_params, overlapped_block(w, ICS_WL_ATTN_BWD, NULL), last_mb);
     } else if (tp_async(w)) {
+        ics_wl__tp_before(w);
         if (w->l->recompute == ICS_RECOMPUTE_SELECTIVE)
             ics_wl__compute(w, ICS_WL_ATTN_RECOMP, NULL);
         ring = cp_ring(w, true);
@@ -601,9 +612,10 @@ static void layer_bwd(ics_wl *w, int i, bool last_mb)
         ics_wl__moe_bwd(w, last_mb);
     else if (tp_overlap(w))
         grads(w, w->mlp_params, overlapped_block(w, ICS_WL_MLP_BWD, NULL), last_mb);
-    else if (tp_async(w))
+    else if (tp_async(w)) {
+        ics_wl__tp_before(w);
         grads(w, w->mlp_params, async_bwd_block(w, ICS_WL_MLP_BWD), last_mb);
-    else {
+    } else {
         ics_wl__tp_before(w);
         grads(w, w->mlp_params, ics_wl__compute(w, ICS_WL_MLP_BWD, NULL), last_mb);
         ics_wl__tp_after(w);

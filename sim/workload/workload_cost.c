@@ -321,7 +321,8 @@ static void linear_bwd_rs(kern *k, double m, double n, double kk)
         return;
     }
     ics_time before = k->c->dur_ps;
-    gemm_beside_nccl(k, m, kk, n, k->sp ? tp_coll_s(k, 1) : 0);
+    /* frozen (LoRA): no weight gradient, no re-gather of its input beside the data gradient */
+    gemm_beside_nccl(k, m, kk, n, k->sp && !k->frozen ? tp_coll_s(k, 1) : 0);
     k->c->gemm_out_dx_ps = k->c->dur_ps - before;
     if (!k->frozen)
         gemm_beside_nccl(k, kk, n, m, tp_coll_s(k, k->sp ? 1 : 2));
