@@ -123,6 +123,13 @@ grep -q 'icsim: step: .* s simulated, [0-9]* of [0-9]* ops done' "$tmp/e1" || fa
 ICSIM_PROGRESS=always "$icsim" collective all_reduce -s "$h100" -b 1M -e 4M >"$tmp/p2" 2>"$tmp/e2" ||
     fail "collective (progress) exited $?"
 grep -q 'icsim: all_reduce of 1048576 bytes, size 1 of 3' "$tmp/e2" || fail "collective progress line"
+sendrecv="$src/validate/data/nccl/xxrjun_h100_1node_8gpu_sendrecv.json"
+"$icsim" calibrate -s "$h100" "$sendrecv" --no-cv >"$tmp/p3" 2>"$tmp/e3" || fail "calibrate exited $?"
+[ -s "$tmp/e3" ] && fail "calibrate progress without a terminal: $(cat "$tmp/e3")"
+ICSIM_PROGRESS=always "$icsim" calibrate -s "$h100" "$sendrecv" --no-cv >"$tmp/p4" 2>"$tmp/e4" ||
+    fail "calibrate (progress) exited $?"
+cmp -s "$tmp/p3" "$tmp/p4" || fail "calibrate progress changed stdout"
+grep -q 'icsim: calibrate: [0-9]* passes over 10 points' "$tmp/e4" || fail "calibrate progress line"
 
 # bad input: exit 2, nothing on stdout
 bad() { # expected-text args...

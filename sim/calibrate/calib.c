@@ -241,6 +241,8 @@ ics_calib *ics_calib_new(const char *model_path, const ics_meas *m, const ics_ca
     c->backend = ics_net_backend(o && o->engine ? o->engine : "analytic");
     c->mask = o && o->params ? o->params : (1u << ICS_CAL_COUNT) - 1;
     c->max_iter = o && o->max_iter > 0 ? o->max_iter : 100;
+    c->progress = o ? o->progress : NULL;
+    c->progress_ctx = o ? o->progress_ctx : NULL;
     c->threads = (int)MAX(1, MIN(g_get_num_processors(), 64));
     c->tuning = (ics_coll_tuning){.nvls_enable = true};
     bool ok = c->backend != NULL;
@@ -358,6 +360,8 @@ bool ics_calib__simulate(ics_calib *c, bool before, GError **error)
             p->before_us = q->sim_us;
         p->after_us = q->sim_us;
     }
+    if (c->progress)
+        c->progress(c->progress_ctx, c->sims, (int)c->points->len);
     return true;
 }
 

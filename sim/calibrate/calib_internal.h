@@ -47,7 +47,9 @@ struct ics_calib {
     const char *gpu_product;
     bool is_cluster;
     ics_calib_param params[ICS_CAL_COUNT];
-    int sims;                     /* simulations of every point so far */
+    int sims;                                          /* simulations of every point so far */
+    void (*progress)(void *ctx, int sims, int points); /* ics_calib_opts' */
+    void *progress_ctx;
     int threads;                  /* points simulated at once */
     double loaded[ICS_CAL_COUNT]; /* the model's own calibration as loaded (NAN: default) */
 };

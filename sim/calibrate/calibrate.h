@@ -23,6 +23,10 @@ typedef struct {
     const char *engine; /* network backend, NULL: analytic */
     unsigned params;    /* parameters to fit, a bit per ics_cal_param; 0: all of them */
     int max_iter;       /* solver iterations per fit, 0: 100 */
+    /* called after each simulation of every point, from the calling thread: the simulations so
+     * far (a fit takes tens, cross-validation a fit per fold) and the points; NULL: none */
+    void (*progress)(void *ctx, int sims, int points);
+    void *progress_ctx;
 } ics_calib_opts;
 
 /* One measured time and what the model makes of it. */

@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "cli/cli_calibrate_compute.h"
 #include "cli/cli_common.h"
+#include "cli/cli_progress.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -113,6 +114,12 @@ void ics_cli__calib_folds(const GArray *folds, GString *out)
     }
 }
 
+/* A fit of a multi-node log can take minutes: the simulations so far on stderr (a terminal's). */
+static void say_progress(void *ctx, int sims, int points)
+{
+    ics_cli_progress_say(ctx, 0, "calibrate: %d passes over %d points", sims, points);
+}
+
 /* Reads the measurements, fits, cross-validates, writes; returns an exit status. */
 static int calibrate(const calib_args *a, int nfiles, char **files, unsigned mask)
 {
@@ -120,10 +127,14 @@ static int calibrate(const calib_args *a, int nfiles, char **files, unsigned mas
     ics_meas *m = ics_meas_new();
     for (int i = 0; i < nfiles && !err; i++)
         ics_meas_read_file(m, files[i], a->op, &err);
-    ics_calib_opts o = {.engine = a->engine, .params = mask};
+    ics_cli_progress progress;
+    ics_cli_progress_init(&progress);
+    ics_calib_opts o = {
+        .engine = a->engine, .params = mask, .progress = say_progress, .progress_ctx = &progress};
     ics_calib *c = err ? NULL : ics_calib_new(a->system, m, &o, &err);
     GArray *folds = g_array_new(FALSE, FALSE, sizeof(ics_calib_fold));
     bool ok = c && ics_calib_fit(c, &err) && (a->no_cv || ics_calib_cross_validate(c, folds, &err));
+    ics_cli_progress_end(&progress);
     ok = ok && (!a->out || ics_calib_write_overlay(c, a->out, &err));
     int rc = ICS_EXIT_OK;
     if (ok) {
