@@ -176,8 +176,6 @@ static void add_points(ics_calib *c, int ti, const ics_meas_table *tab)
  * decade alone, a sweep from 8 B gave its latency seven decades to the bandwidth's three, and
  * where the model's latency is wrong in kind (ALCF Polaris' all-gather over Slingshot) the fit
  * bought a few points below 1 MiB with 33 above (cta_gbps 12 -> 1.5 GB/s). */
-#define REGIME_BYTES (1ULL << 20)
-
 static void weigh(ics_calib *c)
 {
     for (guint t = 0; t < c->tables->len; t++) {

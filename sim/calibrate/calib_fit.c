@@ -390,7 +390,7 @@ static void reset(ics_calib *c)
  * (Its all-reduce fit, 39.0 -> 42.8% below and 24.9 -> 7.9% from 1 MiB, is.) */
 static bool worse_regime(const ics_calib *c)
 {
-    const uint64_t edge = 1ULL << 20, bounds[3] = {0, edge, UINT64_MAX};
+    const uint64_t bounds[3] = {0, REGIME_BYTES, UINT64_MAX};
     double before = 0, after = 0;
     int regimes = 0;
     for (int r = 0; r < 2; r++) {

@@ -9,6 +9,10 @@
 
 #include <cjson/cJSON.h>
 
+/* Where the latency regime of a sweep ends and the bandwidth regime begins: the fit weighs the
+ * two alike (calib.c, weigh) and refuses values that describe them worse (calib_fit.c). */
+#define REGIME_BYTES (1ULL << 20)
+
 /* The model loaded for one node count and one set of NCCL's path rules (a log's
  * NCCL_NET_GDR_LEVEL, ...; transfer: owned by the ics_calib). */
 typedef struct {

@@ -128,6 +128,12 @@ const char *ics_trace_stream_name(const ics_trace *t, int rank, int stream)
     return g_ptr_array_index(t->ranks[rank].streams, (guint)stream);
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
 int ics_trace_add_op(ics_trace *t, int rank, const ics_trace_op *op, const int *deps, int ndeps)
 {
     rank_rec *r = &t->ranks[rank];
@@ -144,6 +150,10 @@ int ics_trace_add_op(ics_trace *t, int rank, const ics_trace_op *op, const int *
         rec.op.splits = NULL;
     }
     g_array_append_vals(r->deps, deps, (guint)ndeps);
+    /* a set: kept in ascending order, so that every reader and writer (JSON, Chakra) and every
+     * generator give the same trace whatever order the dependencies were listed in */
+    if (ndeps > 1)
+        qsort(&g_array_index(r->deps, int, rec.dep0), (size_t)ndeps, sizeof(int), cmp_int);
     g_array_append_val(r->ops, rec);
     return (int)r->ops->len - 1;
 }

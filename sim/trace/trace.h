@@ -108,8 +108,8 @@ int ics_trace_nstreams(const ics_trace *t, int rank);
 const char *ics_trace_stream_name(const ics_trace *t, int rank, int stream);
 
 /* Appends an op to `rank` (copied, name too). deps: indices of earlier ops of the same rank
- * (copied). Returns the op's index within the rank. The caller guarantees the indices are in
- * range (readers check user input before adding). */
+ * (copied, and kept in ascending order: a set). Returns the op's index within the rank. The caller
+ * guarantees the indices are in range (readers check user input before adding). */
 int ics_trace_add_op(ics_trace *t, int rank, const ics_trace_op *op, const int *deps, int ndeps);
 int ics_trace_nops(const ics_trace *t, int rank);
 const ics_trace_op *ics_trace_get_op(const ics_trace *t, int rank, int i);

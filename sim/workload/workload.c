@@ -32,17 +32,6 @@ static int add(ics_wl *w, const ics_trace_op *op, int dep)
     return ics_trace_add_op(w->trace, w->rank, op, &dep, dep >= 0 ? 1 : 0);
 }
 
-/* Dependencies in ascending order, as a trace read back from Chakra lists them. */
-static void sort_deps(int *deps, int nd)
-{
-    for (int i = 1; i < nd; i++)
-        for (int j = i; j > 0 && deps[j - 1] > deps[j]; j--) {
-            int x = deps[j];
-            deps[j] = deps[j - 1];
-            deps[j - 1] = x;
-        }
-}
-
 /* An op on the compute stream: it also waits for the recv the pass starts with, a parameter
  * all-gather it needs (--overlap-param-gather), or `dep`. */
 int ics_wl__on_compute(ics_wl *w, ics_trace_op *op, int dep)
@@ -59,7 +48,6 @@ int ics_wl__on_compute(ics_wl *w, ics_trace_op *op, int dep)
         deps[nd++] = w->pending_tp;
     if (dep >= 0)
         deps[nd++] = dep;
-    sort_deps(deps, nd);
     w->pending_recv = w->pending_gate = w->pending_cp = w->pending_tp = -1;
     return w->last_compute = ics_trace_add_op(w->trace, w->rank, op, deps, nd);
 }
@@ -521,7 +509,6 @@ static int cp_ring(ics_wl *w, bool backward)
         deps[nd++] = w->pending_tp;
     if (w->pending_recv >= 0) /* K and V come from the activations a pipeline recv brings */
         deps[nd++] = w->pending_recv;
-    sort_deps(deps, nd);
     for (int j = 0; j < w->c - 1; j++) {
         ics_trace_op send = {.kind = ICS_TOP_SEND,
                              .stream = ICS_WL_STREAM_CP_SEND,
