@@ -237,6 +237,10 @@ static void test_json_bad(void)
         {"{\"collective\": \"all_reduce\", \"rows\": [}", "t.log:1:"},
         {"  {\"collective\": \"all_reduce\", \"collective\": \"sendrecv\"}",
          "t.log:1:32: $.collective: expected each key once"},
+        {"{\"collective\": \"all_reduce\", \"env\": {\"note\": [1], \"NCCL_PROTO\": true}, "
+         "\"hardware\": {\"total_gpus\": 8}, \"rows\": [{\"size\": 8, \"count\": 2, "
+         "\"type\": \"float\", \"oop_time_us\": 1}]}",
+         "$.env.NCCL_PROTO: expected a string or a whole number (an NCCL variable's value)"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++)
         expect_text_error(cases[i].text, NULL, cases[i].want);
@@ -632,6 +636,14 @@ static void test_env(void)
     g_assert_cmpstr(g_environ_getenv(env, "NCCL_NET_GDR_LEVEL"), ==, "PHB");
     g_assert_cmpstr(g_environ_getenv(env, "NCCL_CROSS_NIC"), ==, "1");
     g_assert_null(g_environ_getenv(env, "FI_CXI_RDZV_PROTO"));
+    ics_meas_free(m);
+    /* a whole number is the variable as NCCL reads it from text */
+    m = text_ok("{\"collective\": \"all_reduce\", \"env\": {\"NCCL_MAX_NCHANNELS\": 4}, "
+                "\"hardware\": {\"total_gpus\": 8}, \"rows\": [{\"size\": 8, \"count\": 2, "
+                "\"type\": \"float\", \"oop_time_us\": 1}]}",
+                NULL);
+    env = ics_meas_table_at(m, 0)->env;
+    g_assert_cmpstr(g_environ_getenv(env, "NCCL_MAX_NCHANNELS"), ==, "4");
     ics_meas_free(m);
 }
 

@@ -28,19 +28,31 @@ typedef struct {
     GArray *rows;
 } jreader;
 
-/* The NCCL_* members of an "env" object whose values are strings, as "NAME=VALUE" (other
- * members are notes: a plugin, FI_* variables); NULL when there are none. */
-static char **env_of(const cJSON *env)
+/* The NCCL_* members of an "env" object, as "NAME=VALUE": a string, or a whole number as
+ * NCCL would read it from its text (other members are notes: a plugin, FI_* variables); NULL
+ * when there are none. Any other value of an NCCL_* member is an error. */
+static char **env_of(jreader *j, const cJSON *env)
 {
     if (!cJSON_IsObject(env))
         return NULL;
-    GPtrArray *kv = g_ptr_array_new();
+    size_t mark = ics_jr_push_key(j->jr, "env");
+    GPtrArray *kv = g_ptr_array_new_with_free_func(g_free);
     const cJSON *v;
     cJSON_ArrayForEach(v, env)
     {
-        if (v->string && g_str_has_prefix(v->string, "NCCL_") && cJSON_IsString(v))
+        if (!v->string || !g_str_has_prefix(v->string, "NCCL_"))
+            continue;
+        if (cJSON_IsString(v))
             g_ptr_array_add(kv, g_strdup_printf("%s=%s", v->string, v->valuestring));
+        else if (cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) &&
+                 fabs(v->valuedouble) < 9e15)
+            g_ptr_array_add(kv, g_strdup_printf("%s=%.0f", v->string, v->valuedouble));
+        else
+            ics_jr_fail(j->jr, v, v->string,
+                        "expected a string or a whole number (an NCCL variable's value)");
     }
+    ics_jr_pop(j->jr, mark);
+    g_ptr_array_set_free_func(kv, NULL);
     if (kv->len == 0) {
         g_ptr_array_free(kv, TRUE);
         return NULL;
@@ -254,7 +266,7 @@ bool ics_meas__read_json(const char *name, const char *text, size_t len, guint r
         const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(root, "command");
         if (cJSON_IsString(cmd))
             j.gpus_per_thread = ics_meas_command_gpus_per_thread(cmd->valuestring);
-        j.env = env_of(cJSON_GetObjectItemCaseSensitive(root, "env"));
+        j.env = env_of(&j, cJSON_GetObjectItemCaseSensitive(root, "env"));
         const cJSON *hw = ics_jr_obj(jr, root, "hardware", true);
         if (hw) {
             size_t mark = ics_jr_push_key(jr, "hardware");
