@@ -70,6 +70,12 @@ struct ics_evq {
     evq_chunk *free_chunks;
     evq_chunk **slabs;
     size_t nslabs, cap_slabs;
+
+    /* The last peek's answer, kept up to date by pushes until a pop or a cancel may change it.
+     * A co-simulator peeks after each of its steps, pushing between them but popping nothing;
+     * without it each peek rescans the earliest bucket, which can hold most of the queue. */
+    bool peek_valid, peek_found;
+    uint64_t peek_key;
 };
 
 static inline uint64_t key_of(ics_time at)
@@ -420,6 +426,10 @@ ics_event_id ics_evq_push(ics_evq *q, ics_time at, ics_event_fn fn, void *ctx, u
     unsigned l = level_of(q->floor, key);
     bucket_append(q, l, (unsigned)(key >> (8 * l)) & 0xff, &e);
     q->live++;
+    if (q->peek_valid && (!q->peek_found || key < q->peek_key)) {
+        q->peek_found = true;
+        q->peek_key = key;
+    }
     return id_of(s, e.gen);
 }
 
@@ -431,6 +441,7 @@ bool ics_evq_cancel(ics_evq *q, ics_event_id id)
         return false;
     q->gen[s] = g + 1; /* stale; the slot is freed when its tombstone leaves */
     q->live--;
+    q->peek_valid = false;
     q->stale++;
     if (q->stale > EVQ_COMPACT_MIN && q->stale > q->live)
         compact(q);
@@ -526,6 +537,7 @@ bool ics_evq_pop_until(ics_evq *q, ics_time until, ics_event *out)
         q->gen[e.slot] = e.gen + 1;
         slot_release(q, e.slot, e.gen + 1);
         q->live--;
+        q->peek_valid = false;
         out->at = time_of(e.key);
         out->fn = e.fn;
         out->ctx = e.ctx;
@@ -541,8 +553,10 @@ bool ics_evq_pop(ics_evq *q, ics_event *out)
     return ics_evq_pop_until(q, ICS_TIME_MAX, out);
 }
 
-/* The least live key in bucket b, if it has a live entry. */
-static bool bucket_min_live(const ics_evq *q, const evq_bucket *b, uint64_t *min)
+/* The least live key in bucket b, if it has a live entry. A level-0 bucket's entries share one
+ * key, so its first live entry answers (a scan of the whole bucket, once per pop, made draining
+ * 100,000 events of one instant quadratic). */
+static bool bucket_min_live(const ics_evq *q, const evq_bucket *b, bool one_key, uint64_t *min)
 {
     bool found = false;
     uint32_t i = b->pos;
@@ -551,14 +565,21 @@ static bool bucket_min_live(const ics_evq *q, const evq_bucket *b, uint64_t *min
             if (!entry_is_stale(q, &c->e[i]) && (!found || c->e[i].key < *min)) {
                 *min = c->e[i].key;
                 found = true;
+                if (one_key)
+                    return true;
             }
         }
     }
     return found;
 }
 
-bool ics_evq_peek_time(const ics_evq *q, ics_time *at)
+bool ics_evq_peek_time(ics_evq *q, ics_time *at)
 {
+    if (q->peek_valid) {
+        if (q->peek_found)
+            *at = time_of(q->peek_key);
+        return q->peek_found;
+    }
     /* The bottom and level 0 share the earliest window; every other bucket is later, and
      * buckets are ordered by (level, digit). Tombstones may leave any of them without a live
      * entry, hence the scans. */
@@ -573,7 +594,7 @@ bool ics_evq_peek_time(const ics_evq *q, ics_time *at)
     for (unsigned l = 0; l < EVQ_LEVELS && !(found && l > 0); l++) {
         for (unsigned d = 0; d < EVQ_DIGITS; d++) {
             uint64_t m;
-            if (q->b[l][d].head && bucket_min_live(q, &q->b[l][d], &m)) {
+            if (q->b[l][d].head && bucket_min_live(q, &q->b[l][d], l == 0, &m)) {
                 best = found ? MIN(best, m) : m;
                 found = true;
                 break;
@@ -582,6 +603,9 @@ bool ics_evq_peek_time(const ics_evq *q, ics_time *at)
     }
     if (found)
         *at = time_of(best);
+    q->peek_valid = true;
+    q->peek_found = found;
+    q->peek_key = best;
     return found;
 }
 

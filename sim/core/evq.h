@@ -88,8 +88,9 @@ bool ics_evq_pop(ics_evq *q, ics_event *out);
 bool ics_evq_pop_until(ics_evq *q, ics_time until, ics_event *out);
 
 /* Stores the earliest pending event's time in *at and returns true; false if empty. Does not
- * reorganize the queue: O(k) in the number of events sharing the earliest bucket. */
-bool ics_evq_peek_time(const ics_evq *q, ics_time *at);
+ * reorganize the queue: O(k) in the number of events sharing the earliest bucket, O(1) when
+ * nothing was popped or cancelled since the last peek (pushes keep its answer). */
+bool ics_evq_peek_time(ics_evq *q, ics_time *at);
 
 /* Pending (pushed, neither popped nor cancelled) events. O(1). */
 size_t ics_evq_size(const ics_evq *q);

@@ -63,7 +63,7 @@ typedef struct fl_flow fl_flow;
 /* A path of a flow: its resources (a reduce's source legs end at the switch's reduction unit),
  * and its payload, for the channels' accounting. */
 typedef struct {
-    int res[ICS_ROUTE_MAX_HOPS + 1];
+    int *res; /* n of them, in the flow's hops */
     int n;
     uint64_t bytes;
 } fl_path;
@@ -80,6 +80,9 @@ struct fl_flow {
     fl_group *groups;  /* owned */
     int npaths;
     fl_path *paths; /* owned */
+    /* owned: every path's resources, back to back (a path's own array of the longest route's
+     * size made a 100,000-GPU all-reduce's flows 5x bigger than their routes) */
+    int *hops;
     ics_time work_ps, offset_ps;
     ics_event_id ev;      /* delivery */
     fl_flow *prev, *next; /* in n->moving while left > 0 */
@@ -159,6 +162,7 @@ static void xfer_free(fl_net *n, fl_xfer *x)
         x->next->prev = x->prev;
     for (int i = 0; i < x->n_flows; i++) {
         g_free(x->flows[i].paths);
+        g_free(x->flows[i].hops);
         g_free(x->flows[i].groups);
     }
     g_free(x->flows);
@@ -343,11 +347,15 @@ static void flow_start(fl_net *n, fl_flow *f)
     g_free(rate);
 }
 
-static void path_from_route(const ics_route_path *r, uint64_t bytes, fl_path *out)
+/* Fills *out from route r, its resources at *hops, which it advances past them and `spare`
+ * more (room for resources the caller appends). */
+static void path_from_route(const ics_route_path *r, uint64_t bytes, fl_path *out, int **hops,
+                            int spare)
 {
-    *out = (fl_path){.n = r->n_hops, .bytes = bytes};
+    *out = (fl_path){.res = *hops, .n = r->n_hops, .bytes = bytes};
     for (int h = 0; h < r->n_hops; h++)
         out->res[h] = r->chans[h];
+    *hops += r->n_hops + spare;
 }
 
 static ics_time max_ser_of(const fl_net *n, const ics_route_path *p, uint32_t payload)
@@ -386,7 +394,9 @@ static void fl_send(ics_net *net, const ics_net_xfer *xf)
         f->x = x;
         f->npaths = 1;
         f->paths = g_new(fl_path, 1);
-        path_from_route(&q->path, q->bytes, &f->paths[0]);
+        f->hops = g_new(int, MAX(q->path.n_hops, 1));
+        int *hops = f->hops;
+        path_from_route(&q->path, q->bytes, &f->paths[0], &hops, 0);
         ics_time w = ics_fluid_ps(q->bytes, q->payload, max_ser_of(n, &q->path, q->payload));
         flow_set_time(f, w, ics_net_idle_path_time(n->t, &q->path, q->bytes, q->payload));
     }
@@ -419,13 +429,19 @@ static void op_start(fl_net *n, ics_fluid_op *op, const int *srcs, const int *ds
     f->x = x;
     f->npaths = op->nlegs[0] + op->nlegs[1];
     f->paths = g_new(fl_path, f->npaths);
+    int nhops = op->nlegs[0]; /* room for the reduction unit on each source leg */
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < op->nlegs[s]; i++)
+            nhops += op->legs[s][i].n_hops;
+    f->hops = g_new(int, nhops);
+    int *hops = f->hops;
     uint32_t payload = ics_net_packet_payload(n->t, &op->legs[0][0], n->params.packet_bytes);
     ics_time max_ser = 0;
     int k = 0;
     for (int s = 0; s < 2; s++)
         for (int i = 0; i < op->nlegs[s]; i++) {
             fl_path *p = &f->paths[k++];
-            path_from_route(&op->legs[s][i], op->bytes, p);
+            path_from_route(&op->legs[s][i], op->bytes, p, &hops, s == 0);
             max_ser = MAX(max_ser, max_ser_of(n, &op->legs[s][i], payload));
             if (s == 0 && op->reduce_bw) /* every source crosses the reduction unit */
                 p->res[p->n++] = n->nchans + op->sw;
@@ -486,10 +502,15 @@ static void fl_stream(ics_net *net, const ics_net_leg *legs, int nlegs, ics_net_
     f->x = x;
     f->npaths = (int)parts->len;
     f->paths = g_new(fl_path, f->npaths);
+    int nhops = 0;
+    for (int i = 0; i < f->npaths; i++)
+        nhops += g_array_index(parts, ics_fluid_part, i).path.n_hops;
+    f->hops = g_new(int, MAX(nhops, 1));
+    int *hops = f->hops;
     ics_time w = 0, total = 0;
     for (int i = 0; i < f->npaths; i++) {
         const ics_fluid_part *q = &g_array_index(parts, ics_fluid_part, i);
-        path_from_route(&q->path, q->bytes, &f->paths[i]);
+        path_from_route(&q->path, q->bytes, &f->paths[i], &hops, 0);
         w = MAX(w, ics_fluid_ps(q->bytes, q->payload, max_ser_of(n, &q->path, q->payload)));
         total = MAX(total, ics_net_idle_path_time(n->t, &q->path, q->bytes, q->payload));
     }
