@@ -31,12 +31,13 @@
  * is alive (a collective simulated inside a replay's step) suspends the outer one's transfers
  * and, when it is freed, resumes them and shifts the outer base by the SimGrid time it used.
  *
- * Costs. SimGrid's lazy LMM updates only the flows a change touches; few communications per
- * flow (one per group, not per leg) matter beyond that: SimGrid 3.32 unlists a completed
- * host-to-host communication from a list of every one under way (std::list::remove on the
- * maestro's activities), O(communications in flight) per completion; with thousands in flight
- * (an 8 GiB NVLS-Tree all-reduce on 1024 GPUs, its in-switch reductions chunk by chunk) that
- * list is 90% of the run (perf), and nothing in SimGrid's host-to-host API avoids it.
+ * Costs. SimGrid's lazy LMM re-solves, at each instant where a communication completes, the
+ * part of the system connected to it through shared links: on a large collective that is every
+ * communication under way, so a run costs (completion instants) x (communications in flight).
+ * Few communications per flow (one per group, not per leg) keep both down. (SimGrid's own
+ * host-to-host Comms cost more: each is unlisted from a list of all of them at completion, a
+ * linear walk that was 93% of a 1024-GPU sweep; net_flow_sg.cpp starts two-host executions
+ * instead, which join no list.)
  * Memory: SimGrid's links, one per channel and device (~0.6 KiB each), kept for the process;
  * per flow under way, a SimGrid communication per group (of at most GROUP_MAX_LINKS links).
  * params: packet_bytes is honoured; the packet-only parameters are ignored; adaptive_routing is
