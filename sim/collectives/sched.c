@@ -136,7 +136,7 @@ int ics_sched_stream(ics_sched *s, const ics_net_leg *legs, int nlegs, const int
 
 typedef struct ics_sched_play {
     ics_sched *s; /* owned */
-    step *steps;  /* a working copy */
+    step *steps;  /* s's, played in place */
     int *succ;
     int *devs;
     const ics_net_leg *legs;
@@ -255,17 +255,19 @@ static void build_succ(player *p)
         step *from = &p->steps[edges[i][0]];
         p->succ[from->succ0 + from->nsucc++] = edges[i][1];
     }
+    /* the successor lists say it all now: the edge list goes (memory of 100,000-GPU calls) */
+    g_array_free(p->s->edges, TRUE);
+    p->s->edges = g_array_new(FALSE, FALSE, sizeof(int) * 2);
 }
 
-/* Takes ownership of s; returns a player with every step ready to go. */
+/* Takes ownership of s; returns a player with every step ready to go. The steps are played in
+ * place: s is the player's own (no working copy of a schedule that can hold millions). */
 static player *player_new(ics_sched *s, ics_engine *e, ics_net *net)
 {
     player *p = g_new0(player, 1);
     int n = (int)s->steps->len;
     p->s = s;
-    p->steps = g_new0(step, n + 1); /* + 1: never a zero-size allocation */
-    if (n > 0)
-        memcpy(p->steps, s->steps->data, sizeof(step) * (size_t)n);
+    p->steps = (step *)(void *)s->steps->data;
     p->devs = (int *)(void *)s->devs->data;
     p->legs = (const ics_net_leg *)(void *)s->legs->data;
     p->e = e;
@@ -278,7 +280,6 @@ static player *player_new(ics_sched *s, ics_engine *e, ics_net *net)
 static void player_free(player *p)
 {
     ics_sched_free(p->s);
-    g_free(p->steps);
     g_free(p->succ);
     g_free(p);
 }
