@@ -636,6 +636,12 @@ static void test_env(void)
     g_assert_cmpstr(g_environ_getenv(env, "NCCL_NET_GDR_LEVEL"), ==, "PHB");
     g_assert_cmpstr(g_environ_getenv(env, "NCCL_CROSS_NIC"), ==, "1");
     g_assert_null(g_environ_getenv(env, "FI_CXI_RDZV_PROTO"));
+    /* as a simulation reads it: every recorded variable but CollNet's (no SHARP plugin loaded) */
+    const ics_meas_table *tab = ics_meas_table_at(m, 0);
+    g_assert_nonnull(g_environ_getenv(env, "NCCL_COLLNET_ENABLE"));
+    g_assert_null(ics_meas_env_lookup("NCCL_COLLNET_ENABLE", (void *)tab));
+    g_assert_cmpstr(ics_meas_env_lookup("NCCL_NET_GDR_LEVEL", (void *)tab), ==, "PHB");
+    g_assert_null(ics_meas_env_lookup("NCCL_PROTO", NULL));
     ics_meas_free(m);
     /* a whole number is the variable as NCCL reads it from text */
     m = text_ok("{\"collective\": \"all_reduce\", \"env\": {\"NCCL_MAX_NCHANNELS\": 4}, "

@@ -37,24 +37,12 @@ static void table_fail(GError **error, const ics_meas_table *tab, const char *fm
     g_free(msg);
 }
 
-/* A variable of a table's recorded environment (ics_env_lookup). Not NCCL_COLLNET_ENABLE:
- * CollNet also needs a network plugin with collective support (SHARP's), which a log does not
- * say it loaded, and without one NCCL runs as if the variable were unset (bench accuracy reads
- * the logs the same way). */
-static const char *table_env(const char *name, void *ctx)
-{
-    const ics_meas_table *tab = ctx;
-    if (!tab || !tab->env || strcmp(name, "NCCL_COLLNET_ENABLE") == 0)
-        return NULL;
-    return g_environ_getenv(tab->env, name);
-}
-
 /* The system a table of `nodes` nodes runs on, with the path rules of its environment (tab
  * NULL: NCCL's defaults): loaded once per node count and rules. */
 static int system_for(ics_calib *c, int nodes, const ics_meas_table *tab, GError **error)
 {
     ics_topo_paths paths;
-    ics_coll_paths_from(&paths, table_env, (void *)tab, NULL);
+    ics_coll_paths_from(&paths, ics_meas_env_lookup, (void *)tab, NULL);
     for (guint i = 0; i < c->systems->len; i++) {
         const calib_system *s = g_ptr_array_index(c->systems, i);
         if (s->nodes == nodes && memcmp(&s->paths, &paths, sizeof paths) == 0)
@@ -138,7 +126,7 @@ static bool add_table(ics_calib *c, const ics_meas_table *tab, GError **error)
     /* NCCL's choices as the log's environment set them (NCCL_PROTO, NCCL_ALGO, ...) */
     calib_table ct = {.sys = sys, .tab = tab, .tuning = c->tuning};
     if (tab->env)
-        ics_coll_tuning_from(&ct.tuning, table_env, (void *)tab, NULL);
+        ics_coll_tuning_from(&ct.tuning, ics_meas_env_lookup, (void *)tab, NULL);
     ct.tuning.gpus_per_thread = tab->gpus_per_thread;
     ct.comm = ics_comm_new(s->t, c->backend, gpus, tab->nranks, NULL);
     g_free(gpus);

@@ -115,6 +115,13 @@ const ics_meas_table *ics_meas_table_at(const ics_meas *m, guint i);
  * none: the GPUs one host thread drove. */
 int ics_meas_command_gpus_per_thread(const char *command);
 
+/* A variable of the table's recorded environment, as a simulation of its run reads it: an
+ * ics_env_lookup whose ctx is the table (NULL: none). Not NCCL_COLLNET_ENABLE: CollNet also
+ * needs a network plugin with collective support (SHARP's), which a log does not say it loaded
+ * (ALCF's set the variable with the libfabric plugin), and without one NCCL runs as if the
+ * variable were unset. The one rule `calibrate` and `bench accuracy` read logs by. */
+const char *ics_meas_env_lookup(const char *name, void *table);
+
 /* Whether a fit may use the sample: a time was printed and the check did not fail. */
 bool ics_meas_sample_ok(const ics_meas_sample *s);
 

@@ -120,6 +120,14 @@ bool ics_meas_sample_ok(const ics_meas_sample *s)
     return s && s->time_us >= 0 && !s->wrong;
 }
 
+const char *ics_meas_env_lookup(const char *name, void *table)
+{
+    const ics_meas_table *tab = table;
+    if (!tab || !tab->env || strcmp(name, "NCCL_COLLNET_ENABLE") == 0)
+        return NULL;
+    return g_environ_getenv(tab->env, name);
+}
+
 /* ---- tables ---------------------------------------------------------------------------------- */
 
 ics_meas_table *ics_meas__table_new(const char *source)

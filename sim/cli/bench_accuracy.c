@@ -138,20 +138,11 @@ static void flow_presize(const ics_net_ops *backend, const char *only, bool all)
 
 /* Simulates one log; appends its line to out and its errors from 1 MiB to dgx_large if it
  * counts. Returns an exit status. */
-/* A variable of a log's "env" object (ics_env_lookup). */
-static const char *env_value(const char *name, void *ctx)
-{
-    const cJSON *v = cJSON_GetObjectItem((const cJSON *)ctx, name);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-/* The log's variable, or else this process's (what the user asked every log to run with). Not
- * NCCL_COLLNET_ENABLE: CollNet also needs a network plugin with collective support (SHARP's),
- * which none of the logs records (ALCF's set the variable with the libfabric plugin, or none),
- * and without one NCCL runs as if it were unset. */
+/* The log's variable as calibrate reads it (ics_meas_env_lookup: ctx its table), or else this
+ * process's (what the user asked every log to run with). */
 static const char *env_or_process(const char *name, void *ctx)
 {
-    const char *v = strcmp(name, "NCCL_COLLNET_ENABLE") ? env_value(name, ctx) : NULL;
+    const char *v = ics_meas_env_lookup(name, ctx);
     return v ? v : g_getenv(name);
 }
 
@@ -164,6 +155,7 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
     gsize len = 0;
     int rc = ICS_EXIT_USAGE;
     cJSON *doc = NULL;
+    ics_meas *meas = ics_meas_new(); /* the same log as calibrate reads it: its environment */
     ics_cli_setup su = {0};
     GArray *small = g_array_new(FALSE, FALSE, sizeof(double));
     GArray *large = g_array_new(FALSE, FALSE, sizeof(double));
@@ -185,13 +177,18 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
                 path);
         goto done;
     }
+    if (!ics_meas_read_file(meas, path, NULL, &err)) {
+        fprintf(stderr, "icsim bench accuracy: %s\n", err->message);
+        g_error_free(err);
+        goto done;
+    }
+    const ics_meas_table *tab = ics_meas_table_at(meas, 0);
     if (!ics_cli_setup_open(&su, model, datasets[i].nodes > 1 ? datasets[i].nodes : 0))
         goto done;
     /* the paths the log's own environment asked NCCL for (ALCF's NCCL_NET_GDR_LEVEL=PHB) */
-    const cJSON *env = cJSON_GetObjectItem(doc, "env");
-    if (cJSON_IsObject(env)) {
+    if (tab->env) {
         ics_topo_paths paths;
-        ics_coll_paths_from(&paths, env_value, (void *)env, NULL);
+        ics_coll_paths_from(&paths, ics_meas_env_lookup, (void *)tab, NULL);
         ics_topo_set_paths(su.t, &paths);
     }
     int g = datasets[i].gpus_per_node, nranks = datasets[i].nodes * g;
@@ -206,8 +203,8 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
     /* As the log was launched: a thread that drove G GPUs (nccl-tests -g G) launched their
      * kernels in turn, which floors every call at G launches (comm.c). */
     ics_coll_tuning as_run = *tuning;
-    if (cJSON_IsObject(env)) /* NCCL_PROTO, NCCL_BUFFSIZE, ... as the log set them */
-        ics_coll_tuning_from(&as_run, env_or_process, (void *)env, NULL);
+    if (tab->env) /* NCCL_PROTO, NCCL_BUFFSIZE, ... as the log set them */
+        ics_coll_tuning_from(&as_run, env_or_process, (void *)tab, NULL);
     const cJSON *cmd = cJSON_GetObjectItem(doc, "command");
     as_run.gpus_per_thread =
         cJSON_IsString(cmd) ? ics_meas_command_gpus_per_thread(cmd->valuestring) : 0;
@@ -274,6 +271,7 @@ done:
     g_array_free(small, TRUE);
     g_array_free(large, TRUE);
     ics_cli_setup_close(&su);
+    ics_meas_free(meas);
     cJSON_Delete(doc);
     g_free(text);
     g_free(model);
