@@ -136,8 +136,6 @@ static void flow_presize(const ics_net_ops *backend, const char *only, bool all)
     }
 }
 
-/* Simulates one log; appends its line to out and its errors from 1 MiB to dgx_large if it
- * counts. Returns an exit status. */
 /* The log's variable as calibrate reads it (ics_meas_env_lookup: ctx its table), or else this
  * process's (what the user asked every log to run with). */
 static const char *env_or_process(const char *name, void *ctx)
@@ -146,6 +144,8 @@ static const char *env_or_process(const char *name, void *ctx)
     return v ? v : g_getenv(name);
 }
 
+/* Simulates one log; appends its line to out and its errors from 1 MiB to dgx_large if it
+ * counts. Returns an exit status. */
 static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning, bool rows_too,
                GArray *dgx_large, GString *out)
 {
@@ -205,9 +205,7 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
     ics_coll_tuning as_run = *tuning;
     if (tab->env) /* NCCL_PROTO, NCCL_BUFFSIZE, ... as the log set them */
         ics_coll_tuning_from(&as_run, env_or_process, (void *)tab, NULL);
-    const cJSON *cmd = cJSON_GetObjectItem(doc, "command");
-    as_run.gpus_per_thread =
-        cJSON_IsString(cmd) ? ics_meas_command_gpus_per_thread(cmd->valuestring) : 0;
+    as_run.gpus_per_thread = tab->gpus_per_thread; /* its "command"'s -g, as calibrate reads it */
     tuning = &as_run;
     int compared = 0;
     const cJSON *row;
