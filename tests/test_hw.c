@@ -26,7 +26,9 @@ static const char *const shipped[] = {"dgx1-p100.json",
                                       "gke-a4-node.json",
                                       "gke-a4.json",
                                       "gcp-a3mega-node.json",
-                                      "gcp-a3mega.json"};
+                                      "gcp-a3mega.json",
+                                      "oci-bm-gpu4-8-node.json",
+                                      "oci-bm-gpu4-8.json"};
 
 static char *model_path(const char *name)
 {

@@ -118,6 +118,59 @@ static void test_p5_ring(void)
     ics_hw_free(hw);
 }
 
+/* A node's NICs' network bytes sent (out[i]); their count. */
+static int nic_bytes_sent(const ics_topo *t, const uint64_t *bytes, uint64_t *out)
+{
+    int nics = ics_topo_nics_per_node(t);
+    for (int i = 0; i < nics; i++) {
+        int nic = ics_topo_nic(t, 0, i), n;
+        const int *chans = ics_topo_out(t, nic, &n);
+        out[i] = 0;
+        for (int k = 0; k < n; k++)
+            if (ics_topo_chan_get(t, chans[k])->kind == ICS_CHAN_NETWORK)
+                out[i] += bytes[chans[k]];
+    }
+    return nics;
+}
+
+/* A 2-node tree all-reduce on GPUs with several NICs (OCI BM.GPU4.8: two 100 GbE ports a GPU;
+ * AWS p5: four EFA): NCCL gives every tree channel a NIC of its own and runs both trees of it
+ * there, so every NIC carries the same bytes. Before tree edges took their NIC slots as rings
+ * do, 10 of OCI's 16 ports carried the tree, six of them twice as much as the others. */
+static void test_tree_every_nic(void)
+{
+    const char *models[] = {"oci-bm-gpu4-8.json", "aws-p5.json"};
+    for (size_t m = 0; m < G_N_ELEMENTS(models); m++) {
+        ics_hw *hw = load(models[m], 2);
+        ics_topo *t = ics_topo_new(hw);
+        int ranks[16];
+        ics_topo_gpus_by_node(t, 8, 16, ranks);
+        ics_comm *c = ics_comm_new(t, ics_net_backend("analytic"), ranks, 16, NULL);
+        ics_coll_tuning tu = {.nvls_enable = true, .algos = ICS_COLL_SET(ICS_ALGO_TREE)};
+        ics_coll_req req = ics_coll_req_nccltests(ICS_COLL_ALL_REDUCE, 1ull << 30, 4, 0, 16, NULL);
+        uint64_t *bytes = g_new0(uint64_t, ics_topo_nchans(t)), sent[64];
+        ics_coll_result res;
+        g_assert_true(ics_comm_run_traffic(c, &req, &tu, &res, bytes));
+        g_assert_cmpint(res.algo, ==, ICS_ALGO_TREE);
+        int nics = nic_bytes_sent(t, bytes, sent);
+        g_assert_cmpint(nics, <=, 64);
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (int i = 0; i < nics; i++) {
+            lo = MIN(lo, sent[i]);
+            hi = MAX(hi, sent[i]);
+        }
+        g_test_message("%s: tree over %d NICs, %" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT
+                       " bytes each",
+                       models[m], nics, lo, hi);
+        g_assert_cmpuint(lo, >, 0);
+        g_assert_cmpfloat((double)hi, <=, 1.01 * (double)lo);
+        g_free(bytes);
+        ics_comm_free(c);
+        ics_topo_free(t);
+        ics_hw_free(hw);
+    }
+}
+
 /* Two GB200 NVL72 racks: NVLS-Tree at 1 GiB (NVLS in each rack, trees over the NICs), every
  * GPU the head of its own NIC so all 72 NICs of a rack carry traffic, and the call no faster
  * than those NICs allow: a tree moves the whole buffer up and down through them. */
@@ -164,6 +217,7 @@ int main(int argc, char **argv)
     g_test_add_func("/multi-nic/p5-routes", test_p5_routes);
     g_test_add_func("/multi-nic/shared", test_shared_nics);
     g_test_add_func("/multi-nic/p5-ring", test_p5_ring);
+    g_test_add_func("/multi-nic/tree-every-nic", test_tree_every_nic);
     g_test_add_func("/multi-nic/gb200-racks", test_gb200_racks);
     return g_test_run();
 }

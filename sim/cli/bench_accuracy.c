@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #ifndef ICS_HWMODELS_DIR
 #define ICS_HWMODELS_DIR "hwmodels"
 #endif
@@ -42,6 +40,8 @@ static const struct {
     {"snellius_h100x4_2node_all_reduce", "snellius-h100.json", 2, 4, false, false},
     {"aws_p4de_a100_2node_efa_allreduce", "aws-p4de.json", 2, 8, false, false},
     {"alcf_sophia_dgxa100_2node_all_reduce", "superpod-a100-hdr.json", 2, 8, false, false},
+    /* 16 x 100 Gb/s RoCEv2 ports a node, two per GPU (OCI's tutorial, an early, untuned run) */
+    {"oci_bm_gpu4_8_a100_2node_roce_allreduce_fullsweep", "oci-bm-gpu4-8.json", 2, 8, false, false},
     /* hardware no log calibrated anything on: Blackwell, a multi-node NVLink rack, PCIe cards
      * bridged by NVLink, four H100 wired to each other (the first GPUs of the model: 2 of an HGX
      * B200, 8 of the NVL72 rack, one bridged pair) */
@@ -97,19 +97,6 @@ static double max_of(const GArray *v)
     return m;
 }
 
-static int dtype_bytes(const char *type)
-{
-    static const struct {
-        const char *name;
-        int bytes;
-    } t[] = {{"float", 4}, {"double", 8}, {"half", 2},  {"bfloat16", 2},
-             {"int8", 1},  {"uint8", 1},  {"int32", 4}, {"int64", 8}};
-    for (size_t i = 0; i < G_N_ELEMENTS(t); i++)
-        if (strcmp(type, t[i].name) == 0)
-            return t[i].bytes;
-    return 0;
-}
-
 static void pct(GString *out, double x)
 {
     if (isnan(x))
@@ -144,45 +131,41 @@ static const char *env_or_process(const char *name, void *ctx)
     return v ? v : g_getenv(name);
 }
 
-/* Simulates one log; appends its line to out and its errors from 1 MiB to dgx_large if it
- * counts. Returns an exit status. */
+/* What the summary lines are made of, over the logs run. */
+typedef struct summary {
+    GArray *dgx_large;   /* every error from 1 MiB of the single-node DGX logs */
+    GArray *multi_small; /* each multi-node log's median error below 1 MiB */
+    GArray *multi_large; /* ... and from 1 MiB */
+    double worst_large;  /* the largest of multi_large, and its log */
+    const char *worst_id;
+} summary;
+
+/* Simulates one log; appends its line to out and its errors to the summary. Returns an exit
+ * status. */
 static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning, bool rows_too,
-               GArray *dgx_large, GString *out)
+               summary *sum, GString *out)
 {
     char *path = g_strdup_printf("%s/%s.json", ICS_NCCL_DATA_DIR, datasets[i].id);
     char *model = g_strdup_printf("%s/%s", ICS_HWMODELS_DIR, datasets[i].model);
-    char *text = NULL;
-    gsize len = 0;
     int rc = ICS_EXIT_USAGE;
-    cJSON *doc = NULL;
-    ics_meas *meas = ics_meas_new(); /* the same log as calibrate reads it: its environment */
+    ics_meas *meas = ics_meas_new(); /* the log as calibrate reads it: rows, environment, -g */
     ics_cli_setup su = {0};
     GArray *small = g_array_new(FALSE, FALSE, sizeof(double));
     GArray *large = g_array_new(FALSE, FALSE, sizeof(double));
     GString *detail = g_string_new(NULL); /* --rows: one line per size */
     GError *err = NULL;
-    if (!g_file_get_contents(path, &text, &len, &err)) {
-        fprintf(stderr, "icsim bench accuracy: %s\n", err->message);
-        g_error_free(err);
-        goto done;
-    }
-    doc = cJSON_ParseWithLength(text, len);
-    const cJSON *coll = cJSON_GetObjectItem(doc, "collective");
-    const cJSON *rows = cJSON_GetObjectItem(doc, "rows");
-    ics_coll_op op;
-    if (!cJSON_IsString(coll) || !ics_cli_coll_op(coll->valuestring, &op) || !cJSON_IsArray(rows)) {
-        fprintf(stderr,
-                "icsim bench accuracy: %s: expected an nccl-tests table (collective, "
-                "rows)\n",
-                path);
-        goto done;
-    }
     if (!ics_meas_read_file(meas, path, NULL, &err)) {
         fprintf(stderr, "icsim bench accuracy: %s\n", err->message);
         g_error_free(err);
         goto done;
     }
     const ics_meas_table *tab = ics_meas_table_at(meas, 0);
+    ics_coll_op op = tab->op;
+    if (tab->dtype_bytes == 0) {
+        fprintf(stderr, "icsim bench accuracy: %s: datatype \"%s\" has no known size\n", path,
+                tab->dtype);
+        goto done;
+    }
     if (!ics_cli_setup_open(&su, model, datasets[i].nodes > 1 ? datasets[i].nodes : 0))
         goto done;
     /* the paths the log's own environment asked NCCL for (ALCF's NCCL_NET_GDR_LEVEL=PHB) */
@@ -208,26 +191,15 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
     as_run.gpus_per_thread = tab->gpus_per_thread; /* its "command"'s -g, as calibrate reads it */
     tuning = &as_run;
     int compared = 0;
-    const cJSON *row;
-    cJSON_ArrayForEach(row, rows)
-    {
-        const cJSON *size = cJSON_GetObjectItem(row, "size");
-        const cJSON *type = cJSON_GetObjectItem(row, "type");
-        const cJSON *busbw = cJSON_GetObjectItem(row, "oop_busbw");
-        int db = cJSON_IsString(type) ? dtype_bytes(type->valuestring) : 0;
-        if (!cJSON_IsNumber(size) || !cJSON_IsNumber(busbw) || db == 0) {
-            fprintf(stderr,
-                    "icsim bench accuracy: %s: expected size, type and oop_busbw in "
-                    "every row\n",
-                    path);
-            goto done;
-        }
-        if (busbw->valuedouble <= 0 || size->valuedouble < 1)
-            continue; /* too small for nccl-tests to print a bandwidth */
+    for (guint k = 0; k < tab->n_rows; k++) {
+        const ics_meas_row *row = &tab->rows[k];
+        double real_bus = row->oop.busbw_gbps;
+        if (real_bus <= 0 || row->size_bytes < 1)
+            continue; /* too small for nccl-tests to print a bandwidth, or absent */
         ics_coll_row r = {0};
         uint64_t count;
         ics_coll_req req =
-            ics_coll_req_nccltests(op, (uint64_t)size->valuedouble, db, 0, nranks, &count);
+            ics_coll_req_nccltests(op, row->size_bytes, tab->dtype_bytes, 0, nranks, &count);
         ics_report_coll_request(&req, count, &r);
         ics_coll_result res;
         if (!ics_comm_run(comm, &req, tuning, &res)) {
@@ -237,26 +209,36 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
             goto done;
         }
         ics_report_coll_time(op, nranks, (double)res.time_ps / 1e6, &r);
-        double e = fabs(r.busbw_gbps - busbw->valuedouble) / busbw->valuedouble;
+        double e = fabs(r.busbw_gbps - real_bus) / real_bus;
         if (rows_too)
             g_string_append_printf(
                 detail, "#   %12" G_GUINT64_FORMAT " %9.2f %9.2f %8.2f %8.2f %+7.1f%% %s/%s/%d\n",
-                r.size_bytes, cJSON_GetNumberValue(cJSON_GetObjectItem(row, "oop_time_us")),
-                r.time_us, busbw->valuedouble, r.busbw_gbps,
-                100.0 * (r.busbw_gbps - busbw->valuedouble) / busbw->valuedouble,
-                ics_coll_algo_name(res.algo), ics_coll_proto_name(res.proto), res.nchannels);
+                r.size_bytes, row->oop.time_us, r.time_us, real_bus, r.busbw_gbps,
+                100.0 * (r.busbw_gbps - real_bus) / real_bus, ics_coll_algo_name(res.algo),
+                ics_coll_proto_name(res.proto), res.nchannels);
         g_array_append_val(r.size_bytes < MIB ? small : large, e);
         if (datasets[i].single_dgx && r.size_bytes >= MIB)
-            g_array_append_val(dgx_large, e);
+            g_array_append_val(sum->dgx_large, e);
         compared++;
     }
     g_string_append_printf(out, "%-52s %-22s %3d x %d %5d", datasets[i].id, datasets[i].model,
                            datasets[i].nodes, g, compared);
     double mx_s = max_of(small), mx_l = max_of(large);
-    pct(out, median(small));
+    double med_s = median(small), med_l = median(large);
+    pct(out, med_s);
     pct(out, mx_s);
-    pct(out, median(large));
+    pct(out, med_l);
     pct(out, mx_l);
+    if (datasets[i].nodes > 1) {
+        if (!isnan(med_s))
+            g_array_append_val(sum->multi_small, med_s);
+        if (!isnan(med_l))
+            g_array_append_val(sum->multi_large, med_l);
+        if (!isnan(med_l) && (!sum->worst_id || med_l > sum->worst_large)) {
+            sum->worst_large = med_l;
+            sum->worst_id = datasets[i].id;
+        }
+    }
     g_string_append_c(out, '\n');
     if (rows_too && detail->len) {
         g_string_append_printf(out, "#   %12s %9s %9s %8s %8s %8s %s\n", "size", "real us",
@@ -270,8 +252,6 @@ done:
     g_array_free(large, TRUE);
     ics_cli_setup_close(&su);
     ics_meas_free(meas);
-    cJSON_Delete(doc);
-    g_free(text);
     g_free(model);
     g_free(path);
     return rc;
@@ -293,7 +273,9 @@ int ics_bench_accuracy(int argc, char **argv)
         G_OPTION_ENTRY_NULL};
     int rc = ICS_EXIT_USAGE;
     GString *out = g_string_new(NULL);
-    GArray *dgx_large = g_array_new(FALSE, FALSE, sizeof(double));
+    summary sum = {g_array_new(FALSE, FALSE, sizeof(double)),
+                   g_array_new(FALSE, FALSE, sizeof(double)),
+                   g_array_new(FALSE, FALSE, sizeof(double)), 0, NULL};
     GError *warning = NULL;
     if (!ics_cli_parse("bench accuracy", "",
                        "Simulate the real nccl-tests logs of validate/data/nccl and print the "
@@ -325,7 +307,7 @@ int ics_bench_accuracy(int argc, char **argv)
     for (size_t i = 0; i < G_N_ELEMENTS(datasets); i++) {
         if (only ? strcmp(only, datasets[i].id) != 0 : datasets[i].slow && !all)
             continue;
-        rc = one((int)i, backend, &tuning, rows, dgx_large, out);
+        rc = one((int)i, backend, &tuning, rows, &sum, out);
         if (rc != ICS_EXIT_OK)
             goto done;
         ran++;
@@ -335,7 +317,17 @@ int ics_bench_accuracy(int argc, char **argv)
         rc = ICS_EXIT_USAGE;
         goto done;
     }
-    double m = median(dgx_large);
+    /* #18's goals read off these: the median over multi-node logs of each log's median */
+    if (sum.multi_small->len || sum.multi_large->len) {
+        g_string_append_printf(out, "median of the multi-node logs' medians (%u logs): below 1 MiB",
+                               MAX(sum.multi_small->len, sum.multi_large->len));
+        pct(out, median(sum.multi_small));
+        g_string_append(out, ", from 1 MiB");
+        pct(out, median(sum.multi_large));
+        g_string_append_printf(out, "; worst from 1 MiB %.1f%% (%s)\n", 100.0 * sum.worst_large,
+                               sum.worst_id);
+    }
+    double m = median(sum.dgx_large);
     if (isnan(m))
         g_string_append(out, "median error >= 1MiB (single-node DGX): -\n");
     else
@@ -344,7 +336,9 @@ int ics_bench_accuracy(int argc, char **argv)
     ics_cli_emit(out);
 done:
     g_clear_error(&warning);
-    g_array_free(dgx_large, TRUE);
+    g_array_free(sum.dgx_large, TRUE);
+    g_array_free(sum.multi_small, TRUE);
+    g_array_free(sum.multi_large, TRUE);
     g_string_free(out, TRUE);
     g_free(engine);
     g_free(only);

@@ -60,6 +60,22 @@ void ics_algo_dtree(int m, int tree, int k, int *parent, int child[2])
             *v[i] = odd ? (*v[i] + 1) % m : m - 1 - *v[i];
 }
 
+/* ---- which NIC a tree edge takes ---------------------------------------------------------- */
+
+/* A tree edge's flow: its hash and the NIC slot it leaves a node by (topo.h, ics_route_flow).
+ * NCCL gives each channel of its tree graph a NIC of its own (search.cc) and runs tree 0 and
+ * tree 1 of that channel on communicator channels c and c + nChannels (connect.cc,
+ * connectTrees), so a GPU with several NICs sends both trees through all of them. Here pair p
+ * runs tree 0 on channel 2p and tree 1 on 2p + 1, its chain headed by local rank p mod ppn:
+ * the two trees of a pair take consecutive slots and the next round of pairs through the same
+ * GPU the two after, which loads every NIC of a GPU alike (OCI BM.GPU4.8: two 100 GbE ports a
+ * GPU, all 16 busy; an AWS p5: four EFA a GPU). With one NIC per GPU every slot is that NIC. */
+static uint64_t tree_flow(const ics_algo_ctx *c, int ch, uint64_t x)
+{
+    int round = ch / 2 / MAX(c->ppn, 1);
+    return ics_route_flow((uint64_t)ch * 131071 + x, 2 * round + ch % 2);
+}
+
 /* ---- one channel's rank-level tree -------------------------------------------------------- */
 
 #define MAX_KIDS 3 /* a chain successor and two child nodes */
@@ -220,8 +236,8 @@ static void tree_channel(const ics_algo_ctx *c, ics_sched *s, const rank_tree *r
                 continue;
             }
             int sd[2] = {ready, k > 0 ? up[r * S + k - 1] : -1};
-            up[r * S + k] = tree_send(c, s, r, rt->parent[r], sb,
-                                      ics_algo_flow(c, ch, 2 * (uint64_t)r), sd, k > 0 ? 2 : 1);
+            up[r * S + k] = tree_send(c, s, r, rt->parent[r], sb, tree_flow(c, ch, 2 * (uint64_t)r),
+                                      sd, k > 0 ? 2 : 1);
         }
         for (int o = 0; o < n; o++) { /* parents before children */
             int r = rt->order[o];
@@ -229,8 +245,8 @@ static void tree_channel(const ics_algo_ctx *c, ics_sched *s, const rank_tree *r
                 int kid = rt->kids[r * MAX_KIDS + i];
                 int d = ics_sched_delay(s, hop_lat(c, r, kid), &have[r * S + k], 1);
                 int sd[2] = {d, last_down[r * MAX_KIDS + i]};
-                int id = tree_send(c, s, r, kid, sb, ics_algo_flow(c, ch, 2 * (uint64_t)kid + 1),
-                                   sd, sd[1] >= 0 ? 2 : 1);
+                int id = tree_send(c, s, r, kid, sb, tree_flow(c, ch, 2 * (uint64_t)kid + 1), sd,
+                                   sd[1] >= 0 ? 2 : 1);
                 last_down[r * MAX_KIDS + i] = have[kid * S + k] = id;
             }
         }
@@ -285,8 +301,8 @@ static void tree_stream(const ics_algo_ctx *c, ics_sched *s, const rank_tree *rt
                                    hop_cost(c, sb, ics_time_add(t, lat)));
         up[p] = MAX(up[p], at);
         ics_net_leg l[2] = {
-            {c->ranks[r], c->ranks[p], wire, ics_algo_flow(c, ch, 2 * (uint64_t)r)},
-            {c->ranks[p], c->ranks[r], wire, ics_algo_flow(c, ch, 2 * (uint64_t)r + 1)}};
+            {c->ranks[r], c->ranks[p], wire, tree_flow(c, ch, 2 * (uint64_t)r)},
+            {c->ranks[p], c->ranks[r], wire, tree_flow(c, ch, 2 * (uint64_t)r + 1)}};
         g_array_append_vals(legs, l, 2);
     }
     ics_time fill = up[rt->root];
