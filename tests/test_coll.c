@@ -220,6 +220,20 @@ static void test_ll128_default(void)
     g_assert_true(picks_ll128("dgx-a100.json", 0, &auto_tuning));
     g_assert_true(picks_ll128("dgx1-v100.json", 0, &auto_tuning));
     g_assert_true(picks_ll128("superpod-h100-ndr.json", 2, &auto_tuning));
+    /* across nodes on Hopper: up to PXN (tuning.cc). GH200 reaches its NIC through its Grace
+     * (P2C): on. Snellius' H100s are PHB from every NIC, beyond the GDR level, so their traffic
+     * goes through host memory: off, as without GDR on a DGX H100 (NCCL_NET_GDR_LEVEL=LOC) */
+    g_assert_true(picks_ll128("alps-gh200.json", 2, &auto_tuning));
+    g_assert_false(picks_ll128("snellius-h100.json", 2, &auto_tuning));
+    rig g; /* the rule set before the communicator, as the CLI sets NCCL_NET_GDR_LEVEL */
+    rig_open(&g, "superpod-h100-ndr.json", 2, 0, "analytic");
+    ics_comm_free(g.c);
+    ics_topo_set_paths(g.t, &(ics_topo_paths){-1, ICS_PATH_LOC, -1});
+    g.c = ics_comm_new(g.t, ics_net_backend("analytic"), g.ranks, g.n, NULL);
+    for (uint64_t size = 8; size <= (1u << 30); size *= 8)
+        g_assert_cmpint(rig_run(&g, ICS_COLL_ALL_REDUCE, size, &auto_tuning).proto, !=,
+                        ICS_PROTO_LL128);
+    rig_close(&g);
     ics_coll_tuning forced = auto_tuning;
     forced.protos = ICS_COLL_SET(ICS_PROTO_LL128);
     g_assert_true(picks_ll128("pcie-8gpu.json", 0, &forced));

@@ -239,19 +239,47 @@ static void nccl_kernel_rate(ics_tuner *tu)
     }
 }
 
-/* The GPU-to-NIC path of a rank, as NCCL ranks path types (PIX < PXB < PHB < NODE < SYS). */
-static int nic_path_rank(const ics_tuner *tu, int gpu)
+/* Whether a GPU's network traffic takes a path LL128 may use by default: NCCL's graph path type
+ * to the NIC (paths.cc; LOC < NVL < NVB < C2C < PIX < PXB < P2C < PXN < PHB < SYS) at most PXB,
+ * or on Hopper and later at most PXN (tuning.cc: typeInter <= PATH_PXN with NCCL_LL128_C2C on,
+ * its default), which also admits P2C (a GPU on its CPU by C2C, the NIC on that CPU: our class
+ * PHB on a C2C GPU) and PXN (through an NVLink peer of the node that is PXB or closer to the
+ * NIC, paths.cc's PXN rule). Without GPUDirect RDMA NCCL routes the traffic through the CPU
+ * (paths.cc, "can't use GPU Direct RDMA": an inter step at the CPU), a PHB path beyond both
+ * limits: Snellius' H100s, each GPU and NIC on its own root port, run LL and Simple only. */
+static bool ll128_net_path(const ics_tuner *tu, int gpu)
 {
-    int nic = ics_route_nic_of_gpu(tu->t, gpu);
-    char buf[16];
-    return nic >= 0 ? ics_topo_path_class_rank(ics_topo_path_class(tu->t, gpu, nic, buf)) : 4;
+    const ics_topo *t = tu->t;
+    int nic = ics_route_nic_of_gpu(t, gpu);
+    if (nic < 0)
+        return false;
+    /* NCCL's own path types (ics_topo_path_type: nvidia-smi's NODE is NCCL's PHB) */
+    ics_path_type type = ics_topo_path_type(t, gpu, nic);
+    bool gdr = ics_topo_uses_gdr(t, gpu, nic, false);
+    if (type <= ICS_PATH_PXB && gdr)
+        return true;
+    if (!ics_tuner_nccl_sm90_or_later(tu))
+        return false;
+    const ics_hw_gpu_type *g = ics_hw_node_of(ics_topo_hw(t))->gpu_type;
+    bool c2c = g->pcie && g->pcie->family == ICS_LINK_NVLINK;
+    if (gdr && c2c && type == ICS_PATH_PHB)
+        return true; /* P2C: through the GPU's own CPU, never across the SMP link */
+    const ics_topo_dev *d = ics_topo_dev_get(t, gpu);
+    for (int i = 0; i < ics_topo_gpus_per_node(t); i++) {
+        int peer = ics_topo_gpu(t, d->node, i);
+        if (peer == gpu || ics_topo_path_type(t, gpu, peer) != ICS_PATH_NVL)
+            continue; /* PXN goes through a peer joined by NVLink */
+        if (ics_topo_path_type(t, peer, nic) <= ICS_PATH_PXB &&
+            ics_topo_uses_gdr(t, peer, nic, false))
+            return true;
+    }
+    return false;
 }
 
 /* NCCL's default for LL128 (tuning.cc, ncclTopoTuneModel: "Enable LL128 by default only on
  * Volta/Ampere/Hopper/Blackwell+NVLink"): not before Volta; the ranks of a node joined by
- * NVLink (typeIntra <= NVB; one rank per node has no intra path); across nodes the GPU-NIC path
- * at most PXB, or on Hopper and later at most PXN (a peer GPU on NVLink close to the NIC), which
- * this topology has when the node's GPUs are on NVLink. Anything else risks silent data
+ * NVLink (typeIntra <= NVB; one rank per node has no intra path); across nodes every rank's
+ * network path within LL128's limit (ll128_net_path). Anything else risks silent data
  * corruption there, so NCCL leaves it off unless NCCL_PROTO asks for it. */
 static bool ll128_default(const ics_tuner *tu)
 {
@@ -265,12 +293,9 @@ static bool ll128_default(const ics_tuner *tu)
         return false;
     if (tu->nnodes == 1)
         return true;
-    for (int r = 0; r < tu->n; r++) {
-        int rank = nic_path_rank(tu, tu->ranks[r]);
-        bool pxn = ics_tuner_nccl_sm90_or_later(tu) && tu->nvlinks > 0;
-        if (rank > 1 && !pxn)
+    for (int r = 0; r < tu->n; r++)
+        if (!ll128_net_path(tu, tu->ranks[r]))
             return false;
-    }
     return true;
 }
 
