@@ -221,10 +221,12 @@ static void test_ll128_default(void)
     g_assert_true(picks_ll128("dgx1-v100.json", 0, &auto_tuning));
     g_assert_true(picks_ll128("superpod-h100-ndr.json", 2, &auto_tuning));
     /* across nodes on Hopper: up to PXN (tuning.cc). GH200 reaches its NIC through its Grace
-     * (P2C): on. Snellius' H100s are PHB from every NIC, beyond the GDR level, so their traffic
-     * goes through host memory: off, as without GDR on a DGX H100 (NCCL_NET_GDR_LEVEL=LOC) */
+     * (P2C): on; Snellius, each GPU PIX from a NIC with GDR: on. Without GDR the traffic goes
+     * through host memory (a PHB step at the CPU): off, on Ampere at PHB (Polaris' default
+     * rules) and on a DGX H100 with NCCL_NET_GDR_LEVEL=LOC */
     g_assert_true(picks_ll128("alps-gh200.json", 2, &auto_tuning));
-    g_assert_false(picks_ll128("snellius-h100.json", 2, &auto_tuning));
+    g_assert_true(picks_ll128("snellius-h100.json", 2, &auto_tuning));
+    g_assert_false(picks_ll128("polaris.json", 2, &auto_tuning));
     rig g; /* the rule set before the communicator, as the CLI sets NCCL_NET_GDR_LEVEL */
     rig_open(&g, "superpod-h100-ndr.json", 2, 0, "analytic");
     ics_comm_free(g.c);

@@ -173,8 +173,21 @@ static void test_gdr(void)
     /* GH200 (Alps): the GPU on its Grace by NVLink-C2C, the NIC on the Grace's PCIe: PHB, which
      * NCCL's C2C rule (NCCL_NET_GDR_C2C, on by default) lets GPUDirect RDMA cross */
     phb_gdr("alps-gh200.json", 3, true);
-    /* a GPU and its NIC on their own root ports (PHB): beyond the default level */
-    phb_gdr("snellius-h100.json", 0, false);
+    /* a GPU and its NIC on their own root ports of one socket (Polaris; nvidia-smi's NODE is
+     * NCCL's PHB): beyond the default level, as Polaris' logs show by setting
+     * NCCL_NET_GDR_LEVEL=PHB */
+    phb_gdr("polaris.json", 0, false);
+    /* Snellius: its log's connections are all '/GDRDMA' at NCCL's default level, so each GPU
+     * shares a PCIe switch with a NIC (PIX) */
+    hw = load("snellius-h100.json", 2);
+    t = ics_topo_new(hw);
+    a = ics_topo_gpu(t, 0, 0);
+    nic = ics_route_nic_of_gpu(t, a);
+    g_assert_cmpint(ics_topo_path_type(t, a, nic), ==, ICS_PATH_PIX);
+    g_assert_true(ics_topo_uses_gdr(t, a, nic, true));
+    g_assert_cmpstr(ics_topo_dev_get(t, nic)->name, ==, "mlx5_3");
+    ics_topo_free(t);
+    ics_hw_free(hw);
 
     /* a PCIe-only node (GPU and NIC on one switch, PIX): GDR both ways on Ampere; before
      * Ampere, sends (NIC reads) without an NVLink peer stay in host memory */
