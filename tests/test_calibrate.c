@@ -262,19 +262,26 @@ typedef struct {
     ics_calib *c;
 } log_fit;
 
-static log_fit open_log(const char *model, const char *id)
+/* A calibration of the real log `id` on `model`, fitting the parameters in `params` (a bit per
+ * ics_cal_param; 0: all). */
+static log_fit open_log_params(const char *model, const char *id, unsigned params)
 {
     char *path = g_strdup_printf("%s/validate/data/nccl/%s.json", ICS_SOURCE_DIR, id);
     char *mp = src(model);
     log_fit lf = {.m = ics_meas_new()};
     GError *err = NULL;
-    ics_calib_opts o = {0};
+    ics_calib_opts o = {.params = params};
     g_assert_true(ics_meas_read_file(lf.m, path, NULL, &err));
     lf.c = ics_calib_new(mp, lf.m, &o, &err);
     g_assert_no_error(err);
     g_free(path);
     g_free(mp);
     return lf;
+}
+
+static log_fit open_log(const char *model, const char *id)
+{
+    return open_log_params(model, id, 0);
 }
 
 /* Calibrated on any one of the three DGX H100 logs (all-reduce, all-gather, send/recv), the
@@ -318,12 +325,16 @@ static void test_fit_carries(void)
     }
 }
 
-/* A fit that describes its own measurements worse is not applied: on ALCF Polaris' 2-node
- * all-gather over Slingshot (mid sizes 70% slower than the model has them) least squares pulled
- * cta_gbps from 12 to 1.5 GB/s, 13.1% -> 46.3% from 1 MiB for 61.7% -> 59.4% below. */
+/* A fit that describes its own measurements worse is not applied. ALCF Polaris' 2-node
+ * all-reduce over Slingshot is 40-80% slower than the model from 2 KiB to 4 MiB (libfabric's
+ * CXI costs, not modelled) and within -4..-9% from 16 MiB: least squares on the CTA rate and
+ * the network hop can only trade one regime for the other. (It was the same log's all-gather
+ * until the channel count across nodes became NCCL's, 4 there: that fit is now refused
+ * earlier, its parameters trading off with each other.) Two parameters keep it to a second. */
 static void test_fit_refused_when_worse(void)
 {
-    log_fit fit = open_log("hwmodels/polaris.json", "alcf_polaris_a100x4_2node_all_gather");
+    log_fit fit = open_log_params("hwmodels/polaris.json", "alcf_polaris_a100x4_2node_all_reduce",
+                                  1u << ICS_CAL_CTA_GBPS | 1u << ICS_CAL_HOP_SCALE_NET);
     GError *err = NULL;
     g_assert_true(ics_calib_fit(fit.c, &err));
     for (int p = 0; p < ICS_CAL_COUNT; p++) {

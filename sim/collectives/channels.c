@@ -54,17 +54,17 @@ static int search_channels(const ics_tuner *tu, double total_gbps)
     return MIN(MAX_CHANNELS, 2 * nc);
 }
 
-/* Across nodes NCCL's search finds one ring per NIC and duplicates it (16 on 8-NIC DGX); with
+/* Across nodes NCCL's search finds one ring per NIC, duplicated where the NICs are fast
+ * (tuner_nccl.c inter_graphs: the graph's channels), and ncclTopoPostset doubles them, up to
+ * MAXCHANNELS: 16 on an 8-NIC DGX, 32 on a p5's 32 EFA, 8 on Snellius' 4 x 200 Gb/s and 4 on
+ * Polaris' 2 Slingshot NICs, as their logs print ("8 coll channels", "4 coll channels"). With
  * NICs down (topo.h, ics_topo_fail) as many fewer as the worst node of the ranks lost: the
- * count the intact machine's logs were matched with, scaled. */
+ * intact count (16 where it was matched to the logs), scaled. */
 static int multi_node_channels(const ics_tuner *tu)
 {
     const ics_topo *t = tu->t;
-    /* a node with more NICs than a DGX: NCCL's ring graph gets a channel per NIC (up to 16)
-     * and ncclTopoPostset doubles them, up to MAXCHANNELS (32 on a p5's 32 EFA); with 8 or
-     * fewer NICs the count the logs were matched with */
     if (ics_topo_nfailures(t) == 0)
-        return tu->graph_channels > 8 ? MIN(MAX_CHANNELS, 2 * tu->graph_channels) : 16;
+        return MIN(MAX_CHANNELS, 2 * tu->graph_channels);
     int nics = ics_topo_nics_per_node(t), fewest = INT_MAX, compute = 0;
     for (int i = 0; i < nics; i++)
         compute += ics_topo_dev_get(t, ics_topo_nic(t, 0, i))->rail >= 0;

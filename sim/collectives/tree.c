@@ -157,11 +157,21 @@ static bool same_node(const ics_algo_ctx *c, int a, int b)
     return ics_topo_dev_get(c->t, c->ranks[a])->node == ics_topo_dev_get(c->t, c->ranks[b])->node;
 }
 
-/* What the CTAs of one tree channel copy per second: the plan runs twice the context's channels
- * (one per tree), each standing for half as many of NCCL's as a ring's would (channels.c). */
+/* The tree channels the plan runs: NCCL's channels of the call (the context's times the CTAs
+ * each stands for, channels.c), even and split between the two trees, but at most two per
+ * context channel (one per tree): 2 x 8 on a DGX pair's 16, all 8 of Snellius' 8. */
+static int tree_channels(const ics_algo_ctx *c)
+{
+    int nccl = c->nch * MAX(1, c->ctas_per_channel);
+    return MAX(2, MIN(2 * c->nch, nccl & ~1));
+}
+
+/* What the CTAs of one tree channel copy per second: NCCL's channels shared out over the
+ * plan's, one each or more (never more CTAs in all than NCCL runs). */
 static uint64_t tree_ctas(const ics_algo_ctx *c)
 {
-    return (uint64_t)MAX(1, c->ctas_per_channel / 2);
+    int nccl = c->nch * MAX(1, c->ctas_per_channel);
+    return (uint64_t)MAX(1, nccl / tree_channels(c));
 }
 
 static uint64_t tree_cta(const ics_algo_ctx *c)
@@ -347,7 +357,7 @@ static void plan_with(const ics_algo_ctx *c, ics_sched *s, channel_fn channel, b
     while (m >>= 1)
         depth++;
     int start = ics_sched_delay(s, c->base_lat_ps, NULL, 0);
-    int nch = 2 * c->nch; /* NCCL's duplicated channels: one of each pair per tree */
+    int nch = tree_channels(c); /* NCCL's duplicated channels: one of each pair per tree */
     for (int ch = 0; ch < nch; ch++) {
         rank_tree rt;
         rank_tree_build(c, &g, ch / 2, ch % 2, &rt);
