@@ -271,6 +271,14 @@ static void test_two_node_graphs(void)
     rig_open(&g, "snellius-h100.json", 2, 0, "analytic");
     ics_coll_result r = rig_run(&g, ICS_COLL_ALL_REDUCE, 1u << 30, &auto_tuning);
     g_assert_cmpint(r.algo, ==, ICS_ALGO_TREE);
+    /* its log: "8 coll channels, ..., 8 p2p channels, 2 p2p channels per peer" (twice the
+     * graph's 4; ncclTopoComputeP2pChannels): 8 ranks share the 8 p2p channels, one each while
+     * a peer's part is at most 16 MiB (it was 2 with 32 p2p channels) */
+    ics_tuner tu;
+    ics_tuner_init(&tu, g.t, g.ranks, g.n);
+    g_assert_cmpint(ics_tuner_nccl_channels(&tu), ==, 8);
+    g_assert_cmpint(rig_run(&g, ICS_COLL_ALLTOALL, 8u << 20, &auto_tuning).nchannels, ==, 1);
+    g_assert_cmpint(rig_run(&g, ICS_COLL_ALLTOALL, 1u << 30, &auto_tuning).nchannels, ==, 2);
     rig_close(&g);
     /* AWS p4de, 2 x 8 A100 on 4 x 100 Gb/s EFA: Tree too (the log's 78 GB/s busbw at 2 GiB is
      * above the 50 a ring can reach through 4 EFAs) */

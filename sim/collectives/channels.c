@@ -93,14 +93,27 @@ int ics_tuner_channels_find(const ics_tuner *tu)
     return search_channels(tu, nvlink ? tu->nvlinks * tu->nvlink_gbps : tu->ring_gbps);
 }
 
+/* The smallest power of two at least n. */
+static int pow2_up(int n)
+{
+    int p = 1;
+    while (p < n)
+        p *= 2;
+    return p;
+}
+
 /* Point-to-point channels for one peer's `bytes` (enqueue.cc 2.22+): as many channels as 64 KiB
  * parts, up to the per-peer minimum (the per-peer count halved until every rank's peers fit in
  * the p2p channels), then doubled while a part is over 16 MiB, up to the per-peer count. Over
- * NVLink NCCL allows 2 channels per link (32 after rounding); elsewhere 2. */
+ * NVLink NCCL allows 2 channels per link (32 after rounding); elsewhere 2. The p2p channels are
+ * the communicator's, rounded up to a power of two (ncclTopoComputeP2pChannels): 32 on a DGX
+ * H100's 24, 8 on two Snellius nodes, 4 on two Polaris nodes, as their logs print ("8 p2p
+ * channels, 2 p2p channels per peer"). */
 static int p2p_channels(const ics_tuner *tu, uint64_t bytes)
 {
     bool nvlink = tu->nnodes == 1 && tu->intra_class == 0 && tu->nvlinks > 0;
-    int p2p_total = MAX_CHANNELS, per_peer = nvlink ? MAX_CHANNELS : 2;
+    int p2p_total = MIN(MAX_CHANNELS, pow2_up(MIN(MAX_CHANNELS, tu->nccl_channels)));
+    int per_peer = MIN(p2p_total, nvlink ? MAX_CHANNELS : 2);
     int lo = per_peer;
     while (lo > 1 && (int64_t)lo * tu->n > p2p_total)
         lo /= 2;
