@@ -94,6 +94,17 @@ static uint64_t loop_part(const ics_algo_ctx *c, const ring_cut *k, int l)
     return (bytes + n - 1) / n;
 }
 
+/* What a CTA stores for a send of `bytes`: out of place, an all-gather's first step copies the
+ * rank's own part to its output as it sends it (NCCL's directCopySend), one store more in n - 1
+ * steps. The FIFO lets the CTA spread that work over the loop, so each step carries its share:
+ * on 2 ranks twice the stores, on 8 an eighth more. */
+static uint64_t oop_bytes(const ics_algo_ctx *c, uint64_t bytes)
+{
+    if (c->req.op != ICS_COLL_ALL_GATHER || c->n < 2)
+        return bytes;
+    return bytes + bytes / (uint64_t)(c->n - 1);
+}
+
 /* One channel of the all-reduce family: steps [s0, s1) of the 2(n-1) per loop; steps below
  * n-1 reduce. `merged` of NCCL's channels travel together (one node: the links see the same
  * bytes), `chan_bytes` being all of theirs. A send is one slice of every merged channel: its
@@ -135,7 +146,7 @@ static void ring_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t cha
                     int id = ics_sched_send(s, c->ranks[order[p]], c->ranks[order[(p + 1) % n]],
                                             ics_algo_wire(c, bytes),
                                             ics_algo_flow(c, ch, (uint64_t)p), deps, nd);
-                    ics_algo_charge(c, s, id, bytes, (uint64_t)merged, syncs);
+                    ics_algo_charge(c, s, id, oop_bytes(c, bytes), (uint64_t)merged, syncs);
                     last[p] = cur[p * S + j] = id;
                 }
             }
@@ -317,7 +328,7 @@ static stream_cost stream_cost_of(const ics_algo_ctx *c, const int *order, int e
 {
     int n = c->n;
     uint64_t cta = c->cta_bytes_per_s * (uint64_t)m;
-    ics_time t_cta = cta ? ics_time_serialize(slice, cta) : 0;
+    ics_time t_cta = cta ? ics_time_serialize(oop_bytes(c, slice), cta) : 0;
     ics_time after = ics_algo_beyond_sync(c, c->step_lat_ps);
     /* an all-reduce reduces in its first n-1 steps only */
     ics_time red = reduce ? ics_algo_reduce_time(c, slice) : 0;
