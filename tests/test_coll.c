@@ -9,6 +9,7 @@
 #include "coll_rig.h"
 
 #include <glib.h>
+#include <stdlib.h>
 #include <string.h>
 #include <math.h>
 
@@ -292,6 +293,61 @@ static int graph_channels(const char *model)
     return nch;
 }
 
+/* What NCCL printed for a real run (validate/data/nccl/info/, NCCL INFO lines kept verbatim):
+ * every rank's "N coll channels, ..." line agrees, and the model's tuner runs N; with `gdr`,
+ * every network connection is "/GDRDMA" and the model's ranks reach their NICs with GDR. */
+static void check_nccl_info(const char *file, const char *model, int nodes, bool gdr)
+{
+    char *path = g_build_filename(ICS_SOURCE_DIR, "validate", "data", "nccl", "info", file, NULL);
+    char *text = NULL;
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    GRegex *re = g_regex_new("NCCL INFO (\\d+) coll channels", 0, 0, NULL);
+    GMatchInfo *mi = NULL;
+    int coll = -1, lines = 0, net = 0;
+    g_regex_match(re, text, 0, &mi);
+    for (; g_match_info_matches(mi); g_match_info_next(mi, NULL), lines++) {
+        char *n = g_match_info_fetch(mi, 1);
+        g_assert_true(coll < 0 || coll == atoi(n)); /* every rank the same */
+        coll = atoi(n);
+        g_free(n);
+    }
+    g_match_info_free(mi);
+    g_regex_unref(re);
+    char **rows = g_strsplit(text, "\n", -1);
+    for (char **r = rows; *r; r++)
+        if (strstr(*r, " via NET/") && **r != '#') {
+            net++;
+            g_assert_true(!gdr || g_str_has_suffix(g_strchomp(*r), "/GDRDMA"));
+        }
+    g_strfreev(rows);
+    g_assert_cmpint(lines, ==, 8); /* 2 nodes x 4 GPUs */
+    g_assert_cmpint(net, >, 0);
+    rig g;
+    rig_open(&g, model, nodes, 0, "analytic");
+    ics_tuner tu;
+    ics_tuner_init(&tu, g.t, g.ranks, g.n);
+    g_test_message("%s: NCCL printed %d coll channels; the model runs %d", file, coll,
+                   ics_tuner_nccl_channels(&tu));
+    g_assert_cmpint(ics_tuner_nccl_channels(&tu), ==, coll);
+    for (int i = 0; gdr && i < g.n; i++) {
+        int nic = ics_route_nic_of_gpu(g.t, g.ranks[i]);
+        g_assert_true(ics_topo_uses_gdr(g.t, g.ranks[i], nic, true));
+        g_assert_true(ics_topo_uses_gdr(g.t, g.ranks[i], nic, false));
+    }
+    rig_close(&g);
+    g_free(text);
+    g_free(path);
+}
+
+/* Snellius (NCCL 2.22.3 at its default GDR level) and Polaris (NCCL 2.20.5, a run of the same
+ * repository that printed its NCCL INFO lines; GDR there needs NCCL_NET_GDR_LEVEL=PHB, which
+ * ALCF sets, so it is not checked against the default rules). */
+static void test_nccl_info(void)
+{
+    check_nccl_info("snellius_h100x4_2node_nccl_info.txt", "snellius-h100.json", 2, true);
+    check_nccl_info("alcf_polaris_a100x4_2node_nccl_info.txt", "polaris.json", 2, false);
+}
+
 static void test_two_node_graphs(void)
 {
     g_assert_cmpint(graph_channels("superpod-h100-ndr.json"), ==, 8);
@@ -485,6 +541,7 @@ int main(int argc, char **argv)
     g_test_add_func("/coll/all-gather-copy", test_all_gather_copy);
     g_test_add_func("/coll/ll128-default", test_ll128_default);
     g_test_add_func("/coll/two-node-graphs", test_two_node_graphs);
+    g_test_add_func("/coll/nccl-info", test_nccl_info);
     g_test_add_func("/coll/p2p-protocol", test_p2p_protocol);
     g_test_add_func("/coll/p2p-chunks", test_p2p_chunks);
     g_test_add_func("/coll/one-rank", test_one_rank);
