@@ -112,7 +112,7 @@ static int pow2_up(int n)
 static int p2p_channels(const ics_tuner *tu, uint64_t bytes)
 {
     bool nvlink = tu->nnodes == 1 && tu->intra_class == 0 && tu->nvlinks > 0;
-    int p2p_total = MIN(MAX_CHANNELS, pow2_up(MIN(MAX_CHANNELS, tu->nccl_channels)));
+    int p2p_total = pow2_up(MIN(MAX_CHANNELS, tu->nccl_channels));
     int per_peer = MIN(p2p_total, nvlink ? MAX_CHANNELS : 2);
     int lo = per_peer;
     while (lo > 1 && (int64_t)lo * tu->n > p2p_total)

@@ -157,21 +157,24 @@ static bool same_node(const ics_algo_ctx *c, int a, int b)
     return ics_topo_dev_get(c->t, c->ranks[a])->node == ics_topo_dev_get(c->t, c->ranks[b])->node;
 }
 
-/* The tree channels the plan runs: NCCL's channels of the call (the context's times the CTAs
- * each stands for, channels.c), even and split between the two trees, but at most two per
- * context channel (one per tree): 2 x 8 on a DGX pair's 16, all 8 of Snellius' 8. */
+/* NCCL's channels of the call: the context's times the CTAs each stands for (channels.c). */
+static int nccl_channels(const ics_algo_ctx *c)
+{
+    return c->nch * MAX(1, c->ctas_per_channel);
+}
+
+/* The tree channels the plan runs: NCCL's, even and split between the two trees, but at most
+ * two per context channel (one per tree): 2 x 8 on a DGX pair's 16, all 8 of Snellius' 8. */
 static int tree_channels(const ics_algo_ctx *c)
 {
-    int nccl = c->nch * MAX(1, c->ctas_per_channel);
-    return MAX(2, MIN(2 * c->nch, nccl & ~1));
+    return MAX(2, MIN(2 * c->nch, nccl_channels(c) & ~1));
 }
 
 /* What the CTAs of one tree channel copy per second: NCCL's channels shared out over the
  * plan's, one each or more (never more CTAs in all than NCCL runs). */
 static uint64_t tree_ctas(const ics_algo_ctx *c)
 {
-    int nccl = c->nch * MAX(1, c->ctas_per_channel);
-    return (uint64_t)MAX(1, nccl / tree_channels(c));
+    return (uint64_t)MAX(1, nccl_channels(c) / tree_channels(c));
 }
 
 static uint64_t tree_cta(const ics_algo_ctx *c)

@@ -246,7 +246,8 @@ static void nccl_kernel_rate(ics_tuner *tu)
  * PHB on a C2C GPU) and PXN (through an NVLink peer of the node that is PXB or closer to the
  * NIC, paths.cc's PXN rule). Without GPUDirect RDMA NCCL routes the traffic through the CPU
  * (paths.cc, "can't use GPU Direct RDMA": an inter step at the CPU), a PHB path beyond both
- * limits: Snellius' H100s, each GPU and NIC on its own root port, run LL and Simple only. */
+ * limits: Polaris' A100s under NCCL's default GDR level, or a DGX H100 with
+ * NCCL_NET_GDR_LEVEL=LOC, run LL and Simple only. Called once per rank at tuner set-up. */
 static bool ll128_net_path(const ics_tuner *tu, int gpu)
 {
     const ics_topo *t = tu->t;
