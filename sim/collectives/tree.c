@@ -66,10 +66,11 @@ void ics_algo_dtree(int m, int tree, int k, int *parent, int child[2])
  * NCCL gives each channel of its tree graph a NIC of its own (search.cc) and runs tree 0 and
  * tree 1 of that channel on communicator channels c and c + nChannels (connect.cc,
  * connectTrees), so a GPU with several NICs sends both trees through all of them. Here pair p
- * runs tree 0 on channel 2p and tree 1 on 2p + 1, its chain headed by local rank p mod ppn:
- * the two trees of a pair take consecutive slots and the next round of pairs through the same
- * GPU the two after, which loads every NIC of a GPU alike (OCI BM.GPU4.8: two 100 GbE ports a
- * GPU, all 16 busy; an AWS p5: four EFA a GPU). With one NIC per GPU every slot is that NIC. */
+ * runs tree 0 on channel 2p and tree 1 on 2p + 1, its chain headed (with a NIC per GPU) by
+ * local rank p mod ppn: the two trees of a pair take consecutive slots and the next round of
+ * pairs through the same GPU the two after, which loads every NIC of a GPU alike (OCI
+ * BM.GPU4.8: two 100 GbE ports a GPU, all 16 busy; an AWS p5: four EFA a GPU). With one NIC
+ * per GPU every slot is that NIC. */
 static uint64_t tree_flow(const ics_algo_ctx *c, int ch, uint64_t x)
 {
     int round = ch / 2 / MAX(c->ppn, 1);
@@ -87,11 +88,30 @@ typedef struct {
     int root;
 } rank_tree;
 
-/* Node k's chain for channel pair p: local rank (p + i) mod size at position i. */
-static int chain_at(const ics_algo_nodes *g, int k, int p, int i)
+/* Where node k's chain for channel pair p starts (a local index). NCCL's tree search gives
+ * graph channel p the node's NIC p mod count (search.cc tries the nets from the channel's
+ * index on) and starts its chain at a GPU local to that NIC, the next GPU after it. With a NIC
+ * per GPU that is local rank p; where GPUs share NICs (an AWS p4de: 2 GPUs per EFA, 4 EFA;
+ * Polaris: 2 per NIC) the heads are the first GPU of each NIC, so the pairs' network traffic
+ * spreads over every NIC instead of piling on the NICs of local ranks 0..pairs-1. */
+static int chain_start(const ics_algo_ctx *c, const ics_algo_nodes *g, int k, int p)
+{
+    int m = ics_algo_nodes_size(g, k), start = p % m;
+    int *heads = g_new(int, m);
+    int count = ics_algo_node_heads(c->t, c->ranks, g, k, heads, NULL);
+    if (count > 0 && count < m)
+        for (int i = 0; i < m; i++)
+            if (g->rank[g->start[k] + i] == heads[p % count])
+                start = i;
+    g_free(heads);
+    return start;
+}
+
+/* Node k's chain: local rank (start + i) mod size at position i. */
+static int chain_at(const ics_algo_nodes *g, int k, int start, int i)
 {
     int m = ics_algo_nodes_size(g, k);
-    return g->rank[g->start[k] + (p + i) % m];
+    return g->rank[g->start[k] + (start + i) % m];
 }
 
 static void add_kid(rank_tree *rt, int r, int kid)
@@ -117,21 +137,25 @@ static void rank_tree_build(const ics_algo_ctx *c, const ics_algo_nodes *g, int 
         rt->kids[i] = -1;
     for (int r = 0; r < n; r++)
         rt->parent[r] = -1;
+    int *start = g_new(int, m);
+    for (int k = 0; k < m; k++)
+        start[k] = chain_start(c, g, k, pair);
     for (int k = 0; k < m; k++) {
         for (int i = 1; i < ics_algo_nodes_size(g, k); i++)
-            add_kid(rt, chain_at(g, k, pair, i - 1), chain_at(g, k, pair, i));
+            add_kid(rt, chain_at(g, k, start[k], i - 1), chain_at(g, k, start[k], i));
         int up, child[2];
         ics_algo_dtree(m, tree, k, &up, child);
         if (up < 0) {
-            rt->root = chain_at(g, k, pair, 0);
+            rt->root = chain_at(g, k, start[k], 0);
             continue;
         }
         int upc[2], upup;
         ics_algo_dtree(m, tree, up, &upup, upc);
         int slot = upc[0] == k ? 0 : 1;
         int at = MIN(slot, ics_algo_nodes_size(g, up) - 1);
-        add_kid(rt, chain_at(g, up, pair, at), chain_at(g, k, pair, 0));
+        add_kid(rt, chain_at(g, up, start[up], at), chain_at(g, k, start[k], 0));
     }
+    g_free(start);
     /* breadth first from the root: parents before children */
     int head = 0, tail = 0;
     rt->order[tail++] = rt->root;
