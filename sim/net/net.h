@@ -80,6 +80,8 @@ typedef struct {
     uint64_t packets;         /* packet-hops simulated one by one */
     uint64_t trains;          /* packet runs advanced as one train */
     uint64_t stalls;          /* times a ready packet waited for credits */
+    uint64_t share_flows;     /* analytic: flows given a speed by a fair-share computation */
+    uint64_t share_uses;      /* analytic: the resource uses those computations walked */
 } ics_net_stats;
 
 typedef struct ics_net_ops {

@@ -31,8 +31,11 @@
  * 22.6 s, with shares unchanged to the bit. Then the share's arithmetic in double, each
  * resource's maintained flow list as its adjacency, and the flows' fields in a dense array by
  * slot (an_slot): 8.7 s, the same results but for one row of bench accuracy's 0.01 us (a
- * saturated resource's flows now freeze in its list's order). Memory: O(flows x hops) plus
- * O(channels + devices).
+ * saturated resource's flows now freeze in its list's order). It had drifted to 13.0 s (more
+ * uses a flow: 12 channels across a DGX fat-tree); leaving dominated resources out (Dominance,
+ * below: 4 of the 12 can bind) with those 4 held in the slot itself took it to 2.2 s, results
+ * unchanged to the byte (bench accuracy, the 1024-GPU sweep, the all-to-all's table). Memory:
+ * O(flows x hops) plus O(channels + devices).
  *
  * Locality. A start or end changes only the shares of flows it is coupled to through
  * contended resources: a resource is contended when its flows' uncontended demands (r0 x coef)
@@ -51,7 +54,8 @@
  * set grows to most of the active flows (channels sharing every NIC of a tree) the closure costs
  * as much as it saves, so the next GLOBAL_STREAK computations take every flow, then look again.
  * The per-resource lists of flows (n->on) and demands are kept as flows start and end, O(H)
- * each. Measured (callgrind, one 16 MiB tree all-reduce over 32 nodes x 1 GPU, chunks,
+ * each. Dominated resources (see Dominance) take no part in either. Measured (callgrind, one
+ * 16 MiB tree all-reduce over 32 nodes x 1 GPU, chunks,
  * everything coupled): 1.227 G instructions before, 1.236 G after; a Llama 3 70B step on 64
  * GPUs with --collectives full (TP groups per node, independent): 36 s before, 17-19 s after.
  *
@@ -87,6 +91,7 @@ typedef struct {
 typedef struct {
     an_use *use; /* owned */
     int n_use;
+    int n_bind;        /* use[0 .. n_bind): resources that may bind it; the rest are dominated */
     int slot;          /* index in the active array while in the fluid phase; else -1 */
     uint32_t mark;     /* scratch: in the set being recomputed when == n->epoch */
     long double r0;    /* uncontended payload rate, bytes/ps */
@@ -108,16 +113,39 @@ typedef struct {
     int slot;
 } an_ref;
 
+/* A binding use as the fair share reads it. */
+typedef struct {
+    int res;
+    double coef;
+} an_bind;
+
+/* Binding uses a slot holds itself: a flow across a fat-tree has 4 (its NICs' and the fabric's
+ * links; its PCIe hops are dominated), so most flows' shares never leave their slot. */
+#define BIND_INLINE 4
+
 /* What the fair share reads and writes of an active flow, by its slot: dense, so that a
  * computation over 60,000 flows walks one array in slot order instead of chasing the flows
- * (speed mirrors the flow's). */
+ * (speed mirrors the flow's), and its binding uses with it (in bind[] up to BIND_INLINE, else
+ * the flow's use[0 .. n_bind)): following each flow's own use array missed the cache and the
+ * TLB at every flow, most of an all-to-all's run. */
 typedef struct {
     long double r0;    /* the flow's */
     long double next;  /* the speed the fair share gives */
     long double speed; /* the flow's */
     const an_use *use;
-    int n_use;
+    int n_bind; /* the flow's binding uses (dominance) */
+    an_bind bind[BIND_INLINE];
 } an_slot;
+
+static inline int slot_res(const an_slot *s, int u)
+{
+    return s->n_bind <= BIND_INLINE ? s->bind[u].res : s->use[u].res;
+}
+
+static inline double slot_coef(const an_slot *s, int u)
+{
+    return s->n_bind <= BIND_INLINE ? s->bind[u].coef : s->use[u].coef;
+}
 
 /* A flow of a computation by its cap, sorted without touching the flow (a flow's r0 and slot
  * copied beside it: sorting 60,000 pointers by what they point to missed the cache). */
@@ -183,6 +211,8 @@ struct an_net {
     GArray *dirty_res;   /* int: contended resources that ending flows left */
     GPtrArray *set;      /* scratch: the flows being recomputed */
     uint32_t *calm;      /* per resource: found not contended by the closure of this epoch */
+    int *dom_by;         /* per resource: the resource that dominates it, or -1 (Dominance) */
+    uint8_t *dom_tries;  /* per resource: searches for a new dominator since it was empty */
     int global_left;     /* computations left that take every flow without a closure */
 };
 
@@ -326,7 +356,7 @@ static bool in_share(const an_net *n, int r)
  * resources closure() stamped. */
 static void share_load(an_net *n, an_flow *f)
 {
-    for (int u = 0; u < f->n_use; u++) {
+    for (int u = 0; u < f->n_bind; u++) {
         if (!in_share(n, f->use[u].res))
             continue;
         an_res *x = &n->res[f->use[u].res];
@@ -338,9 +368,9 @@ static void share_load(an_net *n, an_flow *f)
 /* The same where every resource of every active flow takes part. */
 static void share_load_all(an_net *n, const an_slot *s)
 {
-    for (int u = 0; u < s->n_use; u++) {
-        an_res *x = &n->res[s->use[u].res];
-        x->load += s->use[u].coef;
+    for (int u = 0; u < s->n_bind; u++) {
+        an_res *x = &n->res[slot_res(s, u)];
+        x->load += slot_coef(s, u);
         x->users++;
     }
 }
@@ -383,14 +413,16 @@ static void share_freeze(an_net *n, int slot, double level)
     an_slot *s = &n->slots[slot];
     n->frozen[slot] = n->epoch;
     s->next = s->r0 <= level * (1 + AN_TOL) ? 1 : level / s->r0;
-    for (int u = 0; u < s->n_use; u++) {
-        int r = s->use[u].res;
+    n->stats.share_flows++;
+    n->stats.share_uses += (uint64_t)s->n_bind;
+    for (int u = 0; u < s->n_bind; u++) {
+        int r = slot_res(s, u);
         if (!in_share(n, r))
             continue;
         an_res *x = &n->res[r];
         x->rem -= (level - x->lv) * x->load;
         x->lv = level;
-        x->load -= s->use[u].coef;
+        x->load -= slot_coef(s, u);
         if (--x->users == 0)
             continue; /* heap_top drops it */
         x->sat = x->lv + x->rem / x->load;
@@ -533,6 +565,128 @@ static void flow_schedule(an_net *n, an_flow *f, ics_time now)
     f->ev = ics_engine_at(n->e, now + d, ev_fluid_end, f, 0);
 }
 
+/* ---- dominance ----------------------------------------------------------------------------- */
+
+/* Resource r is dominated by d when every flow on r also crosses d and, for each of them,
+ * coef_r / cap_r < coef_d / cap_d by a margin: then whatever rates the flows get, r carries
+ * less than cap_r / (1 + margin) while d carries at most cap_d, so r never saturates and binds
+ * nobody, and the fair share can leave it out: it would never reach the top of the heap, and
+ * the speeds are those of the full computation (/net/analytic/dominance compares them to the
+ * picosecond; full_shares turns dominance off with locality). A GPU's PCIe hops to its NIC
+ * carry exactly the flows of the NIC's link, at more capacity: an all-to-all's flows across a
+ * DGX fat-tree cross 12 channels, of which 4 can bind (the NICs' links and the spine's). Kept as
+ * flows come and go: a resource's first flow names the tightest of its other resources that
+ * dominates it (dom_by). A later flow that does not cross that one (the first flow into a NIC
+ * named the sender's NIC link; the next sender's does not cross it) has its own candidates
+ * checked against every flow on the resource, and the tightest that dominates them all takes
+ * over; when none does, or after DOM_TRIES such searches, the dominance ends until the resource
+ * empties (each search walks the resource's flows: a spine link that nothing dominates must not
+ * be searched at every flow that joins it). A flow's uses are kept in two parts, [0, n_bind)
+ * the binding ones the fair share walks, then the dominated ones (an_ref.u follows a use that
+ * moves). Chains are fine (r by d, d by e: r carries less than d, which never saturates) and
+ * cannot loop (the ratio falls strictly along one). */
+
+#define DOM_MARGIN 1e-9L
+#define DOM_TRIES  2
+/* Flows of more uses (a stream over a whole ring's legs) take no part: they end the dominance
+ * of every resource they join, which costs them O(uses); checking would cost O(uses^2). */
+#define DOM_MAX_USES 16
+
+static long double use_coef(const an_flow *f, int r)
+{
+    long double c = 0;
+    for (int u = 0; u < f->n_use; u++)
+        if (f->use[u].res == r)
+            c += f->use[u].coef;
+    return c;
+}
+
+/* cap_r / coef_r of flow f, or 0 where r has no capacity or f does not cross it. */
+static long double room_of(const an_net *n, const an_flow *f, int r)
+{
+    long double c = use_coef(f, r);
+    return c > 0 && n->cap[r] > 0 ? n->cap[r] / c : 0;
+}
+
+static bool dominates(const an_net *n, const an_flow *f, int r, int d)
+{
+    long double rd = room_of(n, f, d);
+    return rd > 0 && rd * (1 + DOM_MARGIN) < room_of(n, f, r);
+}
+
+/* The tightest resource of f that dominates r (f's use u) for f, given each use's room, and,
+ * when `others`, for every flow on r too; or -1. */
+static int dom_search(const an_net *n, const an_flow *f, int u, const long double *room,
+                      bool others)
+{
+    int r = f->use[u].res, best = -1;
+    long double best_room = 0;
+    for (int v = 0; v < f->n_use; v++) {
+        int d = f->use[v].res;
+        if (d == r || !(room[v] > 0 && room[v] * (1 + DOM_MARGIN) < room[u]))
+            continue;
+        if (best >= 0 && (room[v] > best_room || (room[v] == best_room && d >= best)))
+            continue;
+        bool all = true;
+        const GArray *l = n->on[r];
+        for (guint i = 0; others && i < l->len && all; i++)
+            all = dominates(n, g_array_index(l, an_ref, i).f, r, d);
+        if (all) {
+            best = d;
+            best_room = room[v];
+        }
+    }
+    return best;
+}
+
+/* Swaps f's uses a and b; the refs of both follow them. */
+static void use_swap(an_net *n, an_flow *f, int a, int b)
+{
+    an_use t = f->use[a];
+    f->use[a] = f->use[b];
+    f->use[b] = t;
+    g_array_index(n->on[f->use[a].res], an_ref, f->use[a].pos).u = a;
+    g_array_index(n->on[f->use[b].res], an_ref, f->use[b].pos).u = b;
+}
+
+static void set_bind(an_net *n, an_flow *f, int n_bind)
+{
+    f->n_bind = n_bind;
+    if (f->slot < 0)
+        return;
+    an_slot *s = &n->slots[f->slot];
+    s->n_bind = n_bind;
+    for (int u = 0; u < MIN(n_bind, BIND_INLINE); u++)
+        s->bind[u] = (an_bind){.res = f->use[u].res, .coef = f->use[u].coef};
+}
+
+/* r binds again: each of its flows but `skip` (joining) moves its use of r to its binding part. */
+static void undominate(an_net *n, int r, const an_flow *skip)
+{
+    n->dom_by[r] = -1;
+    const GArray *l = n->on[r];
+    for (guint i = 0; i < l->len; i++) {
+        an_ref ref = g_array_index(l, an_ref, i);
+        if (ref.f == skip || ref.u < ref.f->n_bind)
+            continue;
+        use_swap(n, ref.f, ref.u, ref.f->n_bind);
+        set_bind(n, ref.f, ref.f->n_bind + 1);
+    }
+}
+
+/* f's binding uses first (once its refs are all in place). */
+static void flow_partition(an_net *n, an_flow *f)
+{
+    int k = 0;
+    for (int u = 0; u < f->n_use; u++)
+        if (n->dom_by[f->use[u].res] < 0) {
+            if (u != k)
+                use_swap(n, f, u, k);
+            k++;
+        }
+    set_bind(n, f, k);
+}
+
 /* ---- locality ------------------------------------------------------------------------------ */
 
 static GArray *on_list(an_net *n, int r)
@@ -542,12 +696,28 @@ static GArray *on_list(an_net *n, int r)
     return n->on[r];
 }
 
-/* f's uses join their resources' lists and demands (a started flow). */
+/* f's uses join their resources' lists and demands (a started flow), and the dominance of
+ * those resources is brought up to date (above). */
 static void flow_join(an_net *n, an_flow *f)
 {
+    bool small = f->n_use <= DOM_MAX_USES && !n->params.full_shares;
+    long double room[DOM_MAX_USES];
+    for (int u = 0; small && u < f->n_use; u++)
+        room[u] = room_of(n, f, f->use[u].res);
     for (int u = 0; u < f->n_use; u++) {
         int r = f->use[u].res;
         GArray *l = on_list(n, r);
+        if (l->len == 0) {
+            n->dom_by[r] = small ? dom_search(n, f, u, room, false) : -1;
+            n->dom_tries[r] = 0;
+        } else if (n->dom_by[r] >= 0 && !(small && dominates(n, f, r, n->dom_by[r]))) {
+            int d = small && n->dom_tries[r] < DOM_TRIES ? dom_search(n, f, u, room, true) : -1;
+            n->dom_tries[r]++;
+            if (d >= 0)
+                n->dom_by[r] = d;
+            else
+                undominate(n, r, f);
+        }
         f->use[u].pos = (int)l->len;
         an_ref ref = {f, u, f->slot};
         g_array_append_val(l, ref);
@@ -557,6 +727,7 @@ static void flow_join(an_net *n, an_flow *f)
         }
         n->demand[r] += f->r0 * f->use[u].coef;
     }
+    flow_partition(n, f);
 }
 
 /* f's uses leave them (a flow whose fluid part ended). */
@@ -572,6 +743,7 @@ static void flow_leave(an_net *n, an_flow *f)
         g_array_set_size(l, l->len - 1);
         n->demand[r] -= f->r0 * f->use[u].coef;
         if (l->len == 0) { /* r leaves busy: the last busy resource takes its place */
+            n->dom_by[r] = -1;
             int moved = g_array_index(n->busy, int, n->busy->len - 1);
             g_array_index(n->busy, int, n->busy_pos[r]) = moved;
             n->busy_pos[moved] = n->busy_pos[r];
@@ -599,9 +771,11 @@ static bool contended(an_net *n, int r)
     return n->demand[r] > line;
 }
 
+/* (A dominated resource that is contended has a contended dominator among f's binding uses:
+ * only those are looked at, here and in closure() and ev_fluid_end.) */
 static bool any_contended(an_net *n, const an_flow *f)
 {
-    for (int u = 0; u < f->n_use; u++)
+    for (int u = 0; u < f->n_bind; u++)
         if (contended(n, f->use[u].res))
             return true;
     return false;
@@ -650,7 +824,8 @@ static bool closure(an_net *n)
         /* every busy resource, then every flow in one pass: in the set, its cap listed, its
          * loads summed in the order share_build would sum them */
         for (guint i = 0; i < n->busy->len; i++)
-            res_touch(n, g_array_index(n->busy, int, i));
+            if (n->dom_by[g_array_index(n->busy, int, i)] < 0)
+                res_touch(n, g_array_index(n->busy, int, i));
         g_array_set_size(n->by_r0, n->active->len);
         an_cap *caps = (an_cap *)(void *)n->by_r0->data;
         g_ptr_array_set_size(n->set, n->active->len); /* the set is the active flows, in order */
@@ -667,7 +842,7 @@ static bool closure(an_net *n)
         set_add_res(n, g_array_index(n->dirty_res, int, i));
     for (guint i = 0; i < n->set->len; i++) {
         const an_flow *f = g_ptr_array_index(n->set, i);
-        for (int u = 0; u < f->n_use; u++) {
+        for (int u = 0; u < f->n_bind; u++) {
             int r = f->use[u].res;
             if (in_share(n, r) || n->calm[r] == n->epoch)
                 continue; /* in already, or known not to be contended */
@@ -733,7 +908,7 @@ static void flow_start(an_net *n, an_flow *f)
         n->slots = g_renew(an_slot, n->slots, n->slots_len);
     }
     n->frozen[f->slot] = 0;
-    n->slots[f->slot] = (an_slot){.r0 = f->r0, .use = f->use, .n_use = f->n_use};
+    n->slots[f->slot] = (an_slot){.r0 = f->r0, .use = f->use, .n_bind = f->n_use};
     flow_join(n, f);
     if (!n->params.full_shares && !any_contended(n, f)) {
         /* nothing it uses can hold it back, and it holds nobody back: full speed at once */
@@ -776,7 +951,7 @@ static void ev_fluid_end(ics_engine *e, void *ctx, uint64_t arg)
     f->work = 0;
     /* flows held back on its contended resources may speed up; elsewhere nobody was */
     bool freed = n->params.full_shares;
-    for (int u = 0; u < f->n_use; u++)
+    for (int u = 0; u < f->n_bind; u++)
         if (contended(n, f->use[u].res)) {
             g_array_append_val(n->dirty_res, f->use[u].res);
             freed = true;
@@ -1027,6 +1202,10 @@ static ics_net *an_create(const ics_topo *t, ics_engine *e, const ics_net_params
     n->dirty_res = g_array_new(FALSE, FALSE, sizeof(int));
     n->set = g_ptr_array_new();
     n->calm = g_new0(uint32_t, n->nres);
+    n->dom_by = g_new(int, n->nres);
+    n->dom_tries = g_new0(uint8_t, n->nres);
+    for (int r = 0; r < n->nres; r++)
+        n->dom_by[r] = -1;
     return (ics_net *)n;
 }
 
@@ -1064,6 +1243,8 @@ static void an_destroy(ics_net *net)
     g_array_free(n->dirty_res, TRUE);
     g_ptr_array_free(n->set, TRUE);
     g_free(n->calm);
+    g_free(n->dom_by);
+    g_free(n->dom_tries);
     g_free(n);
 }
 
