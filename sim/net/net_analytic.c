@@ -27,15 +27,15 @@
  * 34.5 s to 28.9 s, now bound by memory (the passes over the flows' uses miss the cache); a
  * 16 MiB one over 128 GPUs went from 8.85 G instructions to 5.54 G (callgrind). Summing the
  * loads in the closure's pass (one pass fewer) then took the 256-GPU one 0.89x (farm-bench, 4
- * pairs), packing an_use in 32 bytes 0.87x, and the fair share's fields of an_flow first 0.88x:
- * 22.6 s, with shares unchanged to the bit. Then the share's arithmetic in double, each
+ * pairs), packing ics_an_use in 32 bytes 0.87x, and the fair share's fields of ics_an_flow first
+ * 0.88x: 22.6 s, with shares unchanged to the bit. Then the share's arithmetic in double, each
  * resource's maintained flow list as its adjacency, and the flows' fields in a dense array by
- * slot (an_slot): 8.7 s, the same results but for one row of bench accuracy's 0.01 us (a
+ * slot (ics_an_slot): 8.7 s, the same results but for one row of bench accuracy's 0.01 us (a
  * saturated resource's flows now freeze in its list's order). It had drifted to 13.0 s (more
- * uses a flow: 12 channels across a DGX fat-tree); leaving dominated resources out (Dominance,
- * below: 4 of the 12 can bind) with those 4 held in the slot itself took it to 2.2 s, results
- * unchanged to the byte (bench accuracy, the 1024-GPU sweep, the all-to-all's table). Memory:
- * O(flows x hops) plus O(channels + devices).
+ * uses a flow: 12 channels across a DGX fat-tree); leaving dominated resources out
+ * (net_analytic_dom.c: 4 of the 12 can bind) with those 4 held in the slot itself took it to 2.2 s,
+ * results unchanged to the byte (bench accuracy, the 1024-GPU sweep, the all-to-all's table).
+ * Memory: O(flows x hops) plus O(channels + devices).
  *
  * Locality. A start or end changes only the shares of flows it is coupled to through
  * contended resources: a resource is contended when its flows' uncontended demands (r0 x coef)
@@ -54,7 +54,7 @@
  * set grows to most of the active flows (channels sharing every NIC of a tree) the closure costs
  * as much as it saves, so the next GLOBAL_STREAK computations take every flow, then look again.
  * The per-resource lists of flows (n->on) and demands are kept as flows start and end, O(H)
- * each. Dominated resources (see Dominance) take no part in either. Measured (callgrind, one
+ * each. Dominated resources (net_analytic_dom.c) take no part in either. Measured (callgrind, one
  * 16 MiB tree all-reduce over 32 nodes x 1 GPU, chunks,
  * everything coupled): 1.227 G instructions before, 1.236 G after; a Llama 3 70B step on 64
  * GPUs with --collectives full (TP groups per node, independent): 36 s before, 17-19 s after.
@@ -66,6 +66,7 @@
  * params: packet_bytes is honoured; train_bytes, per_packet and buffer_bytes concern packets
  * and are ignored; adaptive_routing is not implemented (routes follow the flow hash). */
 #include "net/net.h"
+#include "net/net_analytic_internal.h"
 #include "net/net_fluid.h"
 
 #include <math.h>
@@ -73,161 +74,15 @@
 
 extern const ics_net_ops ics_net_analytic_ops;
 
-typedef struct an_xfer an_xfer;
-typedef struct an_net an_net;
-
-/* (24 bytes: every fair share walks all of them. The fair share's arithmetic is in double: a
- * rate's relative rounding, 1e-16, is far below AN_TOL; only a flow's work, picoseconds up to
- * the horizon, needs long double's 64-bit mantissa.) */
-typedef struct {
-    int res;        /* a channel id, or nchans + device id for a switch's reduction unit */
-    int pos;        /* while the flow is active: its index in the resource's list (n->on) */
-    uint64_t bytes; /* payload it carries over the flow's life (channel accounting) */
-    double coef;    /* resource bytes consumed per payload byte of the flow */
-} an_use;
-
-/* (What the fair share reads of the flow itself, together: use, n_use, slot, mark, r0, speed,
- * ev; the rest is in its slot's an_slot.) */
-typedef struct {
-    an_use *use; /* owned */
-    int n_use;
-    int n_bind;        /* use[0 .. n_bind): resources that may bind it; the rest are dominated */
-    int slot;          /* index in the active array while in the fluid phase; else -1 */
-    uint32_t mark;     /* scratch: in the set being recomputed when == n->epoch */
-    long double r0;    /* uncontended payload rate, bytes/ps */
-    long double speed; /* rate / r0, in (0, 1]; 0 before the first share */
-    ics_event_id ev;   /* fluid end while active, then delivery */
-    ics_time t_last;   /* work is up to date at this time */
-    long double work;  /* fluid work left, in ps at r0 */
-    an_xfer *x;
-    uint64_t bytes;     /* payload */
-    ics_time offset_ps; /* fixed part, added once the fluid part ends */
-} an_flow;
-
-/* An active flow's use of a resource, in the resource's list; the flow's slot beside it, so
- * that a fair share scanning a resource's flows reads whether each is frozen from the dense
- * n->frozen, not from the flow. */
-typedef struct {
-    an_flow *f;
-    int u;
-    int slot;
-} an_ref;
-
-/* A binding use as the fair share reads it. */
-typedef struct {
-    int res;
-    double coef;
-} an_bind;
-
-/* Binding uses a slot holds itself: a flow across a fat-tree has 4 (its NICs' and the fabric's
- * links; its PCIe hops are dominated), so most flows' shares never leave their slot. */
-#define BIND_INLINE 4
-
-/* What the fair share reads and writes of an active flow, by its slot: dense, so that a
- * computation over 60,000 flows walks one array in slot order instead of chasing the flows
- * (speed mirrors the flow's), and its binding uses with it (in bind[] up to BIND_INLINE, else
- * the flow's use[0 .. n_bind)): following each flow's own use array missed the cache and the
- * TLB at every flow, most of an all-to-all's run. */
-typedef struct {
-    long double r0;    /* the flow's */
-    long double next;  /* the speed the fair share gives */
-    long double speed; /* the flow's */
-    const an_use *use;
-    int n_bind; /* the flow's binding uses (dominance) */
-    an_bind bind[BIND_INLINE];
-} an_slot;
-
-static inline int slot_res(const an_slot *s, int u)
-{
-    return s->n_bind <= BIND_INLINE ? s->bind[u].res : s->use[u].res;
-}
-
-static inline double slot_coef(const an_slot *s, int u)
-{
-    return s->n_bind <= BIND_INLINE ? s->bind[u].coef : s->use[u].coef;
-}
-
-/* A flow of a computation by its cap, sorted without touching the flow (a flow's r0 and slot
- * copied beside it: sorting 60,000 pointers by what they point to missed the cache). */
-typedef struct {
-    double r0;
-    int slot;
-} an_cap;
-
-/* A resource during a fair-share computation. */
-typedef struct {
-    double rem;   /* capacity left at level lv, bytes/ps */
-    double lv;    /* the level rem is up to date at */
-    double load;  /* sum of the unfrozen flows' coefs */
-    double sat;   /* the level at which it saturates: lv + rem / load */
-    double key;   /* its place in the heap: sat when last placed, never above sat */
-    int users;    /* unfrozen flows' uses of it */
-    int heap_pos; /* -1: not in the heap */
-} an_res;
-
-struct an_xfer {
-    an_net *net;
-    ics_net_done_fn done;
-    void *ctx;
-    uint64_t tag;
-    uint64_t delivered; /* payload counted in bytes_delivered on completion */
-    int n_flows, left;  /* flows, and those not yet delivered */
-    an_flow *flows;     /* owned */
-    ics_event_id ev;    /* completion of a transfer with no flows */
-    an_xfer *prev, *next;
-};
-
-struct an_net {
-    ics_net_base base;
-    const ics_topo *t;
-    ics_engine *e;
-    ics_net_params params;
-    int nchans, nres;
-    long double *cap;     /* per resource, bytes/ps */
-    uint64_t *chan_bytes; /* per channel */
-    GPtrArray *active;    /* an_flow *, in fluid phase */
-    an_xfer *live;        /* every transfer not yet done, for destroy */
-    ics_event_id share_ev;
-    ics_net_stats stats;
-    /* fair-share scratch: per resource, valid where stamp == epoch */
-    an_res *res;
-    uint32_t *stamp;
-    uint32_t epoch;
-    GArray *touched;  /* int: the resources in use */
-    uint32_t *frozen; /* per active slot: frozen in the computation of this epoch */
-    an_slot *slots;   /* per active slot */
-    guint slots_len;
-    int *heap, heap_len; /* resources with unfrozen flows, by saturation level */
-    GArray *by_r0;       /* an_cap: the flows of the computation by r0 */
-    GArray *caps_tmp;    /* an_cap: caps_order's scratch */
-    /* what is recomputed ("Locality" above): per resource, its active flows and the sum of
-     * their uncontended demands r0 x coef; the flows and resources changed since the last
-     * computation */
-    GArray **on;         /* an_ref, allocated on first use */
-    GArray *busy;        /* int: the resources whose list is not empty */
-    int *busy_pos;       /* per resource: its index in busy, or -1 */
-    long double *demand; /* bytes/ps */
-    GPtrArray *dirty;    /* started flows awaiting a speed */
-    GArray *dirty_res;   /* int: contended resources that ending flows left */
-    GPtrArray *set;      /* scratch: the flows being recomputed */
-    uint32_t *calm;      /* per resource: found not contended by the closure of this epoch */
-    int *dom_by;         /* per resource: the resource that dominates it, or -1 (Dominance) */
-    uint8_t *dom_tries;  /* per resource: searches for a new dominator since it was empty */
-    int global_left;     /* computations left that take every flow without a closure */
-};
-
-#define GLOBAL_STREAK 16
-
-#define AN_TOL 1e-12L /* relative: a rate this close to a limit has reached it */
-
 /* ---- transfers ----------------------------------------------------------------------------- */
 
-static an_xfer *xfer_new(an_net *n, int n_flows, ics_net_done_fn done, void *ctx, uint64_t tag)
+static ics_an_xfer *xfer_new(ics_an_net *n, int n_flows, ics_net_done_fn done, void *ctx,
+                             uint64_t tag)
 {
-    an_xfer *x = g_new0(an_xfer, 1);
-    *x = (an_xfer){
+    ics_an_xfer *x = g_new0(ics_an_xfer, 1);
+    *x = (ics_an_xfer){
         .net = n, .done = done, .ctx = ctx, .tag = tag, .n_flows = n_flows, .left = n_flows};
-    x->flows = g_new0(an_flow, MAX(n_flows, 1));
+    x->flows = g_new0(ics_an_flow, MAX(n_flows, 1));
     x->next = n->live;
     if (n->live)
         n->live->prev = x;
@@ -235,7 +90,7 @@ static an_xfer *xfer_new(an_net *n, int n_flows, ics_net_done_fn done, void *ctx
     return x;
 }
 
-static void xfer_free(an_net *n, an_xfer *x)
+static void xfer_free(ics_an_net *n, ics_an_xfer *x)
 {
     if (x->prev)
         x->prev->next = x->next;
@@ -250,7 +105,7 @@ static void xfer_free(an_net *n, an_xfer *x)
 }
 
 /* Completion: stats, free, then the callback (which may start new transfers). */
-static void xfer_finish(an_net *n, an_xfer *x)
+static void xfer_finish(ics_an_net *n, ics_an_xfer *x)
 {
     ics_net_done_fn done = x->done;
     void *ctx = x->ctx;
@@ -266,7 +121,7 @@ static void ev_done_now(ics_engine *e, void *ctx, uint64_t arg)
 {
     (void)e;
     (void)arg;
-    an_xfer *x = ctx;
+    ics_an_xfer *x = ctx;
     xfer_finish(x->net, x);
 }
 
@@ -285,13 +140,13 @@ static void ev_done_now(ics_engine *e, void *ctx, uint64_t arg)
  * its level, and a tie in level is a tie in key broken by the index. Rounding can lower a level
  * by an ulp; that resource is raised at once, which keeps every key a lower bound. */
 
-static bool res_before(const an_net *n, int a, int b)
+static bool res_before(const ics_an_net *n, int a, int b)
 {
-    const an_res *x = &n->res[a], *y = &n->res[b];
+    const ics_an_res *x = &n->res[a], *y = &n->res[b];
     return x->key < y->key || (x->key == y->key && a < b);
 }
 
-static void heap_swap(an_net *n, int i, int j)
+static void heap_swap(ics_an_net *n, int i, int j)
 {
     int a = n->heap[i], b = n->heap[j];
     n->heap[i] = b;
@@ -300,7 +155,7 @@ static void heap_swap(an_net *n, int i, int j)
     n->res[a].heap_pos = j;
 }
 
-static void heap_up(an_net *n, int i)
+static void heap_up(ics_an_net *n, int i)
 {
     while (i > 0 && res_before(n, n->heap[i], n->heap[(i - 1) / 2])) {
         heap_swap(n, i, (i - 1) / 2);
@@ -308,7 +163,7 @@ static void heap_up(an_net *n, int i)
     }
 }
 
-static void heap_down(an_net *n, int i)
+static void heap_down(ics_an_net *n, int i)
 {
     for (;;) {
         int best = i, l = 2 * i + 1, r = l + 1;
@@ -323,7 +178,7 @@ static void heap_down(an_net *n, int i)
     }
 }
 
-static void heap_remove(an_net *n, int r)
+static void heap_remove(ics_an_net *n, int r)
 {
     int i = n->res[r].heap_pos;
     heap_swap(n, i, --n->heap_len);
@@ -335,55 +190,55 @@ static void heap_remove(an_net *n, int r)
 }
 
 /* Resource r's scratch, (re)initialized once per computation. */
-static an_res *res_touch(an_net *n, int r)
+static ics_an_res *res_touch(ics_an_net *n, int r)
 {
-    an_res *x = &n->res[r];
+    ics_an_res *x = &n->res[r];
     if (n->stamp[r] != n->epoch) {
         n->stamp[r] = n->epoch;
-        *x = (an_res){.rem = n->cap[r], .heap_pos = -1};
+        *x = (ics_an_res){.rem = n->cap[r], .heap_pos = -1};
         g_array_append_val(n->touched, r);
     }
     return x;
 }
 
 /* True if resource r takes part in this computation (closure() stamped it). */
-static bool in_share(const an_net *n, int r)
+static bool in_share(const ics_an_net *n, int r)
 {
     return n->stamp[r] == n->epoch;
 }
 
 /* Flow f joins the computation: unfrozen, its uses added to the loads and users of the
  * resources closure() stamped. */
-static void share_load(an_net *n, an_flow *f)
+static void share_load(ics_an_net *n, ics_an_flow *f)
 {
     for (int u = 0; u < f->n_bind; u++) {
         if (!in_share(n, f->use[u].res))
             continue;
-        an_res *x = &n->res[f->use[u].res];
+        ics_an_res *x = &n->res[f->use[u].res];
         x->load += f->use[u].coef;
         x->users++;
     }
 }
 
 /* The same where every resource of every active flow takes part. */
-static void share_load_all(an_net *n, const an_slot *s)
+static void share_load_all(ics_an_net *n, const ics_an_slot *s)
 {
     for (int u = 0; u < s->n_bind; u++) {
-        an_res *x = &n->res[slot_res(s, u)];
+        ics_an_res *x = &n->res[slot_res(s, u)];
         x->load += slot_coef(s, u);
         x->users++;
     }
 }
 
-static an_cap cap_of(const an_net *n, const an_flow *f)
+static ics_an_cap cap_of(const ics_an_net *n, const ics_an_flow *f)
 {
-    return (an_cap){.r0 = (double)n->slots[f->slot].r0, .slot = f->slot};
+    return (ics_an_cap){.r0 = (double)n->slots[f->slot].r0, .slot = f->slot};
 }
 
 /* Loads and users (unless closure() summed them: `loaded`) and the heap, over the resources
  * closure() stamped. A stamped resource's flows are all in n->set (closure() takes every flow of
  * a resource it takes in), so its list n->on[r] is its flows in the computation. */
-static void share_build(an_net *n, bool loaded)
+static void share_build(ics_an_net *n, bool loaded)
 {
     for (guint i = 0; i < (loaded ? 0 : n->set->len); i++)
         share_load(n, g_ptr_array_index(n->set, i));
@@ -391,7 +246,7 @@ static void share_build(an_net *n, bool loaded)
     n->heap_len = 0;
     for (guint i = 0; i < n->touched->len; i++) {
         int r = g_array_index(n->touched, int, i);
-        an_res *x = &n->res[r];
+        ics_an_res *x = &n->res[r];
         x->sat = x->key = x->rem / x->load;
         x->heap_pos = n->heap_len;
         n->heap[n->heap_len++] = r;
@@ -402,15 +257,15 @@ static void share_build(an_net *n, bool loaded)
         heap_down(n, i);
 }
 
-static bool is_frozen(const an_net *n, int slot)
+static bool is_frozen(const ics_an_net *n, int slot)
 {
     return n->frozen[slot] == n->epoch;
 }
 
 /* Fixes the speed of the flow in `slot` at this level and takes its load off its resources. */
-static void share_freeze(an_net *n, int slot, double level)
+static void share_freeze(ics_an_net *n, int slot, double level)
 {
-    an_slot *s = &n->slots[slot];
+    ics_an_slot *s = &n->slots[slot];
     n->frozen[slot] = n->epoch;
     s->next = s->r0 <= level * (1 + AN_TOL) ? 1 : level / s->r0;
     n->stats.share_flows++;
@@ -419,7 +274,7 @@ static void share_freeze(an_net *n, int slot, double level)
         int r = slot_res(s, u);
         if (!in_share(n, r))
             continue;
-        an_res *x = &n->res[r];
+        ics_an_res *x = &n->res[r];
         x->rem -= (level - x->lv) * x->load;
         x->lv = level;
         x->load -= slot_coef(s, u);
@@ -435,11 +290,11 @@ static void share_freeze(an_net *n, int slot, double level)
 
 /* The resource that saturates first among those with unfrozen flows (-1: none): stale tops are
  * put in their place, emptied ones dropped, until the top is current. */
-static int heap_top(an_net *n)
+static int heap_top(ics_an_net *n)
 {
     while (n->heap_len > 0) {
         int r = n->heap[0];
-        an_res *x = &n->res[r];
+        ics_an_res *x = &n->res[r];
         if (x->users == 0) {
             heap_remove(n, r);
         } else if (x->key < x->sat) { /* (a NaN level is taken as it is, never refreshed) */
@@ -454,7 +309,7 @@ static int heap_top(an_net *n)
 
 static int by_r0(const void *a, const void *b)
 {
-    const an_cap *f = a, *g = b;
+    const ics_an_cap *f = a, *g = b;
     if (f->r0 != g->r0)
         return f->r0 < g->r0 ? -1 : 1;
     return (f->slot > g->slot) - (f->slot < g->slot);
@@ -475,7 +330,7 @@ static int cap_bucket(const double *val, int k, double r0)
  * order, and their caps have a handful of values (one per kind of path: NVLink, the NICs): such
  * a list is bucketed by cap, each bucket keeping its order, in O(flows), where sorting 60,000
  * of them was a fifth of an all-to-all's run. Anything else is sorted. */
-static void caps_order(an_net *n, an_cap *caps, guint len)
+static void caps_order(ics_an_net *n, ics_an_cap *caps, guint len)
 {
     double val[CAP_BUCKETS];
     guint cnt[CAP_BUCKETS], start[CAP_BUCKETS];
@@ -492,7 +347,7 @@ static void caps_order(an_net *n, an_cap *caps, guint len)
             cnt[b]++;
     }
     if (!bucketed) {
-        qsort(caps, len, sizeof(an_cap), by_r0);
+        qsort(caps, len, sizeof(ics_an_cap), by_r0);
         return;
     }
     for (int b = 0; b < k; b++) { /* the buckets by value: an insertion sort of k */
@@ -504,20 +359,20 @@ static void caps_order(an_net *n, an_cap *caps, guint len)
     for (int j = 0, at = 0; j < k; at += (int)cnt[order[j]], j++)
         start[order[j]] = (guint)at;
     g_array_set_size(n->caps_tmp, len);
-    an_cap *out = (an_cap *)(void *)n->caps_tmp->data;
+    ics_an_cap *out = (ics_an_cap *)(void *)n->caps_tmp->data;
     for (guint i = 0; i < len; i++)
         out[start[cap_bucket(val, k, caps[i].r0)]++] = caps[i];
     if (len > 0)
-        memcpy(caps, out, sizeof(an_cap) * len);
+        memcpy(caps, out, sizeof(ics_an_cap) * len);
 }
 
 /* Leaves each flow of n->set its fair speed in next. A flow's cap within AN_TOL of a saturation
  * level wins, so that a flow alone gets speed exactly 1. */
-static void share_compute(an_net *n, bool loaded)
+static void share_compute(ics_an_net *n, bool loaded)
 {
     share_build(n, loaded);
     g_array_set_size(n->by_r0, n->set->len);
-    an_cap *caps = (an_cap *)(void *)n->by_r0->data;
+    ics_an_cap *caps = (ics_an_cap *)(void *)n->by_r0->data;
     for (guint i = 0; i < (loaded ? 0 : n->set->len); i++)
         caps[i] = cap_of(n, g_ptr_array_index(n->set, i));
     caps_order(n, caps, n->by_r0->len);
@@ -544,7 +399,7 @@ static void share_compute(an_net *n, bool loaded)
         level = MAX(level, sat);
         const GArray *l = n->on[top];
         for (guint k = 0; k < l->len; k++) {
-            const an_ref *x = &g_array_index(l, an_ref, k);
+            const ics_an_ref *x = &g_array_index(l, ics_an_ref, k);
             if (!is_frozen(n, x->slot)) {
                 share_freeze(n, x->slot, level);
                 left--;
@@ -557,7 +412,7 @@ static void share_compute(an_net *n, bool loaded)
 
 static void ev_fluid_end(ics_engine *e, void *ctx, uint64_t arg);
 
-static void flow_schedule(an_net *n, an_flow *f, ics_time now)
+static void flow_schedule(ics_an_net *n, ics_an_flow *f, ics_time now)
 {
     long double left = ceill(MAX(f->work, 0.0L) / f->speed);
     /* a flow slowed to a crawl may need longer than the horizon: the engine refuses it */
@@ -565,161 +420,27 @@ static void flow_schedule(an_net *n, an_flow *f, ics_time now)
     f->ev = ics_engine_at(n->e, now + d, ev_fluid_end, f, 0);
 }
 
-/* ---- dominance ----------------------------------------------------------------------------- */
-
-/* Resource r is dominated by d when every flow on r also crosses d and, for each of them,
- * coef_r / cap_r < coef_d / cap_d by a margin: then whatever rates the flows get, r carries
- * less than cap_r / (1 + margin) while d carries at most cap_d, so r never saturates and binds
- * nobody, and the fair share can leave it out: it would never reach the top of the heap, and
- * the speeds are those of the full computation (/net/analytic/dominance compares them to the
- * picosecond; full_shares turns dominance off with locality). A GPU's PCIe hops to its NIC
- * carry exactly the flows of the NIC's link, at more capacity: an all-to-all's flows across a
- * DGX fat-tree cross 12 channels, of which 4 can bind (the NICs' links and the spine's). Kept as
- * flows come and go: a resource's first flow names the tightest of its other resources that
- * dominates it (dom_by). A later flow that does not cross that one (the first flow into a NIC
- * named the sender's NIC link; the next sender's does not cross it) has its own candidates
- * checked against every flow on the resource, and the tightest that dominates them all takes
- * over; when none does, or after DOM_TRIES such searches, the dominance ends until the resource
- * empties (each search walks the resource's flows: a spine link that nothing dominates must not
- * be searched at every flow that joins it). A flow's uses are kept in two parts, [0, n_bind)
- * the binding ones the fair share walks, then the dominated ones (an_ref.u follows a use that
- * moves). Chains are fine (r by d, d by e: r carries less than d, which never saturates) and
- * cannot loop (the ratio falls strictly along one). */
-
-#define DOM_MARGIN 1e-9L
-#define DOM_TRIES  2
-/* Flows of more uses (a stream over a whole ring's legs) take no part: they end the dominance
- * of every resource they join, which costs them O(uses); checking would cost O(uses^2). */
-#define DOM_MAX_USES 16
-
-static long double use_coef(const an_flow *f, int r)
-{
-    long double c = 0;
-    for (int u = 0; u < f->n_use; u++)
-        if (f->use[u].res == r)
-            c += f->use[u].coef;
-    return c;
-}
-
-/* cap_r / coef_r of flow f, or 0 where r has no capacity or f does not cross it. */
-static long double room_of(const an_net *n, const an_flow *f, int r)
-{
-    long double c = use_coef(f, r);
-    return c > 0 && n->cap[r] > 0 ? n->cap[r] / c : 0;
-}
-
-static bool dominates(const an_net *n, const an_flow *f, int r, int d)
-{
-    long double rd = room_of(n, f, d);
-    return rd > 0 && rd * (1 + DOM_MARGIN) < room_of(n, f, r);
-}
-
-/* The tightest resource of f that dominates r (f's use u) for f, given each use's room, and,
- * when `others`, for every flow on r too; or -1. */
-static int dom_search(const an_net *n, const an_flow *f, int u, const long double *room,
-                      bool others)
-{
-    int r = f->use[u].res, best = -1;
-    long double best_room = 0;
-    for (int v = 0; v < f->n_use; v++) {
-        int d = f->use[v].res;
-        if (d == r || !(room[v] > 0 && room[v] * (1 + DOM_MARGIN) < room[u]))
-            continue;
-        if (best >= 0 && (room[v] > best_room || (room[v] == best_room && d >= best)))
-            continue;
-        bool all = true;
-        const GArray *l = n->on[r];
-        for (guint i = 0; others && i < l->len && all; i++)
-            all = dominates(n, g_array_index(l, an_ref, i).f, r, d);
-        if (all) {
-            best = d;
-            best_room = room[v];
-        }
-    }
-    return best;
-}
-
-/* Swaps f's uses a and b; the refs of both follow them. */
-static void use_swap(an_net *n, an_flow *f, int a, int b)
-{
-    an_use t = f->use[a];
-    f->use[a] = f->use[b];
-    f->use[b] = t;
-    g_array_index(n->on[f->use[a].res], an_ref, f->use[a].pos).u = a;
-    g_array_index(n->on[f->use[b].res], an_ref, f->use[b].pos).u = b;
-}
-
-static void set_bind(an_net *n, an_flow *f, int n_bind)
-{
-    f->n_bind = n_bind;
-    if (f->slot < 0)
-        return;
-    an_slot *s = &n->slots[f->slot];
-    s->n_bind = n_bind;
-    for (int u = 0; u < MIN(n_bind, BIND_INLINE); u++)
-        s->bind[u] = (an_bind){.res = f->use[u].res, .coef = f->use[u].coef};
-}
-
-/* r binds again: each of its flows but `skip` (joining) moves its use of r to its binding part. */
-static void undominate(an_net *n, int r, const an_flow *skip)
-{
-    n->dom_by[r] = -1;
-    const GArray *l = n->on[r];
-    for (guint i = 0; i < l->len; i++) {
-        an_ref ref = g_array_index(l, an_ref, i);
-        if (ref.f == skip || ref.u < ref.f->n_bind)
-            continue;
-        use_swap(n, ref.f, ref.u, ref.f->n_bind);
-        set_bind(n, ref.f, ref.f->n_bind + 1);
-    }
-}
-
-/* f's binding uses first (once its refs are all in place). */
-static void flow_partition(an_net *n, an_flow *f)
-{
-    int k = 0;
-    for (int u = 0; u < f->n_use; u++)
-        if (n->dom_by[f->use[u].res] < 0) {
-            if (u != k)
-                use_swap(n, f, u, k);
-            k++;
-        }
-    set_bind(n, f, k);
-}
-
 /* ---- locality ------------------------------------------------------------------------------ */
 
-static GArray *on_list(an_net *n, int r)
+static GArray *on_list(ics_an_net *n, int r)
 {
     if (!n->on[r])
-        n->on[r] = g_array_new(FALSE, FALSE, sizeof(an_ref));
+        n->on[r] = g_array_new(FALSE, FALSE, sizeof(ics_an_ref));
     return n->on[r];
 }
 
 /* f's uses join their resources' lists and demands (a started flow), and the dominance of
  * those resources is brought up to date (above). */
-static void flow_join(an_net *n, an_flow *f)
+static void flow_join(ics_an_net *n, ics_an_flow *f)
 {
-    bool small = f->n_use <= DOM_MAX_USES && !n->params.full_shares;
-    long double room[DOM_MAX_USES];
-    for (int u = 0; small && u < f->n_use; u++)
-        room[u] = room_of(n, f, f->use[u].res);
+    long double room[ICS_AN_DOM_MAX_USES];
+    bool part = ics_an_dom_begin(n, f, room);
     for (int u = 0; u < f->n_use; u++) {
         int r = f->use[u].res;
         GArray *l = on_list(n, r);
-        if (l->len == 0) {
-            n->dom_by[r] = small ? dom_search(n, f, u, room, false) : -1;
-            n->dom_tries[r] = 0;
-        } else if (n->dom_by[r] >= 0 && !(small && dominates(n, f, r, n->dom_by[r]))) {
-            int d = small && n->dom_tries[r] < DOM_TRIES ? dom_search(n, f, u, room, true) : -1;
-            n->dom_tries[r]++;
-            if (d >= 0)
-                n->dom_by[r] = d;
-            else
-                undominate(n, r, f);
-        }
+        ics_an_dom_join(n, f, u, room, part);
         f->use[u].pos = (int)l->len;
-        an_ref ref = {f, u, f->slot};
+        ics_an_ref ref = {f, u, f->slot};
         g_array_append_val(l, ref);
         if (l->len == 1) {
             n->busy_pos[r] = (int)n->busy->len;
@@ -727,18 +448,18 @@ static void flow_join(an_net *n, an_flow *f)
         }
         n->demand[r] += f->r0 * f->use[u].coef;
     }
-    flow_partition(n, f);
+    ics_an_dom_partition(n, f);
 }
 
 /* f's uses leave them (a flow whose fluid part ended). */
-static void flow_leave(an_net *n, an_flow *f)
+static void flow_leave(ics_an_net *n, ics_an_flow *f)
 {
     for (int u = 0; u < f->n_use; u++) {
         int r = f->use[u].res;
         GArray *l = n->on[r];
         int pos = f->use[u].pos;
-        an_ref last = g_array_index(l, an_ref, l->len - 1);
-        g_array_index(l, an_ref, pos) = last;
+        ics_an_ref last = g_array_index(l, ics_an_ref, l->len - 1);
+        g_array_index(l, ics_an_ref, pos) = last;
         last.f->use[last.u].pos = pos;
         g_array_set_size(l, l->len - 1);
         n->demand[r] -= f->r0 * f->use[u].coef;
@@ -756,14 +477,14 @@ static void flow_leave(an_net *n, an_flow *f)
 /* True if r could hold a flow back: its flows' uncontended demands (nearly) fill it. One that
  * does not never saturates before all its flows reach their own caps, so it takes no part in
  * the fair share. Near the line the running sum's rounding could decide, so it is recounted. */
-static bool contended(an_net *n, int r)
+static bool contended(ics_an_net *n, int r)
 {
     long double line = n->cap[r] * (1 - AN_TOL);
     if (fabsl(n->demand[r] - line) <= n->cap[r] * 1e-9L) {
         long double d = 0;
         const GArray *l = n->on[r];
         for (guint i = 0; l && i < l->len; i++) {
-            const an_ref *x = &g_array_index(l, an_ref, i);
+            const ics_an_ref *x = &g_array_index(l, ics_an_ref, i);
             d += x->f->r0 * x->f->use[x->u].coef;
         }
         n->demand[r] = d;
@@ -773,7 +494,7 @@ static bool contended(an_net *n, int r)
 
 /* (A dominated resource that is contended has a contended dominator among f's binding uses:
  * only those are looked at, here and in closure() and ev_fluid_end.) */
-static bool any_contended(an_net *n, const an_flow *f)
+static bool any_contended(ics_an_net *n, const ics_an_flow *f)
 {
     for (int u = 0; u < f->n_bind; u++)
         if (contended(n, f->use[u].res))
@@ -781,7 +502,7 @@ static bool any_contended(an_net *n, const an_flow *f)
     return false;
 }
 
-static void set_add(an_net *n, an_flow *f)
+static void set_add(ics_an_net *n, ics_an_flow *f)
 {
     if (f->mark != n->epoch) {
         f->mark = n->epoch;
@@ -790,14 +511,14 @@ static void set_add(an_net *n, an_flow *f)
 }
 
 /* Every flow of resource r joins the set; r joins the computation. */
-static void set_add_res(an_net *n, int r)
+static void set_add_res(ics_an_net *n, int r)
 {
     if (in_share(n, r))
         return;
     res_touch(n, r);
     const GArray *l = n->on[r];
     for (guint i = 0; l && i < l->len; i++)
-        set_add(n, g_array_index(l, an_ref, i).f);
+        set_add(n, g_array_index(l, ics_an_ref, i).f);
 }
 
 /* The flows whose speed may change, in n->set: the started ones and those of the contended
@@ -805,14 +526,14 @@ static void set_add_res(an_net *n, int r)
  * resource of a flow in the set is in the set). With params.full_shares: every active flow and
  * resource, as the computation was before it was made local. True if it took every flow and
  * summed their loads on the way (share_build then does not). */
-static bool closure(an_net *n)
+static bool closure(ics_an_net *n)
 {
     if (++n->epoch == 0) { /* wrapped: clear so that no stale stamp or mark matches */
         memset(n->stamp, 0, sizeof *n->stamp * (size_t)n->nres);
         memset(n->calm, 0, sizeof *n->calm * (size_t)n->nres);
         memset(n->frozen, 0, sizeof *n->frozen * n->slots_len);
         for (guint i = 0; i < n->active->len; i++)
-            ((an_flow *)g_ptr_array_index(n->active, i))->mark = 0;
+            ((ics_an_flow *)g_ptr_array_index(n->active, i))->mark = 0;
         n->epoch = 1;
     }
     g_array_set_size(n->touched, 0);
@@ -827,11 +548,11 @@ static bool closure(an_net *n)
             if (n->dom_by[g_array_index(n->busy, int, i)] < 0)
                 res_touch(n, g_array_index(n->busy, int, i));
         g_array_set_size(n->by_r0, n->active->len);
-        an_cap *caps = (an_cap *)(void *)n->by_r0->data;
+        ics_an_cap *caps = (ics_an_cap *)(void *)n->by_r0->data;
         g_ptr_array_set_size(n->set, n->active->len); /* the set is the active flows, in order */
         memcpy(n->set->pdata, n->active->pdata, sizeof(gpointer) * n->active->len);
         for (guint i = 0; i < n->active->len; i++) {
-            caps[i] = (an_cap){.r0 = (double)n->slots[i].r0, .slot = (int)i};
+            caps[i] = (ics_an_cap){.r0 = (double)n->slots[i].r0, .slot = (int)i};
             share_load_all(n, &n->slots[i]);
         }
         return true;
@@ -841,7 +562,7 @@ static bool closure(an_net *n)
     for (guint i = 0; i < n->dirty_res->len; i++)
         set_add_res(n, g_array_index(n->dirty_res, int, i));
     for (guint i = 0; i < n->set->len; i++) {
-        const an_flow *f = g_ptr_array_index(n->set, i);
+        const ics_an_flow *f = g_ptr_array_index(n->set, i);
         for (int u = 0; u < f->n_bind; u++) {
             int r = f->use[u].res;
             if (in_share(n, r) || n->calm[r] == n->epoch)
@@ -864,7 +585,7 @@ static bool closure(an_net *n)
 static void ev_share(ics_engine *e, void *ctx, uint64_t arg)
 {
     (void)arg;
-    an_net *n = ctx;
+    ics_an_net *n = ctx;
     ics_time now = ics_engine_now(e);
     n->share_ev = ICS_EVENT_NONE;
     bool loaded = closure(n);
@@ -874,11 +595,11 @@ static void ev_share(ics_engine *e, void *ctx, uint64_t arg)
     for (guint i = 0; i < n->set->len; i++) {
         /* loaded: the set is the active flows in slot order, so a flow whose speed stays is
          * passed over without reading it */
-        int slot = loaded ? (int)i : ((const an_flow *)g_ptr_array_index(n->set, i))->slot;
-        an_slot *s = &n->slots[slot];
+        int slot = loaded ? (int)i : ((const ics_an_flow *)g_ptr_array_index(n->set, i))->slot;
+        ics_an_slot *s = &n->slots[slot];
         if (s->next == s->speed && s->speed != 0) /* scheduled (a speed), and it stays */
             continue;
-        an_flow *f = g_ptr_array_index(n->set, i);
+        ics_an_flow *f = g_ptr_array_index(n->set, i);
         if (f->ev != ICS_EVENT_NONE) {
             f->work -= f->speed * (long double)(now - f->t_last);
             ics_engine_cancel(e, f->ev);
@@ -890,13 +611,13 @@ static void ev_share(ics_engine *e, void *ctx, uint64_t arg)
 }
 
 /* Shares are recomputed once per instant, after the starts and ends already due then. */
-static void share_later(an_net *n)
+static void share_later(ics_an_net *n)
 {
     if (n->share_ev == ICS_EVENT_NONE)
         n->share_ev = ics_engine_after(n->e, 0, ev_share, n, 0);
 }
 
-static void flow_start(an_net *n, an_flow *f)
+static void flow_start(ics_an_net *n, ics_an_flow *f)
 {
     f->ev = ICS_EVENT_NONE;
     f->t_last = ics_engine_now(n->e);
@@ -905,10 +626,10 @@ static void flow_start(an_net *n, an_flow *f)
     if (n->active->len > n->slots_len) {
         n->slots_len = MAX(64, 2 * n->active->len);
         n->frozen = g_renew(uint32_t, n->frozen, n->slots_len);
-        n->slots = g_renew(an_slot, n->slots, n->slots_len);
+        n->slots = g_renew(ics_an_slot, n->slots, n->slots_len);
     }
     n->frozen[f->slot] = 0;
-    n->slots[f->slot] = (an_slot){.r0 = f->r0, .use = f->use, .n_bind = f->n_use};
+    n->slots[f->slot] = (ics_an_slot){.r0 = f->r0, .use = f->use, .n_bind = f->n_use};
     flow_join(n, f);
     if (!n->params.full_shares && !any_contended(n, f)) {
         /* nothing it uses can hold it back, and it holds nobody back: full speed at once */
@@ -925,8 +646,8 @@ static void ev_deliver(ics_engine *e, void *ctx, uint64_t arg)
 {
     (void)e;
     (void)arg;
-    an_flow *f = ctx;
-    an_net *n = f->x->net;
+    ics_an_flow *f = ctx;
+    ics_an_net *n = f->x->net;
     f->ev = ICS_EVENT_NONE;
     for (int u = 0; u < f->n_use; u++)
         if (f->use[u].res < n->nchans)
@@ -939,13 +660,13 @@ static void ev_deliver(ics_engine *e, void *ctx, uint64_t arg)
 static void ev_fluid_end(ics_engine *e, void *ctx, uint64_t arg)
 {
     (void)arg;
-    an_flow *f = ctx;
-    an_net *n = f->x->net;
-    an_flow *last = g_ptr_array_index(n->active, n->active->len - 1);
+    ics_an_flow *f = ctx;
+    ics_an_net *n = f->x->net;
+    ics_an_flow *last = g_ptr_array_index(n->active, n->active->len - 1);
     last->slot = f->slot;
     n->slots[f->slot] = n->slots[n->active->len - 1];
     for (int u = 0; u < last->n_use; u++) /* its refs follow it to its new slot */
-        g_array_index(n->on[last->use[u].res], an_ref, last->use[u].pos).slot = f->slot;
+        g_array_index(n->on[last->use[u].res], ics_an_ref, last->use[u].pos).slot = f->slot;
     g_ptr_array_remove_index_fast(n->active, (guint)f->slot);
     f->slot = -1;
     f->work = 0;
@@ -966,7 +687,7 @@ static void ev_fluid_end(ics_engine *e, void *ctx, uint64_t arg)
 
 /* total_ps: the flow's idle time. The fixed part is what the fluid part leaves of it; where
  * rounding would make it negative (a single short packet, no latency) the fluid part shrinks. */
-static void flow_set_time(an_flow *f, uint64_t bytes, uint32_t payload, ics_time max_ser,
+static void flow_set_time(ics_an_flow *f, uint64_t bytes, uint32_t payload, ics_time max_ser,
                           ics_time total_ps)
 {
     ics_time w = ics_fluid_ps(bytes, payload, max_ser);
@@ -978,7 +699,8 @@ static void flow_set_time(an_flow *f, uint64_t bytes, uint32_t payload, ics_time
 }
 
 /* Appends a path's channels to f->use; returns the largest serialization of a packet. */
-static ics_time flow_add_path(an_net *n, an_flow *f, const ics_route_path *p, uint32_t payload)
+static ics_time flow_add_path(ics_an_net *n, ics_an_flow *f, const ics_route_path *p,
+                              uint32_t payload)
 {
     ics_time max_ser = 0;
     for (int h = 0; h < p->n_hops; h++) {
@@ -986,26 +708,27 @@ static ics_time flow_add_path(an_net *n, an_flow *f, const ics_route_path *p, ui
         ics_time ser = ics_net_ser(n->t, c, payload);
         max_ser = MAX(max_ser, ser);
         f->use[f->n_use++] =
-            (an_use){.res = c,
-                     .bytes = f->bytes,
-                     .coef = (long double)ics_net_wire_bytes(n->t, c, payload) / payload};
+            (ics_an_use){.res = c,
+                         .bytes = f->bytes,
+                         .coef = (long double)ics_net_wire_bytes(n->t, c, payload) / payload};
     }
     return max_ser;
 }
 
-static void flow_init_path(an_net *n, an_flow *f, const ics_route_path *p, uint64_t bytes)
+static void flow_init_path(ics_an_net *n, ics_an_flow *f, const ics_route_path *p, uint64_t bytes)
 {
     uint32_t payload = ics_net_packet_payload(n->t, p, n->params.packet_bytes);
     f->bytes = bytes;
-    f->use = g_new(an_use, p->n_hops);
+    f->use = g_new(ics_an_use, p->n_hops);
     ics_time max_ser = flow_add_path(n, f, p, payload);
     flow_set_time(f, bytes, payload, max_ser, ics_net_idle_path_time(n->t, p, bytes, payload));
 }
 
 /* A transfer with nothing to move completes at the current time, as an event. */
-static void done_now(an_net *n, uint64_t delivered, ics_net_done_fn done, void *ctx, uint64_t tag)
+static void done_now(ics_an_net *n, uint64_t delivered, ics_net_done_fn done, void *ctx,
+                     uint64_t tag)
 {
-    an_xfer *x = xfer_new(n, 0, done, ctx, tag);
+    ics_an_xfer *x = xfer_new(n, 0, done, ctx, tag);
     x->delivered = delivered;
     x->ev = ics_engine_after(n->e, 0, ev_done_now, x, 0);
 }
@@ -1014,7 +737,7 @@ static void done_now(an_net *n, uint64_t delivered, ics_net_done_fn done, void *
 
 static void an_send(ics_net *net, const ics_net_xfer *xf)
 {
-    an_net *n = (an_net *)net;
+    ics_an_net *n = (ics_an_net *)net;
     if (xf->src == xf->dst || xf->bytes == 0) {
         done_now(n, 0, xf->done, xf->ctx, xf->tag);
         return;
@@ -1022,7 +745,7 @@ static void an_send(ics_net *net, const ics_net_xfer *xf)
     GArray *parts = g_array_new(FALSE, FALSE, sizeof(ics_fluid_part));
     ics_fluid_route_parts(n->t, n->params.packet_bytes, xf->src, xf->dst, xf->flow_hash, xf->bytes,
                           parts);
-    an_xfer *x = xfer_new(n, (int)parts->len, xf->done, xf->ctx, xf->tag);
+    ics_an_xfer *x = xfer_new(n, (int)parts->len, xf->done, xf->ctx, xf->tag);
     x->delivered = xf->bytes;
     for (guint i = 0; i < parts->len; i++) {
         const ics_fluid_part *q = &g_array_index(parts, ics_fluid_part, i);
@@ -1036,14 +759,14 @@ static void an_send(ics_net *net, const ics_net_xfer *xf)
 /* ---- multicast and reduce ------------------------------------------------------------------ */
 
 /* One coupled flow over every leg at one rate, plus (reduce) the switch's reduction unit. */
-static void op_init_flow(an_net *n, const ics_fluid_op *op, an_flow *f)
+static void op_init_flow(ics_an_net *n, const ics_fluid_op *op, ics_an_flow *f)
 {
     uint32_t payload = ics_net_packet_payload(n->t, &op->legs[0][0], n->params.packet_bytes);
     int hops = 1;
     for (int s = 0; s < 2; s++)
         for (int i = 0; i < op->nlegs[s]; i++)
             hops += op->legs[s][i].n_hops;
-    f->use = g_new(an_use, hops);
+    f->use = g_new(ics_an_use, hops);
     f->bytes = op->bytes;
     ics_time max_ser = 0;
     for (int s = 0; s < 2; s++)
@@ -1058,12 +781,12 @@ static void op_init_flow(an_net *n, const ics_fluid_op *op, an_flow *f)
         uint64_t nin = (uint64_t)op->nlegs[0];
         ics_time red_ser = ics_time_serialize(nin * payload, op->reduce_bw);
         max_ser = MAX(max_ser, red_ser);
-        f->use[f->n_use++] = (an_use){.res = n->nchans + op->sw, .coef = (long double)nin};
+        f->use[f->n_use++] = (ics_an_use){.res = n->nchans + op->sw, .coef = (long double)nin};
     }
     flow_set_time(f, op->bytes, payload, max_ser, ics_fluid_op_idle_time(n->t, op, payload));
 }
 
-static void op_start(an_net *n, ics_fluid_op *op, const int *srcs, const int *dsts,
+static void op_start(ics_an_net *n, ics_fluid_op *op, const int *srcs, const int *dsts,
                      ics_net_done_fn done, void *ctx, uint64_t tag)
 {
     g_assert(op->nlegs[0] >= 1 && op->nlegs[1] >= 1);
@@ -1080,7 +803,7 @@ static void op_start(an_net *n, ics_fluid_op *op, const int *srcs, const int *ds
                 ics_fluid_path_reverse(n->t, &op->legs[s][i]);
         }
     }
-    an_xfer *x = xfer_new(n, 1, done, ctx, tag);
+    ics_an_xfer *x = xfer_new(n, 1, done, ctx, tag);
     x->delivered = delivered;
     x->flows[0].x = x;
     op_init_flow(n, op, &x->flows[0]);
@@ -1093,13 +816,13 @@ static void an_multicast(ics_net *net, int src, int sw, const int *dsts, int nds
                          ics_net_done_fn done, void *ctx, uint64_t tag)
 {
     ics_fluid_op op = {.sw = sw, .nlegs = {1, ndst}, .bytes = bytes};
-    op_start((an_net *)net, &op, &src, dsts, done, ctx, tag);
+    op_start((ics_an_net *)net, &op, &src, dsts, done, ctx, tag);
 }
 
 static void an_reduce(ics_net *net, const int *srcs, int nsrc, int sw, const int *dsts, int ndst,
                       uint64_t bytes, ics_net_done_fn done, void *ctx, uint64_t tag)
 {
-    an_net *n = (an_net *)net;
+    ics_an_net *n = (ics_an_net *)net;
     ics_fluid_op op = {.sw = sw, .nlegs = {nsrc, ndst}, .bytes = bytes};
     op.reduce_bw = ics_net_reduce_bw(n->t, sw);
     if (op.reduce_bw == 0)
@@ -1112,7 +835,7 @@ static void an_reduce(ics_net *net, const int *srcs, int nsrc, int sw, const int
 /* A stream is one coupled flow: its unit of progress is the largest part's bytes B, and a part
  * of b bytes moves b / B of it, so every leg finishes together. The uncontended rate is the
  * slowest part's packet rate scaled to B; the idle time, that of the slowest part alone. */
-static void stream_init_flow(an_net *n, const ics_fluid_part *parts, int np, an_flow *f)
+static void stream_init_flow(ics_an_net *n, const ics_fluid_part *parts, int np, ics_an_flow *f)
 {
     int hops = 0;
     uint64_t big = 0;
@@ -1120,7 +843,7 @@ static void stream_init_flow(an_net *n, const ics_fluid_part *parts, int np, an_
         hops += parts[i].path.n_hops;
         big = MAX(big, parts[i].bytes);
     }
-    f->use = g_new(an_use, hops);
+    f->use = g_new(ics_an_use, hops);
     f->bytes = big;
     long double r0 = INFINITY;
     ics_time total = 0;
@@ -1145,7 +868,7 @@ static void stream_init_flow(an_net *n, const ics_fluid_part *parts, int np, an_
 static void an_stream(ics_net *net, const ics_net_leg *legs, int nlegs, ics_net_done_fn done,
                       void *ctx, uint64_t tag)
 {
-    an_net *n = (an_net *)net;
+    ics_an_net *n = (ics_an_net *)net;
     GArray *parts = g_array_new(FALSE, FALSE, sizeof(ics_fluid_part));
     uint64_t delivered = 0;
     for (int i = 0; i < nlegs; i++) {
@@ -1159,7 +882,7 @@ static void an_stream(ics_net *net, const ics_net_leg *legs, int nlegs, ics_net_
     if (parts->len == 0) {
         done_now(n, 0, done, ctx, tag);
     } else {
-        an_xfer *x = xfer_new(n, 1, done, ctx, tag);
+        ics_an_xfer *x = xfer_new(n, 1, done, ctx, tag);
         x->delivered = delivered;
         x->flows[0].x = x;
         stream_init_flow(n, (const ics_fluid_part *)(void *)parts->data, (int)parts->len,
@@ -1173,7 +896,7 @@ static void an_stream(ics_net *net, const ics_net_leg *legs, int nlegs, ics_net_
 
 static ics_net *an_create(const ics_topo *t, ics_engine *e, const ics_net_params *p)
 {
-    an_net *n = g_new0(an_net, 1);
+    ics_an_net *n = g_new0(ics_an_net, 1);
     n->base.ops = &ics_net_analytic_ops;
     n->t = t;
     n->e = e;
@@ -1187,11 +910,11 @@ static ics_net *an_create(const ics_topo *t, ics_engine *e, const ics_net_params
         n->cap[n->nchans + d] = (long double)ics_net_reduce_bw(t, d) / ICS_PS_PER_S;
     n->chan_bytes = g_new0(uint64_t, n->nchans);
     n->active = g_ptr_array_new();
-    n->res = g_new(an_res, n->nres);
+    n->res = g_new(ics_an_res, n->nres);
     n->stamp = g_new0(uint32_t, n->nres);
     n->touched = g_array_new(FALSE, FALSE, sizeof(int));
-    n->by_r0 = g_array_new(FALSE, FALSE, sizeof(an_cap));
-    n->caps_tmp = g_array_new(FALSE, FALSE, sizeof(an_cap));
+    n->by_r0 = g_array_new(FALSE, FALSE, sizeof(ics_an_cap));
+    n->caps_tmp = g_array_new(FALSE, FALSE, sizeof(ics_an_cap));
     n->on = g_new0(GArray *, n->nres);
     n->busy = g_array_new(FALSE, FALSE, sizeof(int));
     n->busy_pos = g_new(int, n->nres);
@@ -1212,10 +935,10 @@ static ics_net *an_create(const ics_topo *t, ics_engine *e, const ics_net_params
 /* Cancels this backend's pending events (the engine must still exist) and frees it all. */
 static void an_destroy(ics_net *net)
 {
-    an_net *n = (an_net *)net;
+    ics_an_net *n = (ics_an_net *)net;
     ics_engine_cancel(n->e, n->share_ev);
     while (n->live) {
-        an_xfer *x = n->live;
+        ics_an_xfer *x = n->live;
         ics_engine_cancel(n->e, x->ev);
         for (int i = 0; i < x->n_flows; i++)
             ics_engine_cancel(n->e, x->flows[i].ev);
@@ -1250,12 +973,12 @@ static void an_destroy(ics_net *net)
 
 static void an_stats(const ics_net *net, ics_net_stats *out)
 {
-    *out = ((const an_net *)net)->stats;
+    *out = ((const ics_an_net *)net)->stats;
 }
 
 static uint64_t an_chan_bytes(const ics_net *net, int chan)
 {
-    const an_net *n = (const an_net *)net;
+    const ics_an_net *n = (const ics_an_net *)net;
     g_assert(chan >= 0 && chan < n->nchans);
     return n->chan_bytes[chan];
 }
