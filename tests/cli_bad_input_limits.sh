@@ -212,6 +212,12 @@ bad bench-engine-pending "bench engine: 2147483647 pending events x 48 B: about 
 $budget 8 GiB" "$icsim" bench engine --pending 2147483647
 bad bench-engine-pending-budget "bench engine: 1000000 pending events x 48 B: about 45.8 MiB" \
     ICSIM_MAX_MEMORY=0.01 "$icsim" bench engine --pending 1000000 --events 10
+bad alltoall-pairs "alltoall on 4096 ranks: 16773120 transfers at once x 1536 B: about 24.0 GiB, \
+$budget 8 GiB" "$icsim" collective alltoall -s "$src/hwmodels/superpod-h100-ndr-3tier.json" \
+    --nodes 512 -b 1G -e 1G
+bad alltoall-pairs-flow "alltoall on 80 ranks: 6320 transfers at once x 3072 B: about 18.5 MiB, \
+$budget 0.01 GiB" ICSIM_MAX_MEMORY=0.01 "$icsim" collective alltoall \
+    -s "$src/hwmodels/polaris.json" --nodes 20 -b 1G -e 1G --engine flow
 for v in foo 0 -5 1e9 nan ""; do
     bad "max-memory-$v" "ICSIM_MAX_MEMORY: expected a memory budget in GiB, 0.000001..1048576, \
 got \"$v\"" ICSIM_MAX_MEMORY="$v" "$icsim" replay ops20k.json -s "$dgx"
