@@ -2,7 +2,8 @@
  * (src/graph/trees.cc, connect.cc). Each channel reduces its share up its tree and broadcasts
  * the result down, chunk by chunk. NCCL duplicates its channels: channel 2p runs tree 0 and
  * 2p+1 tree 1 over the same intra-node chain, so each tree carries half the data. A node's
- * chain starts at local rank p (spreading the pairs over the NICs); its parent and first child
+ * chain starts at a GPU of its NIC p (chain_start: local rank p where every GPU has a NIC of
+ * its own), spreading the pairs over the NICs; its parent and first child
  * node attach to the chain's head, its second child to the next GPU (NCCL's balanced tree). On
  * one node the tree is the chain. Invariant: each chunk goes up every tree edge once and down
  * every edge once, so a node's network bytes are half the data per tree edge it has. */
@@ -90,7 +91,8 @@ typedef struct {
 
 /* Where node k's chain for channel pair p starts (a local index). NCCL's tree search gives
  * graph channel p the node's NIC p mod count (search.cc tries the nets from the channel's
- * index on) and starts its chain at a GPU local to that NIC, the next GPU after it. With a NIC
+ * index on) and starts its chain at a GPU local to that NIC, the chain going on from there in
+ * local rank order (the next GPU, which takes the second child node, shares the NIC). With a NIC
  * per GPU that is local rank p; where GPUs share NICs (an AWS p4de: 2 GPUs per EFA, 4 EFA;
  * Polaris: 2 per NIC) the heads are the first GPU of each NIC, so the pairs' network traffic
  * spreads over every NIC instead of piling on the NICs of local ranks 0..pairs-1. */

@@ -492,8 +492,9 @@ static bool contended(ics_an_net *n, int r)
     return n->demand[r] > line;
 }
 
-/* (A dominated resource that is contended has a contended dominator among f's binding uses:
- * only those are looked at, here and in closure() and ev_fluid_end.) */
+/* (A dominated resource that is contended has a contended dominator, whose own dominator, if
+ * any, is contended too, and so on up to one among f's binding uses: only those are looked at,
+ * here and in closure() and ev_fluid_end.) */
 static bool any_contended(ics_an_net *n, const ics_an_flow *f)
 {
     for (int u = 0; u < f->n_bind; u++)
