@@ -7,7 +7,6 @@
 #include "cli/cli_common.h"
 #include "cli/cli_progress.h"
 #include "collectives/comm.h"
-#include "core/core.h"
 #include "report/report.h"
 
 #include <errno.h>
@@ -391,32 +390,16 @@ static void hotspots(const coll_args *a, const ics_cli_setup *s, const sweep_row
         ics_report_coll_json_hotspots(json, &h);
 }
 
-/* Memory a transfer under way takes, all told (the schedule's step, the backend's flow, its
- * routes and list entries), measured (peak RSS) on all-to-alls of 40 to 2,160 Polaris ranks:
- * ~1.2 KB on the analytic and packet backends, ~2.8 KB on the flow backend (its SimGrid
- * communication); rounded up. */
-#define XFER_BYTES      1536
-#define XFER_BYTES_FLOW 3072
-
-/* An all-to-all posts every pair's send at once (direct.c): n (n - 1) transfers under way,
- * which on 4,000 ranks is 16 million and ~24 GB. The budget (core/budget.h) refuses it before
- * anything is built, instead of the machine running out of memory minutes later. */
-static bool alltoall_fits(const coll_args *a, int nranks)
+/* An all-to-all on many ranks is refused before anything is built (ics_comm_call_fits),
+ * instead of the machine running out of memory minutes later. */
+static bool call_fits(const coll_args *a, int nranks)
 {
-    if (a->op != ICS_COLL_ALLTOALL)
-        return true;
-    uint64_t pairs = (uint64_t)nranks * (uint64_t)(nranks - 1);
-    int per = a->backend == ics_net_backend("flow") ? XFER_BYTES_FLOW : XFER_BYTES;
-    char *what = g_strdup_printf(
-        "alltoall on %d ranks: %" G_GUINT64_FORMAT " transfers at once x %d B", nranks, pairs, per);
     GError *err = NULL;
-    bool ok = ics_budget_check(ics_budget_mul_add(pairs, (uint64_t)per, 0), what, &err);
-    g_free(what);
-    if (!ok) {
-        fprintf(stderr, "icsim collective: %s\n", err->message);
-        g_error_free(err);
-    }
-    return ok;
+    if (ics_comm_call_fits(a->op, nranks, a->backend, &err))
+        return true;
+    fprintf(stderr, "icsim collective: %s\n", err->message);
+    g_error_free(err);
+    return false;
 }
 
 static int run(const coll_args *a)
@@ -448,7 +431,7 @@ static int run(const coll_args *a)
                 a->root);
         goto done;
     }
-    if (!alltoall_fits(a, nranks))
+    if (!call_fits(a, nranks))
         goto done;
     ics_coll_tuning tuning;
     ics_coll_tuning_from_env(&tuning, &warning);

@@ -65,6 +65,12 @@ int ics_comm_nranks(const ics_comm *c);
  * calibrated value, else the default (NCCL's figure for its GPU, 1 for factors, 0 for launch). */
 double ics_comm_cal_value(const ics_comm *c, ics_cal_param p);
 
+/* Whether one call of `op` on `nranks` ranks fits the memory budget (core/budget.h) on
+ * `backend`, checked before anything is built: an all-to-all posts every pair's send at once
+ * (n (n - 1) transfers under way: 16 million on 4,096 ranks); other calls hold a few per
+ * rank and channel. False with ICS_ERROR_LIMIT and the estimate in *error. */
+bool ics_comm_call_fits(ics_coll_op op, int nranks, const ics_net_ops *backend, GError **error);
+
 /* Simulates one call, alone on an idle network, with the tuner's choices under `tuning`.
  * Returns false (and fills nothing) if no algorithm the tuning allows can run this operation
  * here (NVLS without an NVLS switch, tree for all-gather, ...). On one rank every call is what

@@ -106,6 +106,8 @@ static bool build(const ics_sweep *s, const ics_sweep_set *set, built *b, GError
                     b->nranks, s->root);
         return false;
     }
+    if (!ics_comm_call_fits(s->op, b->nranks, backend, error))
+        return false;
     b->ranks = g_new(int, b->nranks);
     ics_topo_gpus_by_node(b->t, gpn, b->nranks, b->ranks);
     b->comm = ics_comm_new(b->t, backend, b->ranks, b->nranks, NULL);
