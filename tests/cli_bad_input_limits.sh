@@ -106,6 +106,18 @@ trace big-send.json '{"op": "send", "peer": 1, "bytes": 1099511627776, "name": "
 ops=$(printf '{"op": "compute", "duration_us": 1},%.0s' $(seq 19999))
 trace ops20k.json "$ops {\"op\": \"compute\", \"duration_us\": 1}"
 
+# an all-to-all on 4,096 ranks: 16.8 million transfers at once, refused before it is planned
+{
+    printf '{"format": "icsim-trace", "version": 1, "communicators": {"world": [0'
+    for r in $(seq 1 4095); do printf ', %d' "$r"; done
+    printf ']}, "ranks": ['
+    for r in $(seq 0 4095); do
+        [ "$r" -gt 0 ] && printf ', '
+        printf '{"ops": [{"op": "alltoall", "comm": "world", "bytes": 1048576}]}'
+    done
+    printf ']}\n'
+} >a2a4096.json
+
 # Chakra: GlobalMetadata (empty), then COMP_NODEs of duration_micros 2^40 (the reader's most,
 # 12.7 days): id N, type 4, duration (varint of 2^40)
 chakra_long() { # chakra_long FILE N
@@ -218,6 +230,9 @@ $budget 8 GiB" "$icsim" collective alltoall -s "$src/hwmodels/superpod-h100-ndr-
 bad alltoall-pairs-flow "alltoall on 80 ranks: 6320 transfers at once x 3072 B: about 18.5 MiB, \
 $budget 0.01 GiB" ICSIM_MAX_MEMORY=0.01 "$icsim" collective alltoall \
     -s "$src/hwmodels/polaris.json" --nodes 20 -b 1G -e 1G --engine flow
+bad alltoall-pairs-replay "communicator 'world': alltoall on 4096 ranks: 16773120 transfers at \
+once x 1536 B: about 24.0 GiB, $budget 8 GiB" "$icsim" replay a2a4096.json \
+    -s "$src/hwmodels/superpod-h100-ndr-3tier.json" --nodes 512
 for v in foo 0 -5 1e9 nan ""; do
     bad "max-memory-$v" "ICSIM_MAX_MEMORY: expected a memory budget in GiB, 0.000001..1048576, \
 got \"$v\"" ICSIM_MAX_MEMORY="$v" "$icsim" replay ops20k.json -s "$dgx"
