@@ -56,28 +56,33 @@ ics_time ics_algo_hop_time(const ics_algo_ctx *c, int a, int b, uint64_t wire_by
 
 void ics_algo_nodes_init(const ics_topo *t, const int *ranks, int n, ics_algo_nodes *g)
 {
-    int *node = g_new(int, n), *seen = g_new(int, n), nnodes = 0;
+    /* a node's index by order of first appearance, then a counting sort of the ranks by it
+     * (stable: rank order inside a node); O(n + nodes), where scanning the nodes seen for each
+     * rank was O(n x nodes): 1.25 G steps for 100,000 ranks on 12,500 nodes, at every call */
+    int nodes = MAX(ics_topo_nodes(t), 1);
+    int *index = g_new(int, nodes + 1), *of = g_new(int, n), nnodes = 0;
+    for (int k = 0; k <= nodes; k++)
+        index[k] = -1;
     for (int r = 0; r < n; r++) {
-        node[r] = ics_topo_dev_get(t, ranks[r])->node;
-        bool known = false;
-        for (int k = 0; k < nnodes && !known; k++)
-            known = seen[k] == node[r];
-        if (!known)
-            seen[nnodes++] = node[r];
+        int node = ics_topo_dev_get(t, ranks[r])->node;
+        int slot = node >= 0 && node < nodes ? node : nodes; /* not in a node: one group */
+        if (index[slot] < 0)
+            index[slot] = nnodes++;
+        of[r] = index[slot];
     }
     g->nnodes = nnodes;
-    g->start = g_new(int, nnodes + 1);
+    g->start = g_new0(int, nnodes + 1);
     g->rank = g_new(int, n);
-    int at = 0;
-    for (int k = 0; k < nnodes; k++) {
-        g->start[k] = at;
-        for (int r = 0; r < n; r++)
-            if (node[r] == seen[k])
-                g->rank[at++] = r;
-    }
-    g->start[nnodes] = at;
-    g_free(node);
-    g_free(seen);
+    for (int r = 0; r < n; r++)
+        g->start[of[r] + 1]++;
+    for (int k = 0; k < nnodes; k++)
+        g->start[k + 1] += g->start[k];
+    int *at = g_memdup2(g->start, sizeof(int) * ((size_t)nnodes + 1));
+    for (int r = 0; r < n; r++)
+        g->rank[at[of[r]]++] = r;
+    g_free(at);
+    g_free(of);
+    g_free(index);
 }
 
 void ics_algo_nodes_clear(ics_algo_nodes *g)

@@ -90,8 +90,8 @@ typedef struct {
     int *rank;  /* n, owned */
 } ics_algo_nodes;
 
-/* Fills *g for ranks (devices) of t. Free its arrays with ics_algo_nodes_clear. O(n^2) worst
- * case; fine for the thousands of ranks a communicator has. */
+/* Fills *g for ranks (devices) of t. Free its arrays with ics_algo_nodes_clear. O(n + the
+ * topology's nodes). */
 void ics_algo_nodes_init(const ics_topo *t, const int *ranks, int n, ics_algo_nodes *g);
 void ics_algo_nodes_clear(ics_algo_nodes *g);
 static inline int ics_algo_nodes_size(const ics_algo_nodes *g, int k)
