@@ -145,21 +145,14 @@ ics_sched *ics_comm_plan(ics_comm *c, const ics_coll_req *req, const ics_coll_tu
     return s;
 }
 
-/* Memory a transfer under way takes, all told (the schedule's step, the backend's flow, its
- * routes and list entries), measured (peak RSS) on all-to-alls of 40 to 2,160 Polaris ranks:
- * ~1.2 KB on the analytic and packet backends, ~2.8 KB on the flow backend (its SimGrid
- * communication); rounded up. */
-#define XFER_BYTES      1536
-#define XFER_BYTES_FLOW 3072
-
 bool ics_comm_call_fits(ics_coll_op op, int nranks, const ics_net_ops *backend, GError **error)
 {
     if (op != ICS_COLL_ALLTOALL || nranks < 2)
         return true;
     uint64_t pairs = (uint64_t)nranks * (uint64_t)(nranks - 1);
-    int per = backend == ics_net_backend("flow") ? XFER_BYTES_FLOW : XFER_BYTES;
+    unsigned per = backend->transfer_bytes;
     char *what = g_strdup_printf(
-        "alltoall on %d ranks: %" G_GUINT64_FORMAT " transfers at once x %d B", nranks, pairs, per);
+        "alltoall on %d ranks: %" G_GUINT64_FORMAT " transfers at once x %u B", nranks, pairs, per);
     bool ok = ics_budget_check(ics_budget_mul_add(pairs, (uint64_t)per, 0), what, error);
     g_free(what);
     return ok;

@@ -101,10 +101,9 @@ static int chain_start(const ics_algo_ctx *c, const ics_algo_nodes *g, int k, in
     int m = ics_algo_nodes_size(g, k), start = p % m;
     int *heads = g_new(int, m);
     int count = ics_algo_node_heads(c->t, c->ranks, g, k, heads, NULL);
-    if (count > 0 && count < m)
-        for (int i = 0; i < m; i++)
-            if (g->rank[g->start[k] + i] == heads[p % count])
-                start = i;
+    for (int i = 0; count > 0 && i < m; i++) /* (a NIC per GPU: heads[p] is local rank p) */
+        if (g->rank[g->start[k] + i] == heads[p % count])
+            start = i;
     g_free(heads);
     return start;
 }
