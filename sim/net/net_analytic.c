@@ -399,9 +399,9 @@ static void share_compute(ics_an_net *n, bool loaded)
         level = MAX(level, sat);
         const GArray *l = n->on[top];
         for (guint k = 0; k < l->len; k++) {
-            const ics_an_ref *x = &g_array_index(l, ics_an_ref, k);
-            if (!is_frozen(n, x->slot)) {
-                share_freeze(n, x->slot, level);
+            int slot = n->slot_of[g_array_index(l, ics_an_ref, k).hid];
+            if (!is_frozen(n, slot)) {
+                share_freeze(n, slot, level);
                 left--;
             }
         }
@@ -440,7 +440,7 @@ static void flow_join(ics_an_net *n, ics_an_flow *f)
         GArray *l = on_list(n, r);
         ics_an_dom_join(n, f, u, room, part);
         f->use[u].pos = (int)l->len;
-        ics_an_ref ref = {f, u, f->slot};
+        ics_an_ref ref = {f, u, f->hid};
         g_array_append_val(l, ref);
         if (l->len == 1) {
             n->busy_pos[r] = (int)n->busy->len;
@@ -618,6 +618,19 @@ static void share_later(ics_an_net *n)
         n->share_ev = ics_engine_after(n->e, 0, ev_share, n, 0);
 }
 
+/* A free handle for a flow entering the fluid phase (the last freed first: its slot_of entry
+ * is likely still cached). */
+static int hid_take(ics_an_net *n)
+{
+    if (n->hid_free->len > 0) {
+        int h = g_array_index(n->hid_free, int, n->hid_free->len - 1);
+        g_array_set_size(n->hid_free, n->hid_free->len - 1);
+        return h;
+    }
+    /* at most one handle per active flow: slot_of grows with the slots */
+    return n->hid_len++;
+}
+
 static void flow_start(ics_an_net *n, ics_an_flow *f)
 {
     f->ev = ICS_EVENT_NONE;
@@ -628,7 +641,10 @@ static void flow_start(ics_an_net *n, ics_an_flow *f)
         n->slots_len = MAX(64, 2 * n->active->len);
         n->frozen = g_renew(uint32_t, n->frozen, n->slots_len);
         n->slots = g_renew(ics_an_slot, n->slots, n->slots_len);
+        n->slot_of = g_renew(int, n->slot_of, n->slots_len);
     }
+    f->hid = hid_take(n);
+    n->slot_of[f->hid] = f->slot;
     n->frozen[f->slot] = 0;
     n->slots[f->slot] = (ics_an_slot){.r0 = f->r0, .use = f->use, .n_bind = f->n_use};
     flow_join(n, f);
@@ -666,10 +682,10 @@ static void ev_fluid_end(ics_engine *e, void *ctx, uint64_t arg)
     ics_an_flow *last = g_ptr_array_index(n->active, n->active->len - 1);
     last->slot = f->slot;
     n->slots[f->slot] = n->slots[n->active->len - 1];
-    for (int u = 0; u < last->n_use; u++) /* its refs follow it to its new slot */
-        g_array_index(n->on[last->use[u].res], ics_an_ref, last->use[u].pos).slot = f->slot;
+    n->slot_of[last->hid] = f->slot; /* its refs follow it to its new slot */
     g_ptr_array_remove_index_fast(n->active, (guint)f->slot);
-    f->slot = -1;
+    g_array_append_val(n->hid_free, f->hid);
+    f->slot = f->hid = -1;
     f->work = 0;
     /* flows held back on its contended resources may speed up; elsewhere nobody was */
     bool freed = n->params.full_shares;
@@ -914,6 +930,7 @@ static ics_net *an_create(const ics_topo *t, ics_engine *e, const ics_net_params
     n->res = g_new(ics_an_res, n->nres);
     n->stamp = g_new0(uint32_t, n->nres);
     n->touched = g_array_new(FALSE, FALSE, sizeof(int));
+    n->hid_free = g_array_new(FALSE, FALSE, sizeof(int));
     n->by_r0 = g_array_new(FALSE, FALSE, sizeof(ics_an_cap));
     n->caps_tmp = g_array_new(FALSE, FALSE, sizeof(ics_an_cap));
     n->on = g_new0(GArray *, n->nres);
@@ -953,6 +970,8 @@ static void an_destroy(ics_net *net)
     g_array_free(n->touched, TRUE);
     g_free(n->frozen);
     g_free(n->slots);
+    g_free(n->slot_of);
+    g_array_free(n->hid_free, TRUE);
     g_array_free(n->busy, TRUE);
     g_free(n->busy_pos);
     g_free(n->heap);

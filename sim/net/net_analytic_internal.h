@@ -29,6 +29,7 @@ typedef struct {
     int n_use;
     int n_bind;        /* use[0 .. n_bind): resources that may bind it; the rest are dominated */
     int slot;          /* index in the active array while in the fluid phase; else -1 */
+    int hid;           /* while active: its handle, n->slot_of[hid] == slot; else -1 */
     uint32_t mark;     /* scratch: in the set being recomputed when == n->epoch */
     long double r0;    /* uncontended payload rate, bytes/ps */
     long double speed; /* rate / r0, in (0, 1]; 0 before the first share */
@@ -40,13 +41,16 @@ typedef struct {
     ics_time offset_ps; /* fixed part, added once the fluid part ends */
 } ics_an_flow;
 
-/* An active flow's use of a resource, in the resource's list; the flow's slot beside it, so
+/* An active flow's use of a resource, in the resource's list; the flow's handle beside it, so
  * that a fair share scanning a resource's flows reads whether each is frozen from the dense
- * n->frozen, not from the flow. */
+ * n->slot_of and n->frozen, not from the flow. A handle, not the slot itself: a flow that ends
+ * hands its slot to the last active flow, and with the slot in every ref that move rewrote
+ * each of the moved flow's refs, a stream's hundreds of thousands (a 16,384-rank tree moved
+ * three times the uses it started); with the handle it is one store. */
 typedef struct {
     ics_an_flow *f;
     int u;
-    int slot;
+    int hid;
 } ics_an_ref;
 
 /* A binding use as the fair share reads it. */
@@ -133,6 +137,9 @@ struct ics_an_net {
     uint32_t *frozen;   /* per active slot: frozen in the computation of this epoch */
     ics_an_slot *slots; /* per active slot */
     guint slots_len;
+    int *slot_of;        /* per handle: the slot of the active flow holding it */
+    GArray *hid_free;    /* int: handles free for reuse, the last freed on top */
+    int hid_len;         /* handles made */
     int *heap, heap_len; /* resources with unfrozen flows, by saturation level */
     GArray *by_r0;       /* ics_an_cap: the flows of the computation by r0 */
     GArray *caps_tmp;    /* ics_an_cap: caps_order's scratch */
