@@ -15,10 +15,9 @@ typedef struct {
     int *ranks, n;
 } rig;
 
-/* nodes 0: a node file as it is; gpn 0: every GPU of every node. */
-static inline void rig_open(rig *g, const char *model, int nodes, int gpn, const char *backend)
+/* A model file at `path`; nodes 0: a node file as it is; gpn 0: every GPU of every node. */
+static inline void rig_open_file(rig *g, const char *path, int nodes, int gpn, const char *backend)
 {
-    char *path = g_build_filename(ICS_SOURCE_DIR, "hwmodels", model, NULL);
     GError *err = NULL;
     g->hw = ics_hw_load(path, nodes, &err);
     g_assert_no_error(err);
@@ -29,6 +28,13 @@ static inline void rig_open(rig *g, const char *model, int nodes, int gpn, const
     for (int i = 0; i < g->n; i++)
         g->ranks[i] = ics_topo_gpu(g->t, i / per, i % per);
     g->c = ics_comm_new(g->t, ics_net_backend(backend), g->ranks, g->n, NULL);
+}
+
+/* A shipped model (hwmodels/), as rig_open_file. */
+static inline void rig_open(rig *g, const char *model, int nodes, int gpn, const char *backend)
+{
+    char *path = g_build_filename(ICS_SOURCE_DIR, "hwmodels", model, NULL);
+    rig_open_file(g, path, nodes, gpn, backend);
     g_free(path);
 }
 

@@ -33,6 +33,14 @@ uint64_t ics_algo_wire_by(double factor, uint64_t payload)
     return (uint64_t)llround((double)payload * factor);
 }
 
+ics_time ics_algo_net_msg(const ics_algo_ctx *c, int a, int b)
+{
+    if (c->net_msg_ps == 0 ||
+        ics_topo_dev_get(c->t, c->ranks[a])->node == ics_topo_dev_get(c->t, c->ranks[b])->node)
+        return 0;
+    return c->net_msg_ps;
+}
+
 uint64_t ics_algo_piece(uint64_t total, int parts, int i)
 {
     uint64_t each = total / (uint64_t)parts;

@@ -33,6 +33,9 @@ typedef struct {
      * (step_lat_ps is then the hop inside a node). */
     double intra_wire_factor, net_wire_factor, nvls_wire_factor;
     ics_time net_step_lat_ps;
+    /* A ring's step across the network pays the network plugin's latency on top of step_lat_ps
+     * (ics_tuner_price.net_msg_ps; 0 for NCCL's own transports): ics_algo_step_lat. */
+    ics_time net_msg_ps;
     /* NCCL's point-to-point step (p2pChunkSize) across nodes, on all-NVLink, over PCIe, already
      * capped at an eighth of the Simple buffer (init.cc computeBuffSizes) */
     uint64_t p2p_step_net, p2p_step_nvl, p2p_step_pci;
@@ -80,6 +83,10 @@ ics_time ics_algo_hop_time(const ics_algo_ctx *c, int a, int b, uint64_t wire_by
                            ics_time *lat_ps);
 /* Bytes of piece i of `total` split in `parts` (the last takes the remainder). */
 uint64_t ics_algo_piece(uint64_t total, int parts, int i);
+
+/* What a ring's step from rank a to rank b adds to its per-step latency: net_msg_ps where they
+ * are on two nodes, else 0. */
+ics_time ics_algo_net_msg(const ics_algo_ctx *c, int a, int b);
 
 /* The communicator's nodes: ranks grouped by the node of their device, nodes in order of their
  * lowest rank, ranks in rank order inside each. Node k's ranks (indices into ctx ranks) are

@@ -122,8 +122,11 @@ static void ring_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t cha
     ring_cut k = ring_cut_of(c, chan_bytes / (uint64_t)merged, s1 - s0, sim_channels);
     int S = k.slices;
     int *prev = g_new(int, n *S), *cur = g_new(int, n *S), *last = g_new(int, n);
-    for (int p = 0; p < n; p++)
+    ics_time *net = g_new(ics_time, n); /* what the edge into position p adds */
+    for (int p = 0; p < n; p++) {
         last[p] = -1;
+        net[p] = ics_algo_net_msg(c, order[(p - 1 + n) % n], order[p]);
+    }
     ics_time after = ics_algo_beyond_sync(c, c->step_lat_ps);
     for (int l = 0; l < k.loops; l++) {
         uint64_t part = loop_part(c, &k, l) * (uint64_t)merged;
@@ -137,7 +140,8 @@ static void ring_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t cha
                     if (step > s0) {
                         int got = prev[((p - 1 + n) % n) * S + j];
                         bool reduced = step - 1 < n - 1;
-                        ics_time d = after + (reduced ? ics_algo_reduce_time(c, bytes) : 0);
+                        ics_time d =
+                            after + net[p] + (reduced ? ics_algo_reduce_time(c, bytes) : 0);
                         deps[0] = ics_sched_delay(s, d, &got, 1);
                     }
                     /* a channel sends its slices in order through one FIFO, step after step */
@@ -159,6 +163,7 @@ static void ring_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t cha
     g_free(prev);
     g_free(cur);
     g_free(last);
+    g_free(net);
 }
 
 /* A chain's slices for one NCCL channel's `share`: NCCL moves a broadcast or reduce one FIFO step
@@ -189,7 +194,8 @@ static void chain_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t ch
             uint64_t bytes = piece(chan_bytes, S, k);
             int deps[2] = {start, -1}, nd = 1;
             if (h > 0) {
-                ics_time d = after + (reduce ? ics_algo_reduce_time(c, bytes) : 0);
+                ics_time d = after + ics_algo_net_msg(c, order[(first + h - 1) % n], a) +
+                             (reduce ? ics_algo_reduce_time(c, bytes) : 0);
                 deps[0] = ics_sched_delay(s, d, &prev[k], 1);
             }
             if (k > 0) /* in order through the channel's FIFO */
@@ -272,8 +278,9 @@ static ics_time ring_edges(const ics_algo_ctx *c, const int *order, int edges, u
     ics_time worst = 0;
     *lat = *sum = 0;
     for (int p = 0; p < edges; p++) {
-        ics_time l, t = ics_algo_hop_time(c, order[p], order[(p + 1) % c->n], wire, &l);
-        *sum += t + l + per_edge;
+        int a = order[p], b = order[(p + 1) % c->n];
+        ics_time l, t = ics_algo_hop_time(c, a, b, wire, &l);
+        *sum += t + l + per_edge + ics_algo_net_msg(c, a, b);
         if (t + l > worst + *lat) {
             worst = t;
             *lat = l;

@@ -96,6 +96,17 @@ static ics_time net_step_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_p
     return step_lat(tu, algo, proto);
 }
 
+/* A ring's step across the network: NCCL's model charges it its network hop latency plus the
+ * plugin's (tuning.cc: nInterSteps x interLat), where the simulation charges every step the
+ * ring's one class latency (step_lat); the plugin's part is added on the network steps. */
+static ics_time net_msg(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto)
+{
+    if (ics_tuner_nccl_mixed_legs(algo) || tu->nnodes < 2)
+        return 0;
+    double us = tu->net_lat_us * (proto == ICS_PROTO_SIMPLE ? 2 : 1);
+    return scaled(tu, (ics_time)llround(us * ICS_PS_PER_US), 2);
+}
+
 static ics_time base_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto)
 {
     ics_time lat = ics_tuner_nccl_base_lat(tu, algo, proto);
@@ -156,6 +167,7 @@ void ics_tuner_price_call(const ics_tuner *tu, const ics_coll_req *req, const ic
         .base_lat_ps = base_lat(tu, algo, proto),
         .step_lat_ps = step_lat(tu, algo, proto),
         .net_step_lat_ps = net_step_lat(tu, algo, proto),
+        .net_msg_ps = net_msg(tu, algo, proto),
         .sync_ps = ics_tuner_sync_lat(tu, proto),
         .cta_bytes_per_s = ics_tuner_cta_bytes_per_s(tu),
         .reduce_bytes_per_s = tu->reduce_bytes_per_s,

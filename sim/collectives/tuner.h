@@ -24,6 +24,8 @@ typedef struct {
     int heads;          /* the fewest ranks of a node with a NIC of their own (CollNet heads) */
     int nics;           /* the fewest distinct NICs a node's ranks' channels use */
     bool amd_cpu;       /* NCCL's LL ceilings and network overhead differ on AMD hosts */
+    double net_lat_us;  /* NCCL's latencyInter: what the network plugin reports for the node's
+                           compute NICs (their largest plugin_latency); 0 on one node */
     bool ll128_default; /* NCCL enables LL128 here unless NCCL_PROTO says otherwise */
     int nvlinks;        /* NVLinks of a GPU (rank 0's) */
     double nvlink_gbps; /* NCCL's figure for one NVLink of this GPU (20.6 GB/s on SM90) */
@@ -75,6 +77,9 @@ typedef struct {
     ics_time step_lat_ps;     /* NCCL's per-hop latency (inside a node for mixed-leg algorithms) */
     ics_time net_step_lat_ps; /* NCCL's latency of one network hop (tree, NVLS-Tree,
                                  CollNet, PAT; the step latency otherwise) */
+    ics_time net_msg_ps;      /* rings: what a step across the network adds to the step latency,
+                                 the network plugin's latency (NCCL's latencyInter, twice with
+                                 Simple); in net_step_lat_ps for the others */
     ics_time sync_ps;         /* a CTA's synchronization per slice it sends (Simple: half
                                  NCCL's per-step latency inside a node, 1.7 us on NVLink) */
     uint64_t cta_bytes_per_s; /* what one CTA copies at most (half NCCL's per-channel tree

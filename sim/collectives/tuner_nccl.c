@@ -331,6 +331,19 @@ static void inter_graphs(ics_tuner *tu)
     tu->tree_gbps = tu->nnodes == 2 ? MIN(intra, 2 * tu->net_gbps) : ring;
 }
 
+/* The network plugin's latency as NCCL reads it (ncclNetProperties_t.latency into the graph's
+ * latencyInter): a node's compute NICs are of one plugin; the largest, should they differ. */
+static double plugin_lat_us(const ics_hw_node *node)
+{
+    ics_time worst = 0;
+    for (int i = 0; i < node->n_pcie; i++) {
+        const ics_hw_pcie *e = &node->pcie[i];
+        if (e->kind == ICS_PCIE_NIC && e->role == ICS_NIC_COMPUTE && e->nic_type)
+            worst = MAX(worst, e->nic_type->plugin_latency_ps);
+    }
+    return ics_time_to_us(worst);
+}
+
 void ics_tuner_nccl_init(ics_tuner *tu)
 {
     nccl_kernel_rate(tu);
@@ -360,6 +373,7 @@ void ics_tuner_nccl_init(ics_tuner *tu)
     }
     const ics_hw_node *node = ics_hw_node_of(ics_topo_hw(tu->t));
     tu->amd_cpu = node->n_cpus > 0 && ics_hw_cpu_vendor(node->cpus[0].type) == ICS_CPU_AMD;
+    tu->net_lat_us = g.nnodes > 1 ? plugin_lat_us(node) : 0;
     ics_algo_nodes_clear(&g);
     tu->ll128_default = ll128_default(tu);
     if (tu->nnodes > 1)
@@ -373,10 +387,13 @@ static double intra_lat(const ics_tuner *tu, ics_coll_algo a, ics_coll_proto p)
     return hw_lat_us[tu->intra_class][a][p];
 }
 
-/* With one rank per node nothing hides the network hop: NCCL prices it as the tree's. */
+/* With one rank per node nothing hides the network hop: NCCL prices it as the tree's. To it
+ * NCCL adds what the network plugin reports as its latency (the graph's latencyInter), twice
+ * with Simple: "Also add the flush extra latency" (tuning.cc, 2.19-2.29). */
 static double inter_lat(const ics_tuner *tu, ics_coll_algo a, ics_coll_proto p)
 {
-    return hw_lat_us[HW_NET][tu->ppn == 1 ? ICS_ALGO_TREE : a][p];
+    return hw_lat_us[HW_NET][tu->ppn == 1 ? ICS_ALGO_TREE : a][p] +
+           tu->net_lat_us * (p == ICS_PROTO_SIMPLE ? 2 : 1);
 }
 
 ics_time ics_tuner_nccl_hop_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto,

@@ -100,6 +100,12 @@ typedef struct {
     const ics_hw_standard *pcie;     /* host side */
     int pcie_lanes;
     ics_time latency_ps;
+    /* What the NCCL network plugin that drives this NIC reports to NCCL as its latency
+     * (ncclNetProperties_t.latency; 0, NCCL's own IB and socket transports' figure, where the
+     * catalog gives none). NCCL adds it to every network hop of its cost model (tuning.cc: the
+     * graph's latencyInter, twice with Simple for the receive flush), and icsim charges NCCL's
+     * per-hop latencies as what a hop costs (collectives/tuner_nccl.c). */
+    ics_time plugin_latency_ps;
     const char *source;
 } ics_hw_nic_type;
 

@@ -304,8 +304,8 @@ static void read_switch(ics_hw__ld *ld, const cJSON *o, ics_hw_switch_type *t, b
 
 static void read_nic(ics_hw__ld *ld, const cJSON *o, ics_hw_nic_type *n, bool fresh)
 {
-    static const char *const keys[] = {"name",       "standard", "pcie", "pcie_lanes",
-                                       "latency_ns", "source",   NULL};
+    static const char *const keys[] = {"name",       "standard",          "pcie",   "pcie_lanes",
+                                       "latency_ns", "plugin_latency_us", "source", NULL};
     if (!ics_jr_keys(ld->r, o, keys))
         return;
     read_str(ld, o, "name", fresh, &n->product);
@@ -313,6 +313,7 @@ static void read_nic(ics_hw__ld *ld, const cJSON *o, ics_hw_nic_type *n, bool fr
     ref_family(ld, o, "pcie", fresh, ICS_LINK_PCIE, ICS_LINK_PCIE, &n->pcie);
     read_int(ld, o, "pcie_lanes", fresh, 1, 32, &n->pcie_lanes);
     read_ns(ld, o, "latency_ns", fresh, &n->latency_ps);
+    read_us(ld, o, "plugin_latency_us", &n->plugin_latency_ps);
     read_str(ld, o, "source", fresh, &n->source);
 }
 

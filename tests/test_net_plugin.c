@@ -1,0 +1,116 @@
+/* The network plugin's latency (hw.h: ics_hw_nic_type.plugin_latency_ps): what a plugin reports
+ * to NCCL (ncclNetProperties_t.latency) and NCCL adds to every network hop of its cost model,
+ * which icsim charges as what the hop costs. Checked against NCCL's closed forms on AWS p4de
+ * (aws-ofi-nccl reports 75 us there), by running each call twice: with the catalog's EFA and
+ * with the same EFA reporting 0 (a cluster override), so that everything else cancels. */
+#include "coll_rig.h"
+#include "collectives/tuner.h"
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#define PLUGIN_US 75.0
+
+/* A p4de cluster of `nodes` (8 GPUs each), its EFA's plugin latency as the catalog says, or
+ * overridden to 0. */
+static void plug_open(rig *g, int nodes, bool zero)
+{
+    char *dir = g_dir_make_tmp("icsim-plugin-XXXXXX", NULL);
+    g_assert_nonnull(dir);
+    char *path = g_build_filename(dir, "p4de.json", NULL);
+    char *text = g_strdup_printf(
+        "{\"kind\": \"cluster\", \"name\": \"p4de\", \"source\": \"test\","
+        " \"catalog\": \"%s/hwmodels/catalog.json\", \"node\": \"%s/hwmodels/aws-p4de-node.json\","
+        " \"nodes\": 2, \"fabric\": {\"topology\": \"fat-tree\", \"tiers\": 2,"
+        " \"switch\": \"spectrum4\", \"standard\": \"eth100\", \"oversubscription\": 1}%s}",
+        ICS_SOURCE_DIR, ICS_SOURCE_DIR,
+        zero ? ", \"nics\": {\"efa-v1\": {\"plugin_latency_us\": 0}}" : "");
+    g_assert_true(g_file_set_contents(path, text, -1, NULL));
+    rig_open_file(g, path, nodes, 0, "analytic");
+    g_unlink(path);
+    g_rmdir(dir);
+    g_free(text);
+    g_free(path);
+    g_free(dir);
+}
+
+/* The time of one all-reduce of `size` bytes with algorithm and protocol forced, us. */
+static double run_us(rig *g, uint64_t size, unsigned algo, unsigned proto)
+{
+    ics_coll_tuning tu = {.algos = algo, .protos = proto, .nvls_enable = true};
+    ics_coll_req req = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = size, .dtype_bytes = 4};
+    ics_coll_result r;
+    g_assert_true(ics_comm_run(g->c, &req, &tu, &r));
+    return ics_time_to_us(r.time_ps);
+}
+
+/* What the plugin's latency adds to a call: the same call with and without it. */
+static double added_us(int nodes, uint64_t size, ics_coll_algo a, ics_coll_proto p)
+{
+    rig with, without;
+    plug_open(&with, nodes, false);
+    plug_open(&without, nodes, true);
+    double d = run_us(&with, size, 1u << a, 1u << p) - run_us(&without, size, 1u << a, 1u << p);
+    rig_close(&with);
+    rig_close(&without);
+    return d;
+}
+
+/* The catalog's figure reaches NCCL's model (the tuner's latencyInter) only across nodes. */
+static void test_reported(void)
+{
+    rig g;
+    plug_open(&g, 2, false);
+    ics_tuner tu;
+    ics_tuner_init(&tu, g.t, g.ranks, g.n);
+    g_assert_cmpfloat_with_epsilon(tu.net_lat_us, PLUGIN_US, 1e-9);
+    ics_tuner_init(&tu, g.t, g.ranks, 8); /* node 0's GPUs alone: no network */
+    g_assert_cmpfloat(tu.net_lat_us, ==, 0);
+    rig_close(&g);
+}
+
+/* NCCL's tree on 2 nodes is a chain with one network hop up and one down (tuning.cc: 2 x
+ * log2(nNodes) x interLat): a small call pays the plugin's latency twice, four times with
+ * Simple, whose every network hop pays it again for the receive flush. */
+static void test_tree(void)
+{
+    g_assert_cmpfloat_with_epsilon(added_us(2, 512, ICS_ALGO_TREE, ICS_PROTO_LL), 2 * PLUGIN_US,
+                                   0.01);
+    g_assert_cmpfloat_with_epsilon(added_us(2, 512, ICS_ALGO_TREE, ICS_PROTO_SIMPLE), 4 * PLUGIN_US,
+                                   0.01);
+}
+
+/* A ring all-reduce on 2 nodes crosses the network at 2 x nNodes of its 2(n-1) steps (NCCL's
+ * nInterSteps): a slice walking the ring meets 4 network edges, each paying the plugin's
+ * latency (twice with Simple). */
+static void test_ring(void)
+{
+    g_assert_cmpfloat_with_epsilon(added_us(2, 512, ICS_ALGO_RING, ICS_PROTO_LL), 4 * PLUGIN_US,
+                                   0.01);
+    g_assert_cmpfloat_with_epsilon(added_us(2, 512, ICS_ALGO_RING, ICS_PROTO_SIMPLE), 8 * PLUGIN_US,
+                                   0.01);
+}
+
+/* Large calls pay it on the pipeline's fill and drain, not per slice: at 1 GiB no more than a
+ * small call's 4 x 75 us (part of it hides behind the NICs' queues), under 2% of the call. */
+static void test_pipelined(void)
+{
+    double d = added_us(2, 1u << 30, ICS_ALGO_TREE, ICS_PROTO_SIMPLE);
+    g_assert_cmpfloat(d, >, PLUGIN_US);
+    g_assert_cmpfloat(d, <=, 4 * PLUGIN_US + 0.01);
+    rig g;
+    plug_open(&g, 2, false);
+    g_assert_cmpfloat(d, <,
+                      0.02 * run_us(&g, 1u << 30, 1u << ICS_ALGO_TREE, 1u << ICS_PROTO_SIMPLE));
+    rig_close(&g);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/net-plugin/reported", test_reported);
+    g_test_add_func("/net-plugin/tree", test_tree);
+    g_test_add_func("/net-plugin/ring", test_ring);
+    g_test_add_func("/net-plugin/pipelined", test_pipelined);
+    return g_test_run();
+}
