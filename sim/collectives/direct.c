@@ -30,12 +30,17 @@ static bool all_nvlink(const ics_algo_ctx *c)
 /* One send of `bytes` from rank a to rank b over the context's channels, played as one transfer:
  * the channels' CTAs copy it no faster than their ceiling (its floor) and synchronize once per
  * p2p step of each channel (its tail). A transfer per step would only add events: nothing else
- * waits on a send's steps. */
+ * waits on a send's steps. Across nodes it first pays the network plugin's latency, as a ring's
+ * network step does (ics_algo_net_msg; 0 on NCCL's own transports): NCCL's model has no
+ * point-to-point term, but the message goes through the same plugin. */
 static void p2p_send(const ics_algo_ctx *c, ics_sched *s, int a, int b, uint64_t bytes,
                      uint64_t step, uint64_t hash, int start)
 {
     uint64_t per_step = step * (uint64_t)c->nch;
     uint64_t steps = MAX(1, (bytes + per_step - 1) / per_step);
+    ics_time plugin = ics_algo_net_msg(c, a, b);
+    if (plugin > 0)
+        start = ics_sched_delay(s, plugin, &start, 1);
     int id = ics_sched_send(s, c->ranks[a], c->ranks[b], ics_algo_wire(c, bytes), hash, &start, 1);
     ics_algo_charge(c, s, id, bytes, (uint64_t)c->nch, (ics_time)steps);
 }
