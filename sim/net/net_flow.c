@@ -18,7 +18,7 @@
  *     communications. Alone, each lasts its bytes at its rate, the slowest exactly the flow's
  *     fluid time; under contention they are shared separately, where the analytic backend
  *     holds all of a stream's legs to one rate: the one place the two models differ (a group
- *     longer than GROUP_MAX_LINKS links is split the same way, at path boundaries).
+ *     longer than group_max_links is split the same way, at path boundaries).
  *   - So a flow alone on its paths is delivered at start + ics_net_idle_path_time, as on the
  *     other backends, to within a picosecond of rounding between SimGrid's seconds and icsim's
  *     picoseconds; the tests compare the backends on contended cases and on collectives.
@@ -39,7 +39,7 @@
  * linear walk that was 93% of a 1024-GPU sweep; net_flow_sg.cpp starts two-host executions
  * instead, which join no list.)
  * Memory: SimGrid's links, one per channel and device (~0.6 KiB each), kept for the process;
- * per flow under way, a SimGrid communication per group (of at most GROUP_MAX_LINKS links).
+ * per flow under way, a SimGrid communication per group (of at most group_max_links links).
  * params: packet_bytes is honoured; the packet-only parameters are ignored; adaptive_routing is
  * not implemented (routes follow the flow hash). */
 #include "net/net.h"
@@ -247,11 +247,26 @@ static void group_done(void *ctx, void *user)
     fluid_end(n, f, at);
 }
 
-/* The longest route a communication gets: SimGrid's LMM looks a new link up among those of the
- * variable it expands (lmm::System::expand), quadratic in the route: a stream over 1024 GPUs
- * (~10,000 links) spent 40% of its run there. Longer groups are split at path boundaries into
- * communications of at most this many links, moving separately (as unequal groups do). */
-#define GROUP_MAX_LINKS 128
+/* The longest route a communication gets. Two costs pull apart. SimGrid's LMM looks a new link
+ * up among those of the variable it expands (lmm::System::expand), quadratic in the route: a
+ * stream over 1024 GPUs (~10,000 links) as one communication spent 40% of its run there. But
+ * each communication of a stream completes at its own instant under contention, and each
+ * completion re-solves the coupled system: with groups of at most 128 links a 16,384-GPU tree
+ * (16 streams of ~280,000 links) completed ~35,000 times and ran 749 s. For a flow of L links in
+ * groups of G, expanding costs ~L x G and the completions ~(L / G) x L. Measured on 1024 x 8
+ * H100 (512 KiB, Tree LL128: streams of ~140,000 links), G = 128: 139 s, 1024: 24 s, 4096: 15 s,
+ * 16384: 24 s. So a flow has at most GROUP_MOST groups, none cut shorter than GROUP_MIN_LINKS
+ * (sends and multicasts stay one group; a 1024-GPU stream's ~10,000 links are 64 groups of
+ * ~160, near the 128 it had): 1024 x 8 H100 139 -> 15 s, 2048 x 8 749 -> 49 s, the 1024-GPU
+ * sweep unchanged to the byte. Split at path boundaries, the groups move separately (as unequal
+ * groups do). */
+#define GROUP_MIN_LINKS 128
+#define GROUP_MOST      64
+
+static int group_max_links(int total)
+{
+    return MAX(GROUP_MIN_LINKS, (total + GROUP_MOST - 1) / GROUP_MOST);
+}
 
 /* Paths by bytes, then by position: a flow's groups in a deterministic order. */
 static int by_bytes(const void *a, const void *b)
@@ -310,16 +325,15 @@ static void flow_start(fl_net *n, fl_flow *f)
     int total = 0;
     for (int p = 0; p < f->npaths; p++)
         total += f->paths[p].n;
-    int *res = g_new(int, total), *start = g_new(int, f->npaths + 1);
+    int *res = g_new(int, total), *start = g_new(int, f->npaths + 1), most = group_max_links(total);
     double *bytes = g_new(double, f->npaths), *rate = g_new(double, f->npaths), slowest = 0;
     f->ngroups = 0;
     for (int p = 0, k = 0; p < f->npaths; f->ngroups++) { /* the groups' routes */
         int g = f->ngroups;
         start[g] = k;
         bytes[g] = (double)order[p]->bytes;
-        for (uint64_t b = order[p]->bytes;
-             p < f->npaths && order[p]->bytes == b &&
-             (k == start[g] || k - start[g] + order[p]->n <= GROUP_MAX_LINKS);
+        for (uint64_t b = order[p]->bytes; p < f->npaths && order[p]->bytes == b &&
+                                           (k == start[g] || k - start[g] + order[p]->n <= most);
              p++)
             for (int h = 0; h < order[p]->n; h++)
                 res[k++] = order[p]->res[h];
