@@ -33,8 +33,8 @@ typedef struct {
      * (step_lat_ps is then the hop inside a node). */
     double intra_wire_factor, net_wire_factor, nvls_wire_factor;
     ics_time net_step_lat_ps;
-    /* A ring's step across the network pays the network plugin's latency on top of step_lat_ps
-     * (ics_tuner_price.net_msg_ps; 0 for NCCL's own transports): ics_algo_step_lat. */
+    /* A ring's or a point-to-point send across the network waits the network plugin's latency
+     * first (ics_tuner_price.net_msg_ps; 0 for NCCL's own transports): ics_algo_net_msg. */
     ics_time net_msg_ps;
     /* NCCL's point-to-point step (p2pChunkSize) across nodes, on all-NVLink, over PCIe, already
      * capped at an eighth of the Simple buffer (init.cc computeBuffSizes) */
@@ -84,8 +84,8 @@ ics_time ics_algo_hop_time(const ics_algo_ctx *c, int a, int b, uint64_t wire_by
 /* Bytes of piece i of `total` split in `parts` (the last takes the remainder). */
 uint64_t ics_algo_piece(uint64_t total, int parts, int i);
 
-/* What a ring's step from rank a to rank b adds to its per-step latency: net_msg_ps where they
- * are on two nodes, else 0. */
+/* What a ring's or a point-to-point send from rank a to rank b waits before it starts:
+ * net_msg_ps where they are on two nodes, else 0. */
 ics_time ics_algo_net_msg(const ics_algo_ctx *c, int a, int b);
 
 /* The communicator's nodes: ranks grouped by the node of their device, nodes in order of their

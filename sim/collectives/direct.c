@@ -30,17 +30,16 @@ static bool all_nvlink(const ics_algo_ctx *c)
 /* One send of `bytes` from rank a to rank b over the context's channels, played as one transfer:
  * the channels' CTAs copy it no faster than their ceiling (its floor) and synchronize once per
  * p2p step of each channel (its tail). A transfer per step would only add events: nothing else
- * waits on a send's steps. Across nodes it first pays the network plugin's latency, as a ring's
- * network step does (ics_algo_net_msg; 0 on NCCL's own transports): NCCL's model has no
- * point-to-point term, but the message goes through the same plugin. */
+ * waits on a send's steps. Across nodes it starts at `net_start`, after the network plugin's
+ * latency, as a ring's network step does (ics_algo_net_msg; 0 on NCCL's own transports): NCCL's
+ * model has no point-to-point term, but the message goes through the same plugin. */
 static void p2p_send(const ics_algo_ctx *c, ics_sched *s, int a, int b, uint64_t bytes,
-                     uint64_t step, uint64_t hash, int start)
+                     uint64_t step, uint64_t hash, int start, int net_start)
 {
     uint64_t per_step = step * (uint64_t)c->nch;
     uint64_t steps = MAX(1, (bytes + per_step - 1) / per_step);
-    ics_time plugin = ics_algo_net_msg(c, a, b);
-    if (plugin > 0)
-        start = ics_sched_delay(s, plugin, &start, 1);
+    if (ics_algo_net_msg(c, a, b) > 0)
+        start = net_start;
     int id = ics_sched_send(s, c->ranks[a], c->ranks[b], ics_algo_wire(c, bytes), hash, &start, 1);
     ics_algo_charge(c, s, id, bytes, (uint64_t)c->nch, (ics_time)steps);
 }
@@ -53,9 +52,11 @@ static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
         nodes =
             ics_topo_dev_get(c->t, c->ranks[r])->node != ics_topo_dev_get(c->t, c->ranks[0])->node;
     uint64_t step = nodes ? c->p2p_step_net : all_nvlink(c) ? c->p2p_step_nvl : c->p2p_step_pci;
+    /* every send across nodes waits the same plugin latency: one delay for all of them */
+    int net_start = c->net_msg_ps > 0 ? ics_sched_delay(s, c->net_msg_ps, &start, 1) : start;
     if (c->req.op == ICS_COLL_SENDRECV) {
         for (int r = 0; r < n; r++)
-            p2p_send(c, s, r, (r + 1) % n, c->req.size_bytes, step, (uint64_t)r, start);
+            p2p_send(c, s, r, (r + 1) % n, c->req.size_bytes, step, (uint64_t)r, start, net_start);
         return;
     }
     uint64_t each = c->req.size_bytes / (uint64_t)n;
@@ -66,7 +67,8 @@ static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
                 c->req.splits ? c->req.splits[(size_t)r * (size_t)n + (size_t)peer] : each;
             if (bytes == 0) /* all-to-allv: nothing for this peer, no send is posted */
                 continue;
-            p2p_send(c, s, r, peer, bytes, step, (uint64_t)r * (uint64_t)n + (uint64_t)peer, start);
+            p2p_send(c, s, r, peer, bytes, step, (uint64_t)r * (uint64_t)n + (uint64_t)peer, start,
+                     net_start);
         }
 }
 

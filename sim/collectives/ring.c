@@ -122,10 +122,14 @@ static void ring_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t cha
     ring_cut k = ring_cut_of(c, chan_bytes / (uint64_t)merged, s1 - s0, sim_channels);
     int S = k.slices;
     int *prev = g_new(int, n *S), *cur = g_new(int, n *S), *last = g_new(int, n);
-    ics_time *net = g_new(ics_time, n); /* what the edge into position p adds */
+    /* what the edge out of position p adds before its sends (the network plugin's latency),
+     * so that every crossing of a slice's path pays it, the first and the last included */
+    ics_time *net = g_new(ics_time, n);
+    int *first = g_new(int, n); /* the first step's dependency at p */
     for (int p = 0; p < n; p++) {
         last[p] = -1;
-        net[p] = ics_algo_net_msg(c, order[(p - 1 + n) % n], order[p]);
+        net[p] = ics_algo_net_msg(c, order[p], order[(p + 1) % n]);
+        first[p] = net[p] > 0 ? ics_sched_delay(s, net[p], &start, 1) : start;
     }
     ics_time after = ics_algo_beyond_sync(c, c->step_lat_ps);
     for (int l = 0; l < k.loops; l++) {
@@ -136,7 +140,7 @@ static void ring_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t cha
             for (int p = 0; p < n; p++) {
                 for (int j = 0; j < S; j++) {
                     uint64_t bytes = piece(part, S, j);
-                    int deps[2] = {start, -1}, nd = 1;
+                    int deps[2] = {first[p], -1}, nd = 1;
                     if (step > s0) {
                         int got = prev[((p - 1 + n) % n) * S + j];
                         bool reduced = step - 1 < n - 1;
@@ -164,6 +168,7 @@ static void ring_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t cha
     g_free(cur);
     g_free(last);
     g_free(net);
+    g_free(first);
 }
 
 /* A chain's slices for one NCCL channel's `share`: NCCL moves a broadcast or reduce one FIFO step
@@ -190,12 +195,13 @@ static void chain_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t ch
     int *prev = g_new(int, S), cur_prev = -1;
     for (int h = 0; h < n - 1; h++) {
         int a = order[(first + h) % n], b = order[(first + h + 1) % n];
+        ics_time net = ics_algo_net_msg(c, a, b); /* before each send of a hop that crosses */
+        int from = net > 0 && h == 0 ? ics_sched_delay(s, net, &start, 1) : start;
         for (int k = 0; k < S; k++) {
             uint64_t bytes = piece(chan_bytes, S, k);
-            int deps[2] = {start, -1}, nd = 1;
+            int deps[2] = {from, -1}, nd = 1;
             if (h > 0) {
-                ics_time d = after + ics_algo_net_msg(c, order[(first + h - 1) % n], a) +
-                             (reduce ? ics_algo_reduce_time(c, bytes) : 0);
+                ics_time d = after + net + (reduce ? ics_algo_reduce_time(c, bytes) : 0);
                 deps[0] = ics_sched_delay(s, d, &prev[k], 1);
             }
             if (k > 0) /* in order through the channel's FIFO */

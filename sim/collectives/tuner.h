@@ -77,8 +77,8 @@ typedef struct {
     ics_time step_lat_ps;     /* NCCL's per-hop latency (inside a node for mixed-leg algorithms) */
     ics_time net_step_lat_ps; /* NCCL's latency of one network hop (tree, NVLS-Tree,
                                  CollNet, PAT; the step latency otherwise) */
-    ics_time net_msg_ps;      /* rings and point-to-point: what a step or send across the
-                                 network adds, the network plugin's latency (NCCL's
+    ics_time net_msg_ps;      /* rings and point-to-point: what a send across the network
+                                 waits first, the network plugin's latency (NCCL's
                                  latencyInter, twice with Simple); in net_step_lat_ps for the
                                  others */
     ics_time sync_ps;         /* a CTA's synchronization per slice it sends (Simple: half

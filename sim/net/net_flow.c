@@ -255,11 +255,12 @@ static void group_done(void *ctx, void *user)
  * (16 streams of ~280,000 links) completed ~35,000 times and ran 749 s. For a flow of L links in
  * groups of G, expanding costs ~L x G and the completions ~(L / G) x L. Measured on 1024 x 8
  * H100 (512 KiB, Tree LL128: streams of ~140,000 links), G = 128: 139 s, 1024: 24 s, 4096: 15 s,
- * 16384: 24 s. So a flow has at most GROUP_MOST groups, none cut shorter than GROUP_MIN_LINKS
- * (sends and multicasts stay one group; a 1024-GPU stream's ~10,000 links are 64 groups of
- * ~160, near the 128 it had): 1024 x 8 H100 139 -> 15 s, 2048 x 8 749 -> 49 s, the 1024-GPU
- * sweep unchanged to the byte. Split at path boundaries, the groups move separately (as unequal
- * groups do). */
+ * 16384: 24 s. So a flow's groups are at most max(GROUP_MIN_LINKS, L / GROUP_MOST) links: about
+ * GROUP_MOST groups of long equal paths (up to about twice as many when a path is long against
+ * that bound, and one more per distinct byte count); sends and multicasts stay one group, and a
+ * 1024-GPU stream's ~10,000 links are groups of ~160, near the 128 it had. 1024 x 8 H100 139 ->
+ * 15 s, 2048 x 8 749 -> 49 s, the 1024-GPU sweep unchanged to the byte. Split at path
+ * boundaries, the groups move separately (as unequal groups do). */
 #define GROUP_MIN_LINKS 128
 #define GROUP_MOST      64
 
