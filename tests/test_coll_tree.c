@@ -298,11 +298,12 @@ static ics_tuner_price price_of(const ics_tuner *tu, ics_coll_op op, uint64_t si
     return out;
 }
 
-/* Two nodes, one GPU each, one chunk: each tree sends its half up (C), the root reduces it,
- * waits NCCL's network hop and sends it down; the two trees run on opposite directions. A send
- * takes its transfer or its CTA's copy, whichever is longer, then the CTA's sync, which is part
- * of NCCL's hop (channels.c):
- *   base + 2 (max(T(C), C / CTA) + sync) + reduce(C) + (hop - sync). */
+/* Two nodes, one GPU each, one chunk: each tree's leaf waits NCCL's network hop and sends its
+ * half up (C), the root reduces it, waits the hop again and sends it down (NCCL's model: 2
+ * log2(nNodes) network hops); the two trees run on opposite directions. A send takes its
+ * transfer or its CTA's copy, whichever is longer, then the CTA's sync, which is part of NCCL's
+ * hop (channels.c):
+ *   base + 2 (max(T(C), C / CTA) + sync) + reduce(C) + 2 (hop - sync). */
 static void test_tree_closed_form(void)
 {
     for (int be = 0; be < 2; be++) {
@@ -321,7 +322,8 @@ static void test_tree_closed_form(void)
         ics_time sync = p.sync_ps;
         ics_time send = MAX(T, ics_time_serialize(C, p.cta_bytes_per_s)) + sync;
         ics_time want = p.base_lat_ps + 2 * send +
-                        ics_time_serialize(3 * C, tu.reduce_bytes_per_s) + p.net_step_lat_ps - sync;
+                        ics_time_serialize(3 * C, tu.reduce_bytes_per_s) +
+                        2 * (p.net_step_lat_ps - sync);
         g_test_message("tree 2x1 32 KiB (%s): %.3f us, closed form %.3f us",
                        be ? "packet" : "analytic", r.time_ps / 1e6, want / 1e6);
         g_assert_cmpint(r.time_ps, ==, want);
@@ -329,8 +331,9 @@ static void test_tree_closed_form(void)
     }
 }
 
-/* PAT all-gather on 4 nodes: two steps, distance 2 then 1, one block then two:
- *   base + T(block) + step latency + T(2 blocks)   (all ranks at once, one link each way). */
+/* PAT all-gather on 4 nodes: two steps, distance 2 then 1, one block then two, each after
+ * NCCL's step latency (its model counts log2(nNodes) of them):
+ *   base + 2 step latencies + T(block) + T(2 blocks)   (all ranks at once, one link each way). */
 static void test_pat_closed_form(void)
 {
     rig g;
@@ -347,7 +350,7 @@ static void test_pat_closed_form(void)
         last = MAX(last, t1 + t2);
     }
     ics_tuner_price p = price_of(&tu, ICS_COLL_ALL_GATHER, size, ICS_ALGO_PAT, ICS_PROTO_SIMPLE);
-    ics_time want = p.base_lat_ps + p.net_step_lat_ps + last;
+    ics_time want = p.base_lat_ps + 2 * p.net_step_lat_ps + last;
     g_test_message("PAT all-gather 4x1 256 KiB: %.3f us, closed form %.3f us", r.time_ps / 1e6,
                    want / 1e6);
     g_assert_cmpint(r.time_ps, ==, want);

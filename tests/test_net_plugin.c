@@ -72,13 +72,23 @@ static void test_reported(void)
     rig_close(&g);
 }
 
-/* NCCL's tree on 2 nodes of 8 is a chain with one network hop up and one down (tuning.cc: 2 x
+/* NCCL's tree on 2 nodes is a chain with one network hop up and one down (tuning.cc: 2 x
  * log2(nNodes) x interLat): a small call pays the plugin's latency twice, four times with
- * Simple, whose every network hop pays it again for the receive flush. */
+ * Simple, whose every network hop pays it again for the receive flush; with one GPU a node too
+ * (the leaf's hop up included). */
 static void test_tree(void)
 {
     g_assert_cmpfloat_with_epsilon(added(AR, 0, 512, ICS_ALGO_TREE, ICS_PROTO_LL), 2, 1e-4);
     g_assert_cmpfloat_with_epsilon(added(AR, 0, 512, ICS_ALGO_TREE, ICS_PROTO_SIMPLE), 4, 1e-4);
+    g_assert_cmpfloat_with_epsilon(added(AR, 1, 512, ICS_ALGO_TREE, ICS_PROTO_LL), 2, 1e-4);
+}
+
+/* PAT (one GPU a node, Simple): NCCL prices log2(nNodes) network hops at interLat / 3.5, the
+ * plugin's latency twice in interLat: on 2 nodes 2 / 3.5 of it. */
+static void test_pat(void)
+{
+    g_assert_cmpfloat_with_epsilon(
+        added(ICS_COLL_ALL_GATHER, 1, 4096, ICS_ALGO_PAT, ICS_PROTO_SIMPLE), 2 / 3.5, 1e-4);
 }
 
 /* A ring pays it on every network edge of a slice's path, the first and the last included. With
@@ -125,6 +135,7 @@ int main(int argc, char **argv)
     g_test_add_func("/net-plugin/reported", test_reported);
     g_test_add_func("/net-plugin/tree", test_tree);
     g_test_add_func("/net-plugin/ring", test_ring);
+    g_test_add_func("/net-plugin/pat", test_pat);
     g_test_add_func("/net-plugin/pipelined", test_pipelined);
     g_test_add_func("/net-plugin/p2p", test_p2p);
     return g_test_run();

@@ -61,6 +61,9 @@ static void pat_plan(const ics_algo_ctx *c, ics_sched *s)
                     ready = ics_sched_delay(
                         s, c->net_step_lat_ps + (gather ? 0 : ics_algo_reduce_time(c, got)), deps,
                         nd);
+                else if (k == 0) /* the first step's hop too: NCCL counts log2(n) of them; the
+                                    later slices follow through the FIFO */
+                    ready = ics_sched_delay(s, c->net_step_lat_ps, &start, 1);
                 int sd[2] = {ready, k > 0 ? sent[(step * n + r) * S + k - 1] : -1};
                 int to = gather ? (r - dist + n) % n : (r + dist) % n;
                 uint64_t bytes = (uint64_t)blocks_at(n, j) * sb;

@@ -268,6 +268,11 @@ static void tree_channel(const ics_algo_ctx *c, ics_sched *s, const rank_tree *r
                 ics_time d = (ics_time)nd * ics_algo_reduce_time(c, sb) +
                              (rt->parent[r] >= 0 ? hop_lat(c, r, rt->parent[r]) : 0);
                 ready = ics_sched_delay(s, d, deps, nd);
+            } else if (k == 0 && rt->parent[r] >= 0 && !same_node(c, r, rt->parent[r])) {
+                /* a leaf whose hop crosses the network pays that hop's latency too, as NCCL's
+                 * model counts every hop (2 log2(nNodes) network hops); its later slices follow
+                 * this one through its FIFO */
+                ready = ics_sched_delay(s, hop_lat(c, r, rt->parent[r]), &start, 1);
             }
             if (rt->parent[r] < 0) {
                 have[r * S + k] = ready;
@@ -335,7 +340,8 @@ static void tree_stream(const ics_algo_ctx *c, ics_sched *s, const rank_tree *rt
         uint64_t wire = ics_algo_wire_by(f, bytes);
         ics_time lat, t = ics_algo_hop_time(c, r, p, ics_algo_wire_by(f, sb), &lat);
         slowest = MAX(slowest, ics_time_add(t, lat));
-        ics_time at = ics_time_add(ics_time_add(up[r], nk > 0 ? hop_lat(c, r, p) : 0),
+        bool pays = nk > 0 || !same_node(c, r, p); /* as the chunk plan charges it */
+        ics_time at = ics_time_add(ics_time_add(up[r], pays ? hop_lat(c, r, p) : 0),
                                    hop_cost(c, sb, ics_time_add(t, lat)));
         up[p] = MAX(up[p], at);
         ics_net_leg l[2] = {
