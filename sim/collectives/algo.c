@@ -33,12 +33,14 @@ uint64_t ics_algo_wire_by(double factor, uint64_t payload)
     return (uint64_t)llround((double)payload * factor);
 }
 
+bool ics_algo_same_node(const ics_algo_ctx *c, int a, int b)
+{
+    return ics_topo_dev_get(c->t, c->ranks[a])->node == ics_topo_dev_get(c->t, c->ranks[b])->node;
+}
+
 ics_time ics_algo_net_msg(const ics_algo_ctx *c, int a, int b)
 {
-    if (c->net_msg_ps == 0 ||
-        ics_topo_dev_get(c->t, c->ranks[a])->node == ics_topo_dev_get(c->t, c->ranks[b])->node)
-        return 0;
-    return c->net_msg_ps;
+    return c->net_msg_ps == 0 || ics_algo_same_node(c, a, b) ? 0 : c->net_msg_ps;
 }
 
 uint64_t ics_algo_piece(uint64_t total, int parts, int i)

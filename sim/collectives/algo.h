@@ -84,6 +84,9 @@ ics_time ics_algo_hop_time(const ics_algo_ctx *c, int a, int b, uint64_t wire_by
 /* Bytes of piece i of `total` split in `parts` (the last takes the remainder). */
 uint64_t ics_algo_piece(uint64_t total, int parts, int i);
 
+/* Whether ranks a and b (indices into ctx ranks) are on one node. */
+bool ics_algo_same_node(const ics_algo_ctx *c, int a, int b);
+
 /* What a ring's or a point-to-point send from rank a to rank b waits before it starts:
  * net_msg_ps where they are on two nodes, else 0. */
 ics_time ics_algo_net_msg(const ics_algo_ctx *c, int a, int b);

@@ -49,8 +49,7 @@ static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
     int n = c->n, start = ics_sched_delay(s, c->base_lat_ps + c->step_lat_ps, NULL, 0);
     bool nodes = false;
     for (int r = 1; r < c->n && !nodes; r++)
-        nodes =
-            ics_topo_dev_get(c->t, c->ranks[r])->node != ics_topo_dev_get(c->t, c->ranks[0])->node;
+        nodes = !ics_algo_same_node(c, r, 0);
     uint64_t step = nodes ? c->p2p_step_net : all_nvlink(c) ? c->p2p_step_nvl : c->p2p_step_pci;
     /* every send across nodes waits the same plugin latency: one delay for all of them */
     int net_start = c->net_msg_ps > 0 ? ics_sched_delay(s, c->net_msg_ps, &start, 1) : start;

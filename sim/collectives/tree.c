@@ -177,11 +177,6 @@ static void rank_tree_clear(rank_tree *rt)
 
 /* ---- the schedule ------------------------------------------------------------------------- */
 
-static bool same_node(const ics_algo_ctx *c, int a, int b)
-{
-    return ics_topo_dev_get(c->t, c->ranks[a])->node == ics_topo_dev_get(c->t, c->ranks[b])->node;
-}
-
 /* NCCL's channels of the call: the context's times the CTAs each stands for (channels.c). */
 static int nccl_channels(const ics_algo_ctx *c)
 {
@@ -212,7 +207,7 @@ static uint64_t tree_cta(const ics_algo_ctx *c)
 static int tree_send(const ics_algo_ctx *c, ics_sched *s, int a, int b, uint64_t bytes,
                      uint64_t hash, const int *deps, int nd)
 {
-    double f = same_node(c, a, b) ? c->intra_wire_factor : c->net_wire_factor;
+    double f = ics_algo_same_node(c, a, b) ? c->intra_wire_factor : c->net_wire_factor;
     int id =
         ics_sched_send(s, c->ranks[a], c->ranks[b], ics_algo_wire_by(f, bytes), hash, deps, nd);
     ics_algo_charge(c, s, id, bytes, tree_ctas(c), 1);
@@ -222,7 +217,8 @@ static int tree_send(const ics_algo_ctx *c, ics_sched *s, int a, int b, uint64_t
 /* NCCL's per-hop latency beyond the sender's sync (the send's tail). */
 static ics_time hop_lat(const ics_algo_ctx *c, int a, int b)
 {
-    return ics_algo_beyond_sync(c, same_node(c, a, b) ? c->step_lat_ps : c->net_step_lat_ps);
+    return ics_algo_beyond_sync(c,
+                                ics_algo_same_node(c, a, b) ? c->step_lat_ps : c->net_step_lat_ps);
 }
 
 /* NCCL's chunking for a channel of `bytes` on a tree `depth` levels deep; capped: at most
@@ -268,7 +264,7 @@ static void tree_channel(const ics_algo_ctx *c, ics_sched *s, const rank_tree *r
                 ics_time d = (ics_time)nd * ics_algo_reduce_time(c, sb) +
                              (rt->parent[r] >= 0 ? hop_lat(c, r, rt->parent[r]) : 0);
                 ready = ics_sched_delay(s, d, deps, nd);
-            } else if (k == 0 && rt->parent[r] >= 0 && !same_node(c, r, rt->parent[r])) {
+            } else if (k == 0 && rt->parent[r] >= 0 && !ics_algo_same_node(c, r, rt->parent[r])) {
                 /* a leaf whose hop crosses the network pays that hop's latency too, as NCCL's
                  * model counts every hop (2 log2(nNodes) network hops); its later slices follow
                  * this one through its FIFO */
@@ -336,11 +332,11 @@ static void tree_stream(const ics_algo_ctx *c, ics_sched *s, const rank_tree *rt
         int p = rt->parent[r];
         if (p < 0)
             continue;
-        double f = same_node(c, r, p) ? c->intra_wire_factor : c->net_wire_factor;
+        double f = ics_algo_same_node(c, r, p) ? c->intra_wire_factor : c->net_wire_factor;
         uint64_t wire = ics_algo_wire_by(f, bytes);
         ics_time lat, t = ics_algo_hop_time(c, r, p, ics_algo_wire_by(f, sb), &lat);
         slowest = MAX(slowest, ics_time_add(t, lat));
-        bool pays = nk > 0 || !same_node(c, r, p); /* as the chunk plan charges it */
+        bool pays = nk > 0 || !ics_algo_same_node(c, r, p); /* as the chunk plan charges it */
         ics_time at = ics_time_add(ics_time_add(up[r], pays ? hop_lat(c, r, p) : 0),
                                    hop_cost(c, sb, ics_time_add(t, lat)));
         up[p] = MAX(up[p], at);
@@ -352,7 +348,7 @@ static void tree_stream(const ics_algo_ctx *c, ics_sched *s, const rank_tree *rt
     ics_time fill = up[rt->root];
     for (int o = 1; o < n; o++) { /* parents before children */
         int r = rt->order[o], p = rt->parent[r];
-        double f = same_node(c, r, p) ? c->intra_wire_factor : c->net_wire_factor;
+        double f = ics_algo_same_node(c, r, p) ? c->intra_wire_factor : c->net_wire_factor;
         ics_time lat, t = ics_algo_hop_time(c, p, r, ics_algo_wire_by(f, sb), &lat);
         down[r] = ics_time_add(ics_time_add(down[p], hop_lat(c, p, r)),
                                hop_cost(c, sb, ics_time_add(t, lat)));

@@ -103,8 +103,7 @@ static ics_time net_msg(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto 
 {
     if (ics_tuner_nccl_mixed_legs(algo) || tu->nnodes < 2)
         return 0;
-    double us = tu->net_lat_us * (proto == ICS_PROTO_SIMPLE ? 2 : 1);
-    return scaled(tu, (ics_time)llround(us * ICS_PS_PER_US), 2);
+    return scaled(tu, (ics_time)llround(ics_tuner_nccl_plugin_us(tu, proto) * ICS_PS_PER_US), 2);
 }
 
 static ics_time base_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto)

@@ -22,6 +22,9 @@ ics_time ics_tuner_nccl_hop_lat(const ics_tuner *tu, ics_coll_algo algo, ics_col
 /* The per-step latency of a single-class algorithm (ring, direct, NVLS) on the ring's slowest
  * link class. */
 ics_time ics_tuner_nccl_step_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto);
+/* The network plugin's part of a network hop, us: its reported latency (latencyInter), twice
+ * with Simple (the receive flush); 0 on NCCL's own transports. */
+double ics_tuner_nccl_plugin_us(const ics_tuner *tu, ics_coll_proto proto);
 /* True for the algorithms whose legs inside a node and across the network NCCL prices apart
  * (Tree, NVLS-Tree, CollNet, PAT). */
 bool ics_tuner_nccl_mixed_legs(ics_coll_algo algo);

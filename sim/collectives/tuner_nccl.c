@@ -392,8 +392,12 @@ static double intra_lat(const ics_tuner *tu, ics_coll_algo a, ics_coll_proto p)
  * with Simple: "Also add the flush extra latency" (tuning.cc, 2.19-2.29). */
 static double inter_lat(const ics_tuner *tu, ics_coll_algo a, ics_coll_proto p)
 {
-    return hw_lat_us[HW_NET][tu->ppn == 1 ? ICS_ALGO_TREE : a][p] +
-           tu->net_lat_us * (p == ICS_PROTO_SIMPLE ? 2 : 1);
+    return hw_lat_us[HW_NET][tu->ppn == 1 ? ICS_ALGO_TREE : a][p] + ics_tuner_nccl_plugin_us(tu, p);
+}
+
+double ics_tuner_nccl_plugin_us(const ics_tuner *tu, ics_coll_proto proto)
+{
+    return tu->net_lat_us * (proto == ICS_PROTO_SIMPLE ? 2 : 1);
 }
 
 ics_time ics_tuner_nccl_hop_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto,
