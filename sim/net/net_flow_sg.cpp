@@ -154,7 +154,8 @@ void engine_init(State *s)
      * coupled system, so the marking costs more than solving it all.
      * Full solves every active constraint each time and marks nothing: the same max-min shares
      * (outputs unchanged to the byte), a 512 KiB tree all-reduce on 16,384 GPUs 50 -> 18 s, a
-     * 1 GiB all-to-all on 256 GPUs of a 2:1 fat-tree 110 -> 60 s (docs/network.md, "Costs"). */
+     * 1 GiB all-to-all on 256 GPUs of a 2:1 fat-tree 110 -> 60 s; the 1024-GPU sweep, many
+     * small uncoupled systems, 1.13x slower (docs/network.md, "Costs"). */
     static const char *const argv_c[] = {
         "icsim",
         "--log=root.thres:critical",
