@@ -351,8 +351,7 @@ static void build_fabric(ics_topo *t)
 
 /* ---- indexes ------------------------------------------------------------------------------ */
 
-/* Channel ids by destination, then id: where parallel channels join two devices, the first a
- * search finds is the lowest-numbered, the one a walk of ics_topo_out finds first. */
+/* Channel ids by destination, then id (g_qsort_with_data is stable only by this tie-break). */
 static gint by_dst(gconstpointer a, gconstpointer b, gpointer data)
 {
     const ics_topo *t = data;

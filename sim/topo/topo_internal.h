@@ -47,8 +47,8 @@ void ics_topo_index_nics(ics_topo *t);
 /* Fills path_index (topo_paths.c) under the rules in effect. */
 void ics_topo_index_paths(ics_topo *t);
 
-/* (Re)builds the outgoing-channel index (out_start, out_list, out_by_dst, out_dst) from chans.
- * O(devices + channels x log degree). */
+/* (Re)builds the outgoing-channel index (out_start, out_list) from chans. O(devices +
+ * channels). */
 void ics_topo_build_csr(ics_topo *t);
 
 #endif
