@@ -87,8 +87,7 @@ int ics_topo_nics_per_node(const ics_topo *t);
 int ics_topo_nic(const ics_topo *t, int node, int i);
 /* Outgoing channels of a device: *n of them (transfer none). */
 const int *ics_topo_out(const ics_topo *t, int dev, int *n);
-/* The channel from a to b (the lowest-numbered, where several join them), or -1.
- * O(log degree of a). */
+/* The channel from a to b, or -1. O(degree of a). */
 int ics_topo_chan_between(const ics_topo *t, int a, int b);
 /* The fat-tree plan of a cluster (NULL for a single node). */
 const ics_fattree_plan *ics_topo_fattree(const ics_topo *t);

@@ -11,10 +11,6 @@ struct ics_topo {
     GArray *devs;              /* ics_topo_dev */
     GArray *chans;             /* ics_topo_chan */
     int *out_start, *out_list; /* outgoing channels, CSR */
-    /* the same ranges sorted by (destination, channel): out_dst[i] is the destination of
-     * out_by_dst[i], for ics_topo_chan_between's binary search (a fabric switch has 64 to
-     * 144 channels out, and routes ask for one at every hop) */
-    int *out_by_dst, *out_dst;
     int nodes, gpus, nics, devs_per_node;
     int *pcie_dev; /* pcie element -> device offset within a node */
     int *gpu_pcie; /* GPU index -> pcie element, or -1 */
