@@ -7,6 +7,7 @@
 #include "hw/hw.h"
 
 #include <glib.h>
+#include <glib/gstdio.h>
 
 typedef struct {
     ics_hw *hw;
@@ -28,6 +29,27 @@ static inline void rig_open_file(rig *g, const char *path, int nodes, int gpn, c
     for (int i = 0; i < g->n; i++)
         g->ranks[i] = ics_topo_gpu(g->t, i / per, i % per);
     g->c = ics_comm_new(g->t, ics_net_backend(backend), g->ranks, g->n, NULL);
+}
+
+/* A model written from `text` as `name` in a directory of its own under the system's temporary
+ * one; its path (free it with rig_remove_model, which deletes both). */
+static inline char *rig_write_model(const char *name, const char *text)
+{
+    char *dir = g_dir_make_tmp("icsim-model-XXXXXX", NULL);
+    g_assert_nonnull(dir);
+    char *path = g_build_filename(dir, name, NULL);
+    g_assert_true(g_file_set_contents(path, text, -1, NULL));
+    g_free(dir);
+    return path;
+}
+
+static inline void rig_remove_model(char *path)
+{
+    char *dir = g_path_get_dirname(path);
+    g_remove(path);
+    g_rmdir(dir);
+    g_free(dir);
+    g_free(path);
 }
 
 /* A shipped model (hwmodels/), as rig_open_file. */

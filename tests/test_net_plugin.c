@@ -7,7 +7,6 @@
 #include "collectives/tuner.h"
 
 #include <glib.h>
-#include <glib/gstdio.h>
 
 #define PLUGIN_US 75.0
 
@@ -15,9 +14,6 @@
  * catalog says, or overridden to 0. */
 static void plug_open(rig *g, int gpn, bool zero)
 {
-    char *dir = g_dir_make_tmp("icsim-plugin-XXXXXX", NULL);
-    g_assert_nonnull(dir);
-    char *path = g_build_filename(dir, "p4de.json", NULL);
     char *text = g_strdup_printf(
         "{\"kind\": \"cluster\", \"name\": \"p4de\", \"source\": \"test\","
         " \"catalog\": \"%s/hwmodels/catalog.json\", \"node\": \"%s/hwmodels/aws-p4de-node.json\","
@@ -25,13 +21,10 @@ static void plug_open(rig *g, int gpn, bool zero)
         " \"switch\": \"spectrum4\", \"standard\": \"eth100\", \"oversubscription\": 1}%s}",
         ICS_SOURCE_DIR, ICS_SOURCE_DIR,
         zero ? ", \"nics\": {\"efa-v1\": {\"plugin_latency_us\": 0}}" : "");
-    g_assert_true(g_file_set_contents(path, text, -1, NULL));
+    char *path = rig_write_model("p4de.json", text);
     rig_open_file(g, path, 2, gpn, "analytic");
-    g_unlink(path);
-    g_rmdir(dir);
+    rig_remove_model(path);
     g_free(text);
-    g_free(path);
-    g_free(dir);
 }
 
 /* The time of one call of `size` bytes with algorithm and protocol forced, us. */

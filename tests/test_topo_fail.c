@@ -4,6 +4,7 @@
  * single link, 4 for a double one); a 2-node all-reduce whose one leaf-spine bundle runs at half
  * rate moves at half the bus bandwidth; a dead spine, NIC or leaf is routed around; bad specs
  * are refused and change nothing. */
+#include "coll_rig.h"
 #include "collectives/comm.h"
 #include "hw/hw.h"
 #include "topo/topo.h"
@@ -268,27 +269,15 @@ static void test_dgx1_bond(void)
  * 200 GB/s, a ratio of 0.646 (pipeline fill and latency take a few percent off both). */
 static char *two_leaf_model(void)
 {
-    char *dir = g_dir_make_tmp("icsim-fail-XXXXXX", NULL);
-    char *path = g_build_filename(dir, "two.json", NULL);
     char *text = g_strdup_printf(
         "{\"kind\": \"cluster\", \"name\": \"two DGX H100 on two leaves\",\n"
         " \"catalog\": \"%s/hwmodels/catalog.json\", \"node\": \"%s/hwmodels/dgx-h100.json\",\n"
         " \"nodes\": 2, \"fabric\": {\"topology\": \"fat-tree\", \"tiers\": 2, \"switch\": "
         "\"quantum2\", \"radix\": 16, \"oversubscription\": 1, \"rail_optimized\": false}}\n",
         ICS_SOURCE_DIR, ICS_SOURCE_DIR);
-    g_assert_true(g_file_set_contents(path, text, -1, NULL));
+    char *path = rig_write_model("two.json", text);
     g_free(text);
-    g_free(dir);
     return path;
-}
-
-static void remove_model(char *path)
-{
-    char *dir = g_path_get_dirname(path);
-    g_remove(path);
-    g_rmdir(dir);
-    g_free(dir);
-    g_free(path);
 }
 
 static void test_leaf_spine_half(void)
@@ -328,7 +317,7 @@ static void test_leaf_spine_half(void)
     g_assert_cmpint(ics_topo_nfailures(t), ==, 0);
     ics_topo_free(t);
     ics_hw_free(hw);
-    remove_model(path);
+    rig_remove_model(path);
 }
 
 /* A spine of the SuperPOD down: every route between two leaves avoids it and still exists. */
