@@ -36,6 +36,9 @@ typedef struct {
     /* A ring's or a point-to-point send across the network waits the network plugin's latency
      * first (ics_tuner_price.net_msg_ps; 0 for NCCL's own transports): ics_algo_net_msg. */
     ics_time net_msg_ps;
+    /* What posting a point-to-point send or receive across nodes costs the GPU's proxy thread,
+     * which posts them one after another (ics_tuner_price.net_op_ps): direct.c. */
+    ics_time net_op_ps;
     /* NCCL's point-to-point step (p2pChunkSize) across nodes, on all-NVLink, over PCIe, already
      * capped at an eighth of the Simple buffer (init.cc computeBuffSizes) */
     uint64_t p2p_step_net, p2p_step_nvl, p2p_step_pci;

@@ -27,21 +27,75 @@ static bool all_nvlink(const ics_algo_ctx *c)
     return nv;
 }
 
-/* One send of `bytes` from rank a to rank b over the context's channels, played as one transfer:
- * the channels' CTAs copy it no faster than their ceiling (its floor) and synchronize once per
- * p2p step of each channel (its tail). A transfer per step would only add events: nothing else
- * waits on a send's steps. Across nodes it starts at `net_start`, after the network plugin's
- * latency, as a ring's network step does (ics_algo_net_msg; 0 on NCCL's own transports): NCCL's
- * model has no point-to-point term, but the message goes through the same plugin. */
+/* One send of `bytes` from rank a to rank b over the context's channels, played as one transfer
+ * starting after step `start`: the channels' CTAs copy it no faster than their ceiling (its
+ * floor) and synchronize once per p2p step of each channel (its tail). A transfer per step would
+ * only add events: nothing else waits on a send's steps. A send the proxy posts `post_ps` after
+ * the others ends no earlier than that plus its copy: charged as part of its floor, not as a
+ * later start, because each distinct start instant makes the fluid backends share the links
+ * anew (an all-to-all's postings are 2 x its remote peers of them: 256 ranks on a fat-tree took
+ * 106 s instead of 3). What this leaves out: a late send takes its share of the links before it
+ * is posted, at most post_ps early. */
 static void p2p_send(const ics_algo_ctx *c, ics_sched *s, int a, int b, uint64_t bytes,
-                     uint64_t step, uint64_t hash, int start, int net_start)
+                     uint64_t step, uint64_t hash, int start, ics_time post_ps)
 {
     uint64_t per_step = step * (uint64_t)c->nch;
     uint64_t steps = MAX(1, (bytes + per_step - 1) / per_step);
-    if (ics_algo_net_msg(c, a, b) > 0)
-        start = net_start;
     int id = ics_sched_send(s, c->ranks[a], c->ranks[b], ics_algo_wire(c, bytes), hash, &start, 1);
     ics_algo_charge(c, s, id, bytes, (uint64_t)c->nch, (ics_time)steps);
+    if (post_ps > 0) {
+        uint64_t cta = c->cta_bytes_per_s * (uint64_t)c->nch;
+        ics_sched_set_floor(s, id, ics_time_add(post_ps, cta ? ics_time_serialize(bytes, cta) : 0));
+    }
+}
+
+/* What rank r sends to rank q (0: no operation is posted). */
+static uint64_t p2p_bytes(const ics_algo_ctx *c, int r, int q)
+{
+    int n = c->n;
+    if (r == q)
+        return 0;
+    if (c->req.op == ICS_COLL_SENDRECV)
+        return q == (r + 1) % n ? c->req.size_bytes : 0;
+    return c->req.splits ? c->req.splits[(size_t)r * (size_t)n + (size_t)q]
+                         : c->req.size_bytes / (uint64_t)n;
+}
+
+/* True if r posts an operation across the network in round k (NCCL's p2pSchedule: receive from
+ * r - k, then send to r + k), the receive (send false) or the send. */
+static bool posts_net(const ics_algo_ctx *c, int r, int k, bool send)
+{
+    int n = c->n, q = send ? (r + k) % n : (r - k + n) % n;
+    return !ics_algo_same_node(c, r, q) && (send ? p2p_bytes(c, r, q) : p2p_bytes(c, q, r)) > 0;
+}
+
+/* NCCL's proxy thread posts a GPU's network operations one after another, in round order, each
+ * costing it NCCL's network overhead (net_op_ps). before[r * n + k]: the network operations rank
+ * r posted in rounds 1 .. k-1. NULL where nothing crosses nodes or posting is free. */
+static uint32_t *proxy_posts(const ics_algo_ctx *c)
+{
+    int n = c->n;
+    if (c->net_op_ps == 0)
+        return NULL;
+    uint32_t *before = g_new0(uint32_t, (size_t)n * (size_t)n);
+    for (int r = 0; r < n; r++)
+        for (int k = 1; k + 1 < n; k++)
+            before[(size_t)r * n + k + 1] =
+                before[(size_t)r * n + k] + posts_net(c, r, k, false) + posts_net(c, r, k, true);
+    return before;
+}
+
+/* How long after the first posting a send across nodes from r in round k is posted: its
+ * sender's proxy has posted it (after the round's receive) and its receiver's proxy the matching
+ * receive. */
+static ics_time posted(const ics_algo_ctx *c, const uint32_t *before, int r, int k)
+{
+    int n = c->n, p = (r + k) % n;
+    if (!before)
+        return 0;
+    uint64_t sent = before[(size_t)r * n + k] + posts_net(c, r, k, false) + 1;
+    uint64_t got = before[(size_t)p * n + k] + 1;
+    return ics_time_mul(c->net_op_ps, MAX(sent, got) - 1);
 }
 
 static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
@@ -51,24 +105,25 @@ static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
     for (int r = 1; r < c->n && !nodes; r++)
         nodes = !ics_algo_same_node(c, r, 0);
     uint64_t step = nodes ? c->p2p_step_net : all_nvlink(c) ? c->p2p_step_nvl : c->p2p_step_pci;
-    /* every send across nodes waits the same plugin latency: one delay for all of them */
-    int net_start = c->net_msg_ps > 0 ? ics_sched_delay(s, c->net_msg_ps, &start, 1) : start;
-    if (c->req.op == ICS_COLL_SENDRECV) {
-        for (int r = 0; r < n; r++)
-            p2p_send(c, s, r, (r + 1) % n, c->req.size_bytes, step, (uint64_t)r, start, net_start);
-        return;
-    }
-    uint64_t each = c->req.size_bytes / (uint64_t)n;
+    uint32_t *before = nodes ? proxy_posts(c) : NULL;
+    /* every send across nodes waits the first posting and the plugin's latency: one delay */
+    ics_time first = ics_time_add(c->net_msg_ps, before ? c->net_op_ps : 0);
+    int net_start = first > 0 ? ics_sched_delay(s, first, &start, 1) : start;
+    /* NCCL walks the peers in this order: round k sends to r + k */
     for (int r = 0; r < n; r++)
         for (int k = 1; k < n; k++) {
-            int peer = (r + k) % n; /* NCCL walks the peers in this order */
-            uint64_t bytes =
-                c->req.splits ? c->req.splits[(size_t)r * (size_t)n + (size_t)peer] : each;
+            int peer = (r + k) % n;
+            uint64_t bytes = p2p_bytes(c, r, peer);
             if (bytes == 0) /* all-to-allv: nothing for this peer, no send is posted */
                 continue;
-            p2p_send(c, s, r, peer, bytes, step, (uint64_t)r * (uint64_t)n + (uint64_t)peer, start,
-                     net_start);
+            bool local = ics_algo_same_node(c, r, peer);
+            uint64_t hash = c->req.op == ICS_COLL_SENDRECV
+                                ? (uint64_t)r
+                                : (uint64_t)r * (uint64_t)n + (uint64_t)peer;
+            p2p_send(c, s, r, peer, bytes, step, hash, local ? start : net_start,
+                     local ? 0 : posted(c, before, r, k));
         }
+    g_free(before);
 }
 
 const ics_algo_ops ics_algo_direct = {

@@ -106,6 +106,17 @@ static ics_time net_msg(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto 
     return scaled(tu, (ics_time)llround(ics_tuner_nccl_plugin_us(tu, proto) * ICS_PS_PER_US), 2);
 }
 
+/* Point-to-point across nodes: what each network send or receive costs the GPU's proxy thread
+ * to post (direct.c). NCCL's figure for its proxy's work per network step; NCCL's model prices
+ * no point-to-point call, so the figure is taken as it stands (not tripled with Simple, as its
+ * ring estimate does for the receive flush of every step: posting an operation is once). */
+static ics_time net_op(const ics_tuner *tu)
+{
+    if (tu->nnodes < 2)
+        return 0;
+    return scaled(tu, (ics_time)llround(ics_tuner_nccl_net_overhead_us(tu) * ICS_PS_PER_US), 2);
+}
+
 static ics_time base_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto)
 {
     ics_time lat = ics_tuner_nccl_base_lat(tu, algo, proto);
@@ -167,6 +178,7 @@ void ics_tuner_price_call(const ics_tuner *tu, const ics_coll_req *req, const ic
         .step_lat_ps = step_lat(tu, algo, proto),
         .net_step_lat_ps = net_step_lat(tu, algo, proto),
         .net_msg_ps = net_msg(tu, algo, proto),
+        .net_op_ps = net_op(tu),
         .sync_ps = ics_tuner_sync_lat(tu, proto),
         .cta_bytes_per_s = ics_tuner_cta_bytes_per_s(tu),
         .reduce_bytes_per_s = tu->reduce_bytes_per_s,

@@ -81,6 +81,9 @@ typedef struct {
                                  waits first, the network plugin's latency (NCCL's
                                  latencyInter, twice with Simple); in net_step_lat_ps for the
                                  others */
+    ics_time net_op_ps;       /* point-to-point across nodes: what posting one send or receive
+                                 costs the GPU's proxy thread (NCCL's network overhead, 1 us on
+                                 Intel hosts, 2 on AMD); 0 on one node */
     ics_time sync_ps;         /* a CTA's synchronization per slice it sends (Simple: half
                                  NCCL's per-step latency inside a node, 1.7 us on NVLink) */
     uint64_t cta_bytes_per_s; /* what one CTA copies at most (half NCCL's per-channel tree

@@ -25,6 +25,9 @@ ics_time ics_tuner_nccl_step_lat(const ics_tuner *tu, ics_coll_algo algo, ics_co
 /* The network plugin's part of a network hop, us: its reported latency (latencyInter), twice
  * with Simple (the receive flush); 0 on NCCL's own transports. */
 double ics_tuner_nccl_plugin_us(const ics_tuner *tu, ics_coll_proto proto);
+/* NCCL's network overhead (tuning.cc getNetOverhead), us: what its proxy thread spends on each
+ * network step, 1 on Intel hosts and others, 2 on AMD. */
+double ics_tuner_nccl_net_overhead_us(const ics_tuner *tu);
 /* True for the algorithms whose legs inside a node and across the network NCCL prices apart
  * (Tree, NVLS-Tree, CollNet, PAT). */
 bool ics_tuner_nccl_mixed_legs(ics_coll_algo algo);

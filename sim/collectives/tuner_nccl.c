@@ -400,6 +400,11 @@ double ics_tuner_nccl_plugin_us(const ics_tuner *tu, ics_coll_proto proto)
     return tu->net_lat_us * (proto == ICS_PROTO_SIMPLE ? 2 : 1);
 }
 
+double ics_tuner_nccl_net_overhead_us(const ics_tuner *tu)
+{
+    return tu->amd_cpu ? NET_OVERHEAD_AMD_US : NET_OVERHEAD_INTEL_US;
+}
+
 ics_time ics_tuner_nccl_hop_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto,
                                 bool net)
 {
@@ -477,8 +482,7 @@ static double ring_us(const ics_tuner *tu, const ics_coll_req *req, ics_coll_pro
         bus = MIN(ll_max(tu), bus * RING_LL_FACTOR);
     if (p == ICS_PROTO_LL128)
         bus = MIN(bus * RING_LL128_FACTOR, nch * per_ch_ring_ll128_gbps[arch][nodes_index(tu)]);
-    double overhead = (tu->amd_cpu ? NET_OVERHEAD_AMD_US : NET_OVERHEAD_INTEL_US) *
-                      (p == ICS_PROTO_SIMPLE ? 3 : 1);
+    double overhead = ics_tuner_nccl_net_overhead_us(tu) * (p == ICS_PROTO_SIMPLE ? 3 : 1);
     double lat = base_us(tu, ICS_ALGO_RING, p) +
                  (nsteps - ninter) * MAX(intra_lat(tu, ICS_ALGO_RING, p), overhead) +
                  ninter * inter_lat(tu, ICS_ALGO_RING, p);
