@@ -71,7 +71,8 @@ static bool posts_net(const ics_algo_ctx *c, int r, int k, bool send)
 
 /* NCCL's proxy thread posts a GPU's network operations one after another, in round order, each
  * costing it NCCL's network overhead (net_op_ps). before[r * n + k]: the network operations rank
- * r posted in rounds 1 .. k-1. NULL where nothing crosses nodes or posting is free. */
+ * r posted in rounds 1 .. k-1 (n x n: an all-to-all's, whose sends are n x n already). NULL
+ * where posting is free. */
 static uint32_t *proxy_posts(const ics_algo_ctx *c)
 {
     int n = c->n;
@@ -105,10 +106,21 @@ static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
     for (int r = 1; r < c->n && !nodes; r++)
         nodes = !ics_algo_same_node(c, r, 0);
     uint64_t step = nodes ? c->p2p_step_net : all_nvlink(c) ? c->p2p_step_nvl : c->p2p_step_pci;
-    uint32_t *before = nodes ? proxy_posts(c) : NULL;
     /* every send across nodes waits the first posting and the plugin's latency: one delay */
-    ics_time first = ics_time_add(c->net_msg_ps, before ? c->net_op_ps : 0);
+    ics_time first = ics_time_add(c->net_msg_ps, nodes ? c->net_op_ps : 0);
     int net_start = first > 0 ? ics_sched_delay(s, first, &start, 1) : start;
+    if (c->req.op == ICS_COLL_SENDRECV) {
+        /* one round: r's proxy posts the receive from r - 1 first, if it crosses nodes */
+        for (int r = 0; r < n; r++) {
+            int to = (r + 1) % n;
+            bool local = ics_algo_same_node(c, r, to);
+            ics_time post = posts_net(c, r, 1, false) ? c->net_op_ps : 0;
+            p2p_send(c, s, r, to, c->req.size_bytes, step, (uint64_t)r, local ? start : net_start,
+                     local ? 0 : post);
+        }
+        return;
+    }
+    uint32_t *before = nodes ? proxy_posts(c) : NULL;
     /* NCCL walks the peers in this order: round k sends to r + k */
     for (int r = 0; r < n; r++)
         for (int k = 1; k < n; k++) {
@@ -117,11 +129,8 @@ static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
             if (bytes == 0) /* all-to-allv: nothing for this peer, no send is posted */
                 continue;
             bool local = ics_algo_same_node(c, r, peer);
-            uint64_t hash = c->req.op == ICS_COLL_SENDRECV
-                                ? (uint64_t)r
-                                : (uint64_t)r * (uint64_t)n + (uint64_t)peer;
-            p2p_send(c, s, r, peer, bytes, step, hash, local ? start : net_start,
-                     local ? 0 : posted(c, before, r, k));
+            p2p_send(c, s, r, peer, bytes, step, (uint64_t)r * (uint64_t)n + (uint64_t)peer,
+                     local ? start : net_start, local ? 0 : posted(c, before, r, k));
         }
     g_free(before);
 }
