@@ -109,12 +109,13 @@ static ics_time net_msg(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto 
 /* Point-to-point across nodes: what each network send or receive costs the GPU's proxy thread
  * to post (direct.c). NCCL's figure for its proxy's work per network step; NCCL's model prices
  * no point-to-point call, so the figure is taken as it stands (not tripled with Simple, as its
- * ring estimate does for the receive flush of every step: posting an operation is once). */
+ * ring estimate does for the receive flush of every step: posting an operation is once). A
+ * calibration's proxy_us replaces it; the tuner's ring estimate keeps NCCL's, as NCCL does. */
 static ics_time net_op(const ics_tuner *tu)
 {
     if (tu->nnodes < 2)
         return 0;
-    return scaled(tu, (ics_time)llround(ics_tuner_nccl_net_overhead_us(tu) * ICS_PS_PER_US), 2);
+    return (ics_time)llround(ics_tuner_cal_value(tu, ICS_CAL_PROXY_US) * ICS_PS_PER_US);
 }
 
 static ics_time base_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto)
@@ -208,6 +209,8 @@ double ics_tuner_cal_value(const ics_tuner *tu, ics_cal_param p)
         return 1.0;
     case ICS_CAL_LAUNCH_US:
         return ICS_TUNER_LAUNCH_US;
+    case ICS_CAL_PROXY_US:
+        return ics_tuner_nccl_net_overhead_us(tu);
     default:
         return 0.0;
     }

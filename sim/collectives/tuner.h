@@ -99,7 +99,8 @@ void ics_tuner_price_call(const ics_tuner *tu, const ics_coll_req *req, const ic
                           ics_coll_algo algo, ics_coll_proto proto, ics_tuner_price *out);
 
 /* A calibration parameter's value in effect for this communicator: the calibrated one, else
- * the default the simulation uses (NCCL's figure for the GPU, 1 for factors, 0 for launch). */
+ * the default the simulation uses (NCCL's figure for the GPU or the host, 1 for factors, 0 for
+ * launch). */
 double ics_tuner_cal_value(const ics_tuner *tu, ics_cal_param p);
 
 /* NCCL's channel count for the communicator (comm->nChannels), found once by ics_tuner_init:

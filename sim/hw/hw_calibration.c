@@ -36,6 +36,10 @@ static const ics_cal_param_info params[ICS_CAL_COUNT] = {
     [ICS_CAL_LAUNCH_US] = {"launch_us", "us", 0, 100,
                            "host time to launch one GPU's kernel, paid in series by a thread "
                            "that drives several GPUs (nccl-tests -g G: a floor of G launches; 0)"},
+    [ICS_CAL_PROXY_US] = {"proxy_us", "us", 0, 100,
+                          "what a GPU's proxy thread spends posting one network send or receive "
+                          "of a point-to-point call, in series (NCCL's network overhead: 1 on "
+                          "Intel hosts, 2 on AMD)"},
 };
 
 const ics_cal_param_info *ics_hw_cal_param(ics_cal_param p)
