@@ -173,16 +173,19 @@ static void test_overlay_bad(void)
     g_free(inner);
 }
 
-/* nccl-tests' layout, one row per size, out of place = in place, from simulated times. */
-static char *simulated_log(const char *model, ics_coll_op op, uint64_t lo, uint64_t hi)
+/* nccl-tests' layout, one row per size, out of place = in place, from simulated times: every GPU
+ * of `nodes` nodes (0: a node file's one). */
+static char *simulated_log_on(const char *model, int nodes, ics_coll_op op, uint64_t lo,
+                              uint64_t hi)
 {
     GError *err = NULL;
-    ics_hw *hw = ics_hw_load(model, 0, &err);
+    ics_hw *hw = ics_hw_load(model, nodes, &err);
     g_assert_no_error(err);
     ics_topo *t = ics_topo_new(hw);
-    int n = ics_topo_gpus_per_node(t), gpus[64];
+    int per = ics_topo_gpus_per_node(t), n = per * ics_topo_nodes(t), gpus[64];
+    g_assert_cmpint(n, <=, 64);
     for (int i = 0; i < n; i++)
-        gpus[i] = ics_topo_gpu(t, 0, i);
+        gpus[i] = ics_topo_gpu(t, i / per, i % per);
     ics_comm *c = ics_comm_new(t, ics_net_backend("analytic"), gpus, n, NULL);
     /* one process per GPU (-g 1), so no host launch floor hides the planted latencies */
     ics_coll_tuning tu = {.nvls_enable = true, .gpus_per_thread = 1};
@@ -190,8 +193,8 @@ static char *simulated_log(const char *model, ics_coll_op op, uint64_t lo, uint6
     g_string_append_printf(log, "$ mpirun -np %d ./build/%s_perf -b 1 -e 1 -g 1\n", n,
                            ics_coll_op_name(op));
     for (int i = 0; i < n; i++)
-        g_string_append_printf(log, "#  Rank %2d Group  0 Pid 1 on host device %2d [0x%02x] %s\n",
-                               i, i, i, "NVIDIA A100-SXM4-80GB");
+        g_string_append_printf(log, "#  Rank %2d Group  0 Pid 1 on host%d device %2d [0x%02x] %s\n",
+                               i, i / per, i % per, i % per, "NVIDIA A100-SXM4-80GB");
     g_string_append(log, "#       size         count      type   redop    root     time   algbw"
                          "   busbw #wrong     time   algbw   busbw #wrong\n");
     for (uint64_t s = lo; s <= hi; s *= 4) {
@@ -210,6 +213,11 @@ static char *simulated_log(const char *model, ics_coll_op op, uint64_t lo, uint6
     ics_topo_free(t);
     ics_hw_free(hw);
     return g_string_free(log, FALSE);
+}
+
+static char *simulated_log(const char *model, ics_coll_op op, uint64_t lo, uint64_t hi)
+{
+    return simulated_log_on(model, 0, op, lo, hi);
 }
 
 /* Times simulated with planted values come back as those values from the model's defaults. */
@@ -254,6 +262,35 @@ static void test_fit_recovers_planted(void)
     g_free(model);
     g_free(ag);
     g_free(sr);
+    g_free(planted);
+}
+
+/* A parameter whose default is its upper bound (net_eff 1: a transport reaches at most its
+ * NIC's line rate) is probed downward: before, the +20% probe was clamped back to 1, the fit
+ * found "the measurements do not depend on it" and left every network-bound log (ALCF's Polaris
+ * all-to-alls at half the model's rate) uncalibrated. Planted 0.7 on two DGX A100 nodes, an
+ * all-reduce sweep brings it back. */
+static void test_fit_recovers_net_eff(void)
+{
+    char *planted =
+        overlay("planted-net.json", "hwmodels/superpod-a100-hdr.json", "{\"net_eff\": 0.7}");
+    char *ar = simulated_log_on(planted, 2, ICS_COLL_ALL_REDUCE, 64 << 10, 1 << 30);
+    ics_meas *m = ics_meas_new();
+    GError *err = NULL;
+    g_assert_true(ics_meas_read_text(m, "ar.log", ar, strlen(ar), NULL, &err));
+    char *model = src("hwmodels/superpod-a100-hdr.json");
+    ics_calib_opts o = {.params = 1u << ICS_CAL_NET_EFF};
+    ics_calib *c = ics_calib_new(model, m, &o, &err);
+    g_assert_no_error(err);
+    g_assert_true(ics_calib_fit(c, &err));
+    const ics_calib_param *ne = ics_calib_param_of(c, ICS_CAL_NET_EFF);
+    g_test_message("net_eff %.4f (planted 0.7)", ne->after);
+    g_assert_true(ne->determined);
+    g_assert_cmpfloat(fabs(ne->after / 0.7 - 1), <, 0.02);
+    ics_calib_free(c);
+    ics_meas_free(m);
+    g_free(model);
+    g_free(ar);
     g_free(planted);
 }
 
@@ -387,6 +424,7 @@ int main(int argc, char **argv)
     g_test_add_func("/calibrate/overlay-bad", test_overlay_bad);
     g_test_add_func("/calibrate/fit-recovers-planted", test_fit_recovers_planted);
     g_test_add_func("/calibrate/fit-carries", test_fit_carries);
+    g_test_add_func("/calibrate/fit-recovers-net-eff", test_fit_recovers_net_eff);
     g_test_add_func("/calibrate/mismatch-refused", test_mismatch_refused);
     g_test_add_func("/calibrate/log-env", test_log_env);
     g_test_add_func("/calibrate/weights", test_weights);

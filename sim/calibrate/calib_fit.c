@@ -106,14 +106,15 @@ static int fn_df(const gsl_vector *u, void *data, gsl_matrix *J)
 }
 
 /* Largest |change of ln(time)| over the points when p moves from its value by 20% (from 0: to
- * a typical value), everything else as it is now. */
+ * a typical value; at its upper bound, down: an efficiency of 1, net_eff's default, can only
+ * fall), everything else as it is now. */
 static double moves(ics_calib *c, ics_cal_param p, GError **error)
 {
     const ics_cal_param_info *pi = ics_hw_cal_param(p);
     double v = c->params[p].before,
            probe = v > pi->lo ? v * 1.2 : pi->lo + 0.05 * (pi->hi - pi->lo);
-    const ics_cal_param_info *in = ics_hw_cal_param(p);
-    probe = MIN(probe, in->hi);
+    if (probe > pi->hi)
+        probe = MAX(pi->lo, v / 1.2);
     GArray *base = g_array_sized_new(FALSE, FALSE, sizeof(double), c->points->len);
     for (guint i = 0; i < c->points->len; i++)
         g_array_append_val(base, g_array_index(c->points, ics_calib_point, i).after_us);
