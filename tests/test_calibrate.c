@@ -294,6 +294,35 @@ static void test_fit_recovers_net_eff(void)
     g_free(planted);
 }
 
+/* The network transport's gap per message (msg_us) comes back from an all-reduce sweep across
+ * two DGX A100 nodes: its network steps shrink with the size, so the gap weighs on some sizes
+ * more than on others, unlike a NIC efficiency. */
+static void test_fit_recovers_msg_gap(void)
+{
+    char *planted =
+        overlay("planted-gap.json", "hwmodels/superpod-a100-hdr.json", "{\"msg_us\": 4}");
+    char *ar = simulated_log_on(planted, 2, ICS_COLL_ALL_REDUCE, 64 << 10, 1 << 30);
+    ics_meas *m = ics_meas_new();
+    GError *err = NULL;
+    g_assert_true(ics_meas_read_text(m, "ar.log", ar, strlen(ar), NULL, &err));
+    char *model = src("hwmodels/superpod-a100-hdr.json");
+    ics_calib_opts o = {.params = 1u << ICS_CAL_MSG_US};
+    ics_calib *c = ics_calib_new(model, m, &o, &err);
+    g_assert_no_error(err);
+    g_assert_true(ics_calib_fit(c, &err));
+    const ics_calib_param *g = ics_calib_param_of(c, ICS_CAL_MSG_US);
+    g_test_message("msg_us %.4f (planted 4)", g->after);
+    g_assert_true(g->determined);
+    g_assert_cmpfloat(fabs(g->after / 4 - 1), <, 0.02);
+    g_assert_cmpfloat(ics_calib_median_error(c, 0, UINT64_MAX, false), >, 0.05);
+    g_assert_cmpfloat(ics_calib_median_error(c, 0, UINT64_MAX, true), <, 0.005);
+    ics_calib_free(c);
+    ics_meas_free(m);
+    g_free(model);
+    g_free(ar);
+    g_free(planted);
+}
+
 typedef struct {
     ics_meas *m;
     ics_calib *c;
@@ -425,6 +454,7 @@ int main(int argc, char **argv)
     g_test_add_func("/calibrate/fit-recovers-planted", test_fit_recovers_planted);
     g_test_add_func("/calibrate/fit-carries", test_fit_carries);
     g_test_add_func("/calibrate/fit-recovers-net-eff", test_fit_recovers_net_eff);
+    g_test_add_func("/calibrate/fit-recovers-msg-gap", test_fit_recovers_msg_gap);
     g_test_add_func("/calibrate/mismatch-refused", test_mismatch_refused);
     g_test_add_func("/calibrate/log-env", test_log_env);
     g_test_add_func("/calibrate/weights", test_weights);

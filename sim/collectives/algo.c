@@ -43,6 +43,13 @@ ics_time ics_algo_net_msg(const ics_algo_ctx *c, int a, int b)
     return c->net_msg_ps == 0 || ics_algo_same_node(c, a, b) ? 0 : c->net_msg_ps;
 }
 
+uint64_t ics_algo_net_gap(const ics_algo_ctx *c, int a, int b, uint64_t messages)
+{
+    if (c->net_msg_bytes == 0 || ics_algo_same_node(c, a, b))
+        return 0;
+    return c->net_msg_bytes * MAX(1, messages);
+}
+
 uint64_t ics_algo_piece(uint64_t total, int parts, int i)
 {
     uint64_t each = total / (uint64_t)parts;

@@ -39,6 +39,9 @@ typedef struct {
     /* What posting a point-to-point send or receive across nodes costs the GPU's proxy thread,
      * which posts them one after another (ics_tuner_price.net_op_ps): direct.c. */
     ics_time net_op_ps;
+    /* Wire bytes each message across the network adds, the transport's gap per message
+     * (ics_tuner_price.net_msg_bytes; 0 unless calibrated): ics_algo_net_gap. */
+    uint64_t net_msg_bytes;
     /* NCCL's point-to-point step (p2pChunkSize) across nodes, on all-NVLink, over PCIe, already
      * capped at an eighth of the Simple buffer (init.cc computeBuffSizes) */
     uint64_t p2p_step_net, p2p_step_nvl, p2p_step_pci;
@@ -93,6 +96,9 @@ bool ics_algo_same_node(const ics_algo_ctx *c, int a, int b);
 /* What a ring's or a point-to-point send from rank a to rank b waits before it starts:
  * net_msg_ps where they are on two nodes, else 0. */
 ics_time ics_algo_net_msg(const ics_algo_ctx *c, int a, int b);
+/* Wire bytes the transport's per-message gap adds to a send of `messages` (at least one) of
+ * NCCL's network steps from rank a to rank b: net_msg_bytes each across nodes, else 0. */
+uint64_t ics_algo_net_gap(const ics_algo_ctx *c, int a, int b, uint64_t messages);
 
 /* The communicator's nodes: ranks grouped by the node of their device, nodes in order of their
  * lowest rank, ranks in rank order inside each. Node k's ranks (indices into ctx ranks) are

@@ -89,6 +89,7 @@ static void fill_ctx(const ics_comm *c, const ics_coll_req *req, ics_coll_proto 
                           .net_step_lat_ps = p->net_step_lat_ps,
                           .net_msg_ps = p->net_msg_ps,
                           .net_op_ps = p->net_op_ps,
+                          .net_msg_bytes = p->net_msg_bytes,
                           .p2p_step_net = p2p_step(tu->p2p_net_chunk, 128 << 10, tu),
                           .p2p_step_nvl = p2p_step(tu->p2p_nvl_chunk, 512 << 10, tu),
                           .p2p_step_pci = p2p_step(tu->p2p_pci_chunk, 128 << 10, tu)};

@@ -41,7 +41,8 @@ static void p2p_send(const ics_algo_ctx *c, ics_sched *s, int a, int b, uint64_t
 {
     uint64_t per_step = step * (uint64_t)c->nch;
     uint64_t steps = MAX(1, (bytes + per_step - 1) / per_step);
-    int id = ics_sched_send(s, c->ranks[a], c->ranks[b], ics_algo_wire(c, bytes), hash, &start, 1);
+    uint64_t wire = ics_algo_wire(c, bytes) + ics_algo_net_gap(c, a, b, steps * (uint64_t)c->nch);
+    int id = ics_sched_send(s, c->ranks[a], c->ranks[b], wire, hash, &start, 1);
     ics_algo_charge(c, s, id, bytes, (uint64_t)c->nch, (ics_time)steps);
     if (post_ps > 0) {
         uint64_t cta = c->cta_bytes_per_s * (uint64_t)c->nch;

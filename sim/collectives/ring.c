@@ -151,8 +151,10 @@ static void ring_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t cha
                     /* a channel sends its slices in order through one FIFO, step after step */
                     if (last[p] >= 0)
                         deps[nd++] = last[p];
+                    uint64_t gap = ics_algo_net_gap(c, order[p], order[(p + 1) % n],
+                                                    (uint64_t)syncs * (uint64_t)merged);
                     int id = ics_sched_send(s, c->ranks[order[p]], c->ranks[order[(p + 1) % n]],
-                                            ics_algo_wire(c, bytes),
+                                            ics_algo_wire(c, bytes) + gap,
                                             ics_algo_flow(c, ch, (uint64_t)p), deps, nd);
                     ics_algo_charge(c, s, id, oop_bytes(c, bytes), (uint64_t)merged, syncs);
                     last[p] = cur[p * S + j] = id;

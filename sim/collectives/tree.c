@@ -208,8 +208,8 @@ static int tree_send(const ics_algo_ctx *c, ics_sched *s, int a, int b, uint64_t
                      uint64_t hash, const int *deps, int nd)
 {
     double f = ics_algo_same_node(c, a, b) ? c->intra_wire_factor : c->net_wire_factor;
-    int id =
-        ics_sched_send(s, c->ranks[a], c->ranks[b], ics_algo_wire_by(f, bytes), hash, deps, nd);
+    uint64_t wire = ics_algo_wire_by(f, bytes) + ics_algo_net_gap(c, a, b, tree_ctas(c));
+    int id = ics_sched_send(s, c->ranks[a], c->ranks[b], wire, hash, deps, nd);
     ics_algo_charge(c, s, id, bytes, tree_ctas(c), 1);
     return id;
 }

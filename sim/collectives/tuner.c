@@ -118,6 +118,17 @@ static ics_time net_op(const ics_tuner *tu)
     return (ics_time)llround(ics_tuner_cal_value(tu, ICS_CAL_PROXY_US) * ICS_PS_PER_US);
 }
 
+/* Wire bytes a message across the network adds: the transport's gap per message (a calibration's
+ * msg_us; none by default) at the line rate of one of the node's NICs, so that the NIC's time
+ * goes to it in the fair share as to the bytes, and channels sharing a NIC share its gaps. */
+static uint64_t net_msg_bytes(const ics_tuner *tu)
+{
+    double us = tu->cal[ICS_CAL_MSG_US];
+    if (tu->nnodes < 2 || isnan(us) || us <= 0 || tu->nics <= 0)
+        return 0;
+    return (uint64_t)llround(us * 1e3 * tu->net_gbps / tu->nics);
+}
+
 static ics_time base_lat(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto)
 {
     ics_time lat = ics_tuner_nccl_base_lat(tu, algo, proto);
@@ -180,6 +191,7 @@ void ics_tuner_price_call(const ics_tuner *tu, const ics_coll_req *req, const ic
         .net_step_lat_ps = net_step_lat(tu, algo, proto),
         .net_msg_ps = net_msg(tu, algo, proto),
         .net_op_ps = net_op(tu),
+        .net_msg_bytes = net_msg_bytes(tu),
         .sync_ps = ics_tuner_sync_lat(tu, proto),
         .cta_bytes_per_s = ics_tuner_cta_bytes_per_s(tu),
         .reduce_bytes_per_s = tu->reduce_bytes_per_s,
@@ -211,6 +223,8 @@ double ics_tuner_cal_value(const ics_tuner *tu, ics_cal_param p)
         return ICS_TUNER_LAUNCH_US;
     case ICS_CAL_PROXY_US:
         return ics_tuner_nccl_net_overhead_us(tu);
+    case ICS_CAL_MSG_US:
+        return 0.0;
     default:
         return 0.0;
     }

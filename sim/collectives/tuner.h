@@ -84,6 +84,9 @@ typedef struct {
     ics_time net_op_ps;       /* point-to-point across nodes: what posting one send or receive
                                  costs the GPU's proxy thread (NCCL's network overhead, 1 us on
                                  Intel hosts, 2 on AMD); 0 on one node */
+    uint64_t net_msg_bytes;   /* wire bytes each message across the network adds: the
+                                 transport's per-message gap at a NIC's line rate (msg_us of a
+                                 calibration; 0 by default) */
     ics_time sync_ps;         /* a CTA's synchronization per slice it sends (Simple: half
                                  NCCL's per-step latency inside a node, 1.7 us on NVLink) */
     uint64_t cta_bytes_per_s; /* what one CTA copies at most (half NCCL's per-channel tree

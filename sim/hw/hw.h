@@ -268,6 +268,7 @@ typedef enum {
     ICS_CAL_NET_EFF,    /* share of a NIC's line rate the transport reaches */
     ICS_CAL_LAUNCH_US,  /* host launch per GPU, in series on a thread driving several */
     ICS_CAL_PROXY_US,   /* the proxy thread's posting of one network operation, us */
+    ICS_CAL_MSG_US,     /* the network transport's gap per message on a NIC, us */
     ICS_CAL_COUNT
 } ics_cal_param;
 

@@ -40,6 +40,11 @@ static const ics_cal_param_info params[ICS_CAL_COUNT] = {
                           "what a GPU's proxy thread spends posting one network send or receive "
                           "of a point-to-point call, in series (NCCL's network overhead: 1 on "
                           "Intel hosts, 2 on AMD)"},
+    [ICS_CAL_MSG_US] = {"msg_us", "us", 0, 100,
+                        "what the network transport spends on each message (a step of NCCL's "
+                        "network transport) in which its NIC sends nothing, LogGP's gap (0: "
+                        "NCCL's own transports on ConnectX, hundreds of millions of messages a "
+                        "second; plugin transports are not documented)"},
 };
 
 const ics_cal_param_info *ics_hw_cal_param(ics_cal_param p)
