@@ -202,13 +202,14 @@ static uint64_t tree_cta(const ics_algo_ctx *c)
     return c->cta_bytes_per_s * tree_ctas(c);
 }
 
-/* A send of one channel's chunk: copied no faster than the channel's CTAs copy, then their
- * sync (channels.c). */
+/* A send of one channel's chunk, `msgs` of NCCL's chunks of each of its CTAs: copied no faster
+ * than the channel's CTAs copy, then their sync (channels.c); across nodes each of those chunks
+ * is a message of the network transport (its gap, ics_algo_net_gap). */
 static int tree_send(const ics_algo_ctx *c, ics_sched *s, int a, int b, uint64_t bytes,
-                     uint64_t hash, const int *deps, int nd)
+                     uint64_t msgs, uint64_t hash, const int *deps, int nd)
 {
     double f = ics_algo_same_node(c, a, b) ? c->intra_wire_factor : c->net_wire_factor;
-    uint64_t wire = ics_algo_wire_by(f, bytes) + ics_algo_net_gap(c, a, b, tree_ctas(c));
+    uint64_t wire = ics_algo_wire_by(f, bytes) + ics_algo_net_gap(c, a, b, msgs * tree_ctas(c));
     int id = ics_sched_send(s, c->ranks[a], c->ranks[b], wire, hash, deps, nd);
     ics_algo_charge(c, s, id, bytes, tree_ctas(c), 1);
     return id;
@@ -240,11 +241,13 @@ static int tree_slices(uint64_t bytes, int depth, bool capped)
     return (int)MAX(1, MIN(sl, cap));
 }
 
-/* One channel: up (reduce) then down (broadcast) its rank tree, slice by slice. */
+/* One channel: up (reduce) then down (broadcast) its rank tree, slice by slice; each of the S
+ * simulated slices stands for its share of NCCL's `nccl` chunks. */
 static void tree_channel(const ics_algo_ctx *c, ics_sched *s, const rank_tree *rt, int ch,
-                         uint64_t bytes, int S, int start)
+                         uint64_t bytes, int S, int nccl, int start)
 {
     int n = c->n;
+    uint64_t msgs = (uint64_t)(nccl + S - 1) / (uint64_t)S;
     int *up = g_new(int, n *S);               /* each rank's send to its parent */
     int *have = g_new(int, n *S);             /* when each rank holds the reduced slice */
     int *last_down = g_new(int, n *MAX_KIDS); /* FIFO per (rank, kid) */
@@ -275,8 +278,8 @@ static void tree_channel(const ics_algo_ctx *c, ics_sched *s, const rank_tree *r
                 continue;
             }
             int sd[2] = {ready, k > 0 ? up[r * S + k - 1] : -1};
-            up[r * S + k] = tree_send(c, s, r, rt->parent[r], sb, tree_flow(c, ch, 2 * (uint64_t)r),
-                                      sd, k > 0 ? 2 : 1);
+            up[r * S + k] = tree_send(c, s, r, rt->parent[r], sb, msgs,
+                                      tree_flow(c, ch, 2 * (uint64_t)r), sd, k > 0 ? 2 : 1);
         }
         for (int o = 0; o < n; o++) { /* parents before children */
             int r = rt->order[o];
@@ -284,8 +287,8 @@ static void tree_channel(const ics_algo_ctx *c, ics_sched *s, const rank_tree *r
                 int kid = rt->kids[r * MAX_KIDS + i];
                 int d = ics_sched_delay(s, hop_lat(c, r, kid), &have[r * S + k], 1);
                 int sd[2] = {d, last_down[r * MAX_KIDS + i]};
-                int id = tree_send(c, s, r, kid, sb, tree_flow(c, ch, 2 * (uint64_t)kid + 1), sd,
-                                   sd[1] >= 0 ? 2 : 1);
+                int id = tree_send(c, s, r, kid, sb, msgs, tree_flow(c, ch, 2 * (uint64_t)kid + 1),
+                                   sd, sd[1] >= 0 ? 2 : 1);
                 last_down[r * MAX_KIDS + i] = have[kid * S + k] = id;
             }
         }
@@ -317,8 +320,9 @@ static ics_time hop_cost(const ics_algo_ctx *c, uint64_t chunk, ics_time transfe
  * (tree_channel). That critical path, less the one chunk the stream itself accounts for, is
  * the delay after it. */
 static void tree_stream(const ics_algo_ctx *c, ics_sched *s, const rank_tree *rt, int ch,
-                        uint64_t bytes, int S, int start)
+                        uint64_t bytes, int S, int nccl, int start)
 {
+    (void)nccl; /* a stream carries no per-message gap yet (docs/collectives.md) */
     int n = c->n;
     uint64_t sb = (bytes + (uint64_t)S - 1) / (uint64_t)S;
     ics_time *up = g_new0(ics_time, n), *down = g_new0(ics_time, n), slowest = 0;
@@ -374,7 +378,7 @@ static void tree_stream(const ics_algo_ctx *c, ics_sched *s, const rank_tree *rt
 /* ---- the plans ---------------------------------------------------------------------------- */
 
 typedef void (*channel_fn)(const ics_algo_ctx *c, ics_sched *s, const rank_tree *rt, int ch,
-                           uint64_t bytes, int S, int start);
+                           uint64_t bytes, int S, int nccl, int start);
 
 static void plan_with(const ics_algo_ctx *c, ics_sched *s, channel_fn channel, bool capped)
 {
@@ -392,7 +396,8 @@ static void plan_with(const ics_algo_ctx *c, ics_sched *s, channel_fn channel, b
         rank_tree rt;
         rank_tree_build(c, &g, ch / 2, ch % 2, &rt);
         uint64_t bytes = ics_algo_piece(c->req.size_bytes, nch, ch);
-        channel(c, s, &rt, ch, bytes, tree_slices(bytes, depth, capped), start);
+        channel(c, s, &rt, ch, bytes, tree_slices(bytes, depth, capped),
+                tree_slices(bytes, depth, false), start);
         rank_tree_clear(&rt);
     }
     ics_algo_nodes_clear(&g);
