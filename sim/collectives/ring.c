@@ -387,9 +387,13 @@ static void ring_stream(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t ch
     int S = stream_slices(c, chan_bytes, m, steps, chain, &slice, &group);
     stream_cost k = stream_cost_of(c, order, edges, m, steps, reduce, chain, slice, S, group);
     ics_net_leg *legs = g_new(ics_net_leg, edges);
-    for (int p = 0; p < edges; p++)
-        legs[p] = (ics_net_leg){c->ranks[order[p]], c->ranks[order[(p + 1) % n]],
-                                ics_algo_wire(c, edge_bytes), ics_algo_flow(c, ch, (uint64_t)p)};
+    /* NCCL's slices over each edge: the network transport's messages (ics_algo_net_gap) */
+    uint64_t msgs = (uint64_t)(chain ? 1 : steps) * (uint64_t)S * (uint64_t)m;
+    for (int p = 0; p < edges; p++) {
+        int a = order[p], b = order[(p + 1) % n];
+        uint64_t wire = ics_algo_wire(c, edge_bytes) + ics_algo_net_gap(c, a, b, msgs);
+        legs[p] = (ics_net_leg){c->ranks[a], c->ranks[b], wire, ics_algo_flow(c, ch, (uint64_t)p)};
+    }
     int id = ics_sched_stream(s, legs, edges, &start, 1);
     ics_sched_set_floor(s, id, k.floor_ps);
     ics_sched_set_tail(s, id, k.tail_ps);
