@@ -88,9 +88,10 @@ static void test_calibrated(void)
  * message (msg_us) calibrated to 2 us and without. 64 MiB is two steps of 16 MiB a rank over the
  * one network edge each way, in NCCL's 512 KiB slices: 64 messages, 128 us more on a NIC-bound
  * call, on the chunk plan message by message and on the stream plan, whose legs carry the gaps
- * in bulk. (An all-gather on 2 ranks would not show it: out of place its CTAs store twice what
+ * in bulk. A broadcast of 256 MiB is a chain of one hop in NCCL's 512 KiB steps: 512 messages,
+ * 1024 us. (An all-gather on 2 ranks would not show it: out of place its CTAs store twice what
  * they send, and they, not the NIC, bound it.) */
-static double ring_ar_us(bool gap, ics_coll_plan plan)
+static double ring_us(ics_coll_op op, uint64_t size, bool gap, ics_coll_plan plan)
 {
     char *text = g_strdup_printf(
         "{\"kind\": \"calibration\", \"name\": \"gap\", \"base\": "
@@ -103,7 +104,7 @@ static double ring_ar_us(bool gap, ics_coll_plan plan)
                           .algos = 1u << ICS_ALGO_RING,
                           .protos = 1u << ICS_PROTO_SIMPLE,
                           .plan = plan};
-    double us = ics_time_to_us(rig_run(&g, ICS_COLL_ALL_REDUCE, 64 << 20, &tu).time_ps);
+    double us = ics_time_to_us(rig_run(&g, op, size, &tu).time_ps);
     rig_close(&g);
     rig_remove_model(path);
     g_free(text);
@@ -112,11 +113,53 @@ static double ring_ar_us(bool gap, ics_coll_plan plan)
 
 static void test_ring_gap(void)
 {
-    double chunks = ring_ar_us(true, ICS_PLAN_CHUNKS) - ring_ar_us(false, ICS_PLAN_CHUNKS);
-    double streams = ring_ar_us(true, ICS_PLAN_STREAMS) - ring_ar_us(false, ICS_PLAN_STREAMS);
-    g_test_message("the gap adds %.1f us (chunks), %.1f us (streams)", chunks, streams);
-    g_assert_cmpfloat(fabs(chunks / 128 - 1), <, 0.02);
-    g_assert_cmpfloat(fabs(streams / 128 - 1), <, 0.02);
+    struct {
+        ics_coll_op op;
+        uint64_t size;
+        double us;
+    } cases[] = {{ICS_COLL_ALL_REDUCE, 64 << 20, 128}, {ICS_COLL_BROADCAST, 256 << 20, 1024}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        ics_coll_op op = cases[i].op;
+        uint64_t b = cases[i].size;
+        double chunks =
+            ring_us(op, b, true, ICS_PLAN_CHUNKS) - ring_us(op, b, false, ICS_PLAN_CHUNKS);
+        double streams =
+            ring_us(op, b, true, ICS_PLAN_STREAMS) - ring_us(op, b, false, ICS_PLAN_STREAMS);
+        g_test_message("%s: the gap adds %.1f us (chunks), %.1f us (streams)", ics_coll_op_name(op),
+                       chunks, streams);
+        g_assert_cmpfloat(fabs(chunks / cases[i].us - 1), <, 0.02);
+        g_assert_cmpfloat(fabs(streams / cases[i].us - 1), <, 0.02);
+    }
+}
+
+/* A send/recv of 1 KiB on two DGX H100 with proxy_us calibrated to `proxy`. */
+static double sendrecv_us(int gpn, const char *proxy)
+{
+    char *text = g_strdup_printf(
+        "{\"kind\": \"calibration\", \"name\": \"proxy\", \"base\": "
+        "\"%s/hwmodels/superpod-h100-ndr.json\", \"calibration\": {\"proxy_us\": %s}}",
+        ICS_SOURCE_DIR, proxy);
+    char *path = rig_write_model("proxy.json", text);
+    rig g;
+    rig_open_file(&g, path, 2, gpn, "analytic");
+    ics_coll_tuning tu = {.nvls_enable = true};
+    double us = ics_time_to_us(rig_run(&g, ICS_COLL_SENDRECV, 1024, &tu).time_ps);
+    rig_close(&g);
+    rig_remove_model(path);
+    g_free(text);
+    return us;
+}
+
+/* Send/recv posts one round: with one GPU a node each rank posts its receive from the other node,
+ * then its send: the send waits two postings (10 us instead of 1: 18 us more); with eight, the
+ * node's last GPU receives from its neighbour on the node and sends across, its receiver's
+ * first posting is that receive: one posting. */
+static void test_sendrecv(void)
+{
+    double one = sendrecv_us(1, "10") - sendrecv_us(1, "1");
+    double eight = sendrecv_us(8, "10") - sendrecv_us(8, "1");
+    g_assert_cmpfloat_with_epsilon(one, 18.0, 0.01);
+    g_assert_cmpfloat_with_epsilon(eight, 9.0, 0.01);
 }
 
 int main(int argc, char **argv)
@@ -127,5 +170,6 @@ int main(int argc, char **argv)
     g_test_add_func("/p2p-proxy/p4de", test_p4de);
     g_test_add_func("/p2p-proxy/calibrated", test_calibrated);
     g_test_add_func("/p2p-proxy/ring-gap", test_ring_gap);
+    g_test_add_func("/p2p-proxy/sendrecv", test_sendrecv);
     return g_test_run();
 }

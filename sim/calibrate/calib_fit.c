@@ -106,8 +106,8 @@ static int fn_df(const gsl_vector *u, void *data, gsl_matrix *J)
 }
 
 /* Largest |change of ln(time)| over the points when p moves from its value by 20% (from 0: to
- * a typical value; at its upper bound, down: an efficiency of 1, net_eff's default, can only
- * fall), everything else as it is now. */
+ * a typical value; down where 20% up would pass its upper bound: an efficiency of 1, net_eff's
+ * default, can only fall), everything else as it is now. */
 static double moves(ics_calib *c, ics_cal_param p, GError **error)
 {
     const ics_cal_param_info *pi = ics_hw_cal_param(p);

@@ -43,11 +43,15 @@ ics_time ics_algo_net_msg(const ics_algo_ctx *c, int a, int b)
     return c->net_msg_ps == 0 || ics_algo_same_node(c, a, b) ? 0 : c->net_msg_ps;
 }
 
-uint64_t ics_algo_net_gap(const ics_algo_ctx *c, int a, int b, uint64_t messages)
+uint64_t ics_algo_net_gap(const ics_algo_ctx *c, int a, int b, uint64_t wire, uint64_t messages)
 {
     if (c->net_msg_bytes == 0 || ics_algo_same_node(c, a, b))
-        return 0;
-    return c->net_msg_bytes * MAX(1, messages);
+        return wire;
+    messages = MAX(1, messages);
+    /* saturating: a fuzzed size's messages times the gap's bytes may pass 2^64 */
+    if (messages > (UINT64_MAX - wire) / c->net_msg_bytes)
+        return UINT64_MAX;
+    return wire + c->net_msg_bytes * messages;
 }
 
 uint64_t ics_algo_piece(uint64_t total, int parts, int i)

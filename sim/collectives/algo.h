@@ -96,9 +96,10 @@ bool ics_algo_same_node(const ics_algo_ctx *c, int a, int b);
 /* What a ring's or a point-to-point send from rank a to rank b waits before it starts:
  * net_msg_ps where they are on two nodes, else 0. */
 ics_time ics_algo_net_msg(const ics_algo_ctx *c, int a, int b);
-/* Wire bytes the transport's per-message gap adds to a send of `messages` (at least one) of
- * NCCL's network steps from rank a to rank b: net_msg_bytes each across nodes, else 0. */
-uint64_t ics_algo_net_gap(const ics_algo_ctx *c, int a, int b, uint64_t messages);
+/* A send's `wire` bytes from rank a to rank b with the transport's per-message gap: across nodes
+ * net_msg_bytes more for each of its `messages` (at least one) of NCCL's network steps,
+ * saturating; inside a node `wire` as it is. */
+uint64_t ics_algo_net_gap(const ics_algo_ctx *c, int a, int b, uint64_t wire, uint64_t messages);
 
 /* The communicator's nodes: ranks grouped by the node of their device, nodes in order of their
  * lowest rank, ranks in rank order inside each. Node k's ranks (indices into ctx ranks) are

@@ -31,22 +31,25 @@ static bool all_nvlink(const ics_algo_ctx *c)
  * starting after step `start`: the channels' CTAs copy it no faster than their ceiling (its
  * floor) and synchronize once per p2p step of each channel (its tail). A transfer per step would
  * only add events: nothing else waits on a send's steps. A send the proxy posts `post_ps` after
- * the others ends no earlier than that plus its copy: charged as part of its floor, not as a
- * later start, because each distinct start instant makes the fluid backends share the links
- * anew (an all-to-all's postings are 2 x its remote peers of them: 256 ranks on a fat-tree took
- * 106 s instead of 3). What this leaves out: a late send takes its share of the links before it
- * is posted, at most post_ps early. */
+ * the others ends no earlier than that plus what it takes alone (its copy, or its transfer and
+ * the route's latency): charged as part of its floor, not as a later start, because each
+ * distinct start instant makes the fluid backends share the links anew (an all-to-all's
+ * postings are 2 x its remote peers of them: 256 ranks on a fat-tree took 106 s instead of 3).
+ * What this leaves out: a late send takes its share of the links before it is posted, at most
+ * post_ps early. */
 static void p2p_send(const ics_algo_ctx *c, ics_sched *s, int a, int b, uint64_t bytes,
                      uint64_t step, uint64_t hash, int start, ics_time post_ps)
 {
     uint64_t per_step = step * (uint64_t)c->nch;
     uint64_t steps = MAX(1, (bytes + per_step - 1) / per_step);
-    uint64_t wire = ics_algo_wire(c, bytes) + ics_algo_net_gap(c, a, b, steps * (uint64_t)c->nch);
+    uint64_t wire = ics_algo_net_gap(c, a, b, ics_algo_wire(c, bytes), steps * (uint64_t)c->nch);
     int id = ics_sched_send(s, c->ranks[a], c->ranks[b], wire, hash, &start, 1);
     ics_algo_charge(c, s, id, bytes, (uint64_t)c->nch, (ics_time)steps);
     if (post_ps > 0) {
         uint64_t cta = c->cta_bytes_per_s * (uint64_t)c->nch;
-        ics_sched_set_floor(s, id, ics_time_add(post_ps, cta ? ics_time_serialize(bytes, cta) : 0));
+        ics_time lat, alone = ics_algo_hop_time(c, a, b, wire, &lat);
+        alone = MAX(ics_time_add(alone, lat), cta ? ics_time_serialize(bytes, cta) : 0);
+        ics_sched_set_floor(s, id, ics_time_add(post_ps, alone));
     }
 }
 
@@ -62,8 +65,12 @@ static uint64_t p2p_bytes(const ics_algo_ctx *c, int r, int q)
                          : c->req.size_bytes / (uint64_t)n;
 }
 
-/* True if r posts an operation across the network in round k (NCCL's p2pSchedule: receive from
- * r - k, then send to r + k), the receive (send false) or the send. */
+/* True if r posts an operation across the network in round k, the receive (send false) or the
+ * send: round k receives from r - k, then sends to r + k, NCCL's order on one node. Across nodes
+ * NCCL orders its rounds by node (p2pSchedule, init.cc: a node's own peers first, the other
+ * nodes by a quadratic walk); every rank still posts as many operations across the network, so
+ * the last posting, what a small all-to-all waits for, is the same, but which postings one send
+ * waits behind is icsim's order, an approximation. */
 static bool posts_net(const ics_algo_ctx *c, int r, int k, bool send)
 {
     int n = c->n, q = send ? (r + k) % n : (r - k + n) % n;
@@ -90,7 +97,7 @@ static uint32_t *proxy_posts(const ics_algo_ctx *c)
 /* How long after the first posting a send across nodes from r in round k is posted: its
  * sender's proxy has posted it (after the round's receive) and its receiver's proxy the matching
  * receive. */
-static ics_time posted(const ics_algo_ctx *c, const uint32_t *before, int r, int k)
+static ics_time posted_ps(const ics_algo_ctx *c, const uint32_t *before, int r, int k)
 {
     int n = c->n, p = (r + k) % n;
     if (!before)
@@ -131,7 +138,7 @@ static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
                 continue;
             bool local = ics_algo_same_node(c, r, peer);
             p2p_send(c, s, r, peer, bytes, step, (uint64_t)r * (uint64_t)n + (uint64_t)peer,
-                     local ? start : net_start, local ? 0 : posted(c, before, r, k));
+                     local ? start : net_start, local ? 0 : posted_ps(c, before, r, k));
         }
     g_free(before);
 }

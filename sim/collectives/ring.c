@@ -151,11 +151,11 @@ static void ring_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t cha
                     /* a channel sends its slices in order through one FIFO, step after step */
                     if (last[p] >= 0)
                         deps[nd++] = last[p];
-                    uint64_t gap = ics_algo_net_gap(c, order[p], order[(p + 1) % n],
-                                                    (uint64_t)syncs * (uint64_t)merged);
+                    uint64_t wire =
+                        ics_algo_net_gap(c, order[p], order[(p + 1) % n], ics_algo_wire(c, bytes),
+                                         (uint64_t)syncs * (uint64_t)merged);
                     int id = ics_sched_send(s, c->ranks[order[p]], c->ranks[order[(p + 1) % n]],
-                                            ics_algo_wire(c, bytes) + gap,
-                                            ics_algo_flow(c, ch, (uint64_t)p), deps, nd);
+                                            wire, ics_algo_flow(c, ch, (uint64_t)p), deps, nd);
                     ics_algo_charge(c, s, id, oop_bytes(c, bytes), (uint64_t)merged, syncs);
                     last[p] = cur[p * S + j] = id;
                 }
@@ -208,9 +208,11 @@ static void chain_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t ch
             }
             if (k > 0) /* in order through the channel's FIFO */
                 deps[nd++] = cur_prev;
-            cur_prev = prev[k] =
-                ics_sched_send(s, c->ranks[a], c->ranks[b], ics_algo_wire(c, bytes),
-                               ics_algo_flow(c, ch, (uint64_t)h), deps, nd);
+            /* each CTA's `group` NCCL steps: messages of the network transport */
+            uint64_t wire =
+                ics_algo_net_gap(c, a, b, ics_algo_wire(c, bytes), (uint64_t)group * ctas);
+            cur_prev = prev[k] = ics_sched_send(s, c->ranks[a], c->ranks[b], wire,
+                                                ics_algo_flow(c, ch, (uint64_t)h), deps, nd);
             ics_algo_charge(c, s, cur_prev, bytes, ctas, group);
         }
     }
@@ -387,11 +389,12 @@ static void ring_stream(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t ch
     int S = stream_slices(c, chan_bytes, m, steps, chain, &slice, &group);
     stream_cost k = stream_cost_of(c, order, edges, m, steps, reduce, chain, slice, S, group);
     ics_net_leg *legs = g_new(ics_net_leg, edges);
-    /* NCCL's slices over each edge: the network transport's messages (ics_algo_net_gap) */
-    uint64_t msgs = (uint64_t)(chain ? 1 : steps) * (uint64_t)S * (uint64_t)m;
+    /* NCCL's slices over each edge: the network transport's messages (ics_algo_net_gap); a
+     * chain's S slices each stand for `group` of NCCL's steps */
+    uint64_t msgs = (uint64_t)(chain ? group : steps) * (uint64_t)S * (uint64_t)m;
     for (int p = 0; p < edges; p++) {
         int a = order[p], b = order[(p + 1) % n];
-        uint64_t wire = ics_algo_wire(c, edge_bytes) + ics_algo_net_gap(c, a, b, msgs);
+        uint64_t wire = ics_algo_net_gap(c, a, b, ics_algo_wire(c, edge_bytes), msgs);
         legs[p] = (ics_net_leg){c->ranks[a], c->ranks[b], wire, ics_algo_flow(c, ch, (uint64_t)p)};
     }
     int id = ics_sched_stream(s, legs, edges, &start, 1);

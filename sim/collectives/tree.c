@@ -209,7 +209,7 @@ static int tree_send(const ics_algo_ctx *c, ics_sched *s, int a, int b, uint64_t
                      uint64_t msgs, uint64_t hash, const int *deps, int nd)
 {
     double f = ics_algo_same_node(c, a, b) ? c->intra_wire_factor : c->net_wire_factor;
-    uint64_t wire = ics_algo_wire_by(f, bytes) + ics_algo_net_gap(c, a, b, msgs * tree_ctas(c));
+    uint64_t wire = ics_algo_net_gap(c, a, b, ics_algo_wire_by(f, bytes), msgs * tree_ctas(c));
     int id = ics_sched_send(s, c->ranks[a], c->ranks[b], wire, hash, deps, nd);
     ics_algo_charge(c, s, id, bytes, tree_ctas(c), 1);
     return id;
@@ -396,8 +396,9 @@ static void plan_with(const ics_algo_ctx *c, ics_sched *s, channel_fn channel, b
         rank_tree rt;
         rank_tree_build(c, &g, ch / 2, ch % 2, &rt);
         uint64_t bytes = ics_algo_piece(c->req.size_bytes, nch, ch);
+        /* NCCL chunks each CTA's share of the channel apart */
         channel(c, s, &rt, ch, bytes, tree_slices(bytes, depth, capped),
-                tree_slices(bytes, depth, false), start);
+                tree_slices(bytes / tree_ctas(c), depth, false), start);
         rank_tree_clear(&rt);
     }
     ics_algo_nodes_clear(&g);

@@ -123,8 +123,8 @@ static ics_time net_op(const ics_tuner *tu)
  * goes to it in the fair share as to the bytes, and channels sharing a NIC share its gaps. */
 static uint64_t net_msg_bytes(const ics_tuner *tu)
 {
-    double us = tu->cal[ICS_CAL_MSG_US];
-    if (tu->nnodes < 2 || isnan(us) || us <= 0 || tu->nics <= 0)
+    double us = ics_tuner_cal_value(tu, ICS_CAL_MSG_US);
+    if (tu->nnodes < 2 || us <= 0 || tu->nics <= 0)
         return 0;
     return (uint64_t)llround(us * 1e3 * tu->net_gbps / tu->nics);
 }
@@ -223,8 +223,6 @@ double ics_tuner_cal_value(const ics_tuner *tu, ics_cal_param p)
         return ICS_TUNER_LAUNCH_US;
     case ICS_CAL_PROXY_US:
         return ics_tuner_nccl_net_overhead_us(tu);
-    case ICS_CAL_MSG_US:
-        return 0.0;
     default:
         return 0.0;
     }

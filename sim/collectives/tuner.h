@@ -83,7 +83,8 @@ typedef struct {
                                  others */
     ics_time net_op_ps;       /* point-to-point across nodes: what posting one send or receive
                                  costs the GPU's proxy thread (NCCL's network overhead, 1 us on
-                                 Intel hosts, 2 on AMD); 0 on one node */
+                                 Intel hosts, 2 on AMD, or a calibration's proxy_us); 0 on one
+                                 node */
     uint64_t net_msg_bytes;   /* wire bytes each message across the network adds: the
                                  transport's per-message gap at a NIC's line rate (msg_us of a
                                  calibration; 0 by default) */
