@@ -63,8 +63,7 @@ static void test_p4de(void)
     g_assert_cmpfloat(eight - four, <=, 9.0);
 }
 
-/* A calibration's proxy_us replaces NCCL's figure (what `icsim calibrate` fits from two node
- * counts' all-to-alls: 8.5 us on ALCF's Polaris logs): 8 nodes post 2 x 28 operations a GPU, so
+/* A calibration's proxy_us replaces NCCL's figure: 8 nodes post 2 x 28 operations a GPU, so
  * 10 us instead of 2 adds 56 x 8 us to a small all-to-all. */
 static void test_calibrated(void)
 {
