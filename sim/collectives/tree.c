@@ -322,7 +322,6 @@ static ics_time hop_cost(const ics_algo_ctx *c, uint64_t chunk, ics_time transfe
 static void tree_stream(const ics_algo_ctx *c, ics_sched *s, const rank_tree *rt, int ch,
                         uint64_t bytes, int S, int nccl, int start)
 {
-    (void)nccl; /* a stream carries no per-message gap yet (docs/collectives.md) */
     int n = c->n;
     uint64_t sb = (bytes + (uint64_t)S - 1) / (uint64_t)S;
     ics_time *up = g_new0(ics_time, n), *down = g_new0(ics_time, n), slowest = 0;
@@ -337,7 +336,9 @@ static void tree_stream(const ics_algo_ctx *c, ics_sched *s, const rank_tree *rt
         if (p < 0)
             continue;
         double f = ics_algo_same_node(c, r, p) ? c->intra_wire_factor : c->net_wire_factor;
-        uint64_t wire = ics_algo_wire_by(f, bytes);
+        /* every NCCL chunk of every CTA is a message of the network transport each way */
+        uint64_t wire =
+            ics_algo_net_gap(c, r, p, ics_algo_wire_by(f, bytes), (uint64_t)nccl * tree_ctas(c));
         ics_time lat, t = ics_algo_hop_time(c, r, p, ics_algo_wire_by(f, sb), &lat);
         slowest = MAX(slowest, ics_time_add(t, lat));
         bool pays = nk > 0 || !ics_algo_same_node(c, r, p); /* as the chunk plan charges it */
