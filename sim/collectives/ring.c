@@ -280,16 +280,17 @@ static void ring_plan(const ics_algo_ctx *c, ics_sched *s)
 
 /* ---- the channels as streams ---------------------------------------------------------------- */
 
-/* Channel ch's ring edges for `wire` bytes each: the slowest edge's transfer time and
- * latency, and the sum over the edges of transfer + latency + per-step cost `per_edge`. */
+/* Channel ch's ring edges for `wire` bytes each (`msgs` of the network transport's messages
+ * where an edge crosses nodes, each with its gap): the slowest edge's transfer time and latency,
+ * and the sum over the edges of transfer + latency + per-step cost `per_edge`. */
 static ics_time ring_edges(const ics_algo_ctx *c, const int *order, int edges, uint64_t wire,
-                           ics_time per_edge, ics_time *lat, ics_time *sum)
+                           uint64_t msgs, ics_time per_edge, ics_time *lat, ics_time *sum)
 {
     ics_time worst = 0;
     *lat = *sum = 0;
     for (int p = 0; p < edges; p++) {
         int a = order[p], b = order[(p + 1) % c->n];
-        ics_time l, t = ics_algo_hop_time(c, a, b, wire, &l);
+        ics_time l, t = ics_algo_hop_time(c, a, b, ics_algo_net_gap(c, a, b, wire, msgs), &l);
         *sum += t + l + per_edge + ics_algo_net_msg(c, a, b);
         if (t + l > worst + *lat) {
             worst = t;
@@ -352,7 +353,8 @@ static stream_cost stream_cost_of(const ics_algo_ctx *c, const int *order, int e
     if (reduce && !chain && steps > n - 1)
         red = red * (n - 1) / steps;
     ics_time lat, path,
-        t = ring_edges(c, order, edges, ics_algo_wire(c, slice), after + red, &lat, &path);
+        t = ring_edges(c, order, edges, ics_algo_wire(c, slice),
+                       (uint64_t)m * (uint64_t)(chain ? group : 1), after + red, &lat, &path);
     /* saturating (core/time.h): a TiB on 0.001 Gb/s lanes is 10^6 slices of hours each */
     ics_time extra = ics_time_add(MAX(0, t_cta - t - lat), ics_time_mul(c->sync_ps, group));
     path = ics_time_add(path, ics_time_mul(extra, edges));
