@@ -265,6 +265,28 @@ static void test_fit_recovers_planted(void)
     g_free(planted);
 }
 
+/* Calibration `cal` (a JSON object) planted on two DGX A100 nodes of superpod-a100-hdr, an
+ * all-reduce sweep simulated with it, and parameter p alone fitted to that sweep from the
+ * model's defaults; *m holds the measurements (free both). */
+static ics_calib *fit_planted_2node(const char *file, const char *cal, ics_cal_param p,
+                                    ics_meas **m)
+{
+    char *planted = overlay(file, "hwmodels/superpod-a100-hdr.json", cal);
+    char *ar = simulated_log_on(planted, 2, ICS_COLL_ALL_REDUCE, 64 << 10, 1 << 30);
+    *m = ics_meas_new();
+    GError *err = NULL;
+    g_assert_true(ics_meas_read_text(*m, "ar.log", ar, strlen(ar), NULL, &err));
+    char *model = src("hwmodels/superpod-a100-hdr.json");
+    ics_calib_opts o = {.params = 1u << p};
+    ics_calib *c = ics_calib_new(model, *m, &o, &err);
+    g_assert_no_error(err);
+    g_assert_true(ics_calib_fit(c, &err));
+    g_free(model);
+    g_free(ar);
+    g_free(planted);
+    return c;
+}
+
 /* A parameter whose default is its upper bound (net_eff 1: a transport reaches at most its
  * NIC's line rate) is probed downward: before, the +20% probe was clamped back to 1, the fit
  * found "the measurements do not depend on it" and left every network-bound log (ALCF's Polaris
@@ -272,26 +294,14 @@ static void test_fit_recovers_planted(void)
  * all-reduce sweep brings it back. */
 static void test_fit_recovers_net_eff(void)
 {
-    char *planted =
-        overlay("planted-net.json", "hwmodels/superpod-a100-hdr.json", "{\"net_eff\": 0.7}");
-    char *ar = simulated_log_on(planted, 2, ICS_COLL_ALL_REDUCE, 64 << 10, 1 << 30);
-    ics_meas *m = ics_meas_new();
-    GError *err = NULL;
-    g_assert_true(ics_meas_read_text(m, "ar.log", ar, strlen(ar), NULL, &err));
-    char *model = src("hwmodels/superpod-a100-hdr.json");
-    ics_calib_opts o = {.params = 1u << ICS_CAL_NET_EFF};
-    ics_calib *c = ics_calib_new(model, m, &o, &err);
-    g_assert_no_error(err);
-    g_assert_true(ics_calib_fit(c, &err));
+    ics_meas *m;
+    ics_calib *c = fit_planted_2node("planted-net.json", "{\"net_eff\": 0.7}", ICS_CAL_NET_EFF, &m);
     const ics_calib_param *ne = ics_calib_param_of(c, ICS_CAL_NET_EFF);
     g_test_message("net_eff %.4f (planted 0.7)", ne->after);
     g_assert_true(ne->determined);
     g_assert_cmpfloat(fabs(ne->after / 0.7 - 1), <, 0.02);
     ics_calib_free(c);
     ics_meas_free(m);
-    g_free(model);
-    g_free(ar);
-    g_free(planted);
 }
 
 /* The network transport's gap per message (msg_us) comes back from an all-reduce sweep across
@@ -299,17 +309,8 @@ static void test_fit_recovers_net_eff(void)
  * more than on others, unlike a NIC efficiency. */
 static void test_fit_recovers_msg_gap(void)
 {
-    char *planted =
-        overlay("planted-gap.json", "hwmodels/superpod-a100-hdr.json", "{\"msg_us\": 4}");
-    char *ar = simulated_log_on(planted, 2, ICS_COLL_ALL_REDUCE, 64 << 10, 1 << 30);
-    ics_meas *m = ics_meas_new();
-    GError *err = NULL;
-    g_assert_true(ics_meas_read_text(m, "ar.log", ar, strlen(ar), NULL, &err));
-    char *model = src("hwmodels/superpod-a100-hdr.json");
-    ics_calib_opts o = {.params = 1u << ICS_CAL_MSG_US};
-    ics_calib *c = ics_calib_new(model, m, &o, &err);
-    g_assert_no_error(err);
-    g_assert_true(ics_calib_fit(c, &err));
+    ics_meas *m;
+    ics_calib *c = fit_planted_2node("planted-gap.json", "{\"msg_us\": 4}", ICS_CAL_MSG_US, &m);
     const ics_calib_param *g = ics_calib_param_of(c, ICS_CAL_MSG_US);
     g_test_message("msg_us %.4f (planted 4)", g->after);
     g_assert_true(g->determined);
@@ -318,9 +319,6 @@ static void test_fit_recovers_msg_gap(void)
     g_assert_cmpfloat(ics_calib_median_error(c, 0, UINT64_MAX, true), <, 0.005);
     ics_calib_free(c);
     ics_meas_free(m);
-    g_free(model);
-    g_free(ar);
-    g_free(planted);
 }
 
 typedef struct {

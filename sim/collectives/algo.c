@@ -14,12 +14,17 @@ ics_time ics_algo_reduce_time(const ics_algo_ctx *c, uint64_t bytes)
     return c->reduce_bytes_per_s ? ics_time_serialize(3 * bytes, c->reduce_bytes_per_s) : 0;
 }
 
+ics_time ics_algo_cta_time(const ics_algo_ctx *c, uint64_t bytes, uint64_t ctas)
+{
+    uint64_t cta = c->cta_bytes_per_s * ctas;
+    return cta > 0 ? ics_time_serialize(bytes, cta) : 0;
+}
+
 void ics_algo_charge(const ics_algo_ctx *c, ics_sched *s, int id, uint64_t bytes, uint64_t ctas,
                      ics_time syncs)
 {
-    uint64_t cta = c->cta_bytes_per_s * ctas;
-    if (cta > 0)
-        ics_sched_set_floor(s, id, ics_time_serialize(bytes, cta));
+    if (c->cta_bytes_per_s * ctas > 0)
+        ics_sched_set_floor(s, id, ics_algo_cta_time(c, bytes, ctas));
     ics_sched_set_tail(s, id, ics_time_mul(c->sync_ps, (uint64_t)syncs)); /* saturates */
 }
 

@@ -72,6 +72,8 @@ extern const ics_algo_ops ics_algo_pat;
 uint64_t ics_algo_wire(const ics_algo_ctx *c, uint64_t payload);
 /* Time for a GPU to reduce `bytes` (read two inputs, write one). */
 ics_time ics_algo_reduce_time(const ics_algo_ctx *c, uint64_t bytes);
+/* What `ctas` of the channel's CTAs take to copy `bytes` at their ceiling (0: no ceiling). */
+ics_time ics_algo_cta_time(const ics_algo_ctx *c, uint64_t bytes, uint64_t ctas);
 /* Charges a step moving `bytes` on `ctas` of NCCL's channels (CTAs) what channels.c says a CTA
  * costs: it ends no earlier than the CTAs' copy time (a floor) and `syncs` synchronizations
  * after its transfer (a tail). */

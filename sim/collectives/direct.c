@@ -46,9 +46,8 @@ static void p2p_send(const ics_algo_ctx *c, ics_sched *s, int a, int b, uint64_t
     int id = ics_sched_send(s, c->ranks[a], c->ranks[b], wire, hash, &start, 1);
     ics_algo_charge(c, s, id, bytes, (uint64_t)c->nch, (ics_time)steps);
     if (post_ps > 0) {
-        uint64_t cta = c->cta_bytes_per_s * (uint64_t)c->nch;
         ics_time lat, alone = ics_algo_hop_time(c, a, b, wire, &lat);
-        alone = MAX(ics_time_add(alone, lat), cta ? ics_time_serialize(bytes, cta) : 0);
+        alone = MAX(ics_time_add(alone, lat), ics_algo_cta_time(c, bytes, (uint64_t)c->nch));
         ics_sched_set_floor(s, id, ics_time_add(post_ps, alone));
     }
 }
