@@ -299,6 +299,18 @@ static bool traded_pair(const fit_ctx *f, const bool *keep,
     return *a >= 0;
 }
 
+/* Of a pair that trades off, the one to hold at its default, or -1 (both go): the one whose
+ * default is a published figure, where the other's is a placeholder (net_eff's 1, msg_us's 0).
+ * The data fix the pair's combination; the published value is the better knowledge of one
+ * member, so the other takes what the data say (a prior, as a Bayesian fit would weigh it). On
+ * ALCF Polaris' all-gather the base latency and the transport's gap trade off: NCCL publishes
+ * the one, nobody the other. Where both are published, or neither, nothing tells them apart. */
+static int held_of_pair(const fit_ctx *f, int a, int b)
+{
+    bool pa = ics_hw_cal_param(f->idx[a])->published, pb = ics_hw_cal_param(f->idx[b])->published;
+    return pa == pb ? -1 : pa ? a : b;
+}
+
 /* How far a kept parameter moved from the model's value, in standard errors (both in the
  * scale rel_sigma is in: ln of the value for log-scale parameters, else relative to the value). */
 static double z_score(const ics_calib *c, ics_cal_param p)
@@ -343,6 +355,14 @@ static int drop_undetermined(ics_calib *c, const gsl_matrix *J, double ssr)
     for (;; dropped++) {
         sigmas(&f, J, ssr, keep, corr);
         if (traded_pair(&f, keep, corr, &a, &b)) {
+            int held = held_of_pair(&f, a, b);
+            if (held >= 0) {
+                keep[held] = false;
+                drop(c, f.idx[held],
+                     "held at its published value: trades off with a "
+                     "parameter whose default is no published figure");
+                continue;
+            }
             keep[a] = keep[b] = false;
             drop(c, f.idx[a], "trades off with another parameter: the data fix only both");
             drop(c, f.idx[b], "trades off with another parameter: the data fix only both");

@@ -593,7 +593,7 @@ bool ics_evq_peek_time(ics_evq *q, ics_time *at)
     }
     for (unsigned l = 0; l < EVQ_LEVELS && !(found && l > 0); l++) {
         for (unsigned d = 0; d < EVQ_DIGITS; d++) {
-            uint64_t m = UINT64_MAX; /* set when found; the initialiser quiets -O3's maybe-uninitialized */
+            uint64_t m = UINT64_MAX; /* read only when found (quiets -O3 -Werror) */
             if (q->b[l][d].head && bucket_min_live(q, &q->b[l][d], l == 0, &m)) {
                 best = found ? MIN(best, m) : m;
                 found = true;
