@@ -10,6 +10,7 @@
 #include "core/core.h"
 #include "hw/hw.h"
 #include "net/net.h"
+#include "net/net_series.h"
 #include "topo/topo.h"
 
 #include "net_rig.h"
@@ -327,6 +328,52 @@ static void reserve_largest(void)
     rig_close(&g);
 }
 
+/* ---- channels in series ------------------------------------------------------------------- */
+
+/* A DGX H100 route to the next node on its leaf, 0:gpu0 -> 1:gpu0, is 10 channels. The PCIe
+ * switch ports (pex0-gpu, pex0-nic) have two neighbours each, so their two channels carry the
+ * same flows and go to SimGrid as one, the narrower (net_series.c): 6 links. The NIC is not a port
+ * (CollNet reduces from it), so its two sides stay apart; the fabric's and NVLink's channels stand
+ * for themselves. Capacities here are the channels' payload rates as the backend computes them; the
+ * representative must be the least of its chain. */
+static void test_series(void)
+{
+    rig g;
+    rig_open(&g, "superpod-h100-ndr.json", 2, "flow");
+    int nchans = ics_topo_nchans(g.t);
+    double *cap = g_new(double, nchans);
+    for (int c = 0; c < nchans; c++)
+        cap[c] = (double)ics_topo_chan_get(g.t, c)->bw_bytes_per_s * (1 + c % 3 * 0.01);
+    int *rep = ics_net_series_reps(g.t, cap);
+    ics_route r;
+    g_assert_true(ics_route_find(g.t, dev(&g, "0:gpu0"), dev(&g, "1:gpu0"), 0, &r));
+    const ics_route_path *p = &r.paths[0];
+    g_assert_cmpint(p->n_hops, ==, 10);
+    int links = 0;
+    for (int h = 0; h < p->n_hops; h++) {
+        int c = p->chans[h];
+        const ics_topo_chan *ch = ics_topo_chan_get(g.t, c);
+        links += h == 0 || rep[c] != rep[p->chans[h - 1]];
+        g_assert_cmpfloat(cap[rep[c]], <=, cap[c]);
+        bool port = ics_topo_dev_get(g.t, ch->src)->kind == ICS_DEV_PCIE_SWITCH &&
+                    strchr(ics_topo_dev_label(g.t, ch->src), '-') != NULL;
+        bool into_port = ics_topo_dev_get(g.t, ch->dst)->kind == ICS_DEV_PCIE_SWITCH &&
+                         strchr(ics_topo_dev_label(g.t, ch->dst), '-') != NULL;
+        if (!port && !into_port) /* NIC to leaf, the fabric: alone */
+            g_assert_cmpint(rep[c], ==, c);
+        if (into_port) /* into a port and out of it: one chain */
+            g_assert_cmpint(rep[c], ==, rep[p->chans[h + 1]]);
+    }
+    g_assert_cmpint(links, ==, 6);
+    int nv = ics_topo_chan_between(g.t, dev(&g, "0:gpu0"), dev(&g, "0:nvsw0"));
+    g_assert_cmpint(nv, >=, 0);
+    g_assert_cmpint(rep[nv], ==, nv);
+    ics_route_clear(&r);
+    g_free(rep);
+    g_free(cap);
+    rig_close(&g);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -339,5 +386,6 @@ int main(int argc, char **argv)
     g_test_add_func("/net/flow/nested", test_nested);
     g_test_add_func("/net/flow/deterministic", test_deterministic);
     g_test_add_func("/net/flow/sealed", test_sealed);
+    g_test_add_func("/net/flow/series", test_series);
     return g_test_run();
 }

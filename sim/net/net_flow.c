@@ -34,7 +34,8 @@
  * Costs. SimGrid's lazy LMM re-solves, at each instant where a communication completes, the
  * part of the system connected to it through shared links: on a large collective that is every
  * communication under way, so a run costs (completion instants) x (communications in flight).
- * Few communications per flow (one per group, not per leg) keep both down. (SimGrid's own
+ * Few communications per flow (one per group, not per leg) keep both down, and so do fewer links
+ * in each: a chain of channels in series goes to SimGrid once (net_series.c). (SimGrid's own
  * host-to-host Comms cost more: each is unlisted from a list of all of them at completion, a
  * linear walk that was 93% of a 1024-GPU sweep; net_flow_sg.cpp starts two-host executions
  * instead, which join no list.)
@@ -50,6 +51,7 @@
 
 #include "net/net_flow_sg.h"
 #include "net/net_fluid.h"
+#include "net/net_series.h"
 
 extern const ics_net_ops ics_net_flow_ops;
 
@@ -108,6 +110,7 @@ struct fl_net {
     ics_net_params params;
     int nchans, nres;
     double *cap; /* per resource, payload bytes/s (0: none) */
+    int *rep;    /* per channel, the channel its series chain goes to SimGrid as (net_series.h) */
     uint64_t *chan_bytes;
     double base_s;   /* SimGrid seconds at icsim time 0 */
     double paused_s; /* while an inner network runs: SimGrid time it started */
@@ -304,6 +307,21 @@ static double group_rate(const fl_net *n, const int *res, int len)
     return rate;
 }
 
+/* Appends path p's resources to res at k as SimGrid gets them: each chain of channels in series
+ * once, as its narrowest channel (net_series.c; a chain's channels are consecutive in a path).
+ * The groups are cut by the paths' full lengths, so that they are the same as without this. */
+static int route_to_sg(const fl_net *n, const fl_path *p, int *res, int k)
+{
+    int last = -1;
+    for (int h = 0; h < p->n; h++) {
+        int r = p->res[h] < n->nchans ? n->rep[p->res[h]] : p->res[h];
+        if (r != last)
+            res[k++] = r;
+        last = r;
+    }
+    return k;
+}
+
 /* Starts a flow whose paths, work and offset are set. Its paths that carry the same bytes are
  * one SimGrid communication (SimGrid charges a link the same for each appearance in a route,
  * so only paths of equal weight can share one), over all their resources, of their payload:
@@ -332,14 +350,13 @@ static void flow_start(fl_net *n, fl_flow *f)
     double *bytes = g_new(double, f->npaths), *rate = g_new(double, f->npaths), slowest = 0;
     f->ngroups = 0;
     for (int p = 0, k = 0; p < f->npaths; f->ngroups++) { /* the groups' routes */
-        int g = f->ngroups;
+        int g = f->ngroups, span = 0; /* span: the group's channels before the chains are cut */
         start[g] = k;
         bytes[g] = (double)order[p]->bytes;
-        for (uint64_t b = order[p]->bytes; p < f->npaths && order[p]->bytes == b &&
-                                           (k == start[g] || k - start[g] + order[p]->n <= most);
-             p++)
-            for (int h = 0; h < order[p]->n; h++)
-                res[k++] = order[p]->res[h];
+        for (uint64_t b = order[p]->bytes;
+             p < f->npaths && order[p]->bytes == b && (span == 0 || span + order[p]->n <= most);
+             span += order[p]->n, p++)
+            k = route_to_sg(n, order[p], res, k);
         start[g + 1] = k;
         rate[g] = group_rate(n, res + start[g], k - start[g]);
         slowest = MAX(slowest, bytes[g] / rate[g]);
@@ -620,6 +637,7 @@ static ics_net *fl_create(const ics_topo *t, ics_engine *e, const ics_net_params
         n->cap[c] = chan_payload_bw(t, c);
     for (int d = 0; d < ics_topo_ndevs(t); d++)
         n->cap[n->nchans + d] = (double)ics_net_reduce_bw(t, d);
+    n->rep = ics_net_series_reps(t, n->cap);
     n->chan_bytes = g_new0(uint64_t, n->nchans);
     n->outer = innermost;
     if (n->outer) {
@@ -657,6 +675,7 @@ static void fl_destroy(ics_net *net)
         moving_each(o, ics_sg_resume);
     }
     g_free(n->cap);
+    g_free(n->rep);
     g_free(n->chan_bytes);
     g_free(n);
 }
