@@ -60,8 +60,12 @@ typedef struct {
 } ics_an_bind;
 
 /* Binding uses a slot holds itself: a flow across a fat-tree has 4 (its NICs' and the fabric's
- * links; its PCIe hops are dominated), so most flows' shares never leave their slot. */
-#define BIND_INLINE 4
+ * links; its PCIe hops are dominated), one across a dragonfly's groups 5 (its global link too),
+ * so most flows' shares never leave their slot. With 4, a third of a 1 GiB all-to-all's flows on
+ * 96 Polaris nodes (n_bind 5: 50,072 of 147,000) sent every fair share to their flow's own use
+ * array, a cache miss each: 540 ranks took 35.6 s, with 5 18.5 s (results identical; the
+ * fat-tree all-to-all 2.63 -> 2.64 s, its slots 128 -> 144 bytes). 6 gained nothing more. */
+#define BIND_INLINE 5
 
 /* What the fair share reads and writes of an active flow, by its slot: dense, so that a
  * computation over 60,000 flows walks one array in slot order instead of chasing the flows
