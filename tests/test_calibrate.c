@@ -393,8 +393,8 @@ static void test_fit_carries(void)
  * all-reduce over Slingshot is 40-80% slower than the model from 2 KiB to 4 MiB (libfabric's
  * CXI costs, not modelled) and within -4..-9% from 16 MiB: least squares on the CTA rate and
  * the network hop can only trade one regime for the other. (It was the same log's all-gather
- * until the channel count across nodes became NCCL's, 4 there: that fit is now refused
- * earlier, its parameters trading off with each other.) Two parameters keep it to a second. */
+ * until the channel count across nodes became NCCL's, 4 there: that log now fits msg_us,
+ * /calibrate/fit-holds-published.) Two parameters keep it to a second. */
 static void test_fit_refused_when_worse(void)
 {
     log_fit fit = open_log_params("hwmodels/polaris.json", "alcf_polaris_a100x4_2node_all_reduce",
@@ -418,7 +418,6 @@ static void test_fit_refused_when_worse(void)
     ics_meas_free(fit.m);
 }
 
-/* An A100 log against an H100 model, 16 ranks against one 8-GPU node: refused at the table. */
 /* Where the data fix only a pair's combination and one member's default is a published figure,
  * that one holds and the other is fitted (calib_fit.c, held_of_pair). ALCF Polaris' 2-node
  * all-gather over Slingshot: NCCL's base latency and the transport's gap per message (msg_us,
@@ -438,7 +437,7 @@ static void test_fit_holds_published(void)
     g_test_message("base_latency_scale: %s; msg_us %.2f us (+-%.1f%%)", base->why, gap->after,
                    100 * gap->rel_sigma);
     g_assert_false(base->determined);
-    g_assert_nonnull(strstr(base->why, "held at its published value"));
+    g_assert_nonnull(strstr(base->why, "held at the model's value"));
     g_assert_cmpfloat(base->after, ==, base->before);
     g_assert_true(gap->determined);
     g_assert_cmpfloat(gap->after, >, 3.0);
@@ -451,6 +450,7 @@ static void test_fit_holds_published(void)
     ics_meas_free(fit.m);
 }
 
+/* An A100 log against an H100 model, 16 ranks against one 8-GPU node: refused at the table. */
 static void test_mismatch_refused(void)
 {
     ics_meas *m = ics_meas_new();

@@ -204,10 +204,10 @@ static void test_ops(void)
 
 /* ---- collectives --------------------------------------------------------------------------- */
 
-static ics_time coll_time(const char *backend, ics_coll_op op, int nodes, uint64_t bytes,
-                          ics_coll_algo *algo)
+static ics_time coll_time_on(const char *model, const char *backend, ics_coll_op op, int nodes,
+                             uint64_t bytes, const ics_net_params *params, ics_coll_algo *algo)
 {
-    char *path = g_build_filename(ICS_SOURCE_DIR, "hwmodels", "superpod-h100-ndr.json", NULL);
+    char *path = g_build_filename(ICS_SOURCE_DIR, "hwmodels", model, NULL);
     GError *err = NULL;
     ics_hw *hw = ics_hw_load(path, nodes, &err);
     g_assert_no_error(err);
@@ -216,7 +216,7 @@ static ics_time coll_time(const char *backend, ics_coll_op op, int nodes, uint64
     g_assert_cmpint(n, <=, 128);
     for (int i = 0; i < n; i++)
         ranks[i] = ics_topo_gpu(t, i / 8, i % 8);
-    ics_comm *c = ics_comm_new(t, ics_net_backend(backend), ranks, n, NULL);
+    ics_comm *c = ics_comm_new(t, ics_net_backend(backend), ranks, n, params);
     ics_coll_req req = {.op = op, .size_bytes = bytes, .dtype_bytes = 4};
     ics_coll_tuning tuning = {.nvls_enable = true};
     ics_coll_result r;
@@ -227,6 +227,12 @@ static ics_time coll_time(const char *backend, ics_coll_op op, int nodes, uint64
     ics_hw_free(hw);
     g_free(path);
     return r.time_ps;
+}
+
+static ics_time coll_time(const char *backend, ics_coll_op op, int nodes, uint64_t bytes,
+                          ics_coll_algo *algo)
+{
+    return coll_time_on("superpod-h100-ndr.json", backend, op, nodes, bytes, NULL, algo);
 }
 
 /* Collectives as users run them, over sizes where latency, then bandwidth, dominates: the flow
@@ -344,7 +350,7 @@ static void test_series(void)
     double *cap = g_new(double, nchans);
     for (int c = 0; c < nchans; c++)
         cap[c] = (double)ics_topo_chan_get(g.t, c)->bw_bytes_per_s * (1 + c % 3 * 0.01);
-    int *rep = ics_net_series_reps(g.t, cap);
+    int *rep = ics_net_series_find(g.t, cap);
     ics_route r;
     g_assert_true(ics_route_find(g.t, dev(&g, "0:gpu0"), dev(&g, "1:gpu0"), 0, &r));
     const ics_route_path *p = &r.paths[0];
@@ -374,6 +380,28 @@ static void test_series(void)
     rig_close(&g);
 }
 
+/* The chains change no share: collectives whose flows contend on the NICs, the fabric and the
+ * PCIe ports take the same time to the picosecond with every channel handed to SimGrid
+ * (params.every_link) and with each chain once. On a rail-optimized DGX H100 pod, and on a 2:1
+ * fat-tree (not rail-optimized) over two leaves, whose spines its all-to-all shares. */
+static void test_series_exact(void)
+{
+    const char *models[] = {"superpod-h100-ndr.json", "fattree-2tier.json"};
+    const int nodes[] = {4, 8}; /* the fat-tree's 8 nodes span two leaves: cross-rail via spines */
+    const ics_coll_op ops[] = {ICS_COLL_ALLTOALL, ICS_COLL_ALL_REDUCE};
+    for (size_t m = 0; m < G_N_ELEMENTS(models); m++)
+        for (size_t o = 0; o < G_N_ELEMENTS(ops); o++) {
+            ics_net_params every = {.every_link = true};
+            ics_coll_algo a, b;
+            ics_time chains = coll_time_on(models[m], "flow", ops[o], nodes[m], 64 << 20, NULL, &a);
+            ics_time all = coll_time_on(models[m], "flow", ops[o], nodes[m], 64 << 20, &every, &b);
+            g_test_message("%s %s 64 MiB on %d nodes: %.6f us with chains, %.6f us without",
+                           models[m], ics_coll_op_name(ops[o]), nodes[m], chains / 1e6, all / 1e6);
+            g_assert_cmpint(a, ==, b);
+            g_assert_cmpint(chains, ==, all);
+        }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -387,5 +415,6 @@ int main(int argc, char **argv)
     g_test_add_func("/net/flow/deterministic", test_deterministic);
     g_test_add_func("/net/flow/sealed", test_sealed);
     g_test_add_func("/net/flow/series", test_series);
+    g_test_add_func("/net/flow/series-exact", test_series_exact);
     return g_test_run();
 }

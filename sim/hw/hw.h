@@ -277,10 +277,12 @@ typedef struct {
     const char *unit; /* "GB/s", "us", "x" (a factor), "" (a fraction) */
     double lo, hi;    /* physical bounds: the reader's range and the fit's */
     const char *what; /* one line, with the default's source */
-    /* The default is a published figure (NCCL's constants, a datasheet, a vendor's
-     * measurement), not a placeholder for a figure nobody published (net_eff's 1, msg_us's 0).
-     * Where the data fix only a pair's combination, the fit holds the published one and moves
-     * the other (calib_fit.c). */
+    /* The default is a published figure or one derived from it by a stated rule (NCCL's
+     * constants; the latency factors' 1, which is NCCL's latencies themselves; cta_gbps and
+     * sync_us, halves of NCCL's ceilings; NVIDIA's measured launch), not a placeholder for a
+     * figure nobody published: net_eff's 1 is the NIC's line rate, an ideal no transport was
+     * measured at, and msg_us's 0 is no gap at all. Where the data fix only a pair's
+     * combination, the fit holds the published one and moves the other (calib_fit.c). */
     bool published;
 } ics_cal_param_info;
 

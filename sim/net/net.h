@@ -56,6 +56,8 @@ typedef struct {
     bool adaptive_routing;  /* fabric: pick the least-loaded spine instead of the flow hash */
     bool full_shares;       /* analytic backend: recompute the fair share at every start and
                                end, never take the shortcut (tests compare the two) */
+    bool every_link;        /* flow backend: hand SimGrid every channel, chains in series too
+                               (net_series.c; tests compare the two) */
 } ics_net_params;
 
 typedef struct {

@@ -350,7 +350,7 @@ static void flow_start(fl_net *n, fl_flow *f)
     double *bytes = g_new(double, f->npaths), *rate = g_new(double, f->npaths), slowest = 0;
     f->ngroups = 0;
     for (int p = 0, k = 0; p < f->npaths; f->ngroups++) { /* the groups' routes */
-        int g = f->ngroups, span = 0; /* span: the group's channels before the chains are cut */
+        int g = f->ngroups, span = 0; /* span: the group's resources before chains are cut */
         start[g] = k;
         bytes[g] = (double)order[p]->bytes;
         for (uint64_t b = order[p]->bytes;
@@ -637,7 +637,9 @@ static ics_net *fl_create(const ics_topo *t, ics_engine *e, const ics_net_params
         n->cap[c] = chan_payload_bw(t, c);
     for (int d = 0; d < ics_topo_ndevs(t); d++)
         n->cap[n->nchans + d] = (double)ics_net_reduce_bw(t, d);
-    n->rep = ics_net_series_reps(t, n->cap);
+    n->rep = ics_net_series_find(t, n->cap);
+    for (int c = 0; p->every_link && c < n->nchans; c++)
+        n->rep[c] = c;
     n->chan_bytes = g_new0(uint64_t, n->nchans);
     n->outer = innermost;
     if (n->outer) {

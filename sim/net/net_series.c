@@ -1,13 +1,18 @@
 /* Channels in series: the links a fluid solver can leave out without changing a share.
  *
  * A PCIe switch port with exactly two neighbours (the DGX H100's pex0-gpu between gpu0 and
- * pex0) is crossed, never ended at: a route that enters it from one neighbour leaves it to the
- * other (routes are shortest paths, they never turn back). So every flow on u -> v also crosses
- * v -> w, and the two channels always carry the same flows. Of such a chain only the channel
- * of least capacity can limit anyone: the others carry the same load on more room, and a
- * max-min fair share is unchanged when they are left out. Chains link up through consecutive
- * ports. Only PCIe switches qualify: a NIC is an endpoint of CollNet's reductions (a leg from
- * it starts mid-chain), GPUs, CPUs and switches are endpoints or have more neighbours.
+ * pex0) is crossed, never ended at, and never turned back at: transfers run between GPUs and
+ * NICs, a reduction or multicast ends at a switch with a reduction unit (an NVSwitch or a
+ * fabric switch, never a PCIe one), and a route inside a node climbs the PCIe tree to the two
+ * ends' common ancestor and down again (route.c), so it enters a port from one neighbour and
+ * leaves to the other. So every flow on u -> v also crosses v -> w, and the two channels always
+ * carry the same flows. Of such a chain only the channel of least capacity can limit anyone: the
+ * others carry the same load on more room, and a max-min fair share is unchanged when they are
+ * left out. Chains link up through consecutive ports. Only PCIe switch ports qualify: a NIC is
+ * an endpoint of CollNet's reductions (a leg from it starts mid-chain), and GPUs, CPUs and the
+ * other switches are endpoints or have more neighbours. A new kind of route that ended or
+ * turned at a port would break this: /net/flow/series-exact compares the flow backend's times
+ * with and without the chains (params.every_link).
  *
  * The flow backend hands SimGrid each chain once, as its representative (its narrowest
  * channel): SimGrid's solve walks every link of every communication at each completion, so a
@@ -43,13 +48,13 @@ static void join_port(const ics_topo *t, int d, int *parent)
     if (dev->kind != ICS_DEV_PCIE_SWITCH || dev->down || n != 2)
         return;
     const ics_topo_chan *to_u = ics_topo_chan_get(t, out[0]), *to_w = ics_topo_chan_get(t, out[1]);
-    if (to_u->dst == to_w->dst || to_u->reverse < 0 || to_w->reverse < 0)
+    if (to_u->dst == to_w->dst) /* two channels to one neighbour: not a chain */
         return;
     join(parent, to_u->reverse, out[1]); /* u -> d -> w */
     join(parent, to_w->reverse, out[0]); /* w -> d -> u */
 }
 
-int *ics_net_series_reps(const ics_topo *t, const double *cap)
+int *ics_net_series_find(const ics_topo *t, const double *cap)
 {
     int nchans = ics_topo_nchans(t);
     int *parent = g_new(int, MAX(nchans, 1));

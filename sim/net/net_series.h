@@ -4,8 +4,9 @@
 
 #include "topo/topo.h"
 
-/* For every channel of t, the channel that stands for its chain: the chain's least capacity
- * (cap[], per channel); a channel in no chain stands for itself. Transfer full (g_free). */
-int *ics_net_series_reps(const ics_topo *t, const double *cap);
+/* Finds t's chains: for every channel, the channel that stands for its chain, the chain's least
+ * capacity (cap[], per channel; the lowest index among equals); a channel in no chain stands
+ * for itself. O(channels + devices). Transfer full (g_free). */
+int *ics_net_series_find(const ics_topo *t, const double *cap);
 
 #endif
