@@ -350,7 +350,7 @@ static void test_series(void)
     double *cap = g_new(double, nchans);
     for (int c = 0; c < nchans; c++)
         cap[c] = (double)ics_topo_chan_get(g.t, c)->bw_bytes_per_s * (1 + c % 3 * 0.01);
-    int *rep = ics_net_series_find(g.t, cap);
+    ics_net_series *ser = ics_net_series_new(g.t, cap);
     ics_route r;
     g_assert_true(ics_route_find(g.t, dev(&g, "0:gpu0"), dev(&g, "1:gpu0"), 0, &r));
     const ics_route_path *p = &r.paths[0];
@@ -359,23 +359,24 @@ static void test_series(void)
     for (int h = 0; h < p->n_hops; h++) {
         int c = p->chans[h];
         const ics_topo_chan *ch = ics_topo_chan_get(g.t, c);
-        links += h == 0 || rep[c] != rep[p->chans[h - 1]];
-        g_assert_cmpfloat(cap[rep[c]], <=, cap[c]);
+        int rep = ics_net_series_of(ser, c);
+        links += h == 0 || rep != ics_net_series_of(ser, p->chans[h - 1]);
+        g_assert_cmpfloat(cap[rep], <=, cap[c]);
         bool port = ics_topo_dev_get(g.t, ch->src)->kind == ICS_DEV_PCIE_SWITCH &&
                     strchr(ics_topo_dev_label(g.t, ch->src), '-') != NULL;
         bool into_port = ics_topo_dev_get(g.t, ch->dst)->kind == ICS_DEV_PCIE_SWITCH &&
                          strchr(ics_topo_dev_label(g.t, ch->dst), '-') != NULL;
         if (!port && !into_port) /* NIC to leaf, the fabric: alone */
-            g_assert_cmpint(rep[c], ==, c);
+            g_assert_cmpint(rep, ==, c);
         if (into_port) /* into a port and out of it: one chain */
-            g_assert_cmpint(rep[c], ==, rep[p->chans[h + 1]]);
+            g_assert_cmpint(rep, ==, ics_net_series_of(ser, p->chans[h + 1]));
     }
     g_assert_cmpint(links, ==, 6);
     int nv = ics_topo_chan_between(g.t, dev(&g, "0:gpu0"), dev(&g, "0:nvsw0"));
     g_assert_cmpint(nv, >=, 0);
-    g_assert_cmpint(rep[nv], ==, nv);
+    g_assert_cmpint(ics_net_series_of(ser, nv), ==, nv);
     ics_route_clear(&r);
-    g_free(rep);
+    ics_net_series_free(ser);
     g_free(cap);
     rig_close(&g);
 }

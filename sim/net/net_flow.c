@@ -109,8 +109,9 @@ struct fl_net {
     ics_engine *e;
     ics_net_params params;
     int nchans, nres;
-    double *cap; /* per resource, payload bytes/s (0: none) */
-    int *rep;    /* per channel, the channel its series chain goes to SimGrid as (net_series.h) */
+    double *cap;            /* per resource, payload bytes/s (0: none) */
+    ics_net_series *series; /* the channel a chain goes to SimGrid as (net_series.h); NULL:
+                               every channel as itself (params.every_link) */
     uint64_t *chan_bytes;
     double base_s;   /* SimGrid seconds at icsim time 0 */
     double paused_s; /* while an inner network runs: SimGrid time it started */
@@ -310,11 +311,12 @@ static double group_rate(const fl_net *n, const int *res, int len)
 /* Appends path p's resources to res at k as SimGrid gets them: each chain of channels in series
  * once, as its narrowest channel (net_series.c; a chain's channels are consecutive in a path).
  * The groups are cut by the paths' full lengths, so that they are the same as without this. */
-static int route_to_sg(const fl_net *n, const fl_path *p, int *res, int k)
+static int route_to_sg(fl_net *n, const fl_path *p, int *res, int k)
 {
     int last = -1;
     for (int h = 0; h < p->n; h++) {
-        int r = p->res[h] < n->nchans ? n->rep[p->res[h]] : p->res[h];
+        int r = p->res[h] < n->nchans && n->series ? ics_net_series_of(n->series, p->res[h])
+                                                   : p->res[h];
         if (r != last)
             res[k++] = r;
         last = r;
@@ -637,9 +639,7 @@ static ics_net *fl_create(const ics_topo *t, ics_engine *e, const ics_net_params
         n->cap[c] = chan_payload_bw(t, c);
     for (int d = 0; d < ics_topo_ndevs(t); d++)
         n->cap[n->nchans + d] = (double)ics_net_reduce_bw(t, d);
-    n->rep = ics_net_series_find(t, n->cap);
-    for (int c = 0; p->every_link && c < n->nchans; c++)
-        n->rep[c] = c;
+    n->series = p->every_link ? NULL : ics_net_series_new(t, n->cap);
     n->chan_bytes = g_new0(uint64_t, n->nchans);
     n->outer = innermost;
     if (n->outer) {
@@ -677,7 +677,7 @@ static void fl_destroy(ics_net *net)
         moving_each(o, ics_sg_resume);
     }
     g_free(n->cap);
-    g_free(n->rep);
+    ics_net_series_free(n->series);
     g_free(n->chan_bytes);
     g_free(n);
 }

@@ -16,65 +16,87 @@
  *
  * The flow backend hands SimGrid each chain once, as its representative (its narrowest
  * channel): SimGrid's solve walks every link of every communication at each completion, so a
- * DGX H100 route across a fat-tree goes from 12 links to 8. */
+ * DGX H100 route across a fat-tree goes from 12 links to 8. A chain is found when one of its
+ * channels is first asked about, by walking through the ports on both sides: a replay makes a
+ * network for each memoized collective, and a pass over a 16,384-GPU topology's channels for
+ * each was a sixth of a Llama 3 405B step on the flow engine. */
 #include "net/net_series.h"
 
 #include <glib.h>
 
-/* Union-find over channels, by index: the root of c's class. */
-static int find(int *parent, int c)
+struct ics_net_series {
+    const ics_topo *t;
+    const double *cap; /* per channel: borrowed */
+    int *rep;          /* per channel, its chain's representative + 1; 0: not found yet */
+};
+
+ics_net_series *ics_net_series_new(const ics_topo *t, const double *cap)
 {
-    while (parent[c] != c) {
-        parent[c] = parent[parent[c]];
-        c = parent[c];
-    }
-    return c;
+    ics_net_series *s = g_new(ics_net_series, 1);
+    /* zeroed pages cost nothing until a chain is found on them */
+    *s = (ics_net_series){.t = t, .cap = cap, .rep = g_new0(int, MAX(ics_topo_nchans(t), 1))};
+    return s;
 }
 
-static void join(int *parent, int a, int b)
+void ics_net_series_free(ics_net_series *s)
 {
-    a = find(parent, a);
-    b = find(parent, b);
-    if (a != b)
-        parent[MAX(a, b)] = MIN(a, b); /* the lower index roots: deterministic */
+    if (!s)
+        return;
+    g_free(s->rep);
+    g_free(s);
 }
 
-/* If device d is a transit-only port, joins u -> d with d -> w and w -> d with d -> u. */
-static void join_port(const ics_topo *t, int d, int *parent)
+/* The out-channel of port d that does not lead to `from` (-1 if d is not a port: a PCIe switch
+ * up, with exactly two channels out, to two different neighbours). */
+static int port_onward(const ics_topo *t, int d, int from)
 {
     const ics_topo_dev *dev = ics_topo_dev_get(t, d);
     int n = 0;
     const int *out = ics_topo_out(t, d, &n);
     if (dev->kind != ICS_DEV_PCIE_SWITCH || dev->down || n != 2)
-        return;
-    const ics_topo_chan *to_u = ics_topo_chan_get(t, out[0]), *to_w = ics_topo_chan_get(t, out[1]);
-    if (to_u->dst == to_w->dst) /* two channels to one neighbour: not a chain */
-        return;
-    join(parent, to_u->reverse, out[1]); /* u -> d -> w */
-    join(parent, to_w->reverse, out[0]); /* w -> d -> u */
+        return -1;
+    int a = ics_topo_chan_get(t, out[0])->dst, b = ics_topo_chan_get(t, out[1])->dst;
+    if (a == b) /* two channels to one neighbour: not a chain */
+        return -1;
+    return a == from ? out[1] : b == from ? out[0] : -1;
 }
 
-int *ics_net_series_find(const ics_topo *t, const double *cap)
+/* The chain through channel c, walked both ways through ports: its narrowest channel (the
+ * lowest index among equals), which every member then stands as. */
+static int chain_of(ics_net_series *s, int c)
 {
-    int nchans = ics_topo_nchans(t);
-    int *parent = g_new(int, MAX(nchans, 1));
-    for (int c = 0; c < nchans; c++)
-        parent[c] = c;
-    for (int d = 0; d < ics_topo_ndevs(t); d++)
-        join_port(t, d, parent);
-    /* each class's narrowest channel (the lowest index among equals) */
-    int *best = g_new(int, MAX(nchans, 1));
-    for (int c = 0; c < nchans; c++)
-        best[c] = -1;
-    for (int c = 0; c < nchans; c++) {
-        int root = find(parent, c);
-        if (best[root] < 0 || cap[c] < cap[best[root]])
-            best[root] = c;
+    const ics_topo *t = s->t;
+    GArray *members = g_array_new(FALSE, FALSE, sizeof(int));
+    g_array_append_val(members, c);
+    const ics_topo_chan *ch = ics_topo_chan_get(t, c);
+    /* (ports in a ring would walk forever; none reach a GPU, but the walk stops anyway) */
+    guint most = (guint)ics_topo_nchans(t);
+    for (int u = ch->src, v = ch->dst, next;
+         members->len <= most && (next = port_onward(t, v, u)) >= 0;) {
+        g_array_append_val(members, next); /* forward: out of port v, away from u */
+        u = v;
+        v = ics_topo_chan_get(t, next)->dst;
     }
-    for (int c = 0; c < nchans; c++) /* every class's root first: parent is rewritten below */
-        parent[c] = find(parent, c);
-    for (int c = 0; c < nchans; c++)
-        parent[c] = best[parent[c]];
-    g_free(best);
-    return parent;
+    for (int u = ch->src, v = ch->dst, away;
+         members->len <= most && (away = port_onward(t, u, v)) >= 0;) {
+        int prev = ics_topo_chan_get(t, away)->reverse; /* backward: into port u, towards v */
+        g_array_append_val(members, prev);
+        v = u;
+        u = ics_topo_chan_get(t, prev)->src;
+    }
+    int best = c;
+    for (guint i = 0; i < members->len; i++) {
+        int m = g_array_index(members, int, i);
+        if (s->cap[m] < s->cap[best] || (s->cap[m] == s->cap[best] && m < best))
+            best = m;
+    }
+    for (guint i = 0; i < members->len; i++)
+        s->rep[g_array_index(members, int, i)] = best + 1;
+    g_array_free(members, TRUE);
+    return best;
+}
+
+int ics_net_series_of(ics_net_series *s, int chan)
+{
+    return s->rep[chan] > 0 ? s->rep[chan] - 1 : chain_of(s, chan);
 }
