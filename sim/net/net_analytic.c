@@ -36,8 +36,8 @@
  * (net_analytic_dom.c: 4 of the 12 can bind) with those 4 held in the slot itself took it to 2.2 s,
  * results unchanged to the byte (bench accuracy, the 1024-GPU sweep, the all-to-all's table).
  * Holding up to 5 (a dragonfly's global link is the fifth) took a 540-rank Polaris all-to-all
- * from 35.6 to 18.5 s (BIND_INLINE), and prefetching a saturated resource's slots 0.80x more
- * (PREFETCH_AHEAD).
+ * from 35.6 to 18.5 s (BIND_INLINE), and prefetching a saturated resource's slots to 13.5 s
+ * (PREFETCH_AHEAD; 0.80x on 384 ranks, farm-bench).
  * Memory: O(flows x hops) plus O(channels + devices).
  *
  * Locality. A start or end changes only the shares of flows it is coupled to through
