@@ -23,8 +23,7 @@ ics_time ics_algo_cta_time(const ics_algo_ctx *c, uint64_t bytes, uint64_t ctas)
 void ics_algo_charge(const ics_algo_ctx *c, ics_sched *s, int id, uint64_t bytes, uint64_t ctas,
                      ics_time syncs)
 {
-    if (c->cta_bytes_per_s * ctas > 0)
-        ics_sched_set_floor(s, id, ics_algo_cta_time(c, bytes, ctas));
+    ics_sched_set_floor(s, id, ics_algo_cta_time(c, bytes, ctas)); /* 0: no ceiling, no floor */
     ics_sched_set_tail(s, id, ics_time_mul(c->sync_ps, (uint64_t)syncs)); /* saturates */
 }
 
