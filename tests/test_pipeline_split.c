@@ -110,11 +110,125 @@ static void test_two_stages(void)
     expect_fold_equal("superpod-h100-ndr.json", 1, &m, l);
 }
 
+/* Megatron-Core's layout strings (pp_layout.h): DeepSeek-V3's H100 recipe "Et|(tt|)*30mL" less
+ * its MTP layer is 32 virtual stages, 1 layer, 30 of 2, then only the loss; nested groups,
+ * commas and repeats expand as Megatron's regular expressions do. */
+static void test_layout_parse(void)
+{
+    GError *err = NULL;
+    int n = 0, *first = ics_pp_layout_parse("Et|(tt|)*30L", "x", &n, &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(n, ==, 32);
+    g_assert_cmpint(first[0], ==, 0);
+    g_assert_cmpint(first[1], ==, 1);
+    g_assert_cmpint(first[2], ==, 3);
+    g_assert_cmpint(first[31], ==, 61);
+    g_assert_cmpint(first[32], ==, 61); /* the last stage: the loss alone */
+    g_free(first);
+    /* "E, t*2 | ((t|)*2)*3 L": 1 + 6 stages of 1 layer, the last stage the loss alone */
+    first = ics_pp_layout_parse("E,t*2|((t|)*2)*3L", "x", &n, &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(n, ==, 8);
+    g_assert_cmpint(first[1], ==, 2);
+    g_assert_cmpint(first[7], ==, 8);
+    g_assert_cmpint(first[8], ==, 8);
+    g_free(first);
+    /* refused, each with what was expected and where */
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        {"Et|(tt|*30L", "expected ')', got the end at character 12"},
+        {"Et|(tt|)L", "expected '*' and a count after a group, got 'L' at character 9"},
+        {"Et|t*0L", "a count of 1 or more"},
+        {"Et|tx|L", "got 'x' at character 5"},
+        {"tE|tL", "the embedding (E) once, first in the first stage"},
+        {"Et|tLt", "the output layer and loss (L) once, last in the last stage"},
+        {"Et|t", "the output layer and loss (L) last in the last stage, got none"},
+        {"t|tL", "the embedding (E) first in the first stage, got none"},
+        {"Et|tmL", "no multi-token-prediction layers (m)"},
+        {"Et|t*", "a count after '*'"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_assert_null(ics_pp_layout_parse(bad[i].text, "--layout", &n, &err));
+        g_assert_error(err, ICS_ERROR, ICS_ERROR_INPUT);
+        if (!strstr(err->message, bad[i].msg) || !g_str_has_prefix(err->message, "--layout: "))
+            g_error("%s: %s", bad[i].text, err->message);
+        g_clear_error(&err);
+    }
+    /* past the expansion's bound: a limit, not a crash or a 4 GB string */
+    g_assert_null(ics_pp_layout_parse("E(t*4194304)*2L", NULL, &n, &err));
+    g_assert_error(err, ICS_ERROR, ICS_ERROR_LIMIT);
+    g_clear_error(&err);
+    char *deep = g_strnfill(65, '(');
+    char *text = g_strdup_printf("E%st", deep);
+    g_assert_null(ics_pp_layout_parse(text, NULL, &n, &err));
+    g_assert_nonnull(strstr(err->message, "nested at most 64 deep"));
+    g_clear_error(&err);
+    g_free(text);
+    g_free(deep);
+}
+
+/* A layout given explicitly: 14 layers as 2, 3, 4, 5 over 4 stages, then interleaved with an
+ * empty virtual stage (stage 1's second chunk holds only the loss): the layer arithmetic, the
+ * rules, and a step that replays folded as unfolded. */
+static void test_layout_explicit(void)
+{
+    ics_model m = ics_model_make("fourteen", 14, 1024, 16, 4096, 32000, 1024);
+    ics_layout l = ics_layout_defaults();
+    l.pp = 4;
+    l.dp = 2;
+    l.gbs = 8;
+    GError *err = NULL;
+    int *first = ics_pp_layout_parse("Et*2|t*3|t*4|t*5L", NULL, &l.chunk_layout_n, &err);
+    l.chunk_layout = first;
+    g_assert_true(ics_layout_check(&l, &m, &err));
+    for (int s = 0; s < 4; s++)
+        g_assert_cmpint(ics_layout_stage_layers(&l, &m, s), ==, s + 2);
+    g_assert_cmpint(ics_layout_stage_layer(&l, &m, 3, 0), ==, 9);
+    /* the rules: pp x vp stages, the model's layers, no other split beside it */
+    l.pp = 2;
+    g_assert_false(ics_layout_check(&l, &m, &err));
+    g_assert_nonnull(strstr(err->message, "expected pp x vp (2 x 1 = 2) stages holding the "
+                                          "model's 14 layers, got 4 stages holding 14"));
+    g_clear_error(&err);
+    l.pp = 4;
+    l.split_loss = true;
+    g_assert_false(ics_layout_check(&l, &m, &err));
+    g_clear_error(&err);
+    l.split_loss = false;
+    g_free(first);
+    first = ics_pp_layout_parse("Et*3|t*4|t*7||", NULL, &l.chunk_layout_n, &err);
+    g_assert_null(first); /* no loss */
+    g_clear_error(&err);
+    /* 2 stages x 2 virtual: stage 0 holds chunks 0 (4 layers) and 2 (3), stage 1 chunks 1 (7)
+     * and 3 (none: the loss) */
+    l.pp = 2;
+    l.vp = 2;
+    first = ics_pp_layout_parse("Et*4|t*7|t*3|L", NULL, &l.chunk_layout_n, &err);
+    l.chunk_layout = first;
+    g_assert_true(ics_layout_check(&l, &m, &err));
+    g_assert_cmpint(ics_layout_stage_layers(&l, &m, 0), ==, 7);
+    g_assert_cmpint(ics_layout_stage_layers(&l, &m, 1), ==, 7);
+    g_assert_cmpint(ics_layout_stage_layer(&l, &m, 0, 4), ==, 11);
+    ics_hw *hw = load_hw("superpod-h100-ndr.json", 1);
+    ics_trace *tr = build(&m, &l, gpu_of(hw));
+    int nmb = 4;
+    g_assert_cmpint(count_prefix(tr, ics_layout_rank(&l, 0, 0, 0), "fwd.attn"), ==, nmb * 7);
+    g_assert_cmpint(count_prefix(tr, ics_layout_rank(&l, 0, 1, 0), "fwd.attn"), ==, nmb * 7);
+    g_assert_cmpint(count_prefix(tr, ics_layout_rank(&l, 0, 1, 0), "fwd.head"), ==, nmb);
+    ics_trace_free(tr);
+    ics_hw_free(hw);
+    expect_fold_equal("superpod-h100-ndr.json", 1, &m, l);
+    g_free(first);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/pipeline-split/chunks", test_chunks);
     g_test_add_func("/pipeline-split/trace", test_trace);
     g_test_add_func("/pipeline-split/two-stages", test_two_stages);
+    g_test_add_func("/pipeline-split/layout-parse", test_layout_parse);
+    g_test_add_func("/pipeline-split/layout-explicit", test_layout_explicit);
     return g_test_run();
 }

@@ -94,14 +94,36 @@ static const ics_model *model_of(const ics_model_catalog *cat, const char *name)
     return NULL;
 }
 
+/* DeepSeek-V3's 61 layers divide over no pipeline, so its Megatron-Bridge recipes place them by
+ * an explicit layout (Megatron-Core's --pipeline-model-parallel-layout): the one
+ * set_deepseek_v3_pipeline_model_parallel_layout picks for (pp, vp) in
+ * recipes/deepseek/deepseek_v3.py, and the performance recipes' "Et|(tt|)*30mL" for 8 x 4.
+ * Each ends with the MTP layer (m) before the loss, which icsim does not model: left out here,
+ * as the table's header says. NULL: no recipe layout for (pp, vp). */
+static const char *deepseek_layout(int pp, int vp)
+{
+    static const struct {
+        int pp, vp;
+        const char *layout;
+    } recipes[] = {{4, 1, "Et*16|t*16|t*16|t*13L"}, {8, 1, "Et*8|(t*8|)*6t*5L"},
+                   {4, 2, "Et*8|(t*8|)*6t*5L"},     {16, 1, "Et*4|(t*4|)*14tL"},
+                   {8, 2, "Et*4|(t*4|)*14tL"},      {4, 4, "Et*4|(t*4|)*14tL"},
+                   {8, 4, "Et|(tt|)*30L"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(recipes); i++)
+        if (recipes[i].pp == pp && recipes[i].vp == vp)
+            return recipes[i].layout;
+    return NULL;
+}
+
 /* The layout a row's recipe runs, from the table's columns and what every Megatron-Bridge
  * performance recipe sets: FP8 (current scaling) or bf16 math, the gradient reduction's dtype;
  * sequence parallelism and the TP
  * communication overlap with tp > 1; the distributed optimizer with overlapped gradient
  * reduction and parameter gathering, or Megatron FSDP where the table says so; no
  * recomputation (the table does not give it); Megatron-Core's rank order (tp, cp, dp, pp); m
- * (may be NULL) for the pipeline split. */
-static ics_layout layout_of(const bridge_row *r, const ics_model *m)
+ * (may be NULL) for the pipeline split; *owned (g_free it) the explicit layout's array, if
+ * the recipe gives one (DeepSeek-V3). */
+static ics_layout layout_of(const bridge_row *r, const ics_model *m, int **owned)
 {
     ics_layout l = ics_layout_defaults();
     l.tp = r->tp;
@@ -135,6 +157,10 @@ static ics_layout layout_of(const bridge_row *r, const ics_model *m)
     int chunks = l.pp * l.vp;
     if (m && m->layers % chunks && (m->layers + 2) % chunks == 0)
         l.split_embedding = l.split_loss = true;
+    const char *recipe =
+        g_str_has_prefix(r->model, "DeepSeekV3") ? deepseek_layout(l.pp, l.vp) : NULL;
+    *owned = recipe ? ics_pp_layout_parse(recipe, NULL, &l.chunk_layout_n, NULL) : NULL;
+    l.chunk_layout = *owned;
     return l;
 }
 
@@ -145,7 +171,8 @@ static bool predict_row(const bridge_row *r, const ics_model *m, double *tokens,
 {
     ics_model mm = *m;
     mm.seq = r->seq;
-    ics_layout l = layout_of(r, &mm);
+    int *owned = NULL;
+    ics_layout l = layout_of(r, &mm, &owned);
     GError *err = NULL;
     ics_bench_step st;
     bool ok = ics_bench__step_run(&st, BRIDGE_SYSTEM, r->gpus, &mm, &l, &err);
@@ -158,6 +185,7 @@ static bool predict_row(const bridge_row *r, const ics_model *m, double *tokens,
     }
     g_clear_error(&err);
     ics_bench__step_free(&st);
+    g_free(owned);
     return ok;
 }
 
@@ -208,15 +236,19 @@ int ics_bench__training_bridge(const ics_model_catalog *cat)
     printf("\n# Megatron-Bridge performance tables, DGX-H100 rows (validate/data/training/"
            "megatron_bridge_h100.json) vs icsim (superpod-h100-ndr, analytic, folded):\n"
            "# tokens/s per GPU; the critical rank's step in %% (compute, TP, PP, DP, EP, CP "
-           "exposed, bubble); ep* with expert tensor parallelism 1 (MoE parallel folding)\n");
+           "exposed, bubble); ep* with expert tensor parallelism 1 (MoE parallel folding)\n"
+           "# DeepSeek-V3: its recipe's pipeline layout without the MTP layer (not modelled), "
+           "attention as MHA of the same width (models/models.json)\n");
     printf("# %-5s %-14s %5s %-15s %5s %-6s %7s %7s %7s %7s  %4s %4s %4s %4s %4s %4s %4s\n", "ctr",
            "model", "gpus", "tp/pp/cp/vp/ep/dp", "gbs", "prec", "publ", "pred", "error", "step_s",
            "comp", "tp", "pp", "dp", "ep", "cp", "bubl");
     bridge_errs be = {{g_new(double, rows->len + 1), g_new(double, rows->len + 1)}, {0, 0}};
     for (guint i = 0; i < rows->len; i++) {
         const bridge_row *r = &g_array_index(rows, bridge_row, i);
-        ics_layout l = layout_of(r, model_of(cat, r->model));
+        int *owned = NULL;
+        ics_layout l = layout_of(r, model_of(cat, r->model), &owned);
         print_row(r, &l, cat, &be);
+        g_free(owned);
     }
     /* dense and MoE models apart: one summary would let either hide the other */
     static const char *const kinds[] = {"dense", "MoE"};

@@ -16,7 +16,7 @@
 typedef struct {
     char *system, *model, *models, *recompute, *dtype, *placement, *attention, *grad_dtype;
     char *trace_out, *nodes, *bucket_mb, *fsdp_shard, *first_layers, *last_layers, *ep, *etp,
-        *capacity, *cp, *lora, *packed, *rec_layers;
+        *capacity, *cp, *lora, *packed, *rec_layers, *pp_layout;
     char *model_text[ICS_MODEL_FIELD_COUNT];  /* --layers ...; kv_heads is never an option */
     char *layout_text[ICS_LAYOUT_INT_FIELDS]; /* --tp ... --gbs */
     gboolean sp, dist_opt, zero2, no_overlap, no_fold, ignore_memory, tp_comm_overlap, tp_sync;
@@ -205,6 +205,17 @@ static bool pick_layout(ics_cli_train_job *j)
     l->split_embedding |= a->split_embedding;
     l->split_loss |= a->split_loss;
     l->fsdp |= a->fsdp;
+    if (a->pp_layout) { /* over the scenario's */
+        GError *err = NULL;
+        int n = 0, *first = ics_pp_layout_parse(a->pp_layout, "--pipeline-model-parallel-layout",
+                                                &n, &err);
+        if (!first)
+            return failed(err);
+        g_free(j->s.chunk_layout);
+        j->s.chunk_layout = first;
+        l->chunk_layout = first;
+        l->chunk_layout_n = n;
+    }
     if (l->fsdp_shard > 0 && !l->fsdp)
         return usage("--fsdp-shard: expected --fsdp with it (HSDP shards FSDP's groups)%s", "");
     if (l->overlap_param_gather && !l->dist_opt)
@@ -326,11 +337,11 @@ void ics_cli_train_job_free(ics_cli_train_job *j)
     ics_model_catalog_free(j->cat);
     ics_train_scenario_clear(&j->s);
     ics_cli_step_args_clear(&a->step);
-    char **strs[] = {&a->system,    &a->model,      &a->models,       &a->recompute,   &a->dtype,
-                     &a->placement, &a->attention,  &a->grad_dtype,   &a->trace_out,   &a->nodes,
-                     &a->bucket_mb, &a->fsdp_shard, &a->first_layers, &a->last_layers, &a->ep,
-                     &a->etp,       &a->capacity,   &a->cp,           &a->lora,        &a->packed,
-                     &a->rec_layers};
+    char **strs[] = {&a->system,     &a->model,      &a->models,       &a->recompute,   &a->dtype,
+                     &a->placement,  &a->attention,  &a->grad_dtype,   &a->trace_out,   &a->nodes,
+                     &a->bucket_mb,  &a->fsdp_shard, &a->first_layers, &a->last_layers, &a->ep,
+                     &a->etp,        &a->capacity,   &a->cp,           &a->lora,        &a->packed,
+                     &a->rec_layers, &a->pp_layout};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_free(*strs[i]);
     for (int f = 0; f < ICS_MODEL_FIELD_COUNT; f++) {
@@ -386,6 +397,10 @@ int ics_cli_train_prepare(int argc, char **argv, bool help, ics_cli_train_job **
          "layers of the first pipeline stage; the rest evenly (Megatron-Core)", "N"},
         {"decoder-last-pipeline-num-layers", 0, 0, G_OPTION_ARG_STRING, &a->last_layers,
          "layers of the last pipeline stage; the rest evenly (Megatron-Core)", "N"},
+        {"pipeline-model-parallel-layout", 0, 0, G_OPTION_ARG_STRING, &a->pp_layout,
+         "the layers of each virtual stage, as Megatron-Core writes it: E embedding, t layer, L "
+         "loss, | between stages, (...)*N repeats (\"Et|(tt|)*30L\")",
+         "LAYOUT"},
         {"expert-model-parallel-size", 0, 0, G_OPTION_ARG_STRING, &a->ep,
          "expert parallelism of a MoE model: experts over groups of N dp ranks (Megatron-Core)",
          "N"},

@@ -58,9 +58,16 @@ static bool split_edges(const ics_layout *l)
     return l->split_embedding || l->split_loss;
 }
 
+/* Virtual stages of unequal layers: an explicit layout, or a split counting the embedding and
+ * loss. Their stages' layers are found by walking the stage's chunks. */
+static bool uneven_chunks(const ics_layout *l)
+{
+    return l->chunk_layout || split_edges(l);
+}
+
 int ics_layout_stage_layer(const ics_layout *l, const ics_model *m, int stage, int i)
 {
-    if (split_edges(l)) /* walk the stage's chunks */
+    if (uneven_chunks(l)) /* walk the stage's chunks */
         for (int c = 0; c < l->vp; c++) {
             int v = c * l->pp + stage, n = ics_layout_chunk_layers(l, m, v);
             if (i < n)
@@ -300,6 +307,8 @@ static int split_per_chunk(const ics_layout *l, const ics_model *m)
 int ics_layout_chunk_layers(const ics_layout *l, const ics_model *m, int v)
 {
     int V = l->pp * l->vp;
+    if (l->chunk_layout)
+        return l->chunk_layout[v + 1] - l->chunk_layout[v];
     if (split_edges(l))
         return split_per_chunk(l, m) - (v == 0 && l->split_embedding) -
                (v == V - 1 && l->split_loss);
@@ -310,6 +319,8 @@ int ics_layout_chunk_layers(const ics_layout *l, const ics_model *m, int v)
 
 int ics_layout_chunk_first_layer(const ics_layout *l, const ics_model *m, int v)
 {
+    if (l->chunk_layout)
+        return l->chunk_layout[v];
     if (split_edges(l))
         return v == 0 ? 0 : v * split_per_chunk(l, m) - l->split_embedding;
     if (l->vp == 1)
@@ -319,7 +330,7 @@ int ics_layout_chunk_first_layer(const ics_layout *l, const ics_model *m, int v)
 
 int ics_layout_stage_layers(const ics_layout *l, const ics_model *m, int stage)
 {
-    if (split_edges(l)) {
+    if (uneven_chunks(l)) {
         int n = 0;
         for (int c = 0; c < l->vp; c++)
             n += ics_layout_chunk_layers(l, m, c * l->pp + stage);
@@ -368,6 +379,26 @@ static bool check_split(const ics_layout *l, const ics_model *m, namer *nm, GErr
                     name_of(nm, ICS_LAYOUT_PP), (long long)chunks, (long long)units);
     return true;
 }
+/* An explicit layout (--pipeline-model-parallel-layout): a virtual stage for each of pp x vp,
+ * the model's layers in all, and none of the other ways of splitting with it. */
+static bool check_explicit(const ics_layout *l, const ics_model *m, namer *nm, GError **error)
+{
+    int64_t chunks = (int64_t)l->pp * l->vp;
+    if (l->chunk_layout_n != chunks || l->chunk_layout[l->chunk_layout_n] != m->layers)
+        return fail(error, ICS_ERROR_INPUT,
+                    "pipeline_model_parallel_layout: expected pp x vp (%d x %d = %lld) stages "
+                    "holding the model's %d layers, got %d stages holding %d",
+                    l->pp, l->vp, (long long)chunks, m->layers, l->chunk_layout_n,
+                    l->chunk_layout[l->chunk_layout_n]);
+    if (l->first_layers || l->last_layers || split_edges(l))
+        return fail(error, ICS_ERROR_INPUT,
+                    "%s: expected a pipeline layout without first or last stage layers or a "
+                    "split counting the embedding or loss (the layout places every layer), got "
+                    "both",
+                    name_of(nm, ICS_LAYOUT_PP));
+    return true;
+}
+
 static bool check_experts(const ics_layout *l, const ics_model *m, namer *nm, GError **error);
 static bool check_context(const ics_layout *l, const ics_model *m, namer *nm, GError **error);
 static bool check_peft(const ics_layout *l, const ics_model *m, GError **error);
@@ -378,7 +409,10 @@ static bool check_model(const ics_layout *l, const ics_model *m, namer *nm, GErr
         !divides(nm, error, ICS_LAYOUT_TP, l->tp, "kv_heads", m->kv_heads) ||
         !divides(nm, error, ICS_LAYOUT_TP, l->tp, "ffn", m->ffn))
         return false;
-    if (split_edges(l)) {
+    if (l->chunk_layout) {
+        if (!check_explicit(l, m, nm, error))
+            return false;
+    } else if (split_edges(l)) {
         if (!check_split(l, m, nm, error))
             return false;
     } else if (l->first_layers || l->last_layers) {

@@ -10,6 +10,7 @@
 
 #include "hw/hw.h"
 #include "workload/model.h"
+#include "workload/pp_layout.h"
 
 typedef enum {
     ICS_RECOMPUTE_NONE,
@@ -83,6 +84,14 @@ typedef struct {
                                   virtual stages, so the first holds one layer fewer */
     bool split_loss;           /* --account-for-loss-in-pipeline-split: the output layer and loss
                                   likewise, on the last virtual stage */
+    const int *chunk_layout;   /* Megatron-Core's --pipeline-model-parallel-layout, parsed
+                                  (pp_layout.h): chunk_layout_n virtual stages in model order,
+                                  chunk_layout[v] the index of v's first decoder layer and
+                                  chunk_layout[chunk_layout_n] the layers in all; NULL: the
+                                  rules above. Borrowed: whoever fills the layout (the
+                                  scenario, the command line, a bench) owns the array and keeps
+                                  it alive while the layout is used */
+    int chunk_layout_n;
     int lora_rank;  /* LoRA fine-tuning (NeMo's PEFT defaults: adapters of this rank on QKV,
                        the attention projection, fc1 and fc2; every base weight frozen: no
                        weight gradients, reductions or optimizer for them); 0: all trained */
@@ -161,7 +170,9 @@ int ics_layout_etp(const ics_layout *l);
  * (dp / ep with the default etp = tp). */
 int ics_layout_edp(const ics_layout *l);
 /* Transformer layers on pipeline stage `stage` of a checked layout: layers / pp, or with
- * first_layers / last_layers those on the edge stages and the rest evenly in between. */
+ * first_layers / last_layers those on the edge stages and the rest evenly in between, or what
+ * an explicit layout (chunk_layout) or a split counting the embedding and loss gives the
+ * stage's virtual stages. */
 int ics_layout_stage_layers(const ics_layout *l, const ics_model *m, int stage);
 /* Transformer layers of virtual stage v (0 .. pp x vp - 1; chunk c of stage s is virtual stage
  * c x pp + s), and the global index of its first. */
@@ -173,7 +184,8 @@ bool ics_layout_recomputes(const ics_layout *l, int i);
 int ics_layout_recomputed_layers(const ics_layout *l, const ics_model *m);
 /* The global index of the i-th layer on stage `stage` (model chunks in order): with vp 1 the
  * stages' layers follow each other; interleaved (even stages), chunk c of the stage is virtual
- * stage c x pp + stage. O(1). */
+ * stage c x pp + stage. O(1), or O(vp) with an explicit layout or a split counting the
+ * embedding and loss. */
 int ics_layout_stage_layer(const ics_layout *l, const ics_model *m, int stage, int i);
 int ics_layout_microbatches(const ics_layout *l); /* gbs / (mbs x dp) */
 /* The global rank (= trace rank, = GPU index) of a (tp, pp, dp) coordinate (context-parallel

@@ -15,6 +15,7 @@ void ics_train_scenario_clear(ics_train_scenario *s)
 {
     g_free(s->system);
     g_free(s->engine);
+    g_free(s->chunk_layout);
     for (int f = 0; f < ICS_MODEL_FIELD_COUNT; f++)
         g_free(s->model_where[f]);
     for (int f = 0; f < ICS_LAYOUT_FIELD_COUNT; f++)
@@ -27,6 +28,26 @@ static char *where(ics_jr *r, const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     return v ? ics_jr_where(r, v, key) : NULL;
+}
+
+/* $.layout.pipeline_model_parallel_layout: parsed into the scenario's array (pp_layout.h), its
+ * errors located at the string. */
+static void read_pp_layout(ics_jr *r, const cJSON *o, ics_train_scenario *s)
+{
+    const char *key = "pipeline_model_parallel_layout", *text = NULL;
+    if (!ics_jr_str(r, o, key, false, &text))
+        return;
+    GError *err = NULL;
+    int n = 0, *first = ics_pp_layout_parse(text, NULL, &n, &err);
+    if (!first) {
+        ics_jr_fail(r, cJSON_GetObjectItemCaseSensitive(o, key), key, "%s", err->message);
+        g_error_free(err);
+        return;
+    }
+    g_free(s->chunk_layout);
+    s->chunk_layout = first;
+    s->layout.chunk_layout = first;
+    s->layout.chunk_layout_n = n;
 }
 
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
@@ -137,6 +158,7 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
                                        "moe_capacity_factor",
                                        "decoder_first_pipeline_num_layers",
                                        "decoder_last_pipeline_num_layers",
+                                       "pipeline_model_parallel_layout",
                                        "placement",
                                        "fold",
                                        "attention",
@@ -168,6 +190,7 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
             l->first_layers = (int)edge;
         if (ics_jr_int(r, o, "decoder_last_pipeline_num_layers", false, 1, 1 << 20, &edge))
             l->last_layers = (int)edge;
+        read_pp_layout(r, o, s);
         int64_t shard;
         if (ics_jr_int(r, o, "fsdp_shard", false, 2, 1 << 16, &shard))
             l->fsdp_shard = (int)shard;
