@@ -6,7 +6,9 @@
 #     at most $6 %, at least $7 rows;
 #   - Korthikanti et al.'s (MLSys 2023, A100) iteration times: median |error| of throughput at
 #     most $8 %, at least $9 rows; one 22B layer's time (their Table 4): every config within
-#     $10 %.
+#     $10 %;
+#   - the DGX-B200 rows (optional $11..$13): dense median at most $11 %, MoE median at most
+#     $12 %, at least $13 rows predicted.
 # Lower them when the models improve; tests/CMakeLists.txt says what was measured when set.
 icsim=$1 sc21=$2 med=$3 max=$4 rows=$5 moe_med=$6 moe_rows=$7 k_med=$8 k_rows=$9 k_layer=${10}
 out=$("$icsim" bench training) || { echo "bench training exited $?"; exit 1; }
@@ -28,4 +30,15 @@ kl=$(echo "$out" | sed -n 's/^layer configs predicted: [0-9]*; max |error| of a 
 awk -v p="$km" -v lim="$k_med" 'BEGIN { exit !(p <= lim) }' || { echo "FAIL: Korthikanti median $km% > $k_med%"; exit 1; }
 [ "$kn" -ge "$k_rows" ] || { echo "FAIL: $kn Korthikanti rows predicted, expected at least $k_rows"; exit 1; }
 awk -v p="$kl" -v lim="$k_layer" 'BEGIN { exit !(p <= lim) }' || { echo "FAIL: a 22B layer off by $kl% > $k_layer%"; exit 1; }
+# the DGX-B200 table (its own summary lines, "B200 ..."): every row predicted, its medians
+b200_med=${11:-} b200_moe=${12:-} b200_rows=${13:-}
+if [ -n "$b200_rows" ]; then
+    b200() { echo "$out" | sed -n "s/^B200 $1 rows predicted: \([0-9]*\); median |error| tokens\/s per GPU: \([0-9.]*\)%, max \([0-9.]*\)%$/\1 \2 \3/p"; }
+    read -r bn bm _ <<<"$(b200 dense)"
+    read -r bmn bmm _ <<<"$(b200 MoE)"
+    [ -n "$bm" ] && [ -n "$bmm" ] || { echo "FAIL: no B200 summary lines"; exit 1; }
+    awk -v p="$bm" -v lim="$b200_med" 'BEGIN { exit !(p <= lim) }' || { echo "FAIL: B200 dense median $bm% > $b200_med%"; exit 1; }
+    awk -v p="$bmm" -v lim="$b200_moe" 'BEGIN { exit !(p <= lim) }' || { echo "FAIL: B200 MoE median $bmm% > $b200_moe%"; exit 1; }
+    [ $((bn + bmn)) -ge "$b200_rows" ] || { echo "FAIL: $((bn + bmn)) B200 rows predicted, expected at least $b200_rows"; exit 1; }
+fi
 echo "training_accuracy: ok"

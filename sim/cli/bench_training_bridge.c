@@ -1,8 +1,9 @@
-/* `icsim bench training`'s second table: the DGX-H100 rows of NVIDIA's Megatron-Bridge (NeMo)
- * performance tables (validate/data/training/megatron_bridge_h100.json, provenance beside it),
- * predicted on the H100 SuperPOD model and compared on tokens/s per GPU, with where the critical
- * rank's step goes. A row icsim cannot express (a model not in the catalog, a layout its rules
- * refuse) is listed with the reason, never dropped silently. Nothing is fitted to the table. */
+/* `icsim bench training`'s second and third tables: the DGX-H100 and DGX-B200 rows of NVIDIA's
+ * Megatron-Bridge (NeMo) performance tables (validate/data/training/megatron_bridge_h100.json and
+ * _b200.json, provenance beside them), predicted on the SuperPOD models of those nodes and
+ * compared on tokens/s per GPU, with where the critical rank's step goes. A row icsim cannot
+ * express (a model not in the catalog, a layout its rules refuse) is listed with the reason, never
+ * dropped silently. Nothing is fitted to the table. */
 #include "cli/cli.h"
 #include "cli/cli_common.h"
 #include "replay/replay.h"
@@ -16,8 +17,21 @@
 
 #include "cli/bench_training_internal.h"
 
-#define BRIDGE_DATA   ICS_HWMODELS_DIR "/../validate/data/training/megatron_bridge_h100.json"
-#define BRIDGE_SYSTEM ICS_HWMODELS_DIR "/superpod-h100-ndr.json"
+/* A table of one system's rows and the cluster model it is predicted on. */
+typedef struct {
+    const char *system; /* as the tables name it */
+    const char *data, *data_name;
+    const char *hw, *hw_name;
+    const char *prefix; /* of its summary lines: "" for the first table (the ratchets read it) */
+} bridge_table;
+
+static const bridge_table bridge_tables[] = {
+    {"DGX-H100", ICS_HWMODELS_DIR "/../validate/data/training/megatron_bridge_h100.json",
+     "megatron_bridge_h100.json", ICS_HWMODELS_DIR "/superpod-h100-ndr.json", "superpod-h100-ndr",
+     ""},
+    {"DGX-B200", ICS_HWMODELS_DIR "/../validate/data/training/megatron_bridge_b200.json",
+     "megatron_bridge_b200.json", ICS_HWMODELS_DIR "/superpod-b200-ndr.json", "superpod-b200-ndr",
+     "B200 "}};
 
 typedef struct {
     const char *container, *model, *precision;
@@ -166,8 +180,9 @@ static ics_layout layout_of(const bridge_row *r, const ics_model *m, int **owned
 
 /* One row predicted: tokens/s per GPU, the step, the critical rank's shares (percent of the
  * step: the categories and the bubble); false with *why when the row cannot be expressed. */
-static bool predict_row(const bridge_row *r, const ics_model *m, double *tokens, double *step_s,
-                        double shares[ICS_CAT_COUNT + 1], char **why)
+static bool predict_row(const bridge_table *t, const bridge_row *r, const ics_model *m,
+                        double *tokens, double *step_s, double shares[ICS_CAT_COUNT + 1],
+                        char **why)
 {
     ics_model mm = *m;
     mm.seq = r->seq;
@@ -175,7 +190,7 @@ static bool predict_row(const bridge_row *r, const ics_model *m, double *tokens,
     ics_layout l = layout_of(r, &mm, &owned);
     GError *err = NULL;
     ics_bench_step st;
-    bool ok = ics_bench__step_run(&st, BRIDGE_SYSTEM, r->gpus, &mm, &l, &err);
+    bool ok = ics_bench__step_run(&st, t->hw, r->gpus, &mm, &l, &err);
     if (ok) {
         *step_s = ics_time_to_s(st.res.step_ps);
         *tokens = (double)r->gbs * mm.seq / *step_s / r->gpus;
@@ -195,8 +210,8 @@ typedef struct {
     int n[2];
 } bridge_errs;
 
-static void print_row(const bridge_row *r, const ics_layout *l, const ics_model_catalog *cat,
-                      bridge_errs *be)
+static void print_row(const bridge_table *t, const bridge_row *r, const ics_layout *l,
+                      const ics_model_catalog *cat, bridge_errs *be)
 {
     /* an ep the tp ranks fold into (etp 1) is starred */
     char *par = g_strdup_printf("%d/%d/%d/%d/%d%s/%d", r->tp, r->pp, r->cp, l->vp, l->ep,
@@ -211,7 +226,7 @@ static void print_row(const bridge_row *r, const ics_layout *l, const ics_model_
         printf("not expressible: no such model in models/models.json\n");
         return;
     }
-    if (!predict_row(r, m, &tokens, &step, sh, &why)) {
+    if (!predict_row(t, r, m, &tokens, &step, sh, &why)) {
         printf("not expressible: %s\n", why);
         g_free(why);
         return;
@@ -224,21 +239,22 @@ static void print_row(const bridge_row *r, const ics_layout *l, const ics_model_
     be->err[kind][be->n[kind]++] = fabs(e);
 }
 
-int ics_bench__training_bridge(const ics_model_catalog *cat)
+static int bridge_table_run(const bridge_table *t, const ics_model_catalog *cat)
 {
     GError *err = NULL;
-    GArray *rows = read_bridge(BRIDGE_DATA, &err);
+    GArray *rows = read_bridge(t->data, &err);
     if (!rows) {
         fprintf(stderr, "icsim bench training: %s\n", err->message);
         g_error_free(err);
         return 0;
     }
-    printf("\n# Megatron-Bridge performance tables, DGX-H100 rows (validate/data/training/"
-           "megatron_bridge_h100.json) vs icsim (superpod-h100-ndr, analytic, folded):\n"
+    printf("\n# Megatron-Bridge performance tables, %s rows (validate/data/training/%s) vs icsim "
+           "(%s, analytic, folded):\n"
            "# tokens/s per GPU; the critical rank's step in %% (compute, TP, PP, DP, EP, CP "
            "exposed, bubble); ep* with expert tensor parallelism 1 (MoE parallel folding)\n"
            "# DeepSeek-V3: its recipe's pipeline layout without the MTP layer (not modelled), "
-           "attention as MHA of the same width (models/models.json)\n");
+           "attention as MHA of the same width (models/models.json)\n",
+           t->system, t->data_name, t->hw_name);
     printf("# %-5s %-14s %5s %-15s %5s %-6s %7s %7s %7s %7s  %4s %4s %4s %4s %4s %4s %4s\n", "ctr",
            "model", "gpus", "tp/pp/cp/vp/ep/dp", "gbs", "prec", "publ", "pred", "error", "step_s",
            "comp", "tp", "pp", "dp", "ep", "cp", "bubl");
@@ -247,7 +263,7 @@ int ics_bench__training_bridge(const ics_model_catalog *cat)
         const bridge_row *r = &g_array_index(rows, bridge_row, i);
         int *owned = NULL;
         ics_layout l = layout_of(r, model_of(cat, r->model), &owned);
-        print_row(r, &l, cat, &be);
+        print_row(t, r, &l, cat, &be);
         g_free(owned);
     }
     /* dense and MoE models apart: one summary would let either hide the other */
@@ -256,12 +272,24 @@ int ics_bench__training_bridge(const ics_model_catalog *cat)
         double max = 0;
         for (int i = 0; i < be.n[k]; i++)
             max = MAX(max, be.err[k][i]);
-        printf("%s rows predicted: %d; median |error| tokens/s per GPU: %.1f%%, max %.1f%%\n",
-               kinds[k], be.n[k], ics_bench__median(be.err[k], be.n[k]), max);
+        printf("%s%s rows predicted: %d; median |error| tokens/s per GPU: %.1f%%, max %.1f%%\n",
+               t->prefix, kinds[k], be.n[k], ics_bench__median(be.err[k], be.n[k]), max);
     }
-    printf("rows predicted: %d of %u\n", be.n[0] + be.n[1], rows->len);
+    printf("%srows predicted: %d of %u\n", t->prefix, be.n[0] + be.n[1], rows->len);
     g_free(be.err[0]);
     g_free(be.err[1]);
     g_array_free(rows, TRUE);
     return be.n[0] + be.n[1];
+}
+
+int ics_bench__training_bridge(const ics_model_catalog *cat)
+{
+    int n = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(bridge_tables); i++) {
+        int rows = bridge_table_run(&bridge_tables[i], cat);
+        if (rows == 0)
+            return 0; /* a table with nothing predicted is a failure of the bench */
+        n += rows;
+    }
+    return n;
 }
