@@ -215,6 +215,7 @@ static bool pick_layout(ics_cli_train_job *j)
         j->s.chunk_layout = first;
         l->chunk_layout = first;
         l->chunk_layout_n = n;
+        l->chunk_layout_name = "--pipeline-model-parallel-layout";
     }
     if (l->fsdp_shard > 0 && !l->fsdp)
         return usage("--fsdp-shard: expected --fsdp with it (HSDP shards FSDP's groups)%s", "");

@@ -386,8 +386,9 @@ static bool check_explicit(const ics_layout *l, const ics_model *m, namer *nm, G
     int64_t chunks = (int64_t)l->pp * l->vp;
     if (l->chunk_layout_n != chunks || l->chunk_layout[l->chunk_layout_n] != m->layers)
         return fail(error, ICS_ERROR_INPUT,
-                    "pipeline_model_parallel_layout: expected pp x vp (%d x %d = %lld) stages "
-                    "holding the model's %d layers, got %d stages holding %d",
+                    "%s: expected pp x vp (%d x %d = %lld) stages holding the model's %d layers, "
+                    "got %d stages holding %d",
+                    l->chunk_layout_name ? l->chunk_layout_name : "pipeline_model_parallel_layout",
                     l->pp, l->vp, (long long)chunks, m->layers, l->chunk_layout_n,
                     l->chunk_layout[l->chunk_layout_n]);
     if (l->first_layers || l->last_layers || split_edges(l))

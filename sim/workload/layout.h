@@ -92,6 +92,8 @@ typedef struct {
                                   scenario, the command line, a bench) owns the array and keeps
                                   it alive while the layout is used */
     int chunk_layout_n;
+    const char *chunk_layout_name; /* how messages name it: the option, or where the scenario
+                                      gave it (borrowed like chunk_layout); NULL: its key */
     int lora_rank;  /* LoRA fine-tuning (NeMo's PEFT defaults: adapters of this rank on QKV,
                        the attention projection, fc1 and fc2; every base weight frozen: no
                        weight gradients, reductions or optimizer for them); 0: all trained */

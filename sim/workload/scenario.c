@@ -16,6 +16,7 @@ void ics_train_scenario_clear(ics_train_scenario *s)
     g_free(s->system);
     g_free(s->engine);
     g_free(s->chunk_layout);
+    g_free(s->chunk_layout_where);
     for (int f = 0; f < ICS_MODEL_FIELD_COUNT; f++)
         g_free(s->model_where[f]);
     for (int f = 0; f < ICS_LAYOUT_FIELD_COUNT; f++)
@@ -45,9 +46,12 @@ static void read_pp_layout(ics_jr *r, const cJSON *o, ics_train_scenario *s)
         return;
     }
     g_free(s->chunk_layout);
+    g_free(s->chunk_layout_where);
     s->chunk_layout = first;
+    s->chunk_layout_where = where(r, o, key);
     s->layout.chunk_layout = first;
     s->layout.chunk_layout_n = n;
+    s->layout.chunk_layout_name = s->chunk_layout_where;
 }
 
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};

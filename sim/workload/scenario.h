@@ -15,10 +15,11 @@ typedef struct {
     bool have_model; /* model set */
     ics_model model;
     ics_layout layout;
-    bool layout_dp;    /* layout.dp given (else: every GPU the system has) */
-    char *engine;      /* NULL: the default */
-    int *chunk_layout; /* owned: layout.chunk_layout's array, from $.layout.
-                          pipeline_model_parallel_layout (NULL: none) */
+    bool layout_dp;           /* layout.dp given (else: every GPU the system has) */
+    char *engine;             /* NULL: the default */
+    int *chunk_layout;        /* owned: layout.chunk_layout's array, from $.layout.
+                                 pipeline_model_parallel_layout (NULL: none) */
+    char *chunk_layout_where; /* owned: where the file gave it (layout.chunk_layout_name) */
     /* Where the file gave each field, as its errors name it ("FILE:LINE:COL: $.layout.tp",
      * ics_jr_where), for checks made once the command line's values are merged in; NULL: not
      * given by the file. */
