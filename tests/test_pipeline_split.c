@@ -110,6 +110,30 @@ static void test_two_stages(void)
     expect_fold_equal("superpod-h100-ndr.json", 1, &m, l);
 }
 
+/* One unit a virtual stage (14 layers + the embedding + the loss over 4 x 4, as Megatron-Bridge
+ * runs Llama 3.1 405B on 16 x 8): the first virtual stage holds the embedding alone, the last
+ * the loss alone, and the step replays folded as unfolded. */
+static void test_edge_alone(void)
+{
+    ics_model m = ics_model_make("fourteen", 14, 1024, 16, 4096, 32000, 1024);
+    ics_layout l = ics_layout_defaults();
+    l.pp = 4;
+    l.vp = 4;
+    l.dp = 2;
+    l.gbs = 8;
+    l.split_embedding = l.split_loss = true;
+    GError *err = NULL;
+    g_assert_true(ics_layout_check(&l, &m, &err));
+    g_assert_cmpint(ics_layout_chunk_layers(&l, &m, 0), ==, 0);
+    g_assert_cmpint(ics_layout_chunk_layers(&l, &m, 1), ==, 1);
+    g_assert_cmpint(ics_layout_chunk_first_layer(&l, &m, 1), ==, 0);
+    g_assert_cmpint(ics_layout_chunk_layers(&l, &m, 15), ==, 0);
+    g_assert_cmpint(ics_layout_stage_layers(&l, &m, 0), ==, 3);
+    g_assert_cmpint(ics_layout_stage_layers(&l, &m, 3), ==, 3);
+    g_assert_cmpint(ics_layout_stage_layers(&l, &m, 1), ==, 4);
+    expect_fold_equal("superpod-h100-ndr.json", 1, &m, l);
+}
+
 /* Megatron-Core's layout strings (pp_layout.h): DeepSeek-V3's H100 recipe "Et|(tt|)*30mL" less
  * its MTP layer is 32 virtual stages, 1 layer, 30 of 2, then only the loss; nested groups,
  * commas and repeats expand as Megatron's regular expressions do. */
@@ -228,6 +252,7 @@ int main(int argc, char **argv)
     g_test_add_func("/pipeline-split/chunks", test_chunks);
     g_test_add_func("/pipeline-split/trace", test_trace);
     g_test_add_func("/pipeline-split/two-stages", test_two_stages);
+    g_test_add_func("/pipeline-split/edge-alone", test_edge_alone);
     g_test_add_func("/pipeline-split/layout-parse", test_layout_parse);
     g_test_add_func("/pipeline-split/layout-explicit", test_layout_explicit);
     return g_test_run();

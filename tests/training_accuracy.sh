@@ -8,7 +8,7 @@
 #     most $8 %, at least $9 rows; one 22B layer's time (their Table 4): every config within
 #     $10 %;
 #   - the DGX-B200 rows (optional $11..$13): dense median at most $11 %, MoE median at most
-#     $12 %, at least $13 rows predicted.
+#     $12 %, at least $13 rows predicted; the DGX-GB200 rows likewise ($14..$16).
 # Lower them when the models improve; tests/CMakeLists.txt says what was measured when set.
 icsim=$1 sc21=$2 med=$3 max=$4 rows=$5 moe_med=$6 moe_rows=$7 k_med=$8 k_rows=$9 k_layer=${10}
 out=$("$icsim" bench training) || { echo "bench training exited $?"; exit 1; }
@@ -40,5 +40,16 @@ if [ -n "$b200_rows" ]; then
     awk -v p="$bm" -v lim="$b200_med" 'BEGIN { exit !(p <= lim) }' || { echo "FAIL: B200 dense median $bm% > $b200_med%"; exit 1; }
     awk -v p="$bmm" -v lim="$b200_moe" 'BEGIN { exit !(p <= lim) }' || { echo "FAIL: B200 MoE median $bmm% > $b200_moe%"; exit 1; }
     [ $((bn + bmn)) -ge "$b200_rows" ] || { echo "FAIL: $((bn + bmn)) B200 rows predicted, expected at least $b200_rows"; exit 1; }
+fi
+# the DGX-GB200 table ("GB200 ..."), likewise
+gb_med=${14:-} gb_moe=${15:-} gb_rows=${16:-}
+if [ -n "$gb_rows" ]; then
+    gb() { echo "$out" | sed -n "s/^GB200 $1 rows predicted: \([0-9]*\); median |error| tokens\/s per GPU: \([0-9.]*\)%, max \([0-9.]*\)%$/\1 \2 \3/p"; }
+    read -r gn gm _ <<<"$(gb dense)"
+    read -r gmn gmm _ <<<"$(gb MoE)"
+    [ -n "$gm" ] && [ -n "$gmm" ] || { echo "FAIL: no GB200 summary lines"; exit 1; }
+    awk -v p="$gm" -v lim="$gb_med" 'BEGIN { exit !(p <= lim) }' || { echo "FAIL: GB200 dense median $gm% > $gb_med%"; exit 1; }
+    awk -v p="$gmm" -v lim="$gb_moe" 'BEGIN { exit !(p <= lim) }' || { echo "FAIL: GB200 MoE median $gmm% > $gb_moe%"; exit 1; }
+    [ $((gn + gmn)) -ge "$gb_rows" ] || { echo "FAIL: $((gn + gmn)) GB200 rows predicted, expected at least $gb_rows"; exit 1; }
 fi
 echo "training_accuracy: ok"

@@ -117,8 +117,15 @@ bool ics_bench__step_run(ics_bench_step *s, const char *hw_file, int gpus, const
                          const ics_layout *l, GError **error)
 {
     *s = (ics_bench_step){0};
-    if (!ics_layout_check(l, m, error) || !(s->hw = ics_hw_load(hw_file, (gpus + 7) / 8, error)))
+    if (!ics_layout_check(l, m, error) || !(s->hw = ics_hw_load(hw_file, 1, error)))
         return false;
+    /* as many nodes as the GPUs need: 8 a DGX, 72 a GB200 NVL72 rack */
+    int per = ics_hw_node_of(s->hw)->gpus;
+    if (gpus > per) {
+        ics_hw_free(s->hw);
+        if (!(s->hw = ics_hw_load(hw_file, (gpus + per - 1) / per, error)))
+            return false;
+    }
     s->t = ics_topo_new(s->hw);
     s->tr = ics_workload_build(m, l, ics_hw_node_of(s->hw)->gpu_type, error);
     ics_replay_opts o = {.backend = ics_net_backend("analytic"),
@@ -167,7 +174,8 @@ int ics_bench_training(int argc, char **argv)
     if (!ics_cli_parse("bench training", "",
                        "Predicted against published training throughput: Megatron-LM SC'21 Table "
                        "1 and Korthikanti et al. (MLSys 2023) on superpod-a100-hdr, "
-                       "Megatron-Bridge's DGX-H100 rows on superpod-h100-ndr.",
+                       "Megatron-Bridge's DGX-H100, DGX-B200 and DGX-GB200 rows on "
+                       "superpod-h100-ndr, superpod-b200-ndr and gb200-nvl72-16tray-su.",
                        none, &argc, &argv))
         return ICS_EXIT_USAGE;
     if (argc > 1) {

@@ -31,7 +31,10 @@ static const bridge_table bridge_tables[] = {
      ""},
     {"DGX-B200", ICS_HWMODELS_DIR "/../validate/data/training/megatron_bridge_b200.json",
      "megatron_bridge_b200.json", ICS_HWMODELS_DIR "/superpod-b200-ndr.json", "superpod-b200-ndr",
-     "B200 "}};
+     "B200 "},
+    {"DGX-GB200", ICS_HWMODELS_DIR "/../validate/data/training/megatron_bridge_gb200.json",
+     "megatron_bridge_gb200.json", ICS_HWMODELS_DIR "/gb200-nvl72-16tray-su.json",
+     "gb200-nvl72-16tray-su", "GB200 "}};
 
 typedef struct {
     const char *container, *model, *precision;
@@ -184,6 +187,11 @@ static bool predict_row(const bridge_table *t, const bridge_row *r, const ics_mo
                         double *tokens, double *step_s, double shares[ICS_CAT_COUNT + 1],
                         char **why)
 {
+    if (r->precision && strstr(r->precision, "FP4")) {
+        *why = g_strdup_printf("precision %s: icsim has no 4-bit GEMMs (bf16, fp16, fp8)",
+                               r->precision);
+        return false;
+    }
     ics_model mm = *m;
     mm.seq = r->seq;
     int *owned = NULL;

@@ -366,16 +366,15 @@ static bool check_uneven(const ics_layout *l, const ics_model *m, namer *nm, GEr
 static bool check_options(const ics_layout *l, const ics_model *m, namer *nm, GError **error);
 
 /* The embedding and loss counted in the split: layers plus what they count divide evenly over
- * the virtual stages, each edge stage keeping at least one layer; not with explicit edge
- * stages. */
+ * the virtual stages; not with explicit edge stages. An edge virtual stage may be left with the
+ * embedding or the loss alone (126 + 2 over 16 x 8), as Megatron-Core allows. */
 static bool check_split(const ics_layout *l, const ics_model *m, namer *nm, GError **error)
 {
     int64_t chunks = (int64_t)l->pp * l->vp, units = m->layers + l->split_embedding + l->split_loss;
-    if (l->first_layers || l->last_layers || units % chunks || units / chunks < 2)
+    if (l->first_layers || l->last_layers || units % chunks)
         return fail(error, ICS_ERROR_INPUT,
                     "%s: expected pp x vp (%lld) a divisor of the layers with the embedding and "
-                    "loss counted (%lld), at least 2 a virtual stage, without first or last "
-                    "stage layers, got otherwise",
+                    "loss counted (%lld), without first or last stage layers, got otherwise",
                     name_of(nm, ICS_LAYOUT_PP), (long long)chunks, (long long)units);
     return true;
 }
