@@ -145,7 +145,7 @@ bad replay-durations-two-streams "rank 0 op 4 (last): started at 4e+06 s, ends $
     "$icsim" replay two-streams.json -s "$dgx"
 bad replay-durations-across-ranks "rank 1 op 2 (last): started at 4e+06 s, ends $horizon" \
     "$icsim" replay across-ranks.json -s "$dgx"
-bad replay-flops-1e24 "rank 0 op 0 (huge): compute time 1.25e+09 s on GPU h100-sxm exceeds the \
+bad replay-flops-1e24 "rank 0 op 0 (huge): compute time 1.47e+09 s on GPU h100-sxm exceeds the \
 simulator's horizon of 53.4 days (2^62 ps) (docs/limits.md)" "$icsim" replay flops.json -s "$dgx"
 bad replay-slow-gpu "rank 0 op 0 (gemm): compute time 1.14e+09 s on GPU g exceeds" \
     "$icsim" replay gflop.json -s slowgpu.json

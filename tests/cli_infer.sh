@@ -39,7 +39,9 @@ PY
 # engine's own overheads, its custom all-reduce and its sampling are not modelled). Since GEMMs
 # run in waves (#14) a weight-bound decode GEMM pays one measured wave cost (2.2 us) where it
 # paid a 4 us ramp: time per token -17% / -20%, tokens/s +21% / +25% (throughput ratchet
-# 0.22 -> 0.26; what is missing is the engine's, not the GEMMs').
+# 0.22 -> 0.26; what is missing is the engine's, not the GEMMs'). With the H100's sustained
+# (power-bound) clock for GEMMs and attention (0.848, docs/workload.md): TTFT +0.8% / -9.8%,
+# time per token unchanged (memory-bound).
 python3 - "$icsim" "$h100" "$src/validate/data/inference/nim_llama33_70b_fp8_tp2_h100.json" <<'PY' || fail "NIM rows"
 import json, subprocess, sys
 icsim, h100, data = sys.argv[1:4]

@@ -80,6 +80,9 @@ double ics_ccal__model_us(const ics_ccal *c, const ics_hw_compute *cp, const ics
 {
     ics_hw_gpu_type g = *c->gpu;
     g.compute = *cp;
+    /* the runner times short bursts, at the boost clock: the efficiencies are fitted there, and a
+     * training step then runs them at the type's sustained share */
+    g.compute.sustained = 1;
     ics_time t;
     if (p->gemm) {
         double m = p->m, n = p->n, k = p->k, in = p->dtype == ICS_DTYPE_FP8 ? 1 : 2;

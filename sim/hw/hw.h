@@ -52,6 +52,10 @@ typedef struct {
                            runs (a causal mask's skipped tiles not counted) */
     double mem_eff;     /* fraction of HBM bandwidth memory-bound kernels sustain */
     ics_time launch_ps; /* per kernel: launch and the gap between kernels */
+    double sustained;   /* the share of its boost-clock tensor-core rate the GPU keeps when power
+                           bounds its clock, as through a training step (MSMF / MAMF): GEMMs and
+                           attention run at it; the efficiencies above are boost-clock ones, as
+                           short GEMM benchmarks measure them (1: no power-bound clock known) */
     const char *source; /* NULL: the defaults' */
 } ics_hw_compute;
 

@@ -192,9 +192,17 @@ static void read_us(ics_hw__ld *ld, const cJSON *o, const char *key, ics_time *o
  * (the defaults for a new entry). */
 static void read_compute(ics_hw__ld *ld, const cJSON *o, ics_hw_compute *c)
 {
-    static const char *const keys[] = {
-        "gemm_efficiency",      "gemm_efficiency_fp8", "gemm_tile_m", "gemm_tile_n", "gemm_wave_us",
-        "attention_efficiency", "memory_efficiency",   "launch_us",   "source",      NULL};
+    static const char *const keys[] = {"gemm_efficiency",
+                                       "gemm_efficiency_fp8",
+                                       "gemm_tile_m",
+                                       "gemm_tile_n",
+                                       "gemm_wave_us",
+                                       "attention_efficiency",
+                                       "memory_efficiency",
+                                       "launch_us",
+                                       "sustained_fraction",
+                                       "source",
+                                       NULL};
     const cJSON *t = ics_jr_obj(ld->r, o, "compute", false);
     if (!t)
         return;
@@ -208,6 +216,7 @@ static void read_compute(ics_hw__ld *ld, const cJSON *o, ics_hw_compute *c)
         ics_jr_num(ld->r, t, "attention_efficiency", false, 0.001, 1, &c->attn_eff);
         ics_jr_num(ld->r, t, "memory_efficiency", false, 0.001, 1, &c->mem_eff);
         read_us(ld, t, "launch_us", &c->launch_ps);
+        ics_jr_num(ld->r, t, "sustained_fraction", false, 0.05, 1, &c->sustained);
         read_str(ld, t, "source", false, &c->source);
     }
     ics_jr_pop(ld->r, mark);

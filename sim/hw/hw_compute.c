@@ -33,7 +33,10 @@
  *     FlashAttention-2 reaches 50-73% of A100 peak forward (arXiv:2307.08691).
  *   - mem_eff 0.85: streaming copies reach ~90% of HBM bandwidth, fused elementwise kernels
  *     (layer norm, bias-dropout-add, GeLU) a little less.
- *   - launch 1 us: kernels queued back to back on a stream start about a microsecond apart. */
+ *   - launch 1 us: kernels queued back to back on a stream start about a microsecond apart.
+ *   - sustained 1: the efficiencies above are what short GEMM benchmarks measure, at the boost
+ *     clock; a GPU type whose power-bound (sustained) rate has been measured sets its own share in
+ *     the catalog (h100-sxm, h200-sxm, b200: docs/workload.md, "Sustained clocks"). */
 void ics_hw_compute_defaults(ics_hw_compute *c)
 {
     *c = (ics_hw_compute){.gemm_eff = 0.877,
@@ -44,5 +47,6 @@ void ics_hw_compute_defaults(ics_hw_compute *c)
                           .attn_eff = 0.52,
                           .mem_eff = 0.85,
                           .launch_ps = 1 * ICS_PS_PER_US,
+                          .sustained = 1,
                           .source = NULL};
 }

@@ -1,10 +1,10 @@
 /* How long a GPU takes for a compute op that gives work (FLOPs, bytes, a GEMM shape) rather than
  * a duration: a roofline, max(FLOP time, memory time), with an achievable efficiency per kind of
- * work, plus fixed per-kernel costs. GEMMs reach gemm_eff of the dense peak on the tiles they
- * compute (m and n rounded up to the tile) and pay a fill-and-drain time, so their efficiency
- * grows with size and saturates; fused attention runs at attn_eff of peak; memory-bound kernels
- * stream at mem_eff of HBM bandwidth. The parameters are the GPU type's (ics_hw_compute,
- * docs/workload.md), so a calibrator can replace them. */
+ * work at the clock a power-bound GPU sustains (compute.sustained), plus fixed per-kernel costs.
+ * GEMMs reach gemm_eff of the dense peak on the tiles they compute (m and n rounded up to the tile)
+ * and pay a fill-and-drain time, so their efficiency grows with size and saturates; fused attention
+ * runs at attn_eff of peak; memory-bound kernels stream at mem_eff of HBM bandwidth. The parameters
+ * are the GPU type's (ics_hw_compute, docs/workload.md), so a calibrator can replace them. */
 #ifndef ICS_COMPUTE_H
 #define ICS_COMPUTE_H
 
@@ -33,8 +33,9 @@ ics_time ics_compute_batched(const ics_hw_gpu_type *g, ics_work_kind w, ics_dtyp
  * messages that say how far past the horizon an op goes. */
 double ics_compute_seconds(const ics_hw_gpu_type *g, const ics_trace_op *op);
 
-/* The fraction of the dense peak an m x n x k GEMM of dtype d sustains on g, fill and drain
- * and launch included (what ics_compute_time implies when FLOPs bound it). */
+/* The fraction of the dense peak an m x n x k GEMM of dtype d reaches on g at the boost clock, as
+ * a GEMM benchmark measures it, fill and drain and launch included (what ics_compute_time implies
+ * when FLOPs bound it, times the type's compute.sustained). */
 double ics_compute_gemm_eff(const ics_hw_gpu_type *g, int m, int n, int k, ics_dtype d);
 
 /* The peak, FLOP/s, ops of dtype d run at on g (after the fallbacks above); 0 if none. */
