@@ -15,6 +15,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "workload_rig.h"
 
 /* A small GPT: 8 layers, h 1024, 16 heads, vocabulary 32000, sequence 1024. */
@@ -1405,10 +1407,59 @@ static void test_gpt3_1024(void)
     ics_model_catalog_free(c);
 }
 
+/* The catalog's sustained shares are the published MSMF / MAMF ratios they cite
+ * (validate/data/compute/mamf_msmf_public.json, the rows measured with the whole node busy), to
+ * the third decimal; and the loader gives them to the GPU types. */
+static void test_sustained_source(void)
+{
+    char *path = g_build_filename(ICS_SOURCE_DIR, "validate", "data", "compute",
+                                  "mamf_msmf_public.json", NULL);
+    char *cat_path = g_build_filename(ICS_SOURCE_DIR, "hwmodels", "catalog.json", NULL);
+    char *text = NULL, *cat_text = NULL;
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    g_assert_true(g_file_get_contents(cat_path, &cat_text, NULL, NULL));
+    cJSON *doc = cJSON_Parse(text), *cat = cJSON_Parse(cat_text), *row;
+    const cJSON *gpus = cJSON_GetObjectItem(cat, "gpus");
+    int checked = 0;
+    cJSON_ArrayForEach(row, cJSON_GetObjectItem(doc, "rows"))
+    {
+        double ratio = cJSON_GetObjectItem(row, "msmf_tflops")->valuedouble /
+                       cJSON_GetObjectItem(row, "mamf_tflops")->valuedouble;
+        const cJSON *name;
+        cJSON_ArrayForEach(name, cJSON_GetObjectItem(row, "catalog"))
+        {
+            const cJSON *c =
+                cJSON_GetObjectItem(cJSON_GetObjectItem(gpus, name->valuestring), "compute");
+            double f = cJSON_GetObjectItem(c, "sustained_fraction")->valuedouble;
+            g_test_message("%s: sustained_fraction %.3f, MSMF / MAMF %.4f", name->valuestring, f,
+                           ratio);
+            g_assert_cmpfloat(fabs(f - ratio), <, 0.0005);
+            checked++;
+        }
+    }
+    g_assert_cmpint(checked, ==, 3);
+    static const struct {
+        const char *file;
+        double f;
+    } types[] = {{"dgx-h100.json", 0.848}, {"hgx-b200.json", 0.815}, {"dgx-a100.json", 1}};
+    for (size_t i = 0; i < G_N_ELEMENTS(types); i++) {
+        ics_hw *hw = load_hw(types[i].file, 0);
+        g_assert_cmpfloat(gpu_of(hw)->compute.sustained, ==, types[i].f);
+        ics_hw_free(hw);
+    }
+    cJSON_Delete(doc);
+    cJSON_Delete(cat);
+    g_free(text);
+    g_free(cat_text);
+    g_free(path);
+    g_free(cat_path);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/workload/catalog", test_catalog);
+    g_test_add_func("/workload/sustained-source", test_sustained_source);
     g_test_add_func("/workload/layer-params", test_layer_params);
     g_test_add_func("/workload/catalog-errors", test_catalog_errors);
     g_test_add_func("/workload/catalog-truncated", test_catalog_truncated);
