@@ -19,6 +19,7 @@
 
 /* A table of one system's rows and the cluster model it is predicted on. */
 typedef struct {
+    unsigned bit;       /* ICS_BENCH_H100 ... */
     const char *system; /* as the tables name it */
     const char *data, *data_name;
     const char *hw, *hw_name;
@@ -26,13 +27,16 @@ typedef struct {
 } bridge_table;
 
 static const bridge_table bridge_tables[] = {
-    {"DGX-H100", ICS_HWMODELS_DIR "/../validate/data/training/megatron_bridge_h100.json",
+    {ICS_BENCH_H100, "DGX-H100",
+     ICS_HWMODELS_DIR "/../validate/data/training/megatron_bridge_h100.json",
      "megatron_bridge_h100.json", ICS_HWMODELS_DIR "/superpod-h100-ndr.json", "superpod-h100-ndr",
      ""},
-    {"DGX-B200", ICS_HWMODELS_DIR "/../validate/data/training/megatron_bridge_b200.json",
+    {ICS_BENCH_B200, "DGX-B200",
+     ICS_HWMODELS_DIR "/../validate/data/training/megatron_bridge_b200.json",
      "megatron_bridge_b200.json", ICS_HWMODELS_DIR "/superpod-b200-ndr.json", "superpod-b200-ndr",
      "B200 "},
-    {"DGX-GB200", ICS_HWMODELS_DIR "/../validate/data/training/megatron_bridge_gb200.json",
+    {ICS_BENCH_GB200, "DGX-GB200",
+     ICS_HWMODELS_DIR "/../validate/data/training/megatron_bridge_gb200.json",
      "megatron_bridge_gb200.json", ICS_HWMODELS_DIR "/gb200-nvl72-16tray-su.json",
      "gb200-nvl72-16tray-su", "GB200 "}};
 
@@ -290,13 +294,15 @@ static int bridge_table_run(const bridge_table *t, const ics_model_catalog *cat)
     return be.n[0] + be.n[1];
 }
 
-int ics_bench__training_bridge(const ics_model_catalog *cat)
+int ics_bench__training_bridge(const ics_model_catalog *cat, unsigned tables)
 {
     int n = 0;
     for (size_t i = 0; i < G_N_ELEMENTS(bridge_tables); i++) {
+        if (!(tables & bridge_tables[i].bit))
+            continue;
         int rows = bridge_table_run(&bridge_tables[i], cat);
         if (rows == 0)
-            return 0; /* a table with nothing predicted is a failure of the bench */
+            return -1; /* a table with nothing predicted is a failure of the bench */
         n += rows;
     }
     return n;

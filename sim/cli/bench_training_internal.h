@@ -1,6 +1,6 @@
 /* Shared by `icsim bench training`'s tables (bench_training.c: Megatron-LM's SC'21 table;
  * bench_training_korthikanti.c: Korthikanti et al.'s A100 iterations and 22B layer;
- * bench_training_bridge.c: Megatron-Bridge's H100 rows). Not a public header. */
+ * bench_training_bridge.c: Megatron-Bridge's H100, B200 and GB200 rows). Not a public header. */
 #ifndef ICS_BENCH_TRAINING_INTERNAL_H
 #define ICS_BENCH_TRAINING_INTERNAL_H
 
@@ -34,8 +34,20 @@ void ics_bench__step_shares(const ics_bench_step *s, double shares[ICS_CAT_COUNT
 /* The median of n values (sorts them in place); NAN when n is 0. */
 double ics_bench__median(double *v, int n);
 
-/* Prints the Megatron-Bridge table; returns the rows predicted. */
-int ics_bench__training_bridge(const ics_model_catalog *cat);
+/* The tables `bench training --tables` picks from, as bits. */
+enum {
+    ICS_BENCH_SC21 = 1u << 0,
+    ICS_BENCH_KORTHIKANTI = 1u << 1,
+    ICS_BENCH_H100 = 1u << 2,
+    ICS_BENCH_B200 = 1u << 3,
+    ICS_BENCH_GB200 = 1u << 4,
+    ICS_BENCH_ALL = (1u << 5) - 1
+};
+
+/* Prints the Megatron-Bridge tables of the systems `tables` names (ICS_BENCH_H100 ...); returns
+ * the rows predicted, or -1 when a table it printed had none (a failure of the bench), 0 when it
+ * printed none. */
+int ics_bench__training_bridge(const ics_model_catalog *cat, unsigned tables);
 
 /* Prints Korthikanti et al.'s tables (MLSys 2023); returns the rows predicted. */
 int ics_bench__training_korthikanti(void);
