@@ -165,8 +165,15 @@ static void test_layout_parse(void)
         {"Et|(tt|)L", "expected '*' and a count after a group, got 'L' at character 9"},
         {"Et|t*0L", "a count of 1 or more"},
         {"Et|tx|L", "got 'x' at character 5"},
-        {"tE|tL", "the embedding (E) once, first in the first stage"},
+        {"tE|tL", "the embedding (E) once, first in the first stage, got E in stage 1 (of 2), "
+                  "symbol 2"},
+        {"Et|tL|", "last in the last stage (icsim places it on the last virtual stage), got L in "
+                   "stage 2 (of 3), symbol 2"},
         {"Et|tLt", "the output layer and loss (L) once, last in the last stage"},
+        {"EEt|tL", "got a second E"},
+        {"E*2t|L", "got a second E"},
+        {"*2Et|L", "a symbol or a group before '*N', got '*' at character 1"},
+        {"Et|t)L", "a '(' before ')', got ')' at character 5"},
         {"Et|t", "the output layer and loss (L) last in the last stage, got none"},
         {"t|tL", "the embedding (E) first in the first stage, got none"},
         {"Et|tmL", "no multi-token-prediction layers (m)"},
@@ -179,17 +186,37 @@ static void test_layout_parse(void)
             g_error("%s: %s", bad[i].text, err->message);
         g_clear_error(&err);
     }
-    /* past the expansion's bound: a limit, not a crash or a 4 GB string */
-    g_assert_null(ics_pp_layout_parse("E(t*4194304)*2L", NULL, &n, &err));
+    /* past the expansion's bound, by a group's count or a symbol's: a limit, not a crash or a
+     * 4 GB string */
+    g_assert_null(ics_pp_layout_parse("E(t*2097152)*3L", NULL, &n, &err));
+    g_assert_error(err, ICS_ERROR, ICS_ERROR_LIMIT);
+    g_assert_nonnull(strstr(err->message, "at most 4194304 symbols expanded"));
+    g_clear_error(&err);
+    g_assert_null(ics_pp_layout_parse("Et*4194305L", NULL, &n, &err));
     g_assert_error(err, ICS_ERROR, ICS_ERROR_LIMIT);
     g_clear_error(&err);
-    char *deep = g_strnfill(65, '(');
-    char *text = g_strdup_printf("E%st", deep);
-    g_assert_null(ics_pp_layout_parse(text, NULL, &n, &err));
-    g_assert_nonnull(strstr(err->message, "nested at most 64 deep"));
-    g_clear_error(&err);
-    g_free(text);
-    g_free(deep);
+    /* groups nest 64 deep, not 65 */
+    for (int depth = 64; depth <= 65; depth++) {
+        GString *t = g_string_new("E");
+        for (int d = 0; d < depth; d++)
+            g_string_append_c(t, '(');
+        g_string_append_c(t, 't');
+        for (int d = 0; d < depth; d++)
+            g_string_append(t, ")*1");
+        g_string_append_c(t, 'L');
+        first = ics_pp_layout_parse(t->str, NULL, &n, &err);
+        if (depth == 64) {
+            g_assert_no_error(err);
+            g_assert_cmpint(n, ==, 1);
+            g_assert_cmpint(first[1], ==, 1);
+        } else {
+            g_assert_null(first);
+            g_assert_nonnull(strstr(err->message, "nested at most 64 deep"));
+            g_clear_error(&err);
+        }
+        g_free(first);
+        g_string_free(t, TRUE);
+    }
 }
 
 /* A layout given explicitly: 14 layers as 2, 3, 4, 5 over 4 stages, then interleaved with an

@@ -1,6 +1,6 @@
-/* `icsim bench training`'s second and third tables: the DGX-H100 and DGX-B200 rows of NVIDIA's
- * Megatron-Bridge (NeMo) performance tables (validate/data/training/megatron_bridge_h100.json and
- * _b200.json, provenance beside them), predicted on the SuperPOD models of those nodes and
+/* `icsim bench training`'s Megatron-Bridge tables: the DGX-H100, DGX-B200 and DGX-GB200 rows of
+ * NVIDIA's Megatron-Bridge (NeMo) performance tables (validate/data/training/megatron_bridge_h100,
+ * _b200 and _gb200.json, provenance beside them), predicted on cluster models of those nodes and
  * compared on tokens/s per GPU, with where the critical rank's step goes. A row icsim cannot
  * express (a model not in the catalog, a layout its rules refuse) is listed with the reason, never
  * dropped silently. Nothing is fitted to the table. */
@@ -146,6 +146,7 @@ static const char *deepseek_layout(int pp, int vp)
  * the recipe gives one (DeepSeek-V3). */
 static ics_layout layout_of(const bridge_row *r, const ics_model *m, int **owned)
 {
+    *owned = NULL;
     ics_layout l = ics_layout_defaults();
     l.tp = r->tp;
     l.pp = r->pp;
@@ -176,12 +177,15 @@ static ics_layout layout_of(const bridge_row *r, const ics_model *m, int **owned
      * the loss in the split (Megatron-Core's account_for_*_in_pipeline_split), which is what
      * makes Llama 3.1 405B's 126 + 2 fill 64 virtual stages */
     int chunks = l.pp * l.vp;
-    if (m && m->layers % chunks && (m->layers + 2) % chunks == 0)
-        l.split_embedding = l.split_loss = true;
     const char *recipe =
         g_str_has_prefix(r->model, "DeepSeekV3") ? deepseek_layout(l.pp, l.vp) : NULL;
-    *owned = recipe ? ics_pp_layout_parse(recipe, NULL, &l.chunk_layout_n, NULL) : NULL;
-    l.chunk_layout = *owned;
+    if (recipe) { /* the recipe places every layer: no split rule beside it */
+        *owned = ics_pp_layout_parse(recipe, NULL, &l.chunk_layout_n, NULL);
+        g_assert(*owned); /* the table above is ours: a string that does not parse is a bug */
+        l.chunk_layout = *owned;
+    } else if (m && m->layers % chunks && (m->layers + 2) % chunks == 0) {
+        l.split_embedding = l.split_loss = true;
+    }
     return l;
 }
 

@@ -67,13 +67,15 @@ static bool uneven_chunks(const ics_layout *l)
 
 int ics_layout_stage_layer(const ics_layout *l, const ics_model *m, int stage, int i)
 {
-    if (uneven_chunks(l)) /* walk the stage's chunks */
+    if (uneven_chunks(l)) { /* walk the stage's chunks */
         for (int c = 0; c < l->vp; c++) {
             int v = c * l->pp + stage, n = ics_layout_chunk_layers(l, m, v);
             if (i < n)
                 return ics_layout_chunk_first_layer(l, m, v) + i;
             i -= n;
         }
+        g_return_val_if_reached(-1); /* i past the stage's layers: a caller's error */
+    }
     int per_chunk = ics_layout_stage_layers(l, m, stage) / l->vp;
     if (l->vp > 1)
         return ((i / per_chunk) * l->pp + stage) * per_chunk + i % per_chunk;
@@ -380,7 +382,7 @@ static bool check_split(const ics_layout *l, const ics_model *m, namer *nm, GErr
 }
 /* An explicit layout (--pipeline-model-parallel-layout): a virtual stage for each of pp x vp,
  * the model's layers in all, and none of the other ways of splitting with it. */
-static bool check_explicit(const ics_layout *l, const ics_model *m, namer *nm, GError **error)
+static bool check_explicit(const ics_layout *l, const ics_model *m, GError **error)
 {
     int64_t chunks = (int64_t)l->pp * l->vp;
     if (l->chunk_layout_n != chunks || l->chunk_layout[l->chunk_layout_n] != m->layers)
@@ -392,10 +394,11 @@ static bool check_explicit(const ics_layout *l, const ics_model *m, namer *nm, G
                     l->chunk_layout[l->chunk_layout_n]);
     if (l->first_layers || l->last_layers || split_edges(l))
         return fail(error, ICS_ERROR_INPUT,
-                    "%s: expected a pipeline layout without first or last stage layers or a "
-                    "split counting the embedding or loss (the layout places every layer), got "
-                    "both",
-                    name_of(nm, ICS_LAYOUT_PP));
+                    "%s: expected no other way of splitting the layers beside it (the layout "
+                    "places every layer), got %s too",
+                    l->chunk_layout_name ? l->chunk_layout_name : "pipeline_model_parallel_layout",
+                    l->first_layers || l->last_layers ? "decoder_first/last_pipeline_num_layers"
+                                                      : "account_for_*_in_pipeline_split");
     return true;
 }
 
@@ -410,7 +413,7 @@ static bool check_model(const ics_layout *l, const ics_model *m, namer *nm, GErr
         !divides(nm, error, ICS_LAYOUT_TP, l->tp, "ffn", m->ffn))
         return false;
     if (l->chunk_layout) {
-        if (!check_explicit(l, m, nm, error))
+        if (!check_explicit(l, m, error))
             return false;
     } else if (split_edges(l)) {
         if (!check_split(l, m, nm, error))

@@ -49,8 +49,12 @@ static bool times(parser *p, int64_t *n)
     int64_t v = 0;
     while (g_ascii_isdigit(p->s[p->at])) {
         v = v * 10 + (p->s[p->at++] - '0');
-        if (v > ICS_PP_LAYOUT_MAX_SYMBOLS)
-            return fail_at(p, "a count of at most 4194304");
+        if (v > ICS_PP_LAYOUT_MAX_SYMBOLS) {
+            g_set_error(p->error, ICS_ERROR, ICS_ERROR_LIMIT,
+                        "%sexpected a count of at most %d, got more at character %zu", p->name,
+                        ICS_PP_LAYOUT_MAX_SYMBOLS, p->at);
+            return false;
+        }
     }
     if (v < 1)
         return fail_at(p, "a count of 1 or more");
@@ -65,7 +69,7 @@ static bool repeat(parser *p, const char *piece, size_t len, int64_t n)
         g_set_error(p->error, ICS_ERROR, ICS_ERROR_LIMIT,
                     "%sexpected a layout of at most %d symbols expanded, got more (at "
                     "character %zu)",
-                    p->name, ICS_PP_LAYOUT_MAX_SYMBOLS, p->at);
+                    p->name, ICS_PP_LAYOUT_MAX_SYMBOLS, p->at + 1);
         return false;
     }
     for (int64_t i = 0; i < n; i++)
@@ -112,9 +116,10 @@ static bool sequence(parser *p, int depth)
         } else if (c == '\0' && depth == 0) {
             return true;
         } else {
-            return fail_at(p, c == '\0' ? "')'"
-                                        : "E, t, m, L, '|', ',', a group '(...)*N' or a repeat "
-                                          "'*N'");
+            return fail_at(p, c == '\0'  ? "')'"
+                              : c == '*' ? "a symbol or a group before '*N'"
+                              : c == ')' ? "a '(' before ')'"
+                                         : "E, t, L, '|', ',' or a group '(...)*N'");
         }
     }
 }
@@ -125,34 +130,47 @@ static int *fail_layout(GError **error, const char *name, const char *what)
     return NULL;
 }
 
+/* Where symbol c sits when it is refused: "a second E", or "E in stage 3 (of 32), symbol 2". */
+static int *misplaced(GError **error, const char *name, const char *want, char c, int count, int s,
+                      int stages, int at)
+{
+    char *got =
+        count > 1 ? g_strdup_printf("a second %c", c)
+                  : g_strdup_printf("%c in stage %d (of %d), symbol %d", c, s + 1, stages, at + 1);
+    g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT, "%sexpected %s, got %s", name, want, got);
+    g_free(got);
+    return NULL;
+}
+
 /* The expanded string's stages: E first in the first, L last in the last, each once; no m. */
 static int *count_stages(const GString *x, const char *name, int *n, GError **error)
 {
     int stages = 1;
     for (size_t i = 0; i < x->len; i++)
         stages += x->str[i] == '|';
-    int *counts = g_new0(int, stages + 1), s = 0, e = 0, l = 0;
-    for (size_t i = 0; i < x->len; i++) {
+    int *counts = g_new0(int, stages + 1), s = 0, e = 0, l = 0, at = 0; /* at: in the stage */
+    for (size_t i = 0; i < x->len; i++, at++) {
         char c = x->str[i];
         if (c == '|') {
             s++;
+            at = -1;
         } else if (c == 't') {
             counts[s + 1]++;
         } else if (c == 'E') {
             e++;
             if (s != 0 || i != 0 || e > 1) {
                 g_free(counts);
-                return fail_layout(error, name,
-                                   "the embedding (E) once, first in the first stage, got "
-                                   "another");
+                return misplaced(error, name, "the embedding (E) once, first in the first stage", c,
+                                 e, s, stages, at);
             }
         } else if (c == 'L') {
             l++;
             if (s != stages - 1 || i != x->len - 1 || l > 1) {
                 g_free(counts);
-                return fail_layout(error, name,
-                                   "the output layer and loss (L) once, last in the last stage, "
-                                   "got another");
+                return misplaced(error, name,
+                                 "the output layer and loss (L) once, last in the last stage "
+                                 "(icsim places it on the last virtual stage)",
+                                 c, l, s, stages, at);
             }
         } else if (c == 'm') {
             g_free(counts);

@@ -3,9 +3,10 @@
  * '|', in model order (virtual stage v = chunk x pp + pipeline rank, as interleaving numbers
  * them); each holds symbols: E the embedding, t a transformer (decoder) layer, L the output
  * layer and loss, m a multi-token-prediction layer. Commas are cosmetic; "X*N" repeats a symbol
- * and "(...)*N" a group, groups may nest. DeepSeek-V3's H100 recipe (61 layers on 8 stages x 4
- * virtual stages) writes "Et|(tt|)*30mL": 1 layer with the embedding, 30 stages of 2, and a
- * last stage with the MTP layer and the loss. */
+ * and "(...)*N" a group. Beyond Megatron's one-pass expansion, groups may nest and spaces are
+ * cosmetic too; stricter than Megatron, N is at least 1 and L must sit in the last stage.
+ * DeepSeek-V3's H100 recipe (61 layers on 8 stages x 4 virtual stages) writes "Et|(tt|)*30mL": 1
+ * layer with the embedding, 30 stages of 2, and a last stage with the MTP layer and the loss. */
 #ifndef ICS_PP_LAYOUT_H
 #define ICS_PP_LAYOUT_H
 
