@@ -33,26 +33,20 @@ kl=$(echo "$out" | sed -n 's/^layer configs predicted: [0-9]*; max |error| of a 
 awk -v p="$km" -v lim="$k_med" 'BEGIN { exit !(p <= lim) }' || { echo "FAIL: Korthikanti median $km% > $k_med%"; exit 1; }
 [ "$kn" -ge "$k_rows" ] || { echo "FAIL: $kn Korthikanti rows predicted, expected at least $k_rows"; exit 1; }
 awk -v p="$kl" -v lim="$k_layer" 'BEGIN { exit !(p <= lim) }' || { echo "FAIL: a 22B layer off by $kl% > $k_layer%"; exit 1; }
-# the DGX-B200 table (its own summary lines, "B200 ..."): every row predicted, its medians
-b200_med=${11:-} b200_moe=${12:-} b200_rows=${13:-}
-if [ -n "$b200_rows" ]; then
-    b200() { echo "$out" | sed -n "s/^B200 $1 rows predicted: \([0-9]*\); median |error| tokens\/s per GPU: \([0-9.]*\)%, max \([0-9.]*\)%$/\1 \2 \3/p"; }
-    read -r bn bm _ <<<"$(b200 dense)"
-    read -r bmn bmm _ <<<"$(b200 MoE)"
-    [ -n "$bm" ] && [ -n "$bmm" ] || { echo "FAIL: no B200 summary lines"; exit 1; }
-    awk -v p="$bm" -v lim="$b200_med" 'BEGIN { exit !(p <= lim) }' || { echo "FAIL: B200 dense median $bm% > $b200_med%"; exit 1; }
-    awk -v p="$bmm" -v lim="$b200_moe" 'BEGIN { exit !(p <= lim) }' || { echo "FAIL: B200 MoE median $bmm% > $b200_moe%"; exit 1; }
-    [ $((bn + bmn)) -ge "$b200_rows" ] || { echo "FAIL: $((bn + bmn)) B200 rows predicted, expected at least $b200_rows"; exit 1; }
-fi
-# the DGX-GB200 table ("GB200 ..."), likewise
-gb_med=${14:-} gb_moe=${15:-} gb_rows=${16:-}
-if [ -n "$gb_rows" ]; then
-    gb() { echo "$out" | sed -n "s/^GB200 $1 rows predicted: \([0-9]*\); median |error| tokens\/s per GPU: \([0-9.]*\)%, max \([0-9.]*\)%$/\1 \2 \3/p"; }
-    read -r gn gm _ <<<"$(gb dense)"
-    read -r gmn gmm _ <<<"$(gb MoE)"
-    [ -n "$gm" ] && [ -n "$gmm" ] || { echo "FAIL: no GB200 summary lines"; exit 1; }
-    awk -v p="$gm" -v lim="$gb_med" 'BEGIN { exit !(p <= lim) }' || { echo "FAIL: GB200 dense median $gm% > $gb_med%"; exit 1; }
-    awk -v p="$gmm" -v lim="$gb_moe" 'BEGIN { exit !(p <= lim) }' || { echo "FAIL: GB200 MoE median $gmm% > $gb_moe%"; exit 1; }
-    [ $((gn + gmn)) -ge "$gb_rows" ] || { echo "FAIL: $((gn + gmn)) GB200 rows predicted, expected at least $gb_rows"; exit 1; }
-fi
+# A further system's table, its summary lines prefixed "PREFIX " (B200, GB200): dense and MoE
+# medians at most MED and MOE %, at least ROWS rows predicted; skipped when ROWS is not given.
+#   system_table PREFIX MED MOE ROWS
+system_table() {
+    [ -n "$4" ] || return 0
+    local n m mn mm
+    sys() { echo "$out" | sed -n "s/^$1 $2 rows predicted: \([0-9]*\); median |error| tokens\/s per GPU: \([0-9.]*\)%, max \([0-9.]*\)%$/\1 \2 \3/p"; }
+    read -r n m _ <<<"$(sys "$1" dense)"
+    read -r mn mm _ <<<"$(sys "$1" MoE)"
+    [ -n "$m" ] && [ -n "$mm" ] || { echo "FAIL: no $1 summary lines"; exit 1; }
+    awk -v p="$m" -v lim="$2" 'BEGIN { exit !(p <= lim) }' || { echo "FAIL: $1 dense median $m% > $2%"; exit 1; }
+    awk -v p="$mm" -v lim="$3" 'BEGIN { exit !(p <= lim) }' || { echo "FAIL: $1 MoE median $mm% > $3%"; exit 1; }
+    [ $((n + mn)) -ge "$4" ] || { echo "FAIL: $((n + mn)) $1 rows predicted, expected at least $4"; exit 1; }
+}
+system_table B200 "${11:-}" "${12:-}" "${13:-}"
+system_table GB200 "${14:-}" "${15:-}" "${16:-}"
 echo "training_accuracy: ok"

@@ -192,8 +192,8 @@ static ics_layout layout_of(const bridge_row *r, const ics_model *m, int **owned
 /* One row predicted: tokens/s per GPU, the step, the critical rank's shares (percent of the
  * step: the categories and the bubble); false with *why when the row cannot be expressed. */
 static bool predict_row(const bridge_table *t, const bridge_row *r, const ics_model *m,
-                        double *tokens, double *step_s, double shares[ICS_CAT_COUNT + 1],
-                        char **why)
+                        const ics_layout *l, double *tokens, double *step_s,
+                        double shares[ICS_CAT_COUNT + 1], char **why)
 {
     if (r->precision && strstr(r->precision, "FP4")) {
         *why = g_strdup_printf("precision %s: icsim has no 4-bit GEMMs (bf16, fp16, fp8)",
@@ -202,11 +202,9 @@ static bool predict_row(const bridge_table *t, const bridge_row *r, const ics_mo
     }
     ics_model mm = *m;
     mm.seq = r->seq;
-    int *owned = NULL;
-    ics_layout l = layout_of(r, &mm, &owned);
     GError *err = NULL;
     ics_bench_step st;
-    bool ok = ics_bench__step_run(&st, t->hw, r->gpus, &mm, &l, &err);
+    bool ok = ics_bench__step_run(&st, t->hw, r->gpus, &mm, l, &err);
     if (ok) {
         *step_s = ics_time_to_s(st.res.step_ps);
         *tokens = (double)r->gbs * mm.seq / *step_s / r->gpus;
@@ -216,7 +214,6 @@ static bool predict_row(const bridge_table *t, const bridge_row *r, const ics_mo
     }
     g_clear_error(&err);
     ics_bench__step_free(&st);
-    g_free(owned);
     return ok;
 }
 
@@ -242,7 +239,7 @@ static void print_row(const bridge_table *t, const bridge_row *r, const ics_layo
         printf("not expressible: no such model in models/models.json\n");
         return;
     }
-    if (!predict_row(t, r, m, &tokens, &step, sh, &why)) {
+    if (!predict_row(t, r, m, l, &tokens, &step, sh, &why)) {
         printf("not expressible: %s\n", why);
         g_free(why);
         return;

@@ -20,8 +20,9 @@ typedef struct {
     ics_replay_result res;
 } ics_bench_step;
 
-/* Generates the step of model m on layout l on as many 8-GPU nodes of hardware model `hw_file`
- * as `gpus` needs, and replays it (analytic engine, memoized collectives, NVLS on); false with
+/* Generates the step of model m on layout l on as many nodes of hardware model `hw_file` as
+ * `gpus` needs (the node's GPUs are read from the model: 8 a DGX, 64 or 72 an NVL72 rack), and
+ * replays it (analytic engine, memoized collectives, NVLS on); false with
  * *error. */
 bool ics_bench__step_run(ics_bench_step *s, const char *hw_file, int gpus, const ics_model *m,
                          const ics_layout *l, GError **error);
