@@ -1455,11 +1455,65 @@ static void test_sustained_source(void)
     g_free(cat_path);
 }
 
+/* The MAMF (boost-clock best matmul) of a row of mamf_table_public.json, as a fraction of its
+ * datasheet peak; the peak is checked against the catalog type's. */
+static double mamf_eff(const cJSON *doc, const char *gpu, const char *dtype, double peak)
+{
+    const cJSON *row;
+    cJSON_ArrayForEach(row, cJSON_GetObjectItem(doc, "rows"))
+    {
+        if (strcmp(cJSON_GetObjectItem(row, "gpu")->valuestring, gpu) != 0 ||
+            strcmp(cJSON_GetObjectItem(row, "dtype")->valuestring, dtype) != 0)
+            continue;
+        g_assert_cmpfloat(cJSON_GetObjectItem(row, "theory_tflops")->valuedouble, ==, peak);
+        return cJSON_GetObjectItem(row, "mamf_tflops")->valuedouble / peak;
+    }
+    g_assert_not_reached();
+}
+
+/* GB200 runs the B200's compute model (the same die) with its GEMM efficiencies scaled by the
+ * two GPUs' measured MAMF efficiencies, and the B200's sustained clock (an estimate: no GB200
+ * MSMF is published); the catalog's rounded figures are checked against the published table. */
+static void test_sibling_efficiency(void)
+{
+    char *path = g_build_filename(ICS_SOURCE_DIR, "validate", "data", "compute",
+                                  "mamf_table_public.json", NULL);
+    char *text = NULL;
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    cJSON *doc = cJSON_Parse(text);
+    ics_hw *b = load_hw("hgx-b200.json", 0), *gb = load_hw("gb200-nvl72.json", 0);
+    const ics_hw_gpu_type *b200 = gpu_of(b), *gb200 = gpu_of(gb);
+    static const struct {
+        const char *dtype;
+        ics_dtype d;
+        bool fp8;
+    } kinds[] = {{"bf16", ICS_DTYPE_BF16, false}, {"fp8", ICS_DTYPE_FP8, true}};
+    for (size_t i = 0; i < G_N_ELEMENTS(kinds); i++) {
+        double rb = mamf_eff(doc, "NVIDIA B200 SXM", kinds[i].dtype, b200->tflops[kinds[i].d]);
+        double rg = mamf_eff(doc, "NVIDIA GB200 SXM", kinds[i].dtype, gb200->tflops[kinds[i].d]);
+        double eb = kinds[i].fp8 ? b200->compute.gemm_eff_fp8 : b200->compute.gemm_eff;
+        double eg = kinds[i].fp8 ? gb200->compute.gemm_eff_fp8 : gb200->compute.gemm_eff;
+        g_test_message("%s: B200 MAMF %.4f of peak, GB200 %.4f; efficiency %.3f -> %.3f",
+                       kinds[i].dtype, rb, rg, eb, eg);
+        g_assert_cmpfloat(rg, <, rb); /* the premise: GB200 reaches less of its datasheet */
+        g_assert_cmpfloat(fabs(eg - eb * rg / rb), <, 0.0005);
+    }
+    g_assert_cmpfloat(gb200->compute.sustained, ==, b200->compute.sustained);
+    g_assert_cmpfloat(gb200->compute.gemm_wave_ps, ==, b200->compute.gemm_wave_ps);
+    g_assert_cmpfloat(gb200->compute.attn_eff, ==, b200->compute.attn_eff);
+    ics_hw_free(b);
+    ics_hw_free(gb);
+    cJSON_Delete(doc);
+    g_free(text);
+    g_free(path);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/workload/catalog", test_catalog);
     g_test_add_func("/workload/sustained-source", test_sustained_source);
+    g_test_add_func("/workload/sibling-efficiency", test_sibling_efficiency);
     g_test_add_func("/workload/layer-params", test_layer_params);
     g_test_add_func("/workload/catalog-errors", test_catalog_errors);
     g_test_add_func("/workload/catalog-truncated", test_catalog_truncated);
