@@ -1499,8 +1499,12 @@ static void test_sibling_efficiency(void)
         g_assert_cmpfloat(fabs(eg - eb * rg / rb), <, 0.0005);
     }
     g_assert_cmpfloat(gb200->compute.sustained, ==, b200->compute.sustained);
-    g_assert_cmpfloat(gb200->compute.gemm_wave_ps, ==, b200->compute.gemm_wave_ps);
+    g_assert_cmpint(gb200->compute.gemm_wave_ps, ==, b200->compute.gemm_wave_ps);
+    g_assert_cmpint(gb200->compute.gemm_tile_m, ==, b200->compute.gemm_tile_m);
+    g_assert_cmpint(gb200->compute.gemm_tile_n, ==, b200->compute.gemm_tile_n);
+    g_assert_cmpint(gb200->compute.launch_ps, ==, b200->compute.launch_ps);
     g_assert_cmpfloat(gb200->compute.attn_eff, ==, b200->compute.attn_eff);
+    g_assert_cmpfloat(gb200->compute.mem_eff, ==, b200->compute.mem_eff);
     ics_hw_free(b);
     ics_hw_free(gb);
     cJSON_Delete(doc);
