@@ -8,7 +8,9 @@
 #include "workload/workload_internal.h"
 #include "workload_rig.h"
 
+#include <glib/gstdio.h>
 #include <math.h>
+#include <unistd.h>
 
 /* A small MoE: 6 layers (the first 2 dense), h 1024, 16 heads, SwiGLU; 8 experts of width
  * 2048, top-2, a shared expert of width 1024. */
@@ -260,6 +262,14 @@ static void test_layout_errors(void)
     l = moe_layout();
     l.fsdp = true;
     expect_layout_refused(&m, &l, "fsdp: expected off with a mixture-of-experts model");
+    ics_model plain = small_moe();
+    plain.moe = (ics_moe){0};
+    l = ics_layout_defaults();
+    l.moe_deepep = true;
+    expect_layout_refused(&plain, &l, "moe_enable_deepep: expected a mixture-of-experts model");
+    l.moe_deepep = false;
+    l.node_gpus = -1;
+    expect_layout_refused(&plain, &l, "node_gpus: expected 0 (unknown) or 1..");
     l = moe_layout();
     l.moe_capacity = 0.5;
     expect_layout_refused(&m, &l, "moe_capacity_factor: expected 0 (dropless) or 1..64, got 0.5");
@@ -354,6 +364,121 @@ static void test_fold(void)
     expect_fold_equal("superpod-h100-ndr.json", 2, &m, l);
 }
 
+/* C(a - b, k) / C(a, k), written out: k of a experts drawn, none of b given ones. */
+static double miss_all(double a, double b, int k)
+{
+    double p = 1;
+    for (int i = 0; i < k; i++)
+        p *= (a - b - i) / (a - i);
+    return p;
+}
+
+/* The nodes a token's experts sit on, against the closed forms: uniform over all experts
+ * (hypergeometric), DeepSeek-V3's 4 of 8 groups with one group a node (its own group chosen
+ * half the time), groups spanning two nodes each, and groups that do not nest with the nodes
+ * (taken as ungrouped). Groups that do not divide the experts, or whose chosen ones cannot
+ * hold topk experts, are refused. */
+static void test_nodes_hit(void)
+{
+    ics_model m = small_moe();
+    m.moe.experts = 128;
+    m.moe.topk = 8;
+    g_assert_cmpfloat(ics_model_moe_nodes_hit(&m, 1), ==, 1);
+    g_assert_cmpfloat(fabs(ics_model_moe_nodes_hit(&m, 4) - 4 * (1 - miss_all(128, 32, 8))), <,
+                      1e-12);
+    const ics_model *ds = ics_model_find(catalog(), "deepseek-v3");
+    g_assert_cmpint(ds->moe.groups, ==, 8);
+    g_assert_cmpint(ds->moe.group_topk, ==, 4);
+    double want = 8 * (1 - (0.5 + 0.5 * miss_all(128, 32, 8)));
+    g_test_message("deepseek-v3 over 8 nodes: %.4f nodes a token (all-to-all: 8 copies)",
+                   ics_model_moe_nodes_hit(ds, 8));
+    g_assert_cmpfloat(fabs(ics_model_moe_nodes_hit(ds, 8) - want), <, 1e-12);
+    m.moe.experts = 256;
+    m.moe.groups = 4;
+    m.moe.group_topk = 2;
+    g_assert_cmpfloat(fabs(ics_model_moe_nodes_hit(&m, 8) - 8 * 0.5 * (1 - miss_all(128, 32, 8))),
+                      <, 1e-12);
+    m.moe.experts = 96;
+    m.moe.groups = 3;
+    g_assert_cmpfloat(fabs(ics_model_moe_nodes_hit(&m, 2) - 2 * (1 - miss_all(96, 48, 8))), <,
+                      1e-12);
+    GError *err = NULL;
+    g_assert_true(ics_model_check(&m, &err));
+    m.moe.groups = 5; /* 96 experts in 5 groups */
+    g_assert_false(ics_model_check(&m, &err));
+    g_assert_nonnull(strstr(err->message, "moe.groups"));
+    g_clear_error(&err);
+    m.moe.groups = 48; /* 2 experts a group, 2 groups: 4 < topk 8 */
+    m.moe.group_topk = 2;
+    g_assert_false(ics_model_check(&m, &err));
+    g_assert_nonnull(strstr(err->message, "group_topk"));
+    g_clear_error(&err);
+}
+
+/* The rank's dispatch with DeepEP (--moe-enable-deepep) over 16 expert-parallel ranks on two
+ * 8-GPU nodes: to itself and to the one GPU of its local index on the other node, each its
+ * tokens x the chance a node holds one of a token's experts x h x 2 B; nothing to the other 14.
+ * Inside one node, or without DeepEP, NCCL's all-to-all as before. Across the nodes of a
+ * SuperPOD the step is faster with it: each token crosses the network once per node. */
+static void test_deepep(void)
+{
+    ics_hw *hw = load_hw("superpod-h100-ndr.json", 2);
+    ics_model m = small_moe();
+    m.moe.experts = 16;
+    ics_layout l = moe_layout();
+    l.tp = 1;
+    l.sp = false;
+    l.dp = 16;
+    l.ep = 16;
+    l.gbs = 32;
+    l.node_gpus = 8;
+    ics_trace *nccl = build(&m, &l, gpu_of(hw));
+    l.moe_deepep = true;
+    ics_trace *deep = build(&m, &l, gpu_of(hw));
+    double hits = 2 * (1 - miss_all(16, 8, 2)); /* 16 experts, 8 a node, top-2 */
+    uint64_t per_node = (uint64_t)ceil(1024 * hits / 2 * 1024) * 2; /* whole bf16 elements */
+    int found = 0;
+    for (int i = 0; i < ics_trace_nops(deep, 3); i++) {
+        const ics_trace_op *op = ics_trace_get_op(deep, 3, i);
+        if (op->kind != ICS_TOP_COLL || op->cat != ICS_CAT_EP)
+            continue;
+        g_assert_nonnull(op->splits);
+        g_assert_cmpint(op->coll.sms, ==, 20); /* DeepEP's kernels, not NCCL's channels */
+        for (int k = 0; k < 16; k++)
+            g_assert_cmpuint(op->splits[k], ==, k == 3 || k == 11 ? per_node : 0);
+        g_assert_cmpuint(op->coll.size_bytes, ==, 2 * per_node);
+        found++;
+    }
+    g_assert_cmpint(found, ==, 4 * 4 * 2); /* 4 a layer (dispatch, combine; their gradients) */
+    ics_topo *t = ics_topo_new(hw);
+    ics_replay_result a = replay(nccl, t, -1), b = replay(deep, t, -1);
+    g_test_message("step: all-to-all %.3f ms, DeepEP %.3f ms", a.step_ps / 1e9, b.step_ps / 1e9);
+    g_assert_cmpuint(b.step_ps, <, a.step_ps);
+    /* the JSON trace carries the dispatch as it is: the same step read back */
+    char *path = g_build_filename(g_get_tmp_dir(), "icsim-test-deepep-XXXXXX.json", NULL);
+    int fd = g_mkstemp(path);
+    g_assert_cmpint(fd, >=, 0);
+    close(fd);
+    GError *err = NULL;
+    if (!ics_trace_write_json(deep, path, &err))
+        g_error("write: %s", err->message);
+    ics_trace *back = ics_trace_read_json(path, &err);
+    g_assert_no_error(err);
+    g_assert_cmpuint(replay(back, t, -1).step_ps, ==, b.step_ps);
+    ics_trace_free(back);
+    g_unlink(path);
+    g_free(path);
+    l.node_gpus = 16; /* one node: nothing changes */
+    ics_trace *one = build(&m, &l, gpu_of(hw));
+    for (int i = 0; i < ics_trace_nops(one, 3); i++)
+        g_assert_null(ics_trace_get_op(one, 3, i)->splits);
+    ics_trace_free(one);
+    ics_topo_free(t);
+    ics_trace_free(nccl);
+    ics_trace_free(deep);
+    ics_hw_free(hw);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -365,5 +490,7 @@ int main(int argc, char **argv)
     g_test_add_func("/moe/layout-errors", test_layout_errors);
     g_test_add_func("/moe/folded-experts", test_folded_experts);
     g_test_add_func("/moe/fold", test_fold);
+    g_test_add_func("/moe/nodes-hit", test_nodes_hit);
+    g_test_add_func("/moe/deepep", test_deepep);
     return g_test_run();
 }

@@ -337,6 +337,23 @@ static void test_write_errors(void)
     g_assert_cmpint(count_files(dir), ==, 0);
     g_clear_error(&err);
     ics_trace_free(empty);
+    /* an all-to-all a dispatcher's own kernel runs (sms): Chakra cannot mark it */
+    ics_trace *deep = ics_trace_new(2);
+    int both = ics_trace_add_comm(deep, all, 2, "ep");
+    ics_trace_op a2a = {
+        .kind = ICS_TOP_COLL,
+        .comm = both,
+        .coll = {.op = ICS_COLL_ALLTOALL, .size_bytes = 64, .dtype_bytes = 2, .sms = 20}};
+    for (int k = 0; k < 2; k++) {
+        ics_trace_add_stream(deep, k, "compute");
+        ics_trace_add_op(deep, k, &a2a, NULL, 0);
+    }
+    g_assert_false(ics_trace_write_chakra(deep, prefix, &err));
+    g_assert_nonnull(strstr(err->message, "rank 0 op 0: cannot write to Chakra: an all-to-all run "
+                                          "by a dispatcher's own kernel (sms)"));
+    g_assert_cmpint(count_files(dir), ==, 0);
+    g_clear_error(&err);
+    ics_trace_free(deep);
     char *nowhere = g_build_filename(dir, "no-such-dir", "x", NULL);
     ics_trace *ok = small_trace();
     g_assert_false(ics_trace_write_chakra(ok, nowhere, &err));

@@ -106,6 +106,7 @@ static void assert_same_op(const ics_trace_op *x, const ics_trace_op *y)
         g_assert_cmpint(x->coll.dtype_bytes, ==, y->coll.dtype_bytes);
         if (rooted(x))
             g_assert_cmpint(x->coll.root, ==, y->coll.root);
+        g_assert_cmpint(x->coll.sms, ==, y->coll.sms);
         break;
     default:
         g_assert_cmpint(x->peer, ==, y->peer);
@@ -335,7 +336,8 @@ static ics_trace *every_field(void)
                               .coll = {.op = ops[j],
                                        .size_bytes = 4096 * (j + 1),
                                        .dtype_bytes = esize[j],
-                                       .root = ops[j] == ICS_COLL_REDUCE ? 3 : 0}};
+                                       .root = ops[j] == ICS_COLL_REDUCE ? 3 : 0,
+                                       .sms = ops[j] == ICS_COLL_ALLTOALL ? 20 : 0}};
             ics_trace_add_op(t, k, &o, NULL, 0);
         }
     for (int k = 0; k < 2; k++) { /* ranks 0 and 1: both pair communicators */
@@ -506,6 +508,12 @@ static void assert_same_keys(const char *what, GPtrArray *doc, char **reader)
                     (char *)g_ptr_array_index(doc, i));
 }
 
+/* The Collectives table's keys only alltoall takes. */
+static bool alltoall_only(const char *key)
+{
+    return strcmp(key, "splits") == 0 || strcmp(key, "sms") == 0;
+}
+
 static void test_doc_keys(void)
 {
 #define TOP   "{\"format\": \"icsim-trace\", \"version\": 1, "
@@ -530,8 +538,8 @@ static void test_doc_keys(void)
         GPtrArray *keys = doc_keys(doc, cases[i].tables[0]);
         if (cases[i].tables[1]) {
             GPtrArray *more = doc_keys(doc, cases[i].tables[1]);
-            for (guint j = 0; j < more->len; j++) /* `splits` is alltoall's alone */
-                if (strcmp(g_ptr_array_index(more, j), "splits") != 0)
+            for (guint j = 0; j < more->len; j++) /* `splits`, `sms`: alltoall's alone */
+                if (!alltoall_only(g_ptr_array_index(more, j)))
                     g_ptr_array_add(keys, g_strdup(g_ptr_array_index(more, j)));
             g_ptr_array_free(more, TRUE);
         }
@@ -540,14 +548,14 @@ static void test_doc_keys(void)
         g_strfreev(rk);
         g_ptr_array_free(keys, TRUE);
     }
-    /* the Collectives table but `root`, and `splits` but for alltoall */
+    /* the Collectives table but `root`, and `splits` and `sms` but for alltoall */
     for (size_t i = 0; i < G_N_ELEMENTS(unrooted); i++) {
         char *text = g_strdup_printf(OP("%s"), unrooted[i]);
         char **rk = reader_keys(text);
         GPtrArray *keys = doc_keys(doc, "Every op"), *coll = doc_keys(doc, "Collectives");
         for (guint j = 0; j < coll->len; j++)
             if (strcmp(g_ptr_array_index(coll, j), "root") != 0 &&
-                (strcmp(g_ptr_array_index(coll, j), "splits") != 0 ||
+                (!alltoall_only(g_ptr_array_index(coll, j)) ||
                  strcmp(unrooted[i], "alltoall") == 0))
                 g_ptr_array_add(keys, g_strdup(g_ptr_array_index(coll, j)));
         assert_same_keys(unrooted[i], keys, rk);

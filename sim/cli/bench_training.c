@@ -127,7 +127,9 @@ bool ics_bench__step_run(ics_bench_step *s, const char *hw_file, int gpus, const
             return false;
     }
     s->t = ics_topo_new(s->hw);
-    s->tr = ics_workload_build(m, l, ics_hw_node_of(s->hw)->gpu_type, error);
+    ics_layout on = *l; /* on this system's nodes (the node-aware MoE dispatch) */
+    on.node_gpus = per;
+    s->tr = ics_workload_build(m, &on, ics_hw_node_of(s->hw)->gpu_type, error);
     ics_replay_opts o = {.backend = ics_net_backend("analytic"),
                          .tuning = {.nvls_enable = true},
                          .colls = ICS_REPLAY_MEMO,

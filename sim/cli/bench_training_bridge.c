@@ -171,6 +171,10 @@ static ics_layout layout_of(const bridge_row *r, const ics_model *m, int **owned
     l.dist_opt = !l.fsdp;
     /* overlapped with experts icsim does not model (refused): gathered after the optimizer */
     l.overlap_param_gather = !l.fsdp && !(m && m->moe.experts > 0);
+    /* DeepSeek-V3's recipes dispatch with DeepEP (enable_deepep=True on H100 in the 2025
+     * performance scripts) or HybridEP (moe_flex_dispatcher_backend="hybridep" since): across
+     * nodes once per node (workload_moe.c); the other recipes keep the all-to-all dispatcher */
+    l.moe_deepep = g_str_has_prefix(r->model, "DeepSeekV3");
     l.placement = ICS_PLACE_TP_DP_PP;
     l.fold = true;
     /* layers that do not divide over the virtual stages: the recipes count the embedding and

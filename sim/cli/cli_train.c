@@ -19,7 +19,8 @@ typedef struct {
         *capacity, *cp, *lora, *packed, *rec_layers, *pp_layout;
     char *model_text[ICS_MODEL_FIELD_COUNT];  /* --layers ...; kv_heads is never an option */
     char *layout_text[ICS_LAYOUT_INT_FIELDS]; /* --tp ... --gbs */
-    gboolean sp, dist_opt, zero2, no_overlap, no_fold, ignore_memory, tp_comm_overlap, tp_sync;
+    gboolean sp, dist_opt, zero2, no_overlap, no_fold, ignore_memory, tp_comm_overlap, tp_sync,
+        deepep;
     gboolean overlap_param_gather, fsdp, split_embedding, split_loss;
     ics_cli_step_args step;
 } train_args;
@@ -200,6 +201,7 @@ static bool pick_layout(ics_cli_train_job *j)
     l->dist_opt |= a->dist_opt || a->zero2;
     l->zero2 |= a->zero2;
     l->tp_comm_overlap |= a->tp_comm_overlap;
+    l->moe_deepep |= a->deepep;
     l->tp_sync_bwd |= a->tp_sync;
     l->overlap_param_gather |= a->overlap_param_gather;
     l->split_embedding |= a->split_embedding;
@@ -439,6 +441,10 @@ int ics_cli_train_prepare(int argc, char **argv, bool help, ics_cli_train_job **
          "all-gather updated parameters beside the next forward (Megatron-Core, needs "
          "--dist-opt)",
          NULL},
+        {"moe-enable-deepep", 0, 0, G_OPTION_ARG_NONE, &a->deepep,
+         "MoE token dispatch as DeepEP / HybridEP run it (Megatron-Core's flex dispatcher): once "
+         "per node across nodes, then NVLink",
+         NULL},
         {"tp-comm-overlap", 0, 0, G_OPTION_ARG_NONE, &a->tp_comm_overlap,
          "overlap the sequence-parallel collectives with the GEMMs (Megatron-Core, needs --sp)",
          NULL},
@@ -515,6 +521,7 @@ static int run(ics_cli_train_job *j)
     GError *err = NULL;
     ics_trace *tr = NULL;
     const ics_hw_gpu_type *g = ics_hw_node_of(hw)->gpu_type;
+    s->layout.node_gpus = ics_hw_node_of(hw)->gpus; /* the node-aware MoE dispatch's nodes */
     if (!j->layout_checked && !check_layout(j))
         goto done;
     ics_memory mem;

@@ -45,6 +45,10 @@ typedef struct {
      * all-to-all, size_bytes / n to each. Transfer none: valid for the duration of the call that
      * takes the request (planning copies what it needs). size_bytes is then the largest row. */
     const uint64_t *splits;
+    /* all-to-all(v) moved by a kernel of the caller's own on this many SMs, not by NCCL: MoE
+     * dispatchers such as DeepEP and HybridEP, whose GPU-initiated RDMA has no proxy thread and
+     * whose SMs are shared among the peers the rank sends to (direct.c); 0: NCCL's channels */
+    int sms;
 } ics_coll_req;
 
 /* The most bytes one rank sends one peer in this call: size_bytes / n for an even all-to-all,

@@ -38,16 +38,16 @@ static bool all_nvlink(const ics_algo_ctx *c)
  * What this leaves out: a late send takes its share of the links before it is posted, at most
  * post_ps early. */
 static void p2p_send(const ics_algo_ctx *c, ics_sched *s, int a, int b, uint64_t bytes,
-                     uint64_t step, uint64_t hash, int start, ics_time post_ps)
+                     uint64_t step, uint64_t hash, int start, ics_time post_ps, int nch)
 {
-    uint64_t per_step = step * (uint64_t)c->nch;
+    uint64_t per_step = step * (uint64_t)nch;
     uint64_t steps = MAX(1, (bytes + per_step - 1) / per_step);
-    uint64_t wire = ics_algo_net_gap(c, a, b, ics_algo_wire(c, bytes), steps * (uint64_t)c->nch);
+    uint64_t wire = ics_algo_net_gap(c, a, b, ics_algo_wire(c, bytes), steps * (uint64_t)nch);
     int id = ics_sched_send(s, c->ranks[a], c->ranks[b], wire, hash, &start, 1);
-    ics_algo_charge(c, s, id, bytes, (uint64_t)c->nch, (ics_time)steps);
+    ics_algo_charge(c, s, id, bytes, (uint64_t)nch, (ics_time)steps);
     if (post_ps > 0) {
         ics_time lat, alone = ics_algo_hop_time(c, a, b, wire, &lat);
-        alone = MAX(ics_time_add(alone, lat), ics_algo_cta_time(c, bytes, (uint64_t)c->nch));
+        alone = MAX(ics_time_add(alone, lat), ics_algo_cta_time(c, bytes, (uint64_t)nch));
         ics_sched_set_floor(s, id, ics_time_add(post_ps, alone));
     }
 }
@@ -106,6 +106,19 @@ static ics_time posted_ps(const ics_algo_ctx *c, const uint32_t *before, int r, 
     return ics_time_mul(c->net_op_ps, MAX(sent, got) - 1);
 }
 
+/* The channels (CTAs) one of rank r's sends runs on: NCCL's p2p channels, or a share of the SMs
+ * of a caller's own kernel (req.sms: DeepEP's, HybridEP's), which serve all the peers r sends
+ * to at once. */
+static int send_channels(const ics_algo_ctx *c, int r)
+{
+    if (c->req.sms <= 0)
+        return c->nch;
+    int peers = 0;
+    for (int q = 0; q < c->n; q++)
+        peers += q != r && p2p_bytes(c, r, q) > 0;
+    return MAX(1, c->req.sms / MAX(peers, 1));
+}
+
 static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
 {
     int n = c->n, start = ics_sched_delay(s, c->base_lat_ps + c->step_lat_ps, NULL, 0);
@@ -113,8 +126,10 @@ static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
     for (int r = 1; r < c->n && !nodes; r++)
         nodes = !ics_algo_same_node(c, r, 0);
     uint64_t step = nodes ? c->p2p_step_net : all_nvlink(c) ? c->p2p_step_nvl : c->p2p_step_pci;
-    /* every send across nodes waits the first posting and the plugin's latency: one delay */
-    ics_time first = ics_time_add(c->net_msg_ps, nodes ? c->net_op_ps : 0);
+    /* every send across nodes waits the first posting and the plugin's latency: one delay. A
+     * caller's own kernel (req.sms) initiates its RDMA from the GPU: no proxy posts anything */
+    bool proxy = c->req.sms <= 0;
+    ics_time first = ics_time_add(c->net_msg_ps, nodes && proxy ? c->net_op_ps : 0);
     int net_start = first > 0 ? ics_sched_delay(s, first, &start, 1) : start;
     if (c->req.op == ICS_COLL_SENDRECV) {
         /* one round: r's proxy posts the receive from r - 1 first, if it crosses nodes */
@@ -123,13 +138,14 @@ static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
             bool local = ics_algo_same_node(c, r, to);
             ics_time post = posts_net(c, r, 1, false) ? c->net_op_ps : 0;
             p2p_send(c, s, r, to, c->req.size_bytes, step, (uint64_t)r, local ? start : net_start,
-                     local ? 0 : post);
+                     local ? 0 : post, c->nch);
         }
         return;
     }
-    uint32_t *before = nodes ? proxy_posts(c) : NULL;
+    uint32_t *before = nodes && proxy ? proxy_posts(c) : NULL;
     /* NCCL walks the peers in this order: round k sends to r + k */
-    for (int r = 0; r < n; r++)
+    for (int r = 0; r < n; r++) {
+        int nch = send_channels(c, r);
         for (int k = 1; k < n; k++) {
             int peer = (r + k) % n;
             uint64_t bytes = p2p_bytes(c, r, peer);
@@ -137,8 +153,9 @@ static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
                 continue;
             bool local = ics_algo_same_node(c, r, peer);
             p2p_send(c, s, r, peer, bytes, step, (uint64_t)r * (uint64_t)n + (uint64_t)peer,
-                     local ? start : net_start, local ? 0 : posted_ps(c, before, r, k));
+                     local ? start : net_start, local ? 0 : posted_ps(c, before, r, k), nch);
         }
+    }
     g_free(before);
 }
 

@@ -250,8 +250,9 @@ static ics_time memo_time(ics_replay *r, int c, const ics_coll_req *req)
                        ? g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)req->splits,
                                                      (gsize)n * (gsize)n * sizeof(uint64_t))
                        : NULL;
-    char *key = g_strdup_printf("%s|%d|%" G_GUINT64_FORMAT "|%d|%d|%s", cs->sig, (int)req->op,
-                                req->size_bytes, req->dtype_bytes, req->root, digest ? digest : "");
+    char *key = g_strdup_printf("%s|%d|%" G_GUINT64_FORMAT "|%d|%d|%d|%s", cs->sig, (int)req->op,
+                                req->size_bytes, req->dtype_bytes, req->root, req->sms,
+                                digest ? digest : "");
     g_free(digest);
     memo_call *m = g_hash_table_lookup(r->memo, key);
     if (m)

@@ -96,6 +96,7 @@ static bool run_point(const ics_sweep *s, const ics_sweep_set *set, ics_sweep_st
     const ics_hw_gpu_type *g = ics_hw_node_of(hw)->gpu_type;
     p->nodes = ics_topo_nodes(t);
     p->gpus = ics_layout_world(&p->layout);
+    p->layout.node_gpus = ics_hw_node_of(hw)->gpus; /* the node-aware MoE dispatch's nodes */
     if (!ics_layout_check(&p->layout, &s->scenario.model, error) ||
         !fits(&s->scenario.model, &p->layout, g, p, error) ||
         !(tr = ics_workload_build(&s->scenario.model, &p->layout, g, error)))

@@ -116,6 +116,9 @@ static bool check_op(const ics_trace_op *op, int rank, int i, GError **error)
     else if (op->kind == ICS_TOP_COLL && op->splits)
         why = "an all-to-allv, whose per-peer sizes Chakra's one comm_size cannot hold (write "
               "JSON instead)";
+    else if (op->kind == ICS_TOP_COLL && op->coll.sms > 0)
+        why = "an all-to-all run by a dispatcher's own kernel (sms), which Chakra's comm nodes "
+              "cannot mark (write JSON instead)";
     else if (op->kind == ICS_TOP_COMPUTE &&
              !(op->flops >= 0 && op->flops < 0x1p62 && op->mem_bytes >= 0 && op->mem_bytes <= 1e18))
         why = "FLOPs or bytes that do not fit Chakra's integer num_ops and tensor_size";

@@ -63,7 +63,8 @@ enum { KIND_COMPUTE = 0, KIND_BROADCAST = 5, KIND_REDUCE = 6, KIND_SEND = 7, KIN
 static const char *const compute_keys[] = {COMMON_KEYS, "duration_us", "flops", "bytes", "dtype",
                                            "work",      "m",           "n",     "k",     NULL};
 static const char *const coll_keys[] = {COMMON_KEYS, "comm", "bytes", "dtype", NULL};
-static const char *const alltoall_keys[] = {COMMON_KEYS, "comm", "bytes", "dtype", "splits", NULL};
+static const char *const alltoall_keys[] = {COMMON_KEYS, "comm", "bytes", "dtype",
+                                            "splits",    "sms",  NULL};
 static const char *const rooted_keys[] = {COMMON_KEYS, "comm", "bytes", "dtype", "root", NULL};
 static const char *const p2p_keys[] = {COMMON_KEYS, "peer", "bytes", "tag", NULL};
 /* Keys that belong to other kinds of op: a clearer message than "unknown key". */
@@ -80,6 +81,7 @@ static const struct {
     {"comm", "collectives"},
     {"root", "broadcast and reduce"},
     {"splits", "alltoall ops"},
+    {"sms", "alltoall ops"},
     {"peer", "send and recv ops"},
 };
 
@@ -376,7 +378,7 @@ static void read_coll(reader *r, const cJSON *o, int rank, int kind, ics_trace_o
         return;
     }
     int e = COLL_DTYPE_FP32, n;
-    int64_t bytes = 0, root = 0;
+    int64_t bytes = 0, root = 0, sms = 0;
     ics_trace_comm_ranks(r->t, id, &n);
     get_enum(r, o, "dtype", false, ics_trace_json__coll_dtypes, &e);
     int esize = ics_trace_json__coll_dtype_bytes[e];
@@ -406,11 +408,14 @@ static void read_coll(reader *r, const cJSON *o, int rank, int kind, ics_trace_o
     }
     if (kind == KIND_BROADCAST || kind == KIND_REDUCE)
         get_int(r, o, "root", false, 0, n - 1, &root);
+    if (kind_coll[kind] == ICS_COLL_ALLTOALL) /* a dispatcher's own kernel on this many SMs */
+        get_int(r, o, "sms", false, 0, ICS_TRACE_JSON_MAX_SMS, &sms);
     op->comm = id;
     op->coll = (ics_coll_req){.op = kind_coll[kind],
                               .size_bytes = (uint64_t)bytes,
                               .dtype_bytes = esize,
-                              .root = (int)root};
+                              .root = (int)root,
+                              .sms = (int)sms};
 }
 
 static void read_p2p(reader *r, const cJSON *o, int rank, ics_trace_op *op)

@@ -11,6 +11,9 @@
  */
 #define ICS_TRACE_JSON_SIZE_LIMIT (INT64_C(1) << 50)
 
+/* An all-to-all's "sms" (a dispatcher's own kernel) lie in 0 .. this: more SMs than any GPU has. */
+#define ICS_TRACE_JSON_MAX_SMS 1024
+
 /* Names the format gives to the trace model's enums, indexed by them (NULL-terminated). */
 extern const char *const ics_trace_json__math_dtypes[]; /* ics_dtype */
 extern const char *const ics_trace_json__works[];       /* ics_work_kind */

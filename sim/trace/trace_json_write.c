@@ -234,6 +234,8 @@ static void put_coll(writer *w, const ics_trace_op *op)
     }
     if ((op->coll.op == ICS_COLL_BROADCAST || op->coll.op == ICS_COLL_REDUCE) && op->coll.root)
         fprintf(w->f, ", \"root\": %d", op->coll.root);
+    if (op->coll.op == ICS_COLL_ALLTOALL && op->coll.sms > 0)
+        fprintf(w->f, ", \"sms\": %d", op->coll.sms);
 }
 
 static void put_op(writer *w, int rank, int i, const bool *is_dep, char *const *streams)

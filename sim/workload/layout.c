@@ -488,14 +488,19 @@ static bool check_experts(const ics_layout *l, const ics_model *m, namer *nm, GE
         return fail(error, ICS_ERROR_INPUT,
                     "layout: moe_capacity_factor: expected 0 (dropless) or 1..64, got %g",
                     l->moe_capacity);
+    if (l->node_gpus < 0 || l->node_gpus > 1 << 20)
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: node_gpus: expected 0 (unknown) or 1..%d, got %d", 1 << 20,
+                    l->node_gpus);
     if (e->experts == 0) {
-        if (l->ep > 1 || l->etp > 0 || l->moe_capacity > 0)
+        if (l->ep > 1 || l->etp > 0 || l->moe_capacity > 0 || l->moe_deepep)
             return fail(error, ICS_ERROR_INPUT,
                         "layout: %s: expected a mixture-of-experts model with it (models.json's "
                         "\"moe\"), got dense model %s",
-                        l->ep > 1    ? "ep"
-                        : l->etp > 0 ? "etp"
-                                     : "moe_capacity_factor",
+                        l->ep > 1             ? "ep"
+                        : l->etp > 0          ? "etp"
+                        : l->moe_capacity > 0 ? "moe_capacity_factor"
+                                              : "moe_enable_deepep",
                         m->name);
         return true;
     }

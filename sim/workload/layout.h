@@ -113,6 +113,12 @@ typedef struct {
     double moe_capacity; /* Megatron-Core's --moe-expert-capacity-factor with its inputs padded
                             to capacity: each expert takes capacity x its balanced share of
                             tokens; 0: dropless (the balanced share) */
+    bool moe_deepep;     /* Megatron-Core's --moe-enable-deepep (the flex dispatcher, DeepEP or
+                            HybridEP): across nodes a token goes once to each node holding any of
+                            its experts, to the GPU of the sender's local index there, and NVLink
+                            takes it on (docs/workload.md); false: NCCL all-to-alls */
+    int node_gpus;       /* GPUs per node of the system the trace runs on (rank r on GPU r), for the
+                            node-aware dispatch; 0: unknown, taken as one node */
     ics_placement placement;
     ics_attention attention;
     bool fold; /* give ops only to tp rank 0 of data-parallel replica 0 of each stage (replay.h's

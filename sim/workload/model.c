@@ -5,6 +5,7 @@
 #include "core/core.h"
 #include "core/json.h"
 
+#include <math.h>
 #include <string.h>
 
 #ifndef ICS_DEFAULT_MODELS
@@ -118,6 +119,22 @@ static bool moe_field(const ics_model *m, const char *key, int64_t v, int64_t lo
     return ok;
 }
 
+/* Groups divide the experts, and the groups a token may use hold its topk experts. */
+static bool groups_fit(const ics_model *m, GError **error)
+{
+    const ics_moe *e = &m->moe;
+    if (e->groups == 0)
+        return true;
+    if (e->experts % e->groups != 0 || e->group_topk * (e->experts / e->groups) < e->topk) {
+        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                    "model %s: moe.groups: expected a divisor of the %d experts whose "
+                    "group_topk groups hold topk %d experts, got %d groups, group_topk %d",
+                    m->name, e->experts, e->topk, e->groups, e->group_topk);
+        return false;
+    }
+    return true;
+}
+
 static bool moe_check(const ics_model *m, GError **error)
 {
     const ics_moe *e = &m->moe;
@@ -127,7 +144,10 @@ static bool moe_check(const ics_model *m, GError **error)
            moe_field(m, "topk", e->topk, 1, e->experts, error) &&
            moe_field(m, "ffn", e->ffn, 1, 1 << 24, error) &&
            moe_field(m, "shared_ffn", e->shared_ffn, 0, 1 << 24, error) &&
-           moe_field(m, "dense_layers", e->dense_layers, 0, m->layers - 1, error);
+           moe_field(m, "dense_layers", e->dense_layers, 0, m->layers - 1, error) &&
+           moe_field(m, "groups", e->groups, 0, e->experts, error) &&
+           moe_field(m, "group_topk", e->group_topk, e->groups > 0 ? 1 : 0, e->groups, error) &&
+           groups_fit(m, error);
 }
 
 bool ics_model_check_named(const ics_model *m, const char *const names[ICS_MODEL_FIELD_COUNT],
@@ -255,6 +275,51 @@ double ics_model_params(const ics_model *m)
     return layers_params(m, m->moe.experts) + word + pos + fin + out;
 }
 
+/* C(a - b, k) / C(a, k): the chance that k of a items drawn without replacement miss b given
+ * ones. */
+static double miss_all(double a, double b, int k)
+{
+    double p = 1;
+    for (int i = 0; i < k && p > 0; i++)
+        p *= a - b - i > 0 ? (a - b - i) / (a - i) : 0;
+    return p;
+}
+
+/* C(n, r), as a double (multiplicatively; lgamma would touch the global signgam) */
+static double choose(int n, int r)
+{
+    double c = 1;
+    r = MIN(r, n - r);
+    for (int i = 1; i <= r; i++)
+        c = c * (n - r + i) / i;
+    return c;
+}
+
+double ics_model_moe_nodes_hit(const ics_model *m, int nodes)
+{
+    const ics_moe *e = &m->moe;
+    if (nodes <= 1 || e->experts == 0)
+        return 1;
+    double E = e->experts, per_node = E / nodes;
+    int G = e->groups, g = e->group_topk, k = e->topk;
+    if (G == 0 || (G % nodes != 0 && nodes % G != 0))
+        return nodes * (1 - miss_all(E, per_node, k));
+    double S = E / G, M = g * S; /* a group's experts; those of a token's chosen groups */
+    if (nodes % G == 0)          /* each group spans nodes / G whole nodes */
+        return nodes * ((double)g / G) * (1 - miss_all(M, per_node, k));
+    /* each node holds q whole groups, j of a token's g groups on it with the hypergeometric
+     * chance C(q, j) C(G - q, g - j) / C(G, g) */
+    int q = G / nodes;
+    double miss = 0;
+    for (int j = 0; j <= MIN(q, g); j++) {
+        if (g - j > G - q)
+            continue;
+        double pj = choose(q, j) * choose(G - q, g - j) / choose(G, g);
+        miss += pj * miss_all(M, j * S, k);
+    }
+    return nodes * (1 - miss);
+}
+
 double ics_model_active_params(const ics_model *m)
 {
     double word, pos, fin, out;
@@ -294,24 +359,27 @@ static void check_divides(ics_jr *r, const cJSON *o, const char *key, int v, con
                     "expected a divisor of %s (%d), got %d", of, n, v);
 }
 
-/* "moe": {"experts", "topk", "ffn", "shared_ffn", "dense_layers"}, bounds as moe_check's. */
+/* "moe": {"experts", "topk", "ffn", "shared_ffn", "dense_layers", "groups", "group_topk"},
+ * bounds as moe_check's. */
 static void read_moe(ics_jr *r, const cJSON *o, ics_model *m)
 {
-    static const char *const keys[] = {"experts",    "topk",         "ffn",
-                                       "shared_ffn", "dense_layers", NULL};
+    static const char *const keys[] = {"experts",      "topk",   "ffn",        "shared_ffn",
+                                       "dense_layers", "groups", "group_topk", NULL};
     const cJSON *e = ics_jr_obj(r, o, "moe", false);
     if (!e)
         return;
     size_t mark = ics_jr_push_key(r, "moe");
-    int64_t v[5] = {0};
+    int64_t v[7] = {0};
     if (ics_jr_keys(r, e, keys)) {
         ics_jr_int(r, e, "experts", true, 2, MOE_MAX_EXPERTS, &v[0]);
         ics_jr_int(r, e, "topk", true, 1, MAX(v[0], 1), &v[1]);
         ics_jr_int(r, e, "ffn", true, 1, 1 << 24, &v[2]);
         ics_jr_int(r, e, "shared_ffn", false, 0, 1 << 24, &v[3]);
         ics_jr_int(r, e, "dense_layers", false, 0, MAX(m->layers - 1, 0), &v[4]);
+        ics_jr_int(r, e, "groups", false, 0, MAX(v[0], 0), &v[5]);
+        ics_jr_int(r, e, "group_topk", false, 0, MAX(v[5], 0), &v[6]);
     }
-    m->moe = (ics_moe){(int)v[0], (int)v[1], (int)v[2], (int)v[3], (int)v[4]};
+    m->moe = (ics_moe){(int)v[0], (int)v[1], (int)v[2], (int)v[3], (int)v[4], (int)v[5], (int)v[6]};
     ics_jr_pop(r, mark);
 }
 

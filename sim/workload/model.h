@@ -19,9 +19,13 @@ typedef enum { ICS_POS_LEARNED, ICS_POS_ROPE, ICS_POS_COUNT } ics_position;
  * a router sends each token to `topk` of `experts` MLPs of width `ffn`; `shared_ffn` is the
  * width of shared experts every token also passes (DeepSeek's; 0: none); the first
  * `dense_layers` layers keep the model's dense MLP (DeepSeek-V3's first_k_dense_replace).
+ * Group-limited routing (DeepSeek-V3's n_group, topk_group; Megatron-Core's
+ * --moe-router-num-groups, --moe-router-group-topk): the experts in `groups` equal groups of
+ * consecutive experts, a token's experts all in `group_topk` of them; 0: no limit.
  * experts 0: a dense model, the other fields unused. */
 typedef struct {
     int experts, topk, ffn, shared_ffn, dense_layers;
+    int groups, group_topk;
 } ics_moe;
 
 typedef struct {
@@ -106,6 +110,11 @@ int ics_model_moe_layers(const ics_model *m);
  * hidden) and the MLP's norm, replicated on tensor-parallel ranks; the shared experts, sharded
  * like a dense MLP; one routed expert, sharded over tensor (expert-tensor) parallelism. */
 void ics_model_moe_params(const ics_model *m, double *replicated, double *shared, double *expert);
+/* The expected number of `nodes` nodes a token's experts sit on, the experts spread evenly over
+ * them in order (expert-parallel ranks node by node), each token's topk experts drawn uniformly
+ * (Megatron's benchmarks force balanced routing) from its groups: exact where groups and nodes
+ * nest (each node whole groups, or each group whole nodes), else as if ungrouped. nodes <= 1: 1. */
+double ics_model_moe_nodes_hit(const ics_model *m, int nodes);
 /* Parameters a token passes through: all but the experts it is not routed to (= all, dense). */
 double ics_model_active_params(const ics_model *m);
 /* Parameters that take part in a matrix multiply: the 6*N*T rule's N without embeddings,

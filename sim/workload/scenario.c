@@ -160,6 +160,7 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
                                        "account_for_loss_in_pipeline_split",
                                        "packed_sample_len",
                                        "moe_capacity_factor",
+                                       "moe_enable_deepep",
                                        "decoder_first_pipeline_num_layers",
                                        "decoder_last_pipeline_num_layers",
                                        "pipeline_model_parallel_layout",
@@ -213,6 +214,7 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
         if (ics_jr_int(r, o, "packed_sample_len", false, 0, 1 << 24, &packed))
             l->packed_len = (int)packed;
         ics_jr_num(r, o, "moe_capacity_factor", false, 0, 64, &l->moe_capacity);
+        ics_jr_bool(r, o, "moe_enable_deepep", false, &l->moe_deepep);
         ics_jr_bool(r, o, "fold", false, &l->fold);
         int e;
         if (ics_jr_enum(r, o, "recompute", false, recompute_names, &e))

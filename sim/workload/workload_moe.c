@@ -25,6 +25,8 @@
  * without its --overlap-moe-expert-parallel-comm. */
 #include "workload/workload_internal.h"
 
+#include <math.h>
+
 static bool moe(const ics_wl *w)
 {
     return w->m->moe.experts > 0;
@@ -126,6 +128,52 @@ static uint64_t dispatch_bytes(const ics_wl *w)
     return (uint64_t)(copies * w->m->hidden * ics_layout_act_bytes(w->l));
 }
 
+/* The SMs DeepEP's kernels run on: Megatron-Core's --moe-deepep-num-sms default (20; HybridEP's
+ * --moe-hybridep-num-sms default is larger). The dispatch's sends share them (direct.c). */
+#define DEEPEP_SMS 20
+
+/* DeepEP's and HybridEP's dispatch across nodes (Megatron-Core's flex dispatcher; DeepEP's
+ * README, "normal kernels"): a token crosses the network once to each node holding any of its
+ * experts, to the GPU with the sender's local index there (its rail), which forwards it over
+ * NVLink to the experts' GPUs; the combine comes back the same way, the copies summed on that
+ * node first. Per rank and remote node: its tokens x the chance the node holds one of a
+ * token's experts (ics_model_moe_nodes_hit / nodes), each hidden x the activation's bytes. As
+ * an all-to-allv over the expert-parallel group whose row holds that for each rail peer and,
+ * as a local copy, for itself; run by DeepEP's own kernels (req.sms: GPU-initiated RDMA, no
+ * proxy thread, not NCCL's p2p channels). The NVLink forwarding, which DeepEP pipelines beside
+ * the RDMA phase at several times its bandwidth, is not priced; nor is capacity padding (the
+ * experts pad, the dispatch moves tokens). Returns false where the group is inside one node or its
+ * nodes hold unequal shares of it (then NCCL's all-to-all is priced). Fills row (n entries). */
+static bool deepep_row(const ics_wl *w, const int *ranks, int n, uint64_t *row)
+{
+    int gpn = w->l->node_gpus, me = -1, nodes = 0, per = 0;
+    if (gpn <= 0)
+        return false;
+    for (int i = 0; i < n; i++) {
+        if (ranks[i] == w->rank)
+            me = i;
+        bool first = i == 0 || ranks[i] / gpn != ranks[i - 1] / gpn;
+        nodes += first;
+        for (int j = 0; j < i && first; j++) /* a node met twice: not node by node */
+            if (ranks[j] / gpn == ranks[i] / gpn)
+                return false;
+    }
+    if (me < 0 || nodes <= 1 || n % nodes != 0)
+        return false;
+    per = n / nodes;
+    for (int i = 0; i < n; i++) /* each node holds `per` consecutive members */
+        if (ranks[i] / gpn != ranks[i - i % per] / gpn)
+            return false;
+    double tokens = (double)w->l->mbs * w->m->seq / (w->l->sp ? w->t : 1);
+    int act = ics_layout_act_bytes(w->l); /* whole elements, as a trace holds them */
+    uint64_t per_node =
+        (uint64_t)ceil(tokens * ics_model_moe_nodes_hit(w->m, nodes) / nodes * w->m->hidden) *
+        (uint64_t)act;
+    for (int i = 0; i < n; i++)
+        row[i] = i % per == me % per ? per_node : 0;
+    return true;
+}
+
 static void all_to_all(ics_wl *w, const char *name)
 {
     if (w->ep == 1)
@@ -137,7 +185,18 @@ static void all_to_all(ics_wl *w, const char *name)
                        .coll = {.op = ICS_COLL_ALLTOALL,
                                 .size_bytes = dispatch_bytes(w),
                                 .dtype_bytes = ics_layout_act_bytes(w->l)}};
+    int n = 0;
+    const int *ranks = w->l->moe_deepep ? ics_trace_comm_ranks(w->trace, w->epc, &n) : NULL;
+    uint64_t *row = ranks ? g_new0(uint64_t, n) : NULL;
+    if (row && deepep_row(w, ranks, n, row)) {
+        op.splits = row;
+        op.coll.sms = DEEPEP_SMS;
+        op.coll.size_bytes = 0;
+        for (int i = 0; i < n; i++)
+            op.coll.size_bytes += row[i];
+    }
     ics_wl__on_compute(w, &op, -1);
+    g_free(row);
 }
 
 /* The experts of the rank between their tensor-parallel gather and reduce-scatter (none with
