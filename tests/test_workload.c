@@ -109,6 +109,16 @@ static void test_catalog_errors(void)
                          "$.models.x.layers: expected an integer in 1..100000, got \"two\"");
     expect_catalog_error("{\"kind\": \"models\", \"models\": {\"x\": {\"layers\": 2}}}",
                          "$.models.x.hidden: expected");
+    /* group-limited routing: groups dividing the experts, whose group_topk hold topk */
+    expect_catalog_error(ENTRY(", \"moe\": {\"experts\": 96, \"topk\": 8, \"ffn\": 64, "
+                               "\"groups\": 5, \"group_topk\": 2}"),
+                         "$.models.x.moe.groups: expected a divisor of the 96 experts, got 5");
+    expect_catalog_error(ENTRY(", \"moe\": {\"experts\": 96, \"topk\": 8, \"ffn\": 64, "
+                               "\"groups\": 48, \"group_topk\": 2}"),
+                         "$.models.x.moe.group_topk: expected an integer in 4..48, got 2");
+    expect_catalog_error(ENTRY(", \"moe\": {\"experts\": 96, \"topk\": 8, \"ffn\": 64, "
+                               "\"groups\": 8}"),
+                         "$.models.x.moe.group_topk: expected an integer in 1..8, got nothing");
     expect_catalog_error("{\"kind\": \"node\", \"models\": {}}", "$.kind: expected");
     expect_catalog_error("[1]", "expected an object");
     expect_catalog_error("{\"kind\": \"models\"", "m.json:1:");

@@ -219,13 +219,14 @@ static bool check_colls(const ics_trace *t, GError **error)
                     g_array_append_val(seq, q);
                 } else if (k >= (int)seq->len ||
                            g_array_index(seq, ics_coll_req, k).op != op->coll.op ||
+                           g_array_index(seq, ics_coll_req, k).sms != op->coll.sms ||
                            (!op->splits && !g_array_index(seq, ics_coll_req, k).splits &&
                             g_array_index(seq, ics_coll_req, k).size_bytes !=
                                 op->coll.size_bytes)) {
                     g_array_free(seq, TRUE);
                     return fail(error,
                                 "rank %d op %d: collective %d on communicator '%s' differs from "
-                                "rank %d's (same call, other op or size)",
+                                "rank %d's (same call, other op, size or sms)",
                                 r, i, k, ics_trace_comm_name(t, c), ref);
                 }
                 k++;

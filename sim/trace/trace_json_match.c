@@ -64,12 +64,15 @@ static void fail_at(matcher *m, int k, int i, const char *key, const char *fmt, 
     g_free(msg);
 }
 
-/* "all_reduce of 1048576 bytes in 4-byte elements[, root 1]" (transfer full) */
+/* "all_reduce of 1048576 bytes in 4-byte elements[, root 1]" or "alltoall of ... [ on 20 SMs]"
+ * (transfer full) */
 static char *describe_coll(const ics_trace_op *op)
 {
     char root[32] = "";
     if (op->coll.op == ICS_COLL_BROADCAST || op->coll.op == ICS_COLL_REDUCE)
         snprintf(root, sizeof root, ", root %d", op->coll.root);
+    else if (op->coll.sms > 0)
+        snprintf(root, sizeof root, " on %d SMs", op->coll.sms);
     return g_strdup_printf("%s of %" PRIu64 " bytes in %d-byte elements%s",
                            ics_coll_op_name(op->coll.op), op->coll.size_bytes, op->coll.dtype_bytes,
                            root);
@@ -80,7 +83,8 @@ static bool same_call(const ics_trace_op *a, const ics_trace_op *b)
     /* an all-to-allv's rows differ in size from rank to rank (trace.c checks the same) */
     bool sized = !a->splits && !b->splits;
     return a->coll.op == b->coll.op && (!sized || a->coll.size_bytes == b->coll.size_bytes) &&
-           a->coll.dtype_bytes == b->coll.dtype_bytes && a->coll.root == b->coll.root;
+           a->coll.dtype_bytes == b->coll.dtype_bytes && a->coll.root == b->coll.root &&
+           a->coll.sms == b->coll.sms;
 }
 
 /* The calls of `rank` within the sorted group [lo, hi): [*from, *to). */

@@ -5,6 +5,7 @@
 #include "core/core.h"
 #include "core/json.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
@@ -125,11 +126,17 @@ static bool groups_fit(const ics_model *m, GError **error)
     const ics_moe *e = &m->moe;
     if (e->groups == 0)
         return true;
-    if (e->experts % e->groups != 0 || e->group_topk * (e->experts / e->groups) < e->topk) {
+    if (e->experts % e->groups != 0) {
         g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
-                    "model %s: moe.groups: expected a divisor of the %d experts whose "
-                    "group_topk groups hold topk %d experts, got %d groups, group_topk %d",
-                    m->name, e->experts, e->topk, e->groups, e->group_topk);
+                    "model %s: moe.groups: expected a divisor of the %d experts, got %d", m->name,
+                    e->experts, e->groups);
+        return false;
+    }
+    if (e->group_topk * (e->experts / e->groups) < e->topk) {
+        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                    "model %s: moe.group_topk: expected groups of %d experts enough to hold topk "
+                    "%d, got %d",
+                    m->name, e->experts / e->groups, e->topk, e->group_topk);
         return false;
     }
     return true;
@@ -377,7 +384,13 @@ static void read_moe(ics_jr *r, const cJSON *o, ics_model *m)
         ics_jr_int(r, e, "shared_ffn", false, 0, 1 << 24, &v[3]);
         ics_jr_int(r, e, "dense_layers", false, 0, MAX(m->layers - 1, 0), &v[4]);
         ics_jr_int(r, e, "groups", false, 0, MAX(v[0], 0), &v[5]);
-        ics_jr_int(r, e, "group_topk", false, 0, MAX(v[5], 0), &v[6]);
+        /* group-limited routing: groups dividing the experts, a token's group_topk of them
+         * holding its topk experts (moe_check's groups_fit, here with the value's place) */
+        if (v[5] > 0 && ics_jr_ok(r) && v[0] % v[5] != 0)
+            ics_jr_fail(r, cJSON_GetObjectItemCaseSensitive(e, "groups"), "groups",
+                        "expected a divisor of the %" PRId64 " experts, got %" PRId64, v[0], v[5]);
+        int64_t least = v[5] > 0 ? MAX(1, (v[1] * v[5] + v[0] - 1) / MAX(v[0], 1)) : 0;
+        ics_jr_int(r, e, "group_topk", v[5] > 0, MIN(least, MAX(v[5], 0)), MAX(v[5], 0), &v[6]);
     }
     m->moe = (ics_moe){(int)v[0], (int)v[1], (int)v[2], (int)v[3], (int)v[4], (int)v[5], (int)v[6]};
     ics_jr_pop(r, mark);

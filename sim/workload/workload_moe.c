@@ -142,8 +142,9 @@ static uint64_t dispatch_bytes(const ics_wl *w)
  * as a local copy, for itself; run by DeepEP's own kernels (req.sms: GPU-initiated RDMA, no
  * proxy thread, not NCCL's p2p channels). The NVLink forwarding, which DeepEP pipelines beside
  * the RDMA phase at several times its bandwidth, is not priced; nor is capacity padding (the
- * experts pad, the dispatch moves tokens). Returns false where the group is inside one node or its
- * nodes hold unequal shares of it (then NCCL's all-to-all is priced). Fills row (n entries). */
+ * experts pad, the dispatch moves tokens). Returns false where the group is inside one node, the
+ * node size is unknown, or its nodes hold unequal or differently placed shares of it (then
+ * NCCL's all-to-all is priced, as docs/workload.md says). Fills row (n entries). */
 static bool deepep_row(const ics_wl *w, const int *ranks, int n, uint64_t *row)
 {
     int gpn = w->l->node_gpus, me = -1, nodes = 0, per = 0;
@@ -161,8 +162,10 @@ static bool deepep_row(const ics_wl *w, const int *ranks, int n, uint64_t *row)
     if (me < 0 || nodes <= 1 || n % nodes != 0)
         return false;
     per = n / nodes;
-    for (int i = 0; i < n; i++) /* each node holds `per` consecutive members */
-        if (ranks[i] / gpn != ranks[i - i % per] / gpn)
+    /* each node holds `per` consecutive members, at the same local indices as the first node's
+     * (so the member at my position on another node is the GPU of my local index: my rail) */
+    for (int i = 0; i < n; i++)
+        if (ranks[i] / gpn != ranks[i - i % per] / gpn || ranks[i] % gpn != ranks[i % per] % gpn)
             return false;
     double tokens = (double)w->l->mbs * w->m->seq / (w->l->sp ? w->t : 1);
     int act = ics_layout_act_bytes(w->l); /* whole elements, as a trace holds them */
