@@ -386,13 +386,15 @@ static void test_nodes_hit(void)
     g_assert_cmpfloat(ics_model_moe_nodes_hit(&m, 1), ==, 1);
     g_assert_cmpfloat(fabs(ics_model_moe_nodes_hit(&m, 4) - 4 * (1 - miss_all(128, 32, 8))), <,
                       1e-12);
-    const ics_model *ds = ics_model_find(catalog(), "deepseek-v3");
+    ics_model_catalog *c = catalog();
+    const ics_model *ds = ics_model_find(c, "deepseek-v3");
     g_assert_cmpint(ds->moe.groups, ==, 8);
     g_assert_cmpint(ds->moe.group_topk, ==, 4);
     double want = 8 * (1 - (0.5 + 0.5 * miss_all(128, 32, 8)));
     g_test_message("deepseek-v3 over 8 nodes: %.4f nodes a token (all-to-all: 8 copies)",
                    ics_model_moe_nodes_hit(ds, 8));
     g_assert_cmpfloat(fabs(ics_model_moe_nodes_hit(ds, 8) - want), <, 1e-12);
+    ics_model_catalog_free(c);
     m.moe.experts = 256;
     m.moe.groups = 4;
     m.moe.group_topk = 2;
