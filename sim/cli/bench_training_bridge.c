@@ -270,7 +270,7 @@ static int bridge_table_run(const bridge_table *t, const ics_model_catalog *cat)
            "# tokens/s per GPU; the critical rank's step in %% (compute, TP, PP, DP, EP, CP "
            "exposed, bubble); ep* with expert tensor parallelism 1 (MoE parallel folding)\n"
            "# DeepSeek-V3: its recipe's pipeline layout without the MTP layer (not modelled), "
-           "attention as MHA of the same width (models/models.json)\n",
+           "attention as MHA of the same width (models/models.json), the DeepEP dispatch\n",
            t->system, t->data_name, t->hw_name);
     printf("# %-5s %-14s %5s %-15s %5s %-6s %7s %7s %7s %7s  %4s %4s %4s %4s %4s %4s %4s\n", "ctr",
            "model", "gpus", "tp/pp/cp/vp/ep/dp", "gbs", "prec", "publ", "pred", "error", "step_s",
