@@ -5,6 +5,7 @@
  * experts' optimizer state sharded over expert data parallelism, Megatron-Core's layout rules,
  * and a folded replay equal to the unfolded one. */
 #include "workload/memory.h"
+#include "workload/pp_layout.h"
 #include "workload/workload_internal.h"
 #include "workload_rig.h"
 
@@ -481,6 +482,54 @@ static void test_deepep(void)
     ics_hw_free(hw);
 }
 
+/* Multi-token prediction (the pipeline layout's m): on the last stage, after its decoder layers,
+ * the MTP block, one more MoE layer (the model's last layer's kind: its four all-to-alls a
+ * micro-batch) and a second output head, forward and backward; the step grows; refused with
+ * FSDP or the overlapped parameter gather. */
+static void test_mtp(void)
+{
+    ics_hw *hw = load_hw("superpod-h100-ndr.json", 2);
+    ics_model m = small_moe(); /* 6 layers, the first 2 dense */
+    ics_layout l = moe_layout();
+    l.pp = 2;
+    l.dp = 4;
+    l.gbs = 8;
+    GError *err = NULL;
+    int *plain = ics_pp_layout_parse("Et*3|t*3L", NULL, &l.chunk_layout_n, &err);
+    int *mtp = ics_pp_layout_parse("Et*3|t*3mL", NULL, &l.chunk_layout_n, &err);
+    g_assert_no_error(err);
+    l.chunk_layout = plain;
+    ics_trace *a = build(&m, &l, gpu_of(hw));
+    l.chunk_layout = mtp;
+    g_assert_cmpint(ics_layout_mtp(&l), ==, 1);
+    ics_trace *b = build(&m, &l, gpu_of(hw));
+    int last = ics_layout_rank(&l, 0, 1, 0), nmb = 2;
+    const char *once[] = {"fwd.mtp", "bwd.mtp", "fwd.mtp.head", "bwd.mtp.head"};
+    for (size_t i = 0; i < G_N_ELEMENTS(once); i++) {
+        g_assert_cmpint(count_named(a, last, once[i]), ==, 0);
+        g_assert_cmpint(count_named(b, last, once[i]), ==, nmb);
+    }
+    /* stage 1 holds MoE layers 3..5, and the MTP layer one more */
+    g_assert_cmpint(count_named(a, last, "ep.dispatch"), ==, 3 * nmb);
+    g_assert_cmpint(count_named(b, last, "ep.dispatch"), ==, 4 * nmb);
+    g_assert_cmpint(count_named(b, 0, "fwd.mtp"), ==, 0); /* the first stage: none */
+    ics_topo *t = ics_topo_new(hw);
+    ics_replay_result ra = replay(a, t, -1), rb = replay(b, t, -1);
+    g_test_message("step: %.3f ms, with MTP %.3f ms", ra.step_ps / 1e9, rb.step_ps / 1e9);
+    g_assert_cmpuint(rb.step_ps, >, ra.step_ps);
+    l.dist_opt = true;
+    l.overlap_param_gather = true;
+    expect_layout_refused(&m, &l,
+                          "expected no multi-token-prediction layers (m) with "
+                          "overlap_param_gather");
+    ics_topo_free(t);
+    ics_trace_free(a);
+    ics_trace_free(b);
+    g_free(plain);
+    g_free(mtp);
+    ics_hw_free(hw);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -494,5 +543,6 @@ int main(int argc, char **argv)
     g_test_add_func("/moe/fold", test_fold);
     g_test_add_func("/moe/nodes-hit", test_nodes_hit);
     g_test_add_func("/moe/deepep", test_deepep);
+    g_test_add_func("/moe/mtp", test_mtp);
     return g_test_run();
 }

@@ -134,9 +134,9 @@ static void test_edge_alone(void)
     expect_fold_equal("superpod-h100-ndr.json", 1, &m, l);
 }
 
-/* Megatron-Core's layout strings (pp_layout.h): DeepSeek-V3's H100 recipe "Et|(tt|)*30mL" less
- * its MTP layer is 32 virtual stages, 1 layer, 30 of 2, then only the loss; nested groups,
- * commas and repeats expand as Megatron's regular expressions do. */
+/* Megatron-Core's layout strings (pp_layout.h): DeepSeek-V3's H100 recipe "Et|(tt|)*30mL" is 32
+ * virtual stages, 1 layer, 30 of 2, then the MTP layer and the loss; nested groups, commas and
+ * repeats expand as Megatron's regular expressions do; m's stand only right before L. */
 static void test_layout_parse(void)
 {
     GError *err = NULL;
@@ -148,6 +148,17 @@ static void test_layout_parse(void)
     g_assert_cmpint(first[2], ==, 3);
     g_assert_cmpint(first[31], ==, 61);
     g_assert_cmpint(first[32], ==, 61); /* the last stage: the loss alone */
+    g_assert_cmpint(first[33], ==, 0);  /* no MTP layers */
+    g_free(first);
+    first = ics_pp_layout_parse("Et|(tt|)*30mL", "x", &n, &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(n, ==, 32);
+    g_assert_cmpint(first[32], ==, 61); /* m is no decoder layer */
+    g_assert_cmpint(first[33], ==, 1);  /* the MTP layer */
+    g_free(first);
+    first = ics_pp_layout_parse("Et|t(m)*2L", "x", &n, &err);
+    g_assert_no_error(err);
+    g_assert_cmpint(first[3], ==, 2);
     g_free(first);
     /* "E, t*2 | ((t|)*2)*3 L": 1 + 6 stages of 1 layer, the last stage the loss alone */
     first = ics_pp_layout_parse("E,t*2|((t|)*2)*3L", "x", &n, &err);
@@ -176,7 +187,10 @@ static void test_layout_parse(void)
         {"Et|t)L", "a '(' before ')', got ')' at character 5"},
         {"Et|t", "the output layer and loss (L) last in the last stage, got none"},
         {"t|tL", "the embedding (E) first in the first stage, got none"},
-        {"Et|tmL", "no multi-token-prediction layers (m)"},
+        {"Et|mtL", "multi-token-prediction layers (m) only right before L, in the last stage, "
+                   "got m in stage 2 (of 2), symbol 1"},
+        {"Etm|tL", "multi-token-prediction layers (m) only right before L, in the last stage, "
+                   "got m in stage 1 (of 2), symbol 3"},
         {"Et|t*", "a count after '*'"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {

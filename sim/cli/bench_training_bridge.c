@@ -118,18 +118,17 @@ static const ics_model *model_of(const ics_model_catalog *cat, const char *name)
 /* DeepSeek-V3's 61 layers divide over no pipeline, so its Megatron-Bridge recipes place them by
  * an explicit layout (Megatron-Core's --pipeline-model-parallel-layout): the one
  * set_deepseek_v3_pipeline_model_parallel_layout picks for (pp, vp) in
- * recipes/deepseek/deepseek_v3.py, and the performance recipes' "Et|(tt|)*30mL" for 8 x 4.
- * Each ends with the MTP layer (m) before the loss, which icsim does not model: left out here,
- * as the table's header says. NULL: no recipe layout for (pp, vp). */
+ * recipes/deepseek/deepseek_v3.py, and the performance recipes' "Et|(tt|)*30mL" for 8 x 4,
+ * each ending with the MTP layer (m) before the loss. NULL: no recipe layout for (pp, vp). */
 static const char *deepseek_layout(int pp, int vp)
 {
     static const struct {
         int pp, vp;
         const char *layout;
-    } recipes[] = {{4, 1, "Et*16|t*16|t*16|t*13L"}, {8, 1, "Et*8|(t*8|)*6t*5L"},
-                   {4, 2, "Et*8|(t*8|)*6t*5L"},     {16, 1, "Et*4|(t*4|)*14tL"},
-                   {8, 2, "Et*4|(t*4|)*14tL"},      {4, 4, "Et*4|(t*4|)*14tL"},
-                   {8, 4, "Et|(tt|)*30L"}};
+    } recipes[] = {{4, 1, "Et*16|t*16|t*16|t*13mL"}, {8, 1, "Et*8|(t*8|)*6t*5mL"},
+                   {4, 2, "Et*8|(t*8|)*6t*5mL"},     {16, 1, "Et*4|(t*4|)*14tmL"},
+                   {8, 2, "Et*4|(t*4|)*14tmL"},      {4, 4, "Et*4|(t*4|)*14tmL"},
+                   {8, 4, "Et|(tt|)*30mL"}};
     for (size_t i = 0; i < G_N_ELEMENTS(recipes); i++)
         if (recipes[i].pp == pp && recipes[i].vp == vp)
             return recipes[i].layout;
@@ -269,8 +268,8 @@ static int bridge_table_run(const bridge_table *t, const ics_model_catalog *cat)
            "(%s, analytic, folded):\n"
            "# tokens/s per GPU; the critical rank's step in %% (compute, TP, PP, DP, EP, CP "
            "exposed, bubble); ep* with expert tensor parallelism 1 (MoE parallel folding)\n"
-           "# DeepSeek-V3: its recipe's pipeline layout without the MTP layer (not modelled), "
-           "attention as MHA of the same width (models/models.json), the DeepEP dispatch\n",
+           "# DeepSeek-V3: its recipe's pipeline layout with its MTP layer, attention as MHA of "
+           "the same width (models/models.json), the DeepEP dispatch\n",
            t->system, t->data_name, t->hw_name);
     printf("# %-5s %-14s %5s %-15s %5s %-6s %7s %7s %7s %7s  %4s %4s %4s %4s %4s %4s %4s\n", "ctr",
            "model", "gpus", "tp/pp/cp/vp/ep/dp", "gbs", "prec", "publ", "pred", "error", "step_s",

@@ -401,8 +401,9 @@ int ics_cli_train_prepare(int argc, char **argv, bool help, ics_cli_train_job **
         {"decoder-last-pipeline-num-layers", 0, 0, G_OPTION_ARG_STRING, &a->last_layers,
          "layers of the last pipeline stage; the rest evenly (Megatron-Core)", "N"},
         {"pipeline-model-parallel-layout", 0, 0, G_OPTION_ARG_STRING, &a->pp_layout,
-         "the layers of each virtual stage, as Megatron-Core writes it: E embedding, t layer, L "
-         "loss, | between stages, (...)*N repeats (\"Et|(tt|)*30L\")",
+         "the layers of each virtual stage, as Megatron-Core writes it: E embedding, t layer, m "
+         "multi-token prediction, L loss, | between stages, (...)*N repeats "
+         "(\"Et|(tt|)*30mL\")",
          "LAYOUT"},
         {"expert-model-parallel-size", 0, 0, G_OPTION_ARG_STRING, &a->ep,
          "expert parallelism of a MoE model: experts over groups of N dp ranks (Megatron-Core)",

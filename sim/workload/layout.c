@@ -319,6 +319,11 @@ int ics_layout_chunk_layers(const ics_layout *l, const ics_model *m, int v)
     return m->layers / V;
 }
 
+int ics_layout_mtp(const ics_layout *l)
+{
+    return l->chunk_layout ? l->chunk_layout[l->chunk_layout_n + 1] : 0;
+}
+
 int ics_layout_chunk_first_layer(const ics_layout *l, const ics_model *m, int v)
 {
     if (l->chunk_layout)
@@ -399,6 +404,13 @@ static bool check_explicit(const ics_layout *l, const ics_model *m, GError **err
                     l->chunk_layout_name ? l->chunk_layout_name : "pipeline_model_parallel_layout",
                     l->first_layers || l->last_layers ? "decoder_first/last_pipeline_num_layers"
                                                       : "account_for_*_in_pipeline_split");
+    /* the MTP layer's parameters sit in no FSDP unit or gather bucket icsim builds */
+    if (ics_layout_mtp(l) > 0 && (l->fsdp || l->overlap_param_gather))
+        return fail(error, ICS_ERROR_INPUT,
+                    "%s: expected no multi-token-prediction layers (m) with %s (not modelled "
+                    "together), got %d",
+                    l->chunk_layout_name ? l->chunk_layout_name : "pipeline_model_parallel_layout",
+                    l->fsdp ? "fsdp" : "overlap_param_gather", ics_layout_mtp(l));
     return true;
 }
 

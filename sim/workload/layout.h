@@ -87,8 +87,10 @@ typedef struct {
     const int *chunk_layout;   /* Megatron-Core's --pipeline-model-parallel-layout, parsed
                                   (pp_layout.h): chunk_layout_n virtual stages in model order,
                                   chunk_layout[v] the index of v's first decoder layer and
-                                  chunk_layout[chunk_layout_n] the layers in all; NULL: the
-                                  rules above. Borrowed: whoever fills the layout (the
+                                  chunk_layout[chunk_layout_n] the layers in all,
+                                  chunk_layout[chunk_layout_n + 1] its multi-token-prediction
+                                  layers (m) on the last virtual stage; NULL: the rules
+                                  above, no MTP. Borrowed: whoever fills the layout (the
                                   scenario, the command line, a bench) owns the array and keeps
                                   it alive while the layout is used */
     int chunk_layout_n;
@@ -186,6 +188,9 @@ int ics_layout_stage_layers(const ics_layout *l, const ics_model *m, int stage);
  * c x pp + s), and the global index of its first. */
 int ics_layout_chunk_layers(const ics_layout *l, const ics_model *m, int v);
 int ics_layout_chunk_first_layer(const ics_layout *l, const ics_model *m, int v);
+/* Megatron-Core's multi-token-prediction layers (the pipeline layout's m), on the last virtual
+ * stage after its decoder layers: 0 without an explicit layout. */
+int ics_layout_mtp(const ics_layout *l);
 /* Whether the i-th layer of a model chunk is recomputed in full before its backward. */
 bool ics_layout_recomputes(const ics_layout *l, int i);
 /* Layers recomputed in full over the whole model (every chunk's first recompute_layers). */

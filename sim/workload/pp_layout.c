@@ -142,13 +142,16 @@ static int *misplaced(GError **error, const char *name, const char *want, char c
     return NULL;
 }
 
-/* The expanded string's stages: E first in the first, L last in the last, each once; no m. */
+/* The expanded string's stages: E first in the first, L last in the last, each once; m's only
+ * right before L. */
 static int *count_stages(const GString *x, const char *name, int *n, GError **error)
 {
     int stages = 1;
     for (size_t i = 0; i < x->len; i++)
         stages += x->str[i] == '|';
-    int *counts = g_new0(int, stages + 1), s = 0, e = 0, l = 0, at = 0; /* at: in the stage */
+    /* counts: one more than the stages' first indices, for the MTP layers (pp_layout.h) */
+    int *counts = g_new0(int, stages + 2), s = 0, e = 0, l = 0, mtp = 0,
+        at = 0; /* at: in the stage */
     for (size_t i = 0; i < x->len; i++, at++) {
         char c = x->str[i];
         if (c == '|') {
@@ -173,10 +176,19 @@ static int *count_stages(const GString *x, const char *name, int *n, GError **er
                                  c, l, s, stages, at);
             }
         } else if (c == 'm') {
-            g_free(counts);
-            return fail_layout(error, name,
-                               "no multi-token-prediction layers (m): icsim does not model them "
-                               "(leave them out and the step lacks their time), got one");
+            mtp++;
+            /* Megatron-Core builds the MTP block after the decoder, before the loss: m's only
+             * right before L, in the last stage (the rest of the string already parsed) */
+            size_t j = i;
+            while (j < x->len && x->str[j] == 'm')
+                j++;
+            if (s != stages - 1 || j != x->len - 1 || x->str[j] != 'L') {
+                g_free(counts);
+                return misplaced(error, name,
+                                 "multi-token-prediction layers (m) only right before L, in the "
+                                 "last stage",
+                                 c, 1, s, stages, at);
+            }
         }
     }
     if (e == 0 || l == 0) {
@@ -188,6 +200,7 @@ static int *count_stages(const GString *x, const char *name, int *n, GError **er
     }
     for (int i = 1; i <= stages; i++) /* counts, shifted by one, into first indices */
         counts[i] += counts[i - 1];
+    counts[stages + 1] = mtp;
     *n = stages;
     return counts;
 }

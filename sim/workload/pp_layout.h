@@ -17,15 +17,15 @@
  * each stage), small enough that expanding is instant. */
 #define ICS_PP_LAYOUT_MAX_SYMBOLS (1 << 22)
 
-/* The virtual stages of `text`, *n of them, as a new array of *n + 1 layer indices (g_free it):
+/* The virtual stages of `text`, *n of them, as a new array of *n + 2 integers (g_free it):
  * element v the index of virtual stage v's first decoder layer, element *n the decoder layers
- * in all (so stage v holds element v + 1 minus element v). NULL with *error (ICS_ERROR_INPUT:
- * "NAME: expected ..., got ... at character C"; name NULL: no "NAME: "; ICS_ERROR_LIMIT past
+ * in all (so stage v holds element v + 1 minus element v), element *n + 1 the
+ * multi-token-prediction layers (m). NULL with *error (ICS_ERROR_INPUT: "NAME: expected ..., got
+ * ... at character C"; name NULL: no "NAME: "; ICS_ERROR_LIMIT past
  * ICS_PP_LAYOUT_MAX_SYMBOLS). Checked here, without the model or the layout: the symbols and the
- * grammar; E exactly once, first in the first stage; L exactly once, last in the last stage. 'm' is
- * refused: icsim does not model multi-token prediction (its layer and second loss), and pricing it
- * as nothing would be silently wrong. The total and the stage count are the layout check's
- * (layout.c). */
+ * grammar; E exactly once, first in the first stage; L exactly once, last in the last stage; m's
+ * only right before L (Megatron-Core builds the MTP block after the decoder, before the loss).
+ * The total and the stage count are the layout check's (layout.c). */
 int *ics_pp_layout_parse(const char *text, const char *name, int *n, GError **error);
 
 #endif

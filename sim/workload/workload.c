@@ -615,6 +615,45 @@ static int peer(const ics_wl *w, int stage)
     return ics_layout_rank_cp(w->l, w->tpr, w->cpr, (stage + w->p) % w->p, w->dpr);
 }
 
+/* ---- multi-token prediction ----------------------------------------------------------------- */
+
+/* Megatron-Core's MTP layers (the pipeline layout's m) on the last virtual stage, after its
+ * decoder layers: each its block (the next tokens' embedding, the norms, the 2h -> h
+ * projection), a decoder layer of the model's last layer's kind (DeepSeek-V3's: MoE, with its
+ * all-to-alls) and an output head and loss of its own; the head's weights are the output
+ * layer's, whose gradient it joins (no bucket of its own). The layer's index within the chunk
+ * is the model's last layer's, as the layer functions take it. */
+static int mtp_layer(const ics_wl *w)
+{
+    return w->m->layers - 1 - w->layer0;
+}
+
+static double mtp_params(const ics_wl *w)
+{
+    double h = w->m->hidden;
+    return 2 * h * h / w->t + 2 * h; /* the projection's share, the two norms */
+}
+
+static void mtp_fwd(ics_wl *w)
+{
+    for (int k = 0; k < ics_layout_mtp(w->l); k++) {
+        ics_wl__compute(w, ICS_WL_MTP_FWD, NULL);
+        layer_fwd(w, mtp_layer(w), false, -1, -1);
+        ics_wl__tp_before(w);
+        ics_wl__compute(w, ICS_WL_HEAD_FWD, "fwd.mtp.head");
+    }
+}
+
+static void mtp_bwd(ics_wl *w, bool last_mb)
+{
+    for (int k = 0; k < ics_layout_mtp(w->l); k++) {
+        ics_wl__compute(w, ICS_WL_HEAD_BWD, "bwd.mtp.head");
+        ics_wl__tp_after(w);
+        layer_bwd(w, mtp_layer(w), last_mb);
+        grads(w, mtp_params(w), ics_wl__compute(w, ICS_WL_MTP_BWD, NULL), last_mb);
+    }
+}
+
 /* first: the first micro-batch's forward through this chunk, which with --overlap-param-gather
  * waits for the parameters the last step's optimizer updated, bucket by bucket. */
 static void forward(ics_wl *w, int v, bool first)
@@ -652,6 +691,7 @@ static void forward(ics_wl *w, int v, bool first)
             param_gate(w, gate[n - 1]);
         if (fp.n)
             fsdp_gate(w, &fp, u++);
+        mtp_fwd(w);
         ics_wl__tp_before(w);
         ics_wl__compute(w, ICS_WL_HEAD_FWD, NULL);
     } else {
@@ -679,6 +719,7 @@ static void backward(ics_wl *w, int v, bool last_mb)
         ics_wl__tp_after(w); /* the output layer's input gradient, summed over tp ranks */
         if (fp.n)
             fsdp_done(w, &fp, u++, last_mb);
+        mtp_bwd(w, last_mb);
     }
     for (int i = 0; i < w->L; i++) {
         if (fp.n)

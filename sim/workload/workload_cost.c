@@ -7,11 +7,13 @@
 #include <math.h>
 
 static const char *const block_names[ICS_WL_BLOCK_COUNT] = {
-    "fwd.embed",       "bwd.embed",         "fwd.attn",          "bwd.attn",
-    "fwd.mlp",         "bwd.mlp",           "fwd.head",          "bwd.head",
-    "rec.attn.core",   "fwd.moe.router",    "bwd.moe.router",    "fwd.moe.experts",
-    "bwd.moe.experts", "fwd.moe.unpermute", "bwd.moe.unpermute", "fwd.moe.shared",
-    "bwd.moe.shared"};
+    "fwd.embed",       "bwd.embed",         "fwd.attn",
+    "bwd.attn",        "fwd.mlp",           "bwd.mlp",
+    "fwd.head",        "bwd.head",          "rec.attn.core",
+    "fwd.moe.router",  "bwd.moe.router",    "fwd.moe.experts",
+    "bwd.moe.experts", "fwd.moe.unpermute", "bwd.moe.unpermute",
+    "fwd.moe.shared",  "bwd.moe.shared",    "fwd.mtp",
+    "bwd.mtp"};
 
 const char *ics_wl__block_name(ics_wl_block b)
 {
@@ -493,6 +495,24 @@ static void head_block(kern *k, bool fwd)
     }
 }
 
+/* Megatron-Core's multi-token-prediction block ahead of its decoder layer: the next tokens'
+ * embedding (the shared embedding's lookup), RMSNorm of it and of the decoder's output, their
+ * concatenation projected 2h -> h (a column-parallel linear: h / tp outputs a rank; its
+ * tensor-parallel gather is not priced); backward the same, and the embedding's gradient. */
+static void mtp_block(kern *k, bool fwd)
+{
+    double th = k->T * k->h;
+    if (fwd) {
+        elementwise(k, 3 * th * k->act);
+        elementwise(k, 2 * norm_bytes(k));
+        gemm(k, k->T, k->h / k->tp, 2 * k->h);
+    } else {
+        linear_bwd(k, k->T, k->h / k->tp, 2 * k->h);
+        elementwise(k, 4 * norm_bytes(k));
+        elementwise(k, th * k->act + 2 * th * 4);
+    }
+}
+
 /* Lookup writes T x h (adding positions reads two); the backward scatters the gradient into the
  * fp32 embedding gradient. */
 static void embed_block(kern *k, bool fwd)
@@ -591,6 +611,10 @@ void ics_wl__costs(const ics_model *m, const ics_layout *l, const ics_hw_gpu_typ
         case ICS_WL_SHARED_BWD:
             if (k.experts > 0)
                 shared_block(&k, b == ICS_WL_SHARED_FWD);
+            break;
+        case ICS_WL_MTP_FWD:
+        case ICS_WL_MTP_BWD:
+            mtp_block(&k, b == ICS_WL_MTP_FWD);
             break;
         default:
             g_assert_not_reached();

@@ -30,6 +30,9 @@ typedef enum {
     ICS_WL_UNPERMUTE_BWD, /* the same backward */
     ICS_WL_SHARED_FWD,    /* shared experts: a dense MLP every token passes (no norm) */
     ICS_WL_SHARED_BWD,    /* the same backward */
+    /* multi-token prediction (the pipeline layout's m), before its decoder layer and head */
+    ICS_WL_MTP_FWD, /* the shifted tokens' embedding, two RMSNorms, the 2h -> h projection */
+    ICS_WL_MTP_BWD, /* the same backward, the embedding's gradient included */
     ICS_WL_BLOCK_COUNT
 } ics_wl_block;
 
