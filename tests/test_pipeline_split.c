@@ -160,6 +160,11 @@ static void test_layout_parse(void)
     g_assert_no_error(err);
     g_assert_cmpint(first[3], ==, 2);
     g_free(first);
+    /* at most ICS_PP_LAYOUT_MAX_MTP of them: a limit */
+    g_assert_null(ics_pp_layout_parse("Et|tm*17L", "x", &n, &err));
+    g_assert_error(err, ICS_ERROR, ICS_ERROR_LIMIT);
+    g_assert_nonnull(strstr(err->message, "at most 16 multi-token-prediction layers"));
+    g_clear_error(&err);
     /* "E, t*2 | ((t|)*2)*3 L": 1 + 6 stages of 1 layer, the last stage the loss alone */
     first = ics_pp_layout_parse("E,t*2|((t|)*2)*3L", "x", &n, &err);
     g_assert_no_error(err);

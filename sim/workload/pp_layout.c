@@ -119,7 +119,7 @@ static bool sequence(parser *p, int depth)
             return fail_at(p, c == '\0'  ? "')'"
                               : c == '*' ? "a symbol or a group before '*N'"
                               : c == ')' ? "a '(' before ')'"
-                                         : "E, t, L, '|', ',' or a group '(...)*N'");
+                                         : "E, t, m, L, '|', ',' or a group '(...)*N'");
         }
     }
 }
@@ -178,16 +178,21 @@ static int *count_stages(const GString *x, const char *name, int *n, GError **er
         } else if (c == 'm') {
             mtp++;
             /* Megatron-Core builds the MTP block after the decoder, before the loss: m's only
-             * right before L, in the last stage (the rest of the string already parsed) */
-            size_t j = i;
-            while (j < x->len && x->str[j] == 'm')
-                j++;
-            if (s != stages - 1 || j != x->len - 1 || x->str[j] != 'L') {
+             * right before L, in the last stage (each m followed by an m or by that last L) */
+            char next = i + 1 < x->len ? x->str[i + 1] : '\0';
+            if (s != stages - 1 || !(next == 'm' || (next == 'L' && i + 2 == x->len))) {
                 g_free(counts);
                 return misplaced(error, name,
                                  "multi-token-prediction layers (m) only right before L, in the "
                                  "last stage",
                                  c, 1, s, stages, at);
+            }
+            if (mtp > ICS_PP_LAYOUT_MAX_MTP) {
+                g_free(counts);
+                g_set_error(error, ICS_ERROR, ICS_ERROR_LIMIT,
+                            "%sexpected at most %d multi-token-prediction layers (m), got more",
+                            name, ICS_PP_LAYOUT_MAX_MTP);
+                return NULL;
             }
         }
     }

@@ -16,6 +16,9 @@
  * any pipeline (pp x vp is at most 65536 x 1024 by the layout's own ranges, but a layout lists
  * each stage), small enough that expanding is instant. */
 #define ICS_PP_LAYOUT_MAX_SYMBOLS (1 << 22)
+/* The most multi-token-prediction layers (m) a layout holds (a limit): DeepSeek-V3 trains one,
+ * and each is a whole decoder layer and output head on the last stage. */
+#define ICS_PP_LAYOUT_MAX_MTP 16
 
 /* The virtual stages of `text`, *n of them, as a new array of *n + 2 integers (g_free it):
  * element v the index of virtual stage v's first decoder layer, element *n the decoder layers

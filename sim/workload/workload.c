@@ -591,9 +591,10 @@ static void attn_bwd(ics_wl *w, bool last_mb)
     w->pending_cp = ring;
 }
 
-static void layer_bwd(ics_wl *w, int i, bool last_mb)
+/* Layer i's backward, its forward first again when `recompute`. */
+static void layer_bwd_as(ics_wl *w, int i, bool recompute, bool last_mb)
 {
-    if (ics_layout_recomputes(w->l, i))
+    if (recompute)
         layer_fwd(w, i, true, -1, -1);
     if (moe_layer(w, i))
         ics_wl__moe_bwd(w, last_mb);
@@ -608,6 +609,11 @@ static void layer_bwd(ics_wl *w, int i, bool last_mb)
         ics_wl__tp_after(w);
     }
     attn_bwd(w, last_mb);
+}
+
+static void layer_bwd(ics_wl *w, int i, bool last_mb)
+{
+    layer_bwd_as(w, i, ics_layout_recomputes(w->l, i), last_mb);
 }
 
 static int peer(const ics_wl *w, int stage)
@@ -649,7 +655,8 @@ static void mtp_bwd(ics_wl *w, bool last_mb)
     for (int k = 0; k < ics_layout_mtp(w->l); k++) {
         ics_wl__compute(w, ICS_WL_HEAD_BWD, "bwd.mtp.head");
         ics_wl__tp_after(w);
-        layer_bwd(w, mtp_layer(w), last_mb);
+        /* Megatron-Core recomputes the MTP layer with full recomputation, whatever the count */
+        layer_bwd_as(w, mtp_layer(w), w->l->recompute == ICS_RECOMPUTE_FULL, last_mb);
         grads(w, mtp_params(w), ics_wl__compute(w, ICS_WL_MTP_BWD, NULL), last_mb);
     }
 }
@@ -715,11 +722,11 @@ static void backward(ics_wl *w, int v, bool last_mb)
     if (v == w->V - 1) {
         if (fp.n)
             fsdp_gate(w, &fp, u);
+        mtp_bwd(w, last_mb); /* first: the shared output weights' gradient is whole after */
         grads(w, w->head_params, ics_wl__compute(w, ICS_WL_HEAD_BWD, NULL), last_mb);
         ics_wl__tp_after(w); /* the output layer's input gradient, summed over tp ranks */
         if (fp.n)
             fsdp_done(w, &fp, u++, last_mb);
-        mtp_bwd(w, last_mb);
     }
     for (int i = 0; i < w->L; i++) {
         if (fp.n)
@@ -766,8 +773,16 @@ static void rank_params(ics_wl *w, double *dense, double *experts, double *not_t
     }
     if (w->s == 0)
         *not_te += w->embed_params;
-    if (w->s == (w->V - 1) % w->p)
+    if (w->s == (w->V - 1) % w->p) {
         *not_te += w->head_params;
+        set_chunk(w, w->V - 1); /* the MTP layers' (the last stage's) */
+        for (int k = 0; k < ics_layout_mtp(w->l); k++) {
+            bool moe = moe_layer(w, mtp_layer(w));
+            *dense += mtp_params(w) + w->attn_params +
+                      (moe ? w->moe_rep_params + w->moe_shared_params : w->mlp_params);
+            *experts += moe ? w->moe_expert_params : 0;
+        }
+    }
     *dense += *not_te;
 }
 
@@ -1076,7 +1091,7 @@ static uint64_t estimate_ops(const ics_wl *w)
     per_pass += w->m->moe.experts > 0 ? 7 : 0;
     per_pass += 2 * (uint64_t)(w->c - 1); /* the context-parallel ring's sends and recvs */
     uint64_t per_layer = per_pass * (l->recompute == ICS_RECOMPUTE_FULL ? 3 : 2) + 2;
-    uint64_t layers = (uint64_t)l->vp * (uint64_t)w->L;
+    uint64_t layers = (uint64_t)l->vp * (uint64_t)w->L + 2 * (uint64_t)ics_layout_mtp(l);
     double mlp = MAX(w->mlp_params, w->moe_rep_params + w->moe_shared_params);
     double params =
         layers * (w->attn_params + mlp + w->moe_expert_params) + w->embed_params + w->head_params;
