@@ -1121,6 +1121,7 @@ static void teardown(ics_wl *w)
     g_free(w->rep_comm);
     g_free(w->ep_comm);
     g_free(w->edp_comm);
+    g_free(w->ep_row);
     ics_wl_grads *sets[] = {&w->dense, &w->expert};
     for (int i = 0; i < 2; i++) {
         g_array_free(sets[i]->buckets, TRUE);

@@ -98,13 +98,15 @@ struct ics_wl {
      * etp) */
     double moe_rep_params, moe_shared_params, moe_expert_params;
     int ep, etp, *ep_comm, *edp_comm;
-    int epc, edpc;  /* the rank's, or -1 */
-    int layer0;     /* the global index of the chunk's first layer being written */
-    int c, cpr;     /* context parallelism: cp, and the rank's index in its ring */
-    int pending_cp; /* the K/V ring's last recv the next compute-stream op waits for, or -1 */
-    int pending_tp; /* a backward reduction beside the GEMMs the next compute-stream op (and a
-                       gradient send) waits for, or -1 */
-    int sh;         /* FSDP's shard group: dp, or HSDP's fsdp_shard */
+    int epc, edpc;    /* the rank's, or -1 */
+    uint64_t *ep_row; /* the rank's DeepEP dispatch row over epc (workload_moe.c), or NULL:
+                         NCCL's all-to-all; owned, made once per rank */
+    int layer0;       /* the global index of the chunk's first layer being written */
+    int c, cpr;       /* context parallelism: cp, and the rank's index in its ring */
+    int pending_cp;   /* the K/V ring's last recv the next compute-stream op waits for, or -1 */
+    int pending_tp;   /* a backward reduction beside the GEMMs the next compute-stream op (and a
+                         gradient send) waits for, or -1 */
+    int sh;           /* FSDP's shard group: dp, or HSDP's fsdp_shard */
     int *shard_comm, *rep_comm; /* HSDP: per (tp, stage) x replica / x shard index */
     /* the rank being written */
     int rank, s, tpr, dpr, tpc, dpc, shc, repc; /* shc, repc: HSDP's groups, or -1 */

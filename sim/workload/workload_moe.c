@@ -105,9 +105,12 @@ void ics_wl__moe_comms(ics_wl *w, int *ranks)
         }
 }
 
+static bool deepep_row(const ics_wl *w, const int *ranks, int n, uint64_t *row);
+
 void ics_wl__moe_rank(ics_wl *w)
 {
     w->epc = w->edpc = -1;
+    g_clear_pointer(&w->ep_row, g_free);
     if (!moe(w))
         return;
     int q = w->dpr * w->t + w->tpr, edp = ics_layout_edp(w->l), etp = w->etp;
@@ -115,6 +118,13 @@ void ics_wl__moe_rank(ics_wl *w)
     w->epc = w->ep_comm[(w->s * edp + g) * etp + j];
     w->edpc = w->edp_comm[(w->s * w->ep + i) * etp + j];
     w->expert.comm = w->edpc;
+    if (w->l->moe_deepep && w->epc >= 0) { /* the same row for every dispatch of the rank */
+        int n;
+        const int *ranks = ics_trace_comm_ranks(w->trace, w->epc, &n);
+        w->ep_row = g_new0(uint64_t, n);
+        if (!deepep_row(w, ranks, n, w->ep_row))
+            g_clear_pointer(&w->ep_row, g_free);
+    }
 }
 
 /* Bytes of the token copies a rank sends in one dispatch (or receives in one combine): its
@@ -150,16 +160,18 @@ static bool deepep_row(const ics_wl *w, const int *ranks, int n, uint64_t *row)
     int gpn = w->l->node_gpus, me = -1, nodes = 0, per = 0;
     if (gpn <= 0)
         return false;
+    GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+    bool twice = false; /* a node met again after another: not node by node */
     for (int i = 0; i < n; i++) {
         if (ranks[i] == w->rank)
             me = i;
-        bool first = i == 0 || ranks[i] / gpn != ranks[i - 1] / gpn;
-        nodes += first;
-        for (int j = 0; j < i && first; j++) /* a node met twice: not node by node */
-            if (ranks[j] / gpn == ranks[i] / gpn)
-                return false;
+        if (i == 0 || ranks[i] / gpn != ranks[i - 1] / gpn) {
+            nodes++;
+            twice |= !g_hash_table_add(seen, GINT_TO_POINTER(ranks[i] / gpn));
+        }
     }
-    if (me < 0 || nodes <= 1 || n % nodes != 0)
+    g_hash_table_destroy(seen);
+    if (twice || me < 0 || nodes <= 1 || n % nodes != 0)
         return false;
     per = n / nodes;
     /* each node holds `per` consecutive members, at the same local indices as the first node's
@@ -188,18 +200,16 @@ static void all_to_all(ics_wl *w, const char *name)
                        .coll = {.op = ICS_COLL_ALLTOALL,
                                 .size_bytes = dispatch_bytes(w),
                                 .dtype_bytes = ics_layout_act_bytes(w->l)}};
-    int n = 0;
-    const int *ranks = w->l->moe_deepep ? ics_trace_comm_ranks(w->trace, w->epc, &n) : NULL;
-    uint64_t *row = ranks ? g_new0(uint64_t, n) : NULL;
-    if (row && deepep_row(w, ranks, n, row)) {
-        op.splits = row;
+    if (w->ep_row) {
+        int n;
+        ics_trace_comm_ranks(w->trace, w->epc, &n);
+        op.splits = w->ep_row;
         op.coll.sms = DEEPEP_SMS;
         op.coll.size_bytes = 0;
         for (int i = 0; i < n; i++)
-            op.coll.size_bytes += row[i];
+            op.coll.size_bytes += w->ep_row[i];
     }
     ics_wl__on_compute(w, &op, -1);
-    g_free(row);
 }
 
 /* The experts of the rank between their tensor-parallel gather and reduce-scatter (none with
