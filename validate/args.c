@@ -1,6 +1,7 @@
 /* args.c: icsim-validate's command line through GOption, then every value range-checked.
  * Invariant: a struct that icsv_args_parse accepted is safe to run; nothing later re-checks. */
 #include "args.h"
+#include "plan_compute.h"
 
 #include <string.h>
 
@@ -12,7 +13,7 @@ static const char usage_text[] =
     "                      OP: all_reduce all_gather reduce_scatter alltoall sendrecv\n"
     "  nvls                all_reduce through NVLink SHARP (multimem), sm_90 or newer\n"
     "  compute             GEMMs (cuBLASLt) and HBM copies on GPU 0, for icsim calibrate;\n"
-    "                      takes --dtype, -n, -w, --json\n"
+    "                      takes --dtype, --shapes, --graph, -n, -w, --json\n"
     "options (nccl-tests' spelling):\n"
     "  -b, --minbytes N    first size (8, 64K, 128M, 8G; binary units) [32M; p2p: 256M]\n"
     "  -e, --maxbytes N    last size [32M]\n"
@@ -33,6 +34,10 @@ static const char usage_text[] =
     "  --chunk N           bytes per channel per ring step          [2M]\n"
     "  --slices N          slices (flag handshakes) per chunk       [2]\n"
     "  --dtype T           compute: bf16, fp16, fp8 (sm_89 or newer) or all  [all]\n"
+    "  --shapes LIST       compute: only these GEMMs, MxNxK,MxNxK,... (K and M or N\n"
+    "                      multiples of 16), no copies          [the default plan]\n"
+    "  --graph             compute: replay the -n calls from one CUDA graph, so that the\n"
+    "                      host's launch cost is not timed      [off]\n"
     "  --json FILE         also write the results as JSON\n"
     "  -h, --help          this text;  -V, --version  the version\n"
     "exit status: 0 ok, 1 CUDA error or wrong results, 2 bad input, 77 unsupported here\n";
@@ -46,10 +51,10 @@ const char *icsv_usage(void)
 
 /* What GOption fills: strings for everything with units or names, checked afterwards. */
 typedef struct raw_opts {
-    char *b, *e, *i, *chunk, *dtype, *redop, *op, *kernel, *json, *gemm_dtype;
+    char *b, *e, *i, *chunk, *dtype, *redop, *op, *kernel, *json, *gemm_dtype, *shapes;
     gint64 f;
     int n, w, c, g, ctas, unroll, slices;
-    gboolean help, version;
+    gboolean graph, help, version;
 } raw_opts;
 
 static void raw_defaults(raw_opts *r)
@@ -66,8 +71,8 @@ static void raw_defaults(raw_opts *r)
 
 static void raw_free(raw_opts *r)
 {
-    char **strs[] = {&r->b,     &r->e,  &r->i,      &r->chunk, &r->dtype,
-                     &r->redop, &r->op, &r->kernel, &r->json,  &r->gemm_dtype};
+    char **strs[] = {&r->b,  &r->e,      &r->i,    &r->chunk,      &r->dtype, &r->redop,
+                     &r->op, &r->kernel, &r->json, &r->gemm_dtype, &r->shapes};
     for (size_t k = 0; k < G_N_ELEMENTS(strs); k++)
         g_clear_pointer(strs[k], g_free);
 }
@@ -92,6 +97,8 @@ static bool run_goption(int *argc, char ***argv, raw_opts *r, GError **err)
         {"chunk", 0, 0, G_OPTION_ARG_STRING, &r->chunk, "chunk bytes", "N"},
         {"slices", 0, 0, G_OPTION_ARG_INT, &r->slices, "slices per chunk", "N"},
         {"dtype", 0, 0, G_OPTION_ARG_STRING, &r->gemm_dtype, "GEMM types", "T"},
+        {"shapes", 0, 0, G_OPTION_ARG_STRING, &r->shapes, "GEMM shapes", "LIST"},
+        {"graph", 0, 0, G_OPTION_ARG_NONE, &r->graph, "time a CUDA graph", NULL},
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &r->json, "JSON output", "FILE"},
         {"help", 'h', 0, G_OPTION_ARG_NONE, &r->help, "help", NULL},
         {"version", 'V', 0, G_OPTION_ARG_NONE, &r->version, "version", NULL},
@@ -268,6 +275,8 @@ static bool check_kernel(const raw_opts *r, icsv_args *a, GError **err)
     if (r->gemm_dtype)
         return fail(err, "--dtype: only compute takes it (a collective's type is -d), got '%s'",
                     r->gemm_dtype);
+    if (r->shapes || r->graph)
+        return fail(err, "%s: only compute takes it", r->shapes ? "--shapes" : "--graph");
     return true;
 }
 
@@ -295,8 +304,55 @@ static bool refuse_other_flags(const raw_opts *r, GError **err)
     };
     for (size_t k = 0; k < G_N_ELEMENTS(other); k++)
         if (other[k].given)
-            return fail(err, "compute: %s does not apply (compute takes --dtype, -n, -w, --json)",
+            return fail(err,
+                        "compute: %s does not apply (compute takes --dtype, --shapes, --graph, "
+                        "-n, -w, --json)",
                         other[k].flag);
+    return true;
+}
+
+/* One dimension of a --shapes entry: digits only, 1 .. ICSV_COMPUTE_DIM_MAX. */
+static bool parse_dim(const char *entry, const char *s, int64_t *out, GError **err)
+{
+    guint64 v = 0;
+    if (!*s || !g_ascii_string_to_unsigned(s, 10, 1, ICSV_COMPUTE_DIM_MAX, &v, NULL))
+        return fail(err, "--shapes: '%s': expected MxNxK, each 1 to %d, got '%s'", entry,
+                    ICSV_COMPUTE_DIM_MAX, s);
+    *out = (int64_t)v;
+    return true;
+}
+
+/* One MxNxK. K and one of M, N must be multiples of ICSV_COMPUTE_LT_ALIGN: the layouts
+ * cuBLASLt's FP8 kernels take (icsv_gemm_lt_dims), for every type alike. */
+static bool parse_shape(const char *entry, icsv_gemm_shape *out, GError **err)
+{
+    g_auto(GStrv) d = g_strsplit(entry, "x", 0);
+    if (g_strv_length(d) != 3)
+        return fail(err, "--shapes: '%s': expected MxNxK, e.g. 8192x8192x4096", entry);
+    if (!parse_dim(entry, d[0], &out->m, err) || !parse_dim(entry, d[1], &out->n, err) ||
+        !parse_dim(entry, d[2], &out->k, err))
+        return false;
+    if (out->k % ICSV_COMPUTE_LT_ALIGN != 0 ||
+        (out->m % ICSV_COMPUTE_LT_ALIGN != 0 && out->n % ICSV_COMPUTE_LT_ALIGN != 0))
+        return fail(err,
+                    "--shapes: '%s': K and one of M, N must be multiples of %d (cuBLASLt's FP8 "
+                    "layouts)",
+                    entry, ICSV_COMPUTE_LT_ALIGN);
+    return true;
+}
+
+static bool parse_shapes(const char *list, icsv_args *a, GError **err)
+{
+    g_auto(GStrv) e = g_strsplit(list, ",", 0);
+    guint n = g_strv_length(e);
+    if (n == 0 || n > ICSV_COMPUTE_SHAPES_MAX)
+        return fail(err, "--shapes: expected 1 to %d shapes MxNxK,MxNxK,..., got %u",
+                    ICSV_COMPUTE_SHAPES_MAX, n);
+    a->shapes = g_new0(icsv_gemm_shape, n);
+    a->n_shapes = n;
+    for (guint i = 0; i < n; i++)
+        if (!parse_shape(e[i], &a->shapes[i], err))
+            return false;
     return true;
 }
 
@@ -304,6 +360,9 @@ static bool parse_compute(const raw_opts *r, icsv_args *a, GError **err)
 {
     if (!refuse_other_flags(r, err) || !check_iters(r, a, err))
         return false;
+    if (r->shapes && !parse_shapes(r->shapes, a, err))
+        return false;
+    a->graph = r->graph;
     if (r->g != 0 && r->g != 1)
         return fail(err,
                     "compute: -g: measures one GPU, the first visible (pick it with "
@@ -357,6 +416,8 @@ void icsv_args_clear(icsv_args *a)
 {
     g_clear_pointer(&a->json_path, g_free);
     g_clear_pointer(&a->command, g_free);
+    g_clear_pointer(&a->shapes, g_free);
+    a->n_shapes = 0;
 }
 
 char *icsv_join_argv(int argc, char *const *argv)

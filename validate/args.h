@@ -36,6 +36,10 @@ typedef enum icsv_mode {
 
 /* compute's -w: cuBLASLt's first call of a shape loads its kernel, and the clock settles. */
 #define ICSV_DEFAULT_COMPUTE_WARMUP 3
+/* compute's --shapes: at most this many, each dimension 1 .. ICSV_COMPUTE_DIM_MAX (three
+ * operands of 32768^2 bf16 are 6 GiB: any GPU with bf16 tensor cores holds them). */
+#define ICSV_COMPUTE_SHAPES_MAX 512
+#define ICSV_COMPUTE_DIM_MAX    32768
 
 typedef struct icsv_args {
     icsv_mode mode;
@@ -51,6 +55,9 @@ typedef struct icsv_args {
     int ngpus;            /* -g; 0 = every visible GPU; compute: 1 (GPU 0) */
     unsigned gemm_dtypes; /* compute's --dtype: a mask of 1 << icsv_gemm_dtype */
     bool gemm_dtypes_all; /* --dtype all (default): leave out, not refuse, what the GPU lacks */
+    icsv_gemm_shape *shapes; /* compute's --shapes; NULL = the default plan. Owned. */
+    size_t n_shapes;
+    bool graph;                /* compute's --graph: time calls replayed from one CUDA graph */
     icsv_kernel_params params; /* --ctas --unroll --chunk --slices; p2p's ctas 0: one per SM */
     char *json_path;           /* --json; NULL = none. Owned. */
     char *command;             /* argv joined by spaces, for the JSON "command". Owned. */

@@ -139,23 +139,44 @@ static void gemm_call(const icsv_compute *c, const lt_gemm *x, cudaStream_t s)
                            x->d, &x->algo, c->workspace, WORKSPACE_BYTES, s));
 }
 
-/* Mean us of one call(stream) over `iters` between the events, after `warmup` untimed ones. */
-template <typename F> static double time_calls(icsv_compute *c, int warmup, int iters, F call)
+/* Mean us of one call(stream) over `iters` between the events, after `warmup` untimed ones.
+ * Back to back on a stream, a call shorter than the host's cost of issuing it (cuBLASLt's
+ * matmul is several microseconds of CPU) measures the host. With `graph` the calls are captured
+ * once and the GPU replays them with no host in between: the GPU-side floor, which is what the
+ * compute model's launch_us is (a training step's CPU runs ahead of its GPU). */
+template <typename F>
+static double time_calls(icsv_compute *c, int warmup, int iters, bool graph, F call)
 {
     cudaStream_t s = c->g->stream[0];
     for (int i = 0; i < warmup; i++)
         call(s);
+    cudaGraphExec_t exec = nullptr;
+    if (graph) {
+        cudaGraph_t g = nullptr;
+        ICSV_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+        for (int i = 0; i < iters; i++)
+            call(s);
+        ICSV_CUDA(cudaStreamEndCapture(s, &g));
+        ICSV_CUDA(cudaGraphInstantiate(&exec, g, 0));
+        ICSV_CUDA(cudaGraphDestroy(g));
+        ICSV_CUDA(cudaGraphLaunch(exec, s)); /* the first replay uploads the graph */
+    }
     ICSV_CUDA(cudaEventRecord(c->start, s));
-    for (int i = 0; i < iters; i++)
+    if (graph)
+        ICSV_CUDA(cudaGraphLaunch(exec, s));
+    for (int i = 0; !graph && i < iters; i++)
         call(s);
     ICSV_CUDA(cudaEventRecord(c->stop, s));
+    if (exec)
+        ICSV_CUDA(cudaGraphExecDestroy(exec));
     ICSV_CUDA(cudaEventSynchronize(c->stop));
     float ms = 0;
     ICSV_CUDA(cudaEventElapsedTime(&ms, c->start, c->stop));
     return (double)ms * 1e3 / iters;
 }
 
-static double gemm_time_us(icsv_compute *c, const icsv_compute_row *r, int warmup, int iters)
+static double gemm_time_us(icsv_compute *c, const icsv_compute_row *r, int warmup, int iters,
+                           bool graph)
 {
     lt_gemm x;
     std::memset(&x, 0, sizeof x);
@@ -166,7 +187,7 @@ static double gemm_time_us(icsv_compute *c, const icsv_compute_row *r, int warmu
     x.A = alloc_filled(c, in_type(r->dtype), m * r->k, 1);
     x.B = alloc_filled(c, in_type(r->dtype), n * r->k, (uint64_t)1 << 40);
     ICSV_CUDA(cudaMalloc(&x.D, (size_t)(m * n) * 2)); /* bf16 or fp16 */
-    double us = time_calls(c, warmup, iters, [&](cudaStream_t s) { gemm_call(c, &x, s); });
+    double us = time_calls(c, warmup, iters, graph, [&](cudaStream_t s) { gemm_call(c, &x, s); });
     ICSV_CUDA(cudaFree(x.A));
     ICSV_CUDA(cudaFree(x.B));
     ICSV_CUDA(cudaFree(x.D));
@@ -177,11 +198,12 @@ static double gemm_time_us(icsv_compute *c, const icsv_compute_row *r, int warmu
     return us;
 }
 
-static double copy_time_us(icsv_compute *c, const icsv_compute_row *r, int warmup, int iters)
+static double copy_time_us(icsv_compute *c, const icsv_compute_row *r, int warmup, int iters,
+                           bool graph)
 {
     void *src = alloc_filled(c, CUDA_R_16BF, (int64_t)(r->bytes / 2), 1), *dst = nullptr;
     ICSV_CUDA(cudaMalloc(&dst, r->bytes));
-    double us = time_calls(c, warmup, iters, [&](cudaStream_t s) {
+    double us = time_calls(c, warmup, iters, graph, [&](cudaStream_t s) {
         ICSV_CUDA(cudaMemcpyAsync(dst, src, r->bytes, cudaMemcpyDeviceToDevice, s));
     });
     ICSV_CUDA(cudaFree(src));
@@ -236,9 +258,10 @@ void icsv_compute_describe(const icsv_compute *c, icsv_compute_hw *out)
     out->free_bytes = free_bytes;
 }
 
-double icsv_compute_time_us(icsv_compute *c, const icsv_compute_row *r, int warmup, int iters)
+double icsv_compute_time_us(icsv_compute *c, const icsv_compute_row *r, int warmup, int iters,
+                            bool graph)
 {
     ICSV_CUDA(cudaSetDevice(c->g->dev[0]));
-    return r->kernel == ICSV_COMPUTE_GEMM ? gemm_time_us(c, r, warmup, iters)
-                                          : copy_time_us(c, r, warmup, iters);
+    return r->kernel == ICSV_COMPUTE_GEMM ? gemm_time_us(c, r, warmup, iters, graph)
+                                          : copy_time_us(c, r, warmup, iters, graph);
 }

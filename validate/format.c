@@ -145,7 +145,8 @@ void icsv_format_p2p(GString *out, const icsv_hw *hw, const int *access, const d
     icsv_format_matrix(out, "P2P=Enabled Latency Matrix (us)", "GPU", n, lat_us);
 }
 
-void icsv_format_compute_prologue(GString *out, const icsv_compute_hw *hw, int warmup, int iters)
+void icsv_format_compute_prologue(GString *out, const icsv_compute_hw *hw, int warmup, int iters,
+                                  bool graph)
 {
     g_string_append_printf(out, "# icsim-validate %s compute on GPU 0: %s, %d SMs, cc %d.%d, ",
                            ICSV_VERSION, hw->gpu, hw->sms, hw->cc_major, hw->cc_minor);
@@ -160,10 +161,17 @@ void icsv_format_compute_prologue(GString *out, const icsv_compute_hw *hw, int w
                            hw->cublaslt_version);
     g_string_append(out, "# copy: cudaMemcpyAsync device to device; GB/s = 2 x bytes / time "
                          "(read and written)\n");
-    g_string_append_printf(out,
-                           "# time: mean of one call over %d back-to-back calls after %d "
-                           "warmup calls (CUDA events)\n",
-                           iters, warmup);
+    if (graph)
+        g_string_append_printf(out,
+                               "# time: mean of one call over %d calls replayed from one CUDA "
+                               "graph, after %d warmup calls and one warmup replay (CUDA "
+                               "events)\n",
+                               iters, warmup);
+    else
+        g_string_append_printf(out,
+                               "# time: mean of one call over %d back-to-back calls after %d "
+                               "warmup calls (CUDA events)\n",
+                               iters, warmup);
 }
 
 void icsv_format_compute_columns(GString *out)

@@ -51,7 +51,8 @@ void icsv_format_p2p(GString *out, const icsv_hw *hw, const int *access, const d
 
 /* The GPU and how it is timed: "# icsim-validate 0.1.0 compute on GPU 0: NAME, 132 SMs, cc 9.0,
  * ...", what a GEMM and a copy are, and "# time: ... warmup, iters ...". */
-void icsv_format_compute_prologue(GString *out, const icsv_compute_hw *hw, int warmup, int iters);
+void icsv_format_compute_prologue(GString *out, const icsv_compute_hw *hw, int warmup, int iters,
+                                  bool graph);
 
 /* "#", then the column titles: kernel dtype m n k bytes time_us TFLOP/s GB/s. */
 void icsv_format_compute_columns(GString *out);

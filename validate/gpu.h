@@ -78,10 +78,13 @@ void icsv_compute_free(icsv_compute *c);
 void icsv_compute_describe(const icsv_compute *c, icsv_compute_hw *out);
 /* The mean time of one call in us: `iters` back-to-back calls of the row's GEMM (cuBLASLt's first
  * heuristic algorithm, TN layout, fp32 accumulation) or copy (cudaMemcpyAsync device to device)
- * between two CUDA events, after `warmup` untimed ones. Allocates the row's buffers, fills the
- * inputs with pseudo-random values, and frees them. A GEMM cuBLASLt has no algorithm for is a
- * runtime failure: it prints the shape and exits 1. */
-double icsv_compute_time_us(icsv_compute *c, const icsv_compute_row *r, int warmup, int iters);
+ * between two CUDA events, after `warmup` untimed ones. With `graph`, the `iters` calls are
+ * captured into one CUDA graph, replayed once untimed, then timed as one replay: what the GPU
+ * takes when the host is out of the way. Allocates the row's buffers, fills the inputs with
+ * pseudo-random values, and frees them. A GEMM cuBLASLt has no algorithm for is a runtime
+ * failure: it prints the shape and exits 1. */
+double icsv_compute_time_us(icsv_compute *c, const icsv_compute_row *r, int warmup, int iters,
+                            bool graph);
 
 #ifdef __cplusplus
 }

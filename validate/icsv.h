@@ -124,6 +124,11 @@ typedef struct icsv_compute_row {
     double time_us;        /* mean of one call; 0 until measured */
 } icsv_compute_row;
 
+/* A GEMM shape of compute's --shapes: C[m x n] = A[m x k] . B[k x n]. */
+typedef struct icsv_gemm_shape {
+    int64_t m, n, k;
+} icsv_gemm_shape;
+
 /* The GPU the compute mode measures, as its table and JSON "hardware" report it. */
 typedef struct icsv_compute_hw {
     char gpu[256];           /* cudaDeviceProp.name */

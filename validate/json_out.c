@@ -221,6 +221,7 @@ char *icsv_json_compute_text(const icsv_compute_report *r)
     cJSON_AddNumberToObject(doc, "version", ICSV_COMPUTE_JSON_VERSION);
     cJSON_AddStringToObject(doc, "command", r->command);
     cJSON_AddItemToObject(doc, "hardware", compute_hw_json(r->hw));
+    cJSON_AddStringToObject(doc, "timing", r->graph ? "graph" : "stream");
     cJSON *rows = cJSON_AddArrayToObject(doc, "rows");
     for (size_t i = 0; i < r->n_rows; i++)
         cJSON_AddItemToArray(rows, compute_row_json(&r->rows[i]));

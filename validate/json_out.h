@@ -41,6 +41,7 @@ typedef struct icsv_compute_report {
     const icsv_compute_hw *hw;
     const icsv_compute_row *rows; /* every time_us > 0 */
     size_t n_rows;
+    bool graph; /* timed as CUDA graph replays (--graph): "timing": "graph", else "stream" */
 } icsv_compute_report;
 
 #define ICSV_COMPUTE_KIND         "icsim-compute-measurements"

@@ -14,7 +14,7 @@ static const int64_t wave_ns[] = {128 * 11, 128 * 11 + 1, 128 * 22, 128 * 22 + 1
 #define WAVE_M    (128 * 12)
 #define WAVE_K    8192
 
-/* O(rows) scan: the plan is under a hundred rows. */
+/* O(rows) scan: the plan is at most 3 x ICSV_COMPUTE_SHAPES_MAX rows. */
 static void add_gemm(GArray *rows, icsv_gemm_dtype t, int64_t m, int64_t n, int64_t k)
 {
     for (guint i = 0; i < rows->len; i++) {
@@ -43,13 +43,19 @@ bool icsv_compute_copy_fits(uint64_t bytes, uint64_t free_bytes)
     return free_bytes >= ICSV_COMPUTE_HEADROOM && bytes <= (free_bytes - ICSV_COMPUTE_HEADROOM) / 2;
 }
 
-icsv_compute_row *icsv_plan_compute(unsigned dtypes, uint64_t free_bytes, size_t *n)
+icsv_compute_row *icsv_plan_compute(unsigned dtypes, const icsv_gemm_shape *shapes, size_t n_shapes,
+                                    uint64_t free_bytes, size_t *n)
 {
     GArray *rows = g_array_new(FALSE, TRUE, sizeof(icsv_compute_row));
-    for (int t = 0; t < ICSV_GEMM_DTYPE_COUNT; t++)
-        if (dtypes & (1u << t))
+    for (int t = 0; t < ICSV_GEMM_DTYPE_COUNT; t++) {
+        if (!(dtypes & (1u << t)))
+            continue;
+        if (n_shapes == 0)
             add_gemms(rows, (icsv_gemm_dtype)t);
-    for (uint64_t b = ICSV_COMPUTE_COPY_MIN; b <= ICSV_COMPUTE_COPY_MAX; b *= 4) {
+        for (size_t i = 0; i < n_shapes; i++)
+            add_gemm(rows, (icsv_gemm_dtype)t, shapes[i].m, shapes[i].n, shapes[i].k);
+    }
+    for (uint64_t b = ICSV_COMPUTE_COPY_MIN; n_shapes == 0 && b <= ICSV_COMPUTE_COPY_MAX; b *= 4) {
         if (!icsv_compute_copy_fits(b, free_bytes))
             break;
         icsv_compute_row r = {.kernel = ICSV_COMPUTE_COPY, .bytes = b};

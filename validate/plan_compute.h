@@ -26,8 +26,11 @@ extern "C" {
  *     two waves, then three);
  * each shape once (8192^3 is both a square and in the K sweep). Then the copies: 4 KiB x 4^i up to
  * 4 GiB while two buffers of them and ICSV_COMPUTE_HEADROOM fit in free_bytes.
+ * With n_shapes > 0 (--shapes), for each type those shapes instead, in the order given, each
+ * once, and no copies: a user's sweep of one effect.
  * Returns a new array of *n rows (NULL when *n is 0). Transfer full: g_free. */
-icsv_compute_row *icsv_plan_compute(unsigned dtypes, uint64_t free_bytes, size_t *n);
+icsv_compute_row *icsv_plan_compute(unsigned dtypes, const icsv_gemm_shape *shapes, size_t n_shapes,
+                                    uint64_t free_bytes, size_t *n);
 
 /* Whether two buffers of `bytes` fit in free_bytes with ICSV_COMPUTE_HEADROOM to spare. */
 bool icsv_compute_copy_fits(uint64_t bytes, uint64_t free_bytes);

@@ -48,8 +48,12 @@ static bool pick_dtypes(const icsv_args *a, const icsv_compute_hw *hw, unsigned 
 }
 
 /* Says which copy sizes the free memory left out, if any. */
-static void note_copies(GString *notes, const icsv_compute_hw *hw)
+static void note_copies(GString *notes, const icsv_compute_hw *hw, const icsv_args *a)
 {
+    if (a->n_shapes > 0) {
+        g_string_append(notes, "# --shapes: these GEMMs only, no copies\n");
+        return;
+    }
     if (icsv_compute_copy_fits(ICSV_COMPUTE_COPY_MAX, hw->free_bytes))
         return;
     g_string_append_printf(notes,
@@ -61,7 +65,8 @@ static void note_copies(GString *notes, const icsv_compute_hw *hw)
 static bool write_json(const icsv_args *a, const icsv_compute_hw *hw, const icsv_compute_row *rows,
                        size_t n)
 {
-    icsv_compute_report rep = {.command = a->command, .hw = hw, .rows = rows, .n_rows = n};
+    icsv_compute_report rep = {
+        .command = a->command, .hw = hw, .rows = rows, .n_rows = n, .graph = a->graph};
     return icsv_json_emit(a->json_path, icsv_json_compute_text(&rep));
 }
 
@@ -69,11 +74,11 @@ static int measure(const icsv_args *a, icsv_compute *c, const icsv_compute_hw *h
                    GString *s)
 {
     size_t n = 0;
-    icsv_compute_row *rows = icsv_plan_compute(mask, hw->free_bytes, &n);
+    icsv_compute_row *rows = icsv_plan_compute(mask, a->shapes, a->n_shapes, hw->free_bytes, &n);
     icsv_format_compute_columns(s);
     emit(s);
     for (size_t i = 0; i < n; i++) {
-        rows[i].time_us = icsv_compute_time_us(c, &rows[i], a->warmup, a->iters);
+        rows[i].time_us = icsv_compute_time_us(c, &rows[i], a->warmup, a->iters, a->graph);
         char *line = icsv_format_compute_row(&rows[i]);
         g_string_append_printf(s, "%s\n", line);
         g_free(line);
@@ -97,9 +102,9 @@ int icsv_run_compute(const icsv_args *a)
     int rc = ICSV_EXIT_INPUT;
     if (pick_dtypes(a, &hw, &mask, notes)) {
         GString *s = g_string_new(NULL);
-        icsv_format_compute_prologue(s, &hw, a->warmup, a->iters);
+        icsv_format_compute_prologue(s, &hw, a->warmup, a->iters, a->graph);
         g_string_append(s, notes->str);
-        note_copies(s, &hw);
+        note_copies(s, &hw, a);
         rc = measure(a, c, &hw, mask, s);
         g_string_free(s, TRUE);
     }

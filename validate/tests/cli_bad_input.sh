@@ -43,6 +43,8 @@ expect_bad "no directory" collective all_reduce --json /nonexistent-dir/x.json
 expect_bad "--dtype: expected bf16, fp16, fp8 or all" compute --dtype fp4
 expect_bad "compute: -b does not apply" compute -b 8
 expect_bad "compute: -g: measures one GPU" compute -g 2
+expect_bad "--shapes: '17x17x16': K and one of M, N" compute --shapes 17x17x16
+expect_bad "--graph: only compute takes it" collective all_reduce --graph
 expect_bad "--dtype: only compute takes it" collective all_reduce --dtype bf16
 expect_bad "no directory" compute --json /nonexistent-dir/c.json
 

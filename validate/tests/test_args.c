@@ -114,6 +114,27 @@ static void test_compute(void)
 
     g_assert_true(parse("icsim-validate collective all_reduce", &a, NULL));
     g_assert_cmpint(a.warmup, ==, ICSV_DEFAULT_WARMUP); /* compute's default is compute's only */
+    g_assert_false(a.graph);
+    g_assert_cmpuint(a.n_shapes, ==, 0);
+    icsv_args_clear(&a);
+}
+
+/* --shapes: a list of MxNxK in the order given; --graph: a flag. Both compute's only. */
+static void test_compute_shapes(void)
+{
+    icsv_args a;
+    g_assert_true(
+        parse("icsim-validate compute --graph --shapes 1536x1409x8192,1x8192x8192", &a, NULL));
+    g_assert_true(a.graph);
+    g_assert_cmpuint(a.n_shapes, ==, 2);
+    g_assert_cmpint(a.shapes[0].m, ==, 1536);
+    g_assert_cmpint(a.shapes[0].n, ==, 1409);
+    g_assert_cmpint(a.shapes[0].k, ==, 8192);
+    g_assert_cmpint(a.shapes[1].m, ==, 1); /* m odd is fine when n is a multiple of 16 */
+    icsv_args_clear(&a);
+    g_assert_null(a.shapes);
+    g_assert_cmpuint(a.n_shapes, ==, 0);
+    g_assert_true(parse("icsim-validate compute --shapes 32768x16x16", &a, NULL)); /* the limits */
     icsv_args_clear(&a);
 }
 
@@ -180,6 +201,17 @@ static void test_bad(void)
         {"icsim-validate compute -w -1", "-w: expected warmup"},
         {"icsim-validate collective all_reduce --dtype bf16", "--dtype: only compute takes it"},
         {"icsim-validate p2p --dtype fp8", "--dtype: only compute takes it"},
+        {"icsim-validate compute --shapes 8192x8192", "--shapes: '8192x8192': expected MxNxK"},
+        {"icsim-validate compute --shapes 8192x8192x8192x1", "expected MxNxK, e.g."},
+        {"icsim-validate compute --shapes 16x16x0", "'16x16x0': expected MxNxK, each 1 to 32768"},
+        {"icsim-validate compute --shapes 16x16x32769", "each 1 to 32768, got '32769'"},
+        {"icsim-validate compute --shapes 16x-16x16", "got '-16'"},
+        {"icsim-validate compute --shapes 16x16x16,", "expected MxNxK"},
+        {"icsim-validate compute --shapes 16xx16", "expected MxNxK"},
+        {"icsim-validate compute --shapes 17x17x16", "'17x17x16': K and one of M, N"},
+        {"icsim-validate compute --shapes 16x16x17", "K and one of M, N must be multiples of 16"},
+        {"icsim-validate collective all_reduce --graph", "--graph: only compute takes it"},
+        {"icsim-validate p2p --shapes 16x16x16", "--shapes: only compute takes it"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         icsv_args a;
@@ -209,6 +241,7 @@ int main(int argc, char **argv)
     g_test_add_func("/validate/args/collective", test_collective);
     g_test_add_func("/validate/args/defaults", test_defaults);
     g_test_add_func("/validate/args/compute", test_compute);
+    g_test_add_func("/validate/args/compute-shapes", test_compute_shapes);
     g_test_add_func("/validate/args/help", test_help);
     g_test_add_func("/validate/args/bad", test_bad);
     g_test_add_func("/validate/args/join", test_join);

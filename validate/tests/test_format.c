@@ -215,7 +215,7 @@ static void test_compute_prologue(void)
                           .cublaslt_version = 130000};
     g_strlcpy(hw.gpu, "NVIDIA H100 80GB HBM3", sizeof hw.gpu);
     GString *s = g_string_new(NULL);
-    icsv_format_compute_prologue(s, &hw, 3, 20);
+    icsv_format_compute_prologue(s, &hw, 3, 20, false);
     g_assert_true(g_str_has_prefix(s->str, "# icsim-validate " ICSV_VERSION
                                            " compute on GPU 0: NVIDIA H100 80GB HBM3, 132 SMs, "
                                            "cc 9.0, 1980 MHz, 85.03 GB (84.00 GB free)\n"));
@@ -225,6 +225,10 @@ static void test_compute_prologue(void)
     for (char **l = lines; *l && **l; l++)
         g_assert_true(g_str_has_prefix(*l, "# "));
     g_strfreev(lines);
+    g_string_truncate(s, 0);
+    icsv_format_compute_prologue(s, &hw, 3, 20, true);
+    g_assert_nonnull(strstr(s->str, "20 calls replayed from one CUDA graph, after 3 warmup"));
+    g_assert_null(strstr(s->str, "back-to-back"));
     g_string_free(s, TRUE);
 }
 

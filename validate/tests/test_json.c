@@ -260,7 +260,8 @@ static void test_compute(void)
     g_assert_nonnull(doc);
     char *top = shape(doc), *hwk = shape(cJSON_GetObjectItem(doc, "hardware"));
     g_assert_cmpstr(top, ==,
-                    "command:string,hardware:object,kind:string,rows:array,version:number");
+                    "command:string,hardware:object,kind:string,rows:array,timing:string,"
+                    "version:number");
     g_assert_cmpstr(hwk, ==,
                     "cc:string,clock_mhz:number,gpu:string,memory_gbytes:number,sms:number");
     g_free(top);
@@ -268,6 +269,7 @@ static void test_compute(void)
     g_assert_cmpstr(str(doc, "kind"), ==, "icsim-compute-measurements");
     g_assert_cmpfloat(num(doc, "version"), ==, 1);
     g_assert_cmpstr(str(doc, "command"), ==, rep.command);
+    g_assert_cmpstr(str(doc, "timing"), ==, "stream");
     const cJSON *h = cJSON_GetObjectItem(doc, "hardware");
     g_assert_cmpstr(str(h, "gpu"), ==, "NVIDIA H100 80GB HBM3");
     g_assert_cmpfloat(num(h, "sms"), ==, 132);
@@ -301,6 +303,14 @@ static void test_compute(void)
     g_assert_cmpfloat(num(r2, "time_us"), ==, 620.1);
     cJSON_Delete(doc);
     g_free(text);
+
+    rep.graph = true;
+    text = icsv_json_compute_text(&rep);
+    doc = cJSON_Parse(text);
+    g_assert_cmpstr(str(doc, "timing"), ==, "graph");
+    cJSON_Delete(doc);
+    g_free(text);
+    rep.graph = false;
 
     hw.clock_khz = 0; /* the driver did not say */
     hw.cc_major = 8;

@@ -28,7 +28,7 @@ static bool has_gemm(const icsv_compute_row *rows, size_t n, icsv_gemm_dtype t, 
 static void test_shapes(void)
 {
     size_t n = 0;
-    icsv_compute_row *rows = icsv_plan_compute(ICSV_GEMM_ALL, BIG_FREE, &n);
+    icsv_compute_row *rows = icsv_plan_compute(ICSV_GEMM_ALL, NULL, 0, BIG_FREE, &n);
     g_assert_cmpuint(n, ==, 3 * 22 + 11);
     for (int t = 0; t < ICSV_GEMM_DTYPE_COUNT; t++) {
         g_assert_cmpuint(count_gemms(rows, n, (icsv_gemm_dtype)t), ==, 22);
@@ -51,9 +51,28 @@ static void test_shapes(void)
         g_assert_cmpfloat(rows[i].time_us, ==, 0);
     g_free(rows);
 
-    rows = icsv_plan_compute(1u << ICSV_GEMM_FP8, BIG_FREE, &n);
+    rows = icsv_plan_compute(1u << ICSV_GEMM_FP8, NULL, 0, BIG_FREE, &n);
     g_assert_cmpuint(count_gemms(rows, n, ICSV_GEMM_FP8), ==, 22);
     g_assert_cmpuint(n, ==, 22 + 11);
+    g_free(rows);
+}
+
+/* --shapes: those GEMMs per type in the order given, a repeat once, and no copies. */
+static void test_user_shapes(void)
+{
+    const icsv_gemm_shape s[] = {{1536, 1409, 8192}, {64, 8192, 4096}, {1536, 1409, 8192}};
+    size_t n = 0;
+    icsv_compute_row *rows =
+        icsv_plan_compute((1u << ICSV_GEMM_BF16) | (1u << ICSV_GEMM_FP8), s, 3, BIG_FREE, &n);
+    g_assert_cmpuint(n, ==, 4);
+    for (size_t i = 0; i < n; i++)
+        g_assert_cmpint(rows[i].kernel, ==, ICSV_COMPUTE_GEMM);
+    g_assert_cmpint(rows[0].dtype, ==, ICSV_GEMM_BF16);
+    g_assert_cmpint(rows[0].n, ==, 1409);
+    g_assert_cmpint(rows[1].m, ==, 64);
+    g_assert_cmpint(rows[1].k, ==, 4096);
+    g_assert_cmpint(rows[2].dtype, ==, ICSV_GEMM_FP8);
+    g_assert_cmpint(rows[3].m, ==, 64);
     g_free(rows);
 }
 
@@ -61,7 +80,7 @@ static void test_shapes(void)
 static void test_copies(void)
 {
     size_t n = 0;
-    icsv_compute_row *rows = icsv_plan_compute(0, BIG_FREE, &n);
+    icsv_compute_row *rows = icsv_plan_compute(0, NULL, 0, BIG_FREE, &n);
     g_assert_cmpuint(n, ==, 11);
     for (size_t i = 0; i < n; i++) {
         g_assert_cmpint(rows[i].kernel, ==, ICSV_COMPUTE_COPY);
@@ -70,15 +89,15 @@ static void test_copies(void)
     g_assert_cmpuint(rows[10].bytes, ==, 4ull << 30);
     g_free(rows);
 
-    rows = icsv_plan_compute(0, 8ull << 30, &n); /* 2 x 4 GiB leaves no headroom */
+    rows = icsv_plan_compute(0, NULL, 0, 8ull << 30, &n); /* 2 x 4 GiB leaves no headroom */
     g_assert_cmpuint(n, ==, 10);
     g_assert_cmpuint(rows[9].bytes, ==, 1ull << 30);
     g_free(rows);
-    rows = icsv_plan_compute(0, (8ull << 30) + ICSV_COMPUTE_HEADROOM, &n);
+    rows = icsv_plan_compute(0, NULL, 0, (8ull << 30) + ICSV_COMPUTE_HEADROOM, &n);
     g_assert_cmpuint(n, ==, 11);
     g_free(rows);
 
-    g_assert_null(icsv_plan_compute(0, 0, &n)); /* nothing fits */
+    g_assert_null(icsv_plan_compute(0, NULL, 0, 0, &n)); /* nothing fits */
     g_assert_cmpuint(n, ==, 0);
     g_assert_false(icsv_compute_copy_fits(4096, ICSV_COMPUTE_HEADROOM - 1));
     g_assert_true(icsv_compute_copy_fits(4096, ICSV_COMPUTE_HEADROOM + 8192));
@@ -89,7 +108,7 @@ static void test_copies(void)
 static void test_lt_dims(void)
 {
     size_t n = 0;
-    icsv_compute_row *rows = icsv_plan_compute(ICSV_GEMM_ALL, BIG_FREE, &n);
+    icsv_compute_row *rows = icsv_plan_compute(ICSV_GEMM_ALL, NULL, 0, BIG_FREE, &n);
     for (size_t i = 0; i < n; i++) {
         if (rows[i].kernel != ICSV_COMPUTE_GEMM)
             continue;
@@ -156,6 +175,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/validate/plan-compute/shapes", test_shapes);
+    g_test_add_func("/validate/plan-compute/user-shapes", test_user_shapes);
     g_test_add_func("/validate/plan-compute/copies", test_copies);
     g_test_add_func("/validate/plan-compute/lt-dims", test_lt_dims);
     g_test_add_func("/validate/plan-compute/wave-shapes", test_wave_shapes);
