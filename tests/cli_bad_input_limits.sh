@@ -147,7 +147,7 @@ bad replay-durations-across-ranks "rank 1 op 2 (last): started at 4e+06 s, ends 
     "$icsim" replay across-ranks.json -s "$dgx"
 bad replay-flops-1e24 "rank 0 op 0 (huge): compute time 1.47e+09 s on GPU h100-sxm exceeds the \
 simulator's horizon of 53.4 days (2^62 ps) (docs/limits.md)" "$icsim" replay flops.json -s "$dgx"
-bad replay-slow-gpu "rank 0 op 0 (gemm): compute time 1.14e+09 s on GPU g exceeds" \
+bad replay-slow-gpu "rank 0 op 0 (gemm): compute time 1.18e+09 s on GPU g exceeds" \
     "$icsim" replay gflop.json -s slowgpu.json
 bad replay-1tib-all-reduce-slow-lanes "rank 0 op 0 (grad): started at 0 s, ends $horizon" \
     "$icsim" replay big-coll.json -s slow.json

@@ -48,6 +48,9 @@ typedef struct {
     double gemm_eff_fp8;          /* the same for FP8 GEMMs (of the FP8 peak) */
     int gemm_tile_m, gemm_tile_n; /* output tile: a GEMM computes m and n rounded up to these */
     ics_time gemm_wave_ps;        /* per wave of output tiles: prologue and epilogue */
+    bool gemm_stream_k; /* the GEMM library spreads a partial last wave's work over every SM
+                           (persistent stream-K kernels: Hopper's cuBLASLt) instead of running
+                           it as a whole wave */
     double attn_eff;    /* fraction of the dense peak fused attention sustains on the FLOPs it
                            runs (a causal mask's skipped tiles not counted) */
     double mem_eff;     /* fraction of HBM bandwidth memory-bound kernels sustain */
@@ -308,6 +311,9 @@ void ics_hw_cal_set(ics_hw *hw, ics_cal_param p, double value);
 /* The compute parameters every GPU type starts from (sources in hw_compute.c and
  * docs/workload.md). */
 void ics_hw_compute_defaults(ics_hw_compute *c);
+/* The defaults for a GPU of architecture `arch` ("sm90"; NULL: none known): the same, with what
+ * the architecture's GEMM library does differently (hw_compute.c says what and why). */
+void ics_hw_compute_defaults_for(ics_hw_compute *c, const char *arch);
 
 const char *ics_link_family_name(ics_link_family f);
 const char *ics_switch_kind_name(ics_switch_kind k);

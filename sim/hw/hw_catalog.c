@@ -197,6 +197,7 @@ static void read_compute(ics_hw__ld *ld, const cJSON *o, ics_hw_compute *c)
                                        "gemm_tile_m",
                                        "gemm_tile_n",
                                        "gemm_wave_us",
+                                       "gemm_stream_k",
                                        "attention_efficiency",
                                        "memory_efficiency",
                                        "launch_us",
@@ -213,6 +214,7 @@ static void read_compute(ics_hw__ld *ld, const cJSON *o, ics_hw_compute *c)
         read_int(ld, t, "gemm_tile_m", false, 1, 4096, &c->gemm_tile_m);
         read_int(ld, t, "gemm_tile_n", false, 1, 4096, &c->gemm_tile_n);
         read_us(ld, t, "gemm_wave_us", &c->gemm_wave_ps);
+        ics_jr_bool(ld->r, t, "gemm_stream_k", false, &c->gemm_stream_k);
         ics_jr_num(ld->r, t, "attention_efficiency", false, 0.001, 1, &c->attn_eff);
         ics_jr_num(ld->r, t, "memory_efficiency", false, 0.001, 1, &c->mem_eff);
         read_us(ld, t, "launch_us", &c->launch_ps);
@@ -271,7 +273,7 @@ static void read_gpu(ics_hw__ld *ld, const cJSON *o, ics_hw_gpu_type *g, bool fr
     ics_jr_bool(ld->r, o, "p2p", false, &g->p2p);
     ics_jr_bool(ld->r, o, "gpudirect_rdma", false, &g->gdr);
     if (fresh)
-        ics_hw_compute_defaults(&g->compute);
+        ics_hw_compute_defaults_for(&g->compute, g->arch);
     read_compute(ld, o, &g->compute);
     read_str(ld, o, "source", fresh, &g->source);
     if (ics_jr_ok(ld->r) && g->nvlinks > 0 && !g->nvlink)

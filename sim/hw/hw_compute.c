@@ -2,6 +2,8 @@
  * compute model, workload/compute.c): where a catalog entry gives no "compute" object. */
 #include "hw/hw.h"
 
+#include <string.h>
+
 /* The defaults, in one place. Each comes from public GEMM measurements on H100 SXM (H800 SXM
  * has its compute), read through the wave model of workload/compute.c: a GEMM runs in waves of
  * one 128 x 128 output tile per SM, each wave costing a fixed prologue and epilogue (gemm_wave)
@@ -49,4 +51,27 @@ void ics_hw_compute_defaults(ics_hw_compute *c)
                           .launch_ps = 1 * ICS_PS_PER_US,
                           .sustained = 1,
                           .source = NULL};
+}
+
+/* Hopper (sm90): cuBLASLt's kernels are persistent (one CTA per SM walks a list of tiles) and
+ * spread a partial last wave's work over every SM, splitting its tiles along K (stream-K),
+ * so a remainder of r tiles costs about r / SMs of a wave, not a whole one. Measured with our
+ * runner on one H200 (cuBLASLt 13.1, validate/data/compute/h200_icsim_validate_wave_*.json):
+ * at m = 1536, k = 8192 the time grows about linearly in n, with no step where 132 tiles fill
+ * the SMs (n 1408 -> 1409: 46.1 -> 49.6 us bf16; whole waves would make it ~85). NVIDIA's
+ * wave-quantization guide (DU-09799-001) measured the whole-wave steps on V100/A100 with the
+ * cuBLAS of its day, which older architectures keep here. Blackwell's cuBLAS has persistent
+ * kernels too, but nobody here has measured it: sm100 keeps whole waves until someone does. */
+void ics_hw_compute_defaults_for(ics_hw_compute *c, const char *arch)
+{
+    ics_hw_compute_defaults(c);
+    if (!arch || strcmp(arch, "sm90") != 0)
+        return;
+    c->gemm_stream_k = true;
+    /* The same public points read through the stream-K waves: 8192^3 bf16 (797.5 TFLOP/s) is
+     * 31 whole waves and 4 tiles, FP8 4096 x 7168 x 16384 (1404) 13 waves and 76 tiles, where
+     * whole waves made them 32 and 14; with the wave cost kept at 2.2 us, the K loops' shares
+     * that reproduce them are 0.850 and 0.744 (docs/workload.md shows the arithmetic). */
+    c->gemm_eff = 0.850;
+    c->gemm_eff_fp8 = 0.744;
 }
