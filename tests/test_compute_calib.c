@@ -53,7 +53,8 @@ static char *synthetic(const char *dir)
     ics_hw_gpu_type g = *ics_hw_node_of(hw)->gpu_type;
     g.compute = truth();
     GString *s = g_string_new("{\"kind\": \"icsim-compute-measurements\", \"version\": 1,\n"
-                              "\"hardware\": {\"gpu\": \"synthetic\", \"sms\": 132}, \"rows\": [");
+                              "\"hardware\": {\"gpu\": \"synthetic\", \"sms\": 132}, "
+                              "\"timing\": \"graph\", \"rows\": [");
     const char *names[] = {"bf16", "fp8"};
     const ics_dtype dts[] = {ICS_DTYPE_BF16, ICS_DTYPE_FP8};
     for (int d = 0; d < 2; d++) {
@@ -221,32 +222,49 @@ static void test_h200_waves(void)
     g_free(m);
 }
 
-/* Calibrated on the first run's default plan, the model predicts the repeat run right after
- * it (same machine, same plan) better than the defaults do, GEMMs and copies both. */
-static void test_h200_repeat(void)
+/* Calibrated on the first run's default plan (stream-timed), the model predicts the second
+ * run's Llama 3 GEMMs (other shapes, another machine of the kind, held out) better than the
+ * defaults: 10.8% -> 4.4% median error, part of it because both runs' long shapes ran at the
+ * power-bound clock, which the fitted efficiencies absorb (docs/validate.md). The stream-timed
+ * file's smallest calls sit at the host's floor (GEMMs 6.65 us, copies 3.77 us): compared as
+ * max(model, floor), they leave launch_us undetermined instead of fitting it to the host, and
+ * the graph-timed run's copies (1.03 us at 4 KiB) are predicted within 10%, not 165% off. */
+static void test_h200_calibrated(void)
 {
-    char *m = model("dgx-h200.json"), *a = h200("compute"), *b = h200("compute_repeat");
+    char *m = model("dgx-h200.json"), *a = h200("compute"), *train = h200("train_shapes"),
+         *graph = h200("compute_graph");
     char *dir = g_dir_make_tmp("icsim-ccal-XXXXXX", NULL);
     char *ov = g_build_filename(dir, "h200.json", NULL);
     GError *err = NULL;
     ics_ccal *c = ics_ccal_new(m, 1, &a, &err);
     g_assert_no_error(err);
+    g_assert_cmpfloat(fabs(ics_ccal_floor_us(c, true) - 6.65), <, 0.005);
+    g_assert_cmpfloat(fabs(ics_ccal_floor_us(c, false) - 3.77), <, 0.005);
     g_assert_true(ics_ccal_fit(c, &err));
+    g_assert_false(ics_ccal_param_of(c, ICS_CCAL_LAUNCH_US)->determined);
     g_assert_true(ics_ccal_write_overlay(c, ov, &err));
     g_assert_no_error(err);
-    for (int gemm = 1; gemm >= 0; gemm--) {
-        double before = loaded_error(m, 1, &b, gemm), after = loaded_error(ov, 1, &b, gemm);
-        g_test_message("H200 repeat run, %s: median error %.1f%% -> %.1f%%",
-                       gemm ? "GEMMs" : "copies", 100 * before, 100 * after);
-        g_assert_cmpfloat(after, <, before);
-    }
+    double before = loaded_error(m, 1, &train, true), after = loaded_error(ov, 1, &train, true);
+    g_test_message("H200 Llama GEMMs (run 2), calibrated on run 1: median error %.1f%% -> %.1f%%",
+                   100 * before, 100 * after);
+    g_assert_cmpfloat(after, <, 0.6 * before);
+    ics_ccal *gc = ics_ccal_new(ov, 1, &graph, &err);
+    g_assert_no_error(err);
+    g_assert_cmpfloat(ics_ccal_floor_us(gc, true), ==, 0); /* timed from a graph: no floor */
+    g_assert_cmpfloat(ics_ccal_floor_us(gc, false), ==, 0);
+    double copies = ics_ccal_median_error(gc, false, false);
+    g_test_message("H200 graph-timed copies, calibrated on run 1: median error %.1f%%",
+                   100 * copies);
+    g_assert_cmpfloat(copies, <, 0.10);
+    ics_ccal_free(gc);
     ics_ccal_free(c);
     g_remove(ov);
     g_rmdir(dir);
     g_free(ov);
     g_free(dir);
     g_free(a);
-    g_free(b);
+    g_free(train);
+    g_free(graph);
     g_free(m);
 }
 
@@ -296,6 +314,10 @@ static void test_bad(void)
         "$.hardware.sms: expected 132 (GPU type h100-sxm of the model), got 114");
     bad("dgx-h100.json", HEAD "\"rows\": [{\"kernel\": \"copy\", \"bytes\": 8, \"time_us\": 1,",
         "bad.json:1:");
+    bad("dgx-h100.json",
+        HEAD "\"timing\": \"events\", \"rows\": [{\"kernel\": \"copy\", \"bytes\": 8, "
+             "\"time_us\": 1}]}",
+        "$.timing: expected");
 }
 
 int main(int argc, char **argv)
@@ -304,7 +326,7 @@ int main(int argc, char **argv)
     g_test_add_func("/compute-calib/recovers", test_recovers);
     g_test_add_func("/compute-calib/public", test_public);
     g_test_add_func("/compute-calib/h200-waves", test_h200_waves);
-    g_test_add_func("/compute-calib/h200-repeat", test_h200_repeat);
+    g_test_add_func("/compute-calib/h200-calibrated", test_h200_calibrated);
     g_test_add_func("/compute-calib/bad", test_bad);
     return g_test_run();
 }

@@ -93,7 +93,9 @@ double ics_ccal__model_us(const ics_ccal *c, const ics_hw_compute *cp, const ics
         t = ics_compute_kernel(&g, ICS_WORK_ELEMENTWISE, ICS_DTYPE_BF16, 0, 2.0 * p->bytes, 0, 0,
                                0);
     }
-    return (double)t / ICS_PS_PER_US;
+    /* a stream-timed call at its file's host floor says how fast the host issues calls, not
+     * how fast the GPU runs them (compute_calib.h) */
+    return fmax((double)t / ICS_PS_PER_US, p->floor_us);
 }
 
 /* ---- set-up ---- */
@@ -432,6 +434,17 @@ static double median_of(const ics_ccal *c, bool (*pick)(const ics_ccal_point *, 
 static bool pick_gemm(const ics_ccal_point *p, int gemm)
 {
     return p->gemm == (gemm != 0);
+}
+
+double ics_ccal_floor_us(const ics_ccal *c, bool gemm)
+{
+    double most = 0;
+    for (guint i = 0; i < c->points->len; i++) {
+        const ics_ccal_point *p = &g_array_index(c->points, ics_ccal_point, i);
+        if (p->gemm == gemm)
+            most = fmax(most, p->floor_us);
+    }
+    return most;
 }
 
 double ics_ccal_median_error(const ics_ccal *c, bool gemm, bool after)

@@ -81,6 +81,46 @@ static void read_row(ics_jr *r, ics_ccal *c, const cJSON *row, const char *file,
         g_array_append_val(c->points, p);
 }
 
+static double work_of(const ics_ccal_point *p)
+{
+    return p->gemm ? 2.0 * p->m * p->n * p->k : (double)p->bytes;
+}
+
+/* The host floor of one kind of kernel among points [from, to) of one stream-timed file
+ * (compute_calib.h, ICS_CCAL_FLOOR_*): the shortest call's time, when a call with several times
+ * more or less work took about as long. */
+static void set_floor(ics_ccal *c, guint from, bool gemm)
+{
+    const ics_ccal_point *low = NULL;
+    for (guint i = from; i < c->points->len; i++) {
+        const ics_ccal_point *p = &g_array_index(c->points, ics_ccal_point, i);
+        if (p->gemm == gemm && (!low || p->measured_us < low->measured_us))
+            low = p;
+    }
+    bool flat = false;
+    for (guint i = from; low && i < c->points->len; i++) {
+        const ics_ccal_point *p = &g_array_index(c->points, ics_ccal_point, i);
+        double w = work_of(p), w0 = work_of(low);
+        flat |= p->gemm == gemm && fmax(w / w0, w0 / w) >= ICS_CCAL_FLOOR_WORK &&
+                p->measured_us <= ICS_CCAL_FLOOR_FLAT * low->measured_us;
+    }
+    for (guint i = from; flat && i < c->points->len; i++) {
+        ics_ccal_point *p = &g_array_index(c->points, ics_ccal_point, i);
+        if (p->gemm == gemm)
+            p->floor_us = low->measured_us;
+    }
+}
+
+/* "timing": "stream" (the default: what every runner before --graph did) or "graph". */
+static bool stream_timed(ics_jr *r, const cJSON *root)
+{
+    static const char *const timings[] = {"stream", "graph", NULL};
+    int t = 0;
+    if (cJSON_GetObjectItemCaseSensitive(root, "timing"))
+        ics_jr_enum(r, root, "timing", false, timings, &t);
+    return t == 0;
+}
+
 /* The GPU measured must have the model's SM count, when both say (waves depend on it). */
 static void check_hardware(ics_jr *r, const ics_ccal *c, const cJSON *root)
 {
@@ -110,6 +150,8 @@ bool ics_ccal__read(ics_ccal *c, const char *path, const char *text, size_t len,
                     "expected 1, got %" G_GINT64_FORMAT, version);
     if (root)
         check_hardware(r, c, root);
+    bool stream = root && stream_timed(r, root);
+    guint first = c->points->len;
     const cJSON *rows = root ? ics_jr_arr(r, root, "rows", true) : NULL;
     if (rows && cJSON_GetArraySize(rows) == 0)
         ics_jr_fail(r, rows, "rows", "expected at least one row, got an empty array");
@@ -121,6 +163,10 @@ bool ics_ccal__read(ics_ccal *c, const char *path, const char *text, size_t len,
         ics_jr_pop(r, m2);
     }
     ics_jr_pop(r, mark);
+    if (ics_jr_ok(r) && stream) {
+        set_floor(c, first, true);
+        set_floor(c, first, false);
+    }
     bool ok = ics_jr_ok(r);
     if (!ok)
         g_propagate_error(error, ics_jr_take_error(r));

@@ -49,6 +49,22 @@ static void print_params(const ics_ccal *c, GString *out)
     }
 }
 
+/* The host floors, where stream-timed files show one: what the points at them measured. */
+static void print_floors(const ics_ccal *c, GString *out)
+{
+    double g = ics_ccal_floor_us(c, true), k = ics_ccal_floor_us(c, false);
+    if (g <= 0 && k <= 0)
+        return;
+    g_string_append(out, "#\n# host floor (timed back to back on a stream, no call ran faster):");
+    if (g > 0)
+        g_string_append_printf(out, " GEMMs %.2f us", g);
+    if (k > 0)
+        g_string_append_printf(out, "%s copies %.2f us", g > 0 ? "," : "", k);
+    g_string_append(out, "\n# a call at it times the host issuing calls, not the GPU: compared as "
+                         "max(model, floor),\n# so it does not set launch_us (icsim-validate "
+                         "compute --graph times the GPU alone)\n");
+}
+
 static void print_summary(const ics_ccal *c, const GArray *folds, bool no_cv, GString *out)
 {
     g_string_append_printf(out, "#\n# median |time error| %13s %13s\n", "GEMMs", "copies");
@@ -78,6 +94,7 @@ int ics_cli__calibrate_compute(const char *system, const char *out_path, bool no
         if (!quiet)
             print_points(c, out);
         print_params(c, out);
+        print_floors(c, out);
         print_summary(c, folds, no_cv, out);
         if (out_path)
             g_string_append_printf(out, "# wrote %s\n", out_path);
