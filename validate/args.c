@@ -363,6 +363,9 @@ static bool parse_compute(const raw_opts *r, icsv_args *a, GError **err)
     if (r->shapes && !parse_shapes(r->shapes, a, err))
         return false;
     a->graph = r->graph;
+    if (a->graph && a->iters > ICSV_COMPUTE_GRAPH_ITERS_MAX)
+        return fail(err, "--graph: -n: expected at most %d calls in one graph, got %d",
+                    ICSV_COMPUTE_GRAPH_ITERS_MAX, a->iters);
     if (r->g != 0 && r->g != 1)
         return fail(err,
                     "compute: -g: measures one GPU, the first visible (pick it with "

@@ -37,9 +37,12 @@ typedef enum icsv_mode {
 /* compute's -w: cuBLASLt's first call of a shape loads its kernel, and the clock settles. */
 #define ICSV_DEFAULT_COMPUTE_WARMUP 3
 /* compute's --shapes: at most this many, each dimension 1 .. ICSV_COMPUTE_DIM_MAX (three
- * operands of 32768^2 bf16 are 6 GiB: any GPU with bf16 tensor cores holds them). */
+ * operands of 32768^2 bf16 are 6 GiB; a shape the GPU's free memory cannot hold is refused when
+ * the plan is made, run_compute.c). */
 #define ICSV_COMPUTE_SHAPES_MAX 512
 #define ICSV_COMPUTE_DIM_MAX    32768
+/* compute --graph: a graph of at most this many calls (-n) per shape */
+#define ICSV_COMPUTE_GRAPH_ITERS_MAX 10000
 
 typedef struct icsv_args {
     icsv_mode mode;

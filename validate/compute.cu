@@ -139,6 +139,21 @@ static void gemm_call(const icsv_compute *c, const lt_gemm *x, cudaStream_t s)
                            x->d, &x->algo, c->workspace, WORKSPACE_BYTES, s));
 }
 
+/* The `iters` calls captured once into an executable graph, uploaded by one untimed replay. */
+template <typename F> static cudaGraphExec_t capture_calls(cudaStream_t s, int iters, F call)
+{
+    cudaGraph_t g = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    ICSV_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < iters; i++)
+        call(s);
+    ICSV_CUDA(cudaStreamEndCapture(s, &g));
+    ICSV_CUDA(cudaGraphInstantiate(&exec, g, 0));
+    ICSV_CUDA(cudaGraphDestroy(g));
+    ICSV_CUDA(cudaGraphLaunch(exec, s));
+    return exec;
+}
+
 /* Mean us of one call(stream) over `iters` between the events, after `warmup` untimed ones.
  * Back to back on a stream, a call shorter than the host's cost of issuing it (cuBLASLt's
  * matmul is several microseconds of CPU) measures the host. With `graph` the calls are captured
@@ -150,26 +165,18 @@ static double time_calls(icsv_compute *c, int warmup, int iters, bool graph, F c
     cudaStream_t s = c->g->stream[0];
     for (int i = 0; i < warmup; i++)
         call(s);
-    cudaGraphExec_t exec = nullptr;
+    cudaGraphExec_t exec = graph ? capture_calls(s, iters, call) : nullptr;
+    ICSV_CUDA(cudaEventRecord(c->start, s));
     if (graph) {
-        cudaGraph_t g = nullptr;
-        ICSV_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+        ICSV_CUDA(cudaGraphLaunch(exec, s));
+    } else {
         for (int i = 0; i < iters; i++)
             call(s);
-        ICSV_CUDA(cudaStreamEndCapture(s, &g));
-        ICSV_CUDA(cudaGraphInstantiate(&exec, g, 0));
-        ICSV_CUDA(cudaGraphDestroy(g));
-        ICSV_CUDA(cudaGraphLaunch(exec, s)); /* the first replay uploads the graph */
     }
-    ICSV_CUDA(cudaEventRecord(c->start, s));
-    if (graph)
-        ICSV_CUDA(cudaGraphLaunch(exec, s));
-    for (int i = 0; !graph && i < iters; i++)
-        call(s);
     ICSV_CUDA(cudaEventRecord(c->stop, s));
+    ICSV_CUDA(cudaEventSynchronize(c->stop));
     if (exec)
         ICSV_CUDA(cudaGraphExecDestroy(exec));
-    ICSV_CUDA(cudaEventSynchronize(c->stop));
     float ms = 0;
     ICSV_CUDA(cudaEventElapsedTime(&ms, c->start, c->stop));
     return (double)ms * 1e3 / iters;

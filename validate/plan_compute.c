@@ -43,6 +43,13 @@ bool icsv_compute_copy_fits(uint64_t bytes, uint64_t free_bytes)
     return free_bytes >= ICSV_COMPUTE_HEADROOM && bytes <= (free_bytes - ICSV_COMPUTE_HEADROOM) / 2;
 }
 
+uint64_t icsv_compute_gemm_bytes(const icsv_compute_row *r)
+{
+    uint64_t in = r->dtype == ICSV_GEMM_FP8 ? 1 : 2, m = (uint64_t)r->m, n = (uint64_t)r->n,
+             k = (uint64_t)r->k;
+    return in * (m * k + n * k) + 2 * m * n;
+}
+
 icsv_compute_row *icsv_plan_compute(unsigned dtypes, const icsv_gemm_shape *shapes, size_t n_shapes,
                                     uint64_t free_bytes, size_t *n)
 {

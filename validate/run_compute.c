@@ -8,6 +8,7 @@
 #include "plan_compute.h"
 #include "run.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 
 static void emit(GString *s)
@@ -70,11 +71,33 @@ static bool write_json(const icsv_args *a, const icsv_compute_hw *hw, const icsv
     return icsv_json_emit(a->json_path, icsv_json_compute_text(&rep));
 }
 
+/* False, having said which, when a --shapes GEMM's operands do not fit in the free memory (less
+ * the headroom): a bad shape for this GPU, found before anything is timed. */
+static bool shapes_fit(const icsv_compute_row *rows, size_t n, const icsv_compute_hw *hw)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t need = icsv_compute_gemm_bytes(&rows[i]);
+        if (rows[i].kernel != ICSV_COMPUTE_GEMM || icsv_compute_copy_fits(need / 2, hw->free_bytes))
+            continue;
+        fprintf(stderr,
+                "icsim-validate: compute: --shapes %" PRId64 "x%" PRId64 "x%" PRId64
+                " (%s): its A, B and C need %.2f GB, GPU 0 has %.2f GB free\n",
+                rows[i].m, rows[i].n, rows[i].k, icsv_gemm_dtype_name(rows[i].dtype),
+                (double)need / 1e9, (double)hw->free_bytes / 1e9);
+        return false;
+    }
+    return true;
+}
+
 static int measure(const icsv_args *a, icsv_compute *c, const icsv_compute_hw *hw, unsigned mask,
                    GString *s)
 {
     size_t n = 0;
     icsv_compute_row *rows = icsv_plan_compute(mask, a->shapes, a->n_shapes, hw->free_bytes, &n);
+    if (!shapes_fit(rows, n, hw)) {
+        g_free(rows);
+        return ICSV_EXIT_INPUT;
+    }
     icsv_format_compute_columns(s);
     emit(s);
     for (size_t i = 0; i < n; i++) {

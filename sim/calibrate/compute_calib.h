@@ -58,16 +58,18 @@ typedef struct {
     double weight;
     bool held_out; /* left out of the last fit (cross-validation) */
     /* Timed back to back on a stream (the file's "timing" is "stream", or absent: every runner
-     * before --graph), no call finishes faster than the host issues it: the floor of its kind
-     * in its file (ICS_CCAL_FLOOR_*), 0 where the file shows none or was timed from a CUDA
-     * graph. Model and measurement are compared as max(model, floor_us). */
+     * before --graph): no call finishes faster than the host issues it. */
+    bool stream;
+    /* The host floor of its kind in its file (compute_floor.c), 0 where the file shows none
+     * or was timed from a CUDA graph. Model and measurement are compared as
+     * max(model, floor_us). */
     double floor_us;
 } ics_ccal_point;
 
-/* A stream-timed file has a host floor for a kind of kernel when a call with at least
- * ICS_CCAL_FLOOR_WORK times more (or less) work than its shortest one takes at most
- * ICS_CCAL_FLOOR_FLAT times as long: the GPU did not set that pace. The floor is the shortest
- * call's time. */
+/* A stream-timed file has a host floor for a kind of kernel when its shortest call is flat (a
+ * call with at least ICS_CCAL_FLOOR_WORK times more or less work took at most
+ * ICS_CCAL_FLOOR_FLAT times as long) and slow (at least ICS_CCAL_FLOOR_FLAT times what the
+ * model as loaded gives it). The floor is the shortest call's time. */
 #define ICS_CCAL_FLOOR_WORK 4.0
 #define ICS_CCAL_FLOOR_FLAT 1.25
 
@@ -95,8 +97,8 @@ const ics_calib_param *ics_ccal_param_of(const ics_ccal *c, ics_ccal_param p);
 const char *ics_ccal_model_name(const ics_ccal *c);
 const char *ics_ccal_gpu_type_name(const ics_ccal *c);
 
-/* The host floor of the GEMMs (gemm) or the copies among the points, the largest of their
- * files' (0: none). */
+/* The host floor of the GEMMs (gemm) or the copies among the points: the largest of their
+ * files' (0: none); a fit prints it as the floor the host set. */
 double ics_ccal_floor_us(const ics_ccal *c, bool gemm);
 
 /* Median |relative error| of the GEMM points (gemm) or the copies, not held out, before or

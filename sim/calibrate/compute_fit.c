@@ -157,6 +157,7 @@ static ics_ccal *ccal_open(const char *model_path, GError **error)
 /* The points read: weights, and the model's times as loaded. */
 static ics_ccal *ccal_ready(ics_ccal *c)
 {
+    ics_ccal__set_floors(c);
     set_weights(c);
     model_all(c, &c->loaded, true);
     for (int p = 0; p < ICS_CCAL_COUNT; p++)
@@ -481,6 +482,7 @@ static void fold(ics_ccal *c, bool (*pick)(const ics_ccal_point *, int), int arg
     }
     if (n == 0 || n == (int)c->points->len)
         return;
+    ics_ccal__set_floors(c); /* from the points the fold fits, not the ones it predicts */
     fit_now(c);
     ics_calib_fold f = {.n = n,
                         .median_before = median_of(c, pick, arg, true, false),
@@ -512,5 +514,6 @@ bool ics_ccal_cross_validate(ics_ccal *c, GArray *folds, GError **error)
     }
     for (guint i = 0; i < c->points->len; i++)
         g_array_index(c->points, ics_ccal_point, i).held_out = false;
+    ics_ccal__set_floors(c);
     return ics_ccal_fit(c, error);
 }

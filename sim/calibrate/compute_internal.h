@@ -24,7 +24,11 @@ bool ics_ccal__read(ics_ccal *c, const char *path, const char *text, size_t len,
 /* Setting a parameter's value in a compute object. */
 void ics_ccal__set(ics_hw_compute *cp, ics_ccal_param p, double v);
 
-/* What the model gives point p with compute parameters cp on c's GPU type, in us. */
+/* Sets every point's floor_us from the points not held out (compute_floor.c). */
+void ics_ccal__set_floors(ics_ccal *c);
+
+/* What the model gives point p with compute parameters cp on c's GPU type, in us (at least
+ * p's floor_us). */
 double ics_ccal__model_us(const ics_ccal *c, const ics_hw_compute *cp, const ics_ccal_point *p);
 
 #endif

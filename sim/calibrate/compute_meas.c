@@ -81,36 +81,6 @@ static void read_row(ics_jr *r, ics_ccal *c, const cJSON *row, const char *file,
         g_array_append_val(c->points, p);
 }
 
-static double work_of(const ics_ccal_point *p)
-{
-    return p->gemm ? 2.0 * p->m * p->n * p->k : (double)p->bytes;
-}
-
-/* The host floor of one kind of kernel among points [from, to) of one stream-timed file
- * (compute_calib.h, ICS_CCAL_FLOOR_*): the shortest call's time, when a call with several times
- * more or less work took about as long. */
-static void set_floor(ics_ccal *c, guint from, bool gemm)
-{
-    const ics_ccal_point *low = NULL;
-    for (guint i = from; i < c->points->len; i++) {
-        const ics_ccal_point *p = &g_array_index(c->points, ics_ccal_point, i);
-        if (p->gemm == gemm && (!low || p->measured_us < low->measured_us))
-            low = p;
-    }
-    bool flat = false;
-    for (guint i = from; low && i < c->points->len; i++) {
-        const ics_ccal_point *p = &g_array_index(c->points, ics_ccal_point, i);
-        double w = work_of(p), w0 = work_of(low);
-        flat |= p->gemm == gemm && fmax(w / w0, w0 / w) >= ICS_CCAL_FLOOR_WORK &&
-                p->measured_us <= ICS_CCAL_FLOOR_FLAT * low->measured_us;
-    }
-    for (guint i = from; flat && i < c->points->len; i++) {
-        ics_ccal_point *p = &g_array_index(c->points, ics_ccal_point, i);
-        if (p->gemm == gemm)
-            p->floor_us = low->measured_us;
-    }
-}
-
 /* "timing": "stream" (the default: what every runner before --graph did) or "graph". */
 static bool stream_timed(ics_jr *r, const cJSON *root)
 {
@@ -163,10 +133,8 @@ bool ics_ccal__read(ics_ccal *c, const char *path, const char *text, size_t len,
         ics_jr_pop(r, m2);
     }
     ics_jr_pop(r, mark);
-    if (ics_jr_ok(r) && stream) {
-        set_floor(c, first, true);
-        set_floor(c, first, false);
-    }
+    for (guint j = first; j < c->points->len; j++)
+        g_array_index(c->points, ics_ccal_point, j).stream = stream;
     bool ok = ics_jr_ok(r);
     if (!ok)
         g_propagate_error(error, ics_jr_take_error(r));

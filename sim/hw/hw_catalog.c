@@ -272,7 +272,7 @@ static void read_gpu(ics_hw__ld *ld, const cJSON *o, ics_hw_gpu_type *g, bool fr
         g->p2p = g->gdr = true;
     ics_jr_bool(ld->r, o, "p2p", false, &g->p2p);
     ics_jr_bool(ld->r, o, "gpudirect_rdma", false, &g->gdr);
-    if (fresh)
+    if (fresh) /* an override changing arch later keeps these: it overrides values, not defaults */
         ics_hw_compute_defaults_for(&g->compute, g->arch);
     read_compute(ld, o, &g->compute);
     read_str(ld, o, "source", fresh, &g->source);

@@ -36,30 +36,32 @@ static double seconds(ics_time ps)
 }
 
 /* Seconds of a GEMM's tiles on a persistent stream-K kernel (hw.h, gemm_stream_k): the whole
- * waves as whole waves, then the remainder's K loops shared out over every SM, so r tiles left
- * over cost one more wave's fixed cost and r / SMs of a tile's K loop. The partial sums of the
+ * waves as whole waves, then the remainder's K loops shared out over the SMs, so r tiles left
+ * over cost one more wave's fixed cost and r / SMs of a tile's K loop; no slice shallower than
+ * ICS_SPLIT_K_MIN, so a shallow remainder spreads over fewer SMs. The partial sums of the
  * split tiles are left out: on H200 the step from 132 to 144 tiles measured about the share of
  * the K loop alone (hw_compute.c). */
-static double stream_k_seconds(double tiles, int sms, double fixed, double tile_k)
+static double stream_k_seconds(double tiles, int sms, int k, double fixed, double tile_k)
 {
     double full = floor(tiles / sms), rest = tiles - full * sms;
-    return full * (fixed + tile_k) + (rest > 0 ? fixed + tile_k * rest / sms : 0);
+    double units = fmin(sms, rest * fmax(1, floor((double)k / ICS_SPLIT_K_MIN)));
+    return full * (fixed + tile_k) + (rest > 0 ? fixed + tile_k * rest / units : 0);
 }
 
 /* Seconds of a GEMM's math at efficiency eff of peak. cuBLAS launches one thread block per
  * output tile, one per SM at a time, so the tiles run in waves: each wave pays a fixed
  * prologue and epilogue (filling the operand pipeline, writing the tile out) plus its K loop,
  * and a last wave with fewer tiles than SMs takes as long as a full one (NVIDIA's "wave
- * quantization"). The K loop of one tile is its 2 x tile_m x tile_n x K FLOPs at the SM's
- * share of the peak. Shallow GEMMs (small K: a TP-split projection) thus lose more to the
+ * quantization"), unless the library's kernels are persistent and share it out (stream-K,
+ * Hopper's: stream_k_seconds). The K loop of one tile is its 2 x tile_m x tile_n x K FLOPs at the
+ * SM's share of the peak. Shallow GEMMs (small K: a TP-split projection) thus lose more to the
  * fixed cost than deep ones. A GEMM whose tiles fill the SMs badly (a skinny one: decode's
  * single token, a TP chunk) can be split along K, as cuBLAS's split-K kernels do: s slices of
  * each tile (at least ICS_SPLIT_K_MIN deep) make s times the work units, each s times shallower,
  * and the partial sums (fp32) are written and read back once more. The split taken is the one
  * that finishes first, as the library's heuristics aim to pick. A batched GEMM's batch is its
- * FLOPs over one product's. Without
- * the GPU's SM count or the op's shape: the FLOPs at eff x tile utilization, plus one wave's
- * fixed cost. */
+ * FLOPs over one product's. Without the GPU's SM count or the op's shape: the FLOPs at eff x
+ * tile utilization, plus one wave's fixed cost. */
 static double gemm_seconds(const ics_hw_gpu_type *g, const ics_trace_op *op, double peak,
                            double eff)
 {
@@ -86,7 +88,7 @@ static double gemm_seconds(const ics_hw_gpu_type *g, const ics_trace_op *op, dou
     for (int s = 2; s <= most && bw > 0; s++)
         best = fmin(best, ceil(tiles * s / g->sms) * (fixed + tile_k / s) + s * partials / bw);
     if (c->gemm_stream_k)
-        best = fmin(best, stream_k_seconds(tiles, g->sms, fixed, tile_k));
+        best = fmin(best, stream_k_seconds(tiles, g->sms, op->k, fixed, tile_k));
     return best;
 }
 

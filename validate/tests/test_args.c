@@ -211,6 +211,7 @@ static void test_bad(void)
         {"icsim-validate compute --shapes 17x17x16", "'17x17x16': K and one of M, N"},
         {"icsim-validate compute --shapes 16x16x17", "K and one of M, N must be multiples of 16"},
         {"icsim-validate collective all_reduce --graph", "--graph: only compute takes it"},
+        {"icsim-validate compute --graph -n 10001", "--graph: -n: expected at most 10000 calls"},
         {"icsim-validate p2p --shapes 16x16x16", "--shapes: only compute takes it"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {

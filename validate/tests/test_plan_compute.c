@@ -73,6 +73,11 @@ static void test_user_shapes(void)
     g_assert_cmpint(rows[1].k, ==, 4096);
     g_assert_cmpint(rows[2].dtype, ==, ICSV_GEMM_FP8);
     g_assert_cmpint(rows[3].m, ==, 64);
+    /* what the runner checks against the free memory: A and B at 1 (fp8) or 2 bytes, C at 2 */
+    g_assert_cmpuint(icsv_compute_gemm_bytes(&rows[0]), ==,
+                     2ull * (1536 + 1409) * 8192 + 2ull * 1536 * 1409);
+    g_assert_cmpuint(icsv_compute_gemm_bytes(&rows[2]), ==,
+                     1ull * (1536 + 1409) * 8192 + 2ull * 1536 * 1409);
     g_free(rows);
 }
 
