@@ -66,10 +66,10 @@ typedef struct {
     double floor_us;
 } ics_ccal_point;
 
-/* A stream-timed file has a host floor for a kind of kernel when its shortest call is flat (a
- * call with at least ICS_CCAL_FLOOR_WORK times more or less work took at most
- * ICS_CCAL_FLOOR_FLAT times as long) and slow (at least ICS_CCAL_FLOOR_FLAT times what the
- * model as loaded gives it). The floor is the shortest call's time. */
+/* A stream-timed file has a host floor for a kind of kernel when its call with the least work
+ * is slow (at least ICS_CCAL_FLOOR_FLAT times what the model as loaded gives it) and flat (a
+ * call with at least ICS_CCAL_FLOOR_WORK times its work took at most ICS_CCAL_FLOOR_FLAT times
+ * as long). The floor is the fastest call in that band (compute_floor.c). */
 #define ICS_CCAL_FLOOR_WORK 4.0
 #define ICS_CCAL_FLOOR_FLAT 1.25
 

@@ -209,6 +209,9 @@ int ics_bench_calibrate(int argc, char **argv)
                                "%.1f%% (%u)\n",
                                100 * median_of(large[1], 0), 100 * median_of(large[1], 1),
                                large[1]->len / 2);
+        ok = ics_bench__calibrate_compute(out, &err);
+    }
+    if (ok) {
         ics_cli_emit(out);
     } else {
         fprintf(stderr, "icsim bench calibrate: %s\n", err->message);

@@ -84,4 +84,7 @@ void ics_cli_setup_close(ics_cli_setup *s);
 /* Writes a finished report to stdout in one piece. */
 void ics_cli_emit(GString *out);
 
+/* bench calibrate's compute part (bench_calibrate_compute.c): appends its table to out. */
+bool ics_bench__calibrate_compute(GString *out, GError **err);
+
 #endif
