@@ -482,7 +482,9 @@ static void fold(ics_ccal *c, bool (*pick)(const ics_ccal_point *, int), int arg
     }
     if (n == 0 || n == (int)c->points->len)
         return;
-    ics_ccal__set_floors(c); /* from the points the fold fits, not the ones it predicts */
+    /* floors from the points the fold fits, not the ones it predicts; "loaded" under them too */
+    ics_ccal__set_floors(c);
+    model_all(c, &c->loaded, true);
     fit_now(c);
     ics_calib_fold f = {.n = n,
                         .median_before = median_of(c, pick, arg, true, false),
@@ -515,5 +517,6 @@ bool ics_ccal_cross_validate(ics_ccal *c, GArray *folds, GError **error)
     for (guint i = 0; i < c->points->len; i++)
         g_array_index(c->points, ics_ccal_point, i).held_out = false;
     ics_ccal__set_floors(c);
+    model_all(c, &c->loaded, true);
     return ics_ccal_fit(c, error);
 }

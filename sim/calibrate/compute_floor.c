@@ -38,7 +38,7 @@ static double floor_of(const ics_ccal *c, const char *source, bool gemm)
             probe = p;
     }
     if (!probe ||
-        probe->measured_us < ICS_CCAL_FLOOR_FLAT * ics_ccal__model_us(c, &c->loaded, probe))
+        !(probe->measured_us >= ICS_CCAL_FLOOR_FLAT * ics_ccal__model_us(c, &c->loaded, probe)))
         return 0;
     double band = ICS_CCAL_FLOOR_FLAT * probe->measured_us, floor = probe->measured_us;
     bool flat = false;

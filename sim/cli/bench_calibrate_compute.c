@@ -2,7 +2,9 @@
  * H200 (validate/data/compute/h200_icsim_validate_*.json, validate/data/runs/2026-11-29_h200):
  * calibrate on the first run's default plan, as a user would, and predict the other runs' files
  * (other shapes, other timing, other machines of the kind): their median |time error| with the
- * model as shipped and with the calibration. */
+ * model as shipped and with the calibration. Each column reads the predicted file as calibrate
+ * would with that model, host floor included (compute_floor.c): a stream-timed file's floor is
+ * its own shortest calls, so those are matched, not predicted, in both columns alike. */
 #include "calibrate/compute_calib.h"
 #include "cli/cli_common.h"
 
