@@ -50,6 +50,12 @@ uint64_t icsv_compute_gemm_bytes(const icsv_compute_row *r)
     return in * (m * k + n * k) + 2 * m * n;
 }
 
+bool icsv_compute_gemm_fits(const icsv_compute_row *r, uint64_t free_bytes)
+{
+    return free_bytes >= ICSV_COMPUTE_HEADROOM &&
+           icsv_compute_gemm_bytes(r) <= free_bytes - ICSV_COMPUTE_HEADROOM;
+}
+
 icsv_compute_row *icsv_plan_compute(unsigned dtypes, const icsv_gemm_shape *shapes, size_t n_shapes,
                                     uint64_t free_bytes, size_t *n)
 {

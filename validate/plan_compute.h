@@ -37,6 +37,8 @@ bool icsv_compute_copy_fits(uint64_t bytes, uint64_t free_bytes);
 
 /* The bytes of a GEMM row's A, B (1 byte an element for fp8, else 2) and C (2: bf16 or fp16). */
 uint64_t icsv_compute_gemm_bytes(const icsv_compute_row *r);
+/* Whether those fit in free_bytes with ICSV_COMPUTE_HEADROOM to spare. */
+bool icsv_compute_gemm_fits(const icsv_compute_row *r, uint64_t free_bytes);
 
 /* The oldest GPU, as 10 x major + minor, with tensor cores for t: fp16 70, bf16 80, fp8 89. */
 int icsv_gemm_dtype_min_sm(icsv_gemm_dtype t);

@@ -77,7 +77,7 @@ static bool shapes_fit(const icsv_compute_row *rows, size_t n, const icsv_comput
 {
     for (size_t i = 0; i < n; i++) {
         uint64_t need = icsv_compute_gemm_bytes(&rows[i]);
-        if (rows[i].kernel != ICSV_COMPUTE_GEMM || icsv_compute_copy_fits(need / 2, hw->free_bytes))
+        if (rows[i].kernel != ICSV_COMPUTE_GEMM || icsv_compute_gemm_fits(&rows[i], hw->free_bytes))
             continue;
         fprintf(stderr,
                 "icsim-validate: compute: --shapes %" PRId64 "x%" PRId64 "x%" PRId64

@@ -85,9 +85,8 @@ static void read_row(ics_jr *r, ics_ccal *c, const cJSON *row, const char *file,
 static bool stream_timed(ics_jr *r, const cJSON *root)
 {
     static const char *const timings[] = {"stream", "graph", NULL};
-    int t = 0;
-    if (cJSON_GetObjectItemCaseSensitive(root, "timing"))
-        ics_jr_enum(r, root, "timing", false, timings, &t);
+    int t = 0; /* absent: left at 0 */
+    ics_jr_enum(r, root, "timing", false, timings, &t);
     return t == 0;
 }
 

@@ -109,7 +109,7 @@ static void close_log(log_fit *lf)
     ics_meas_free(lf->m);
 }
 
-static void pct(GString *out, double x)
+void ics_bench__calib_pct(GString *out, double x)
 {
     if (isfinite(x))
         g_string_append_printf(out, " %7.1f%%", 100 * x);
@@ -143,7 +143,7 @@ static bool one(int s, int t, bool all, GArray *large[2], GString *out, GError *
                              busbw_median(c, MIB, UINT64_MAX, true)};
             g_string_append_printf(out, "    predict %-42s", systems[s].logs[k].id);
             for (int i = 0; i < 4; i++)
-                pct(out, row[i]);
+                ics_bench__calib_pct(out, row[i]);
             g_string_append_c(out, '\n');
             const bench_log *a = &systems[s].logs[t], *b = &systems[s].logs[k];
             bool nodes = strcmp(a->op, b->op) == 0 && a->nodes != b->nodes;

@@ -9,7 +9,6 @@
 #include "cli/cli_common.h"
 
 #include <glib/gstdio.h>
-#include <math.h>
 
 #ifndef ICS_HWMODELS_DIR
 #define ICS_HWMODELS_DIR "hwmodels"
@@ -51,14 +50,6 @@ static bool errors_of(const char *model, const char *file, double e[2], GError *
     return true;
 }
 
-static void pct(GString *out, double x)
-{
-    if (isnan(x))
-        g_string_append_printf(out, " %8s", "-");
-    else
-        g_string_append_printf(out, " %7.1f%%", 100 * x);
-}
-
 static bool predict_all(const char *model, const char *calibrated, GString *out, GError **err)
 {
     for (size_t i = 0; i < G_N_ELEMENTS(held); i++) {
@@ -67,10 +58,10 @@ static bool predict_all(const char *model, const char *calibrated, GString *out,
             !errors_of(calibrated, held[i].file, cal, err))
             return false;
         g_string_append_printf(out, "  %-50s", held[i].what);
-        pct(out, shipped[0]);
-        pct(out, cal[0]);
-        pct(out, shipped[1]);
-        pct(out, cal[1]);
+        ics_bench__calib_pct(out, shipped[0]);
+        ics_bench__calib_pct(out, cal[0]);
+        ics_bench__calib_pct(out, shipped[1]);
+        ics_bench__calib_pct(out, cal[1]);
         g_string_append_c(out, '\n');
     }
     return true;

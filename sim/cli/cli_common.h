@@ -84,6 +84,8 @@ void ics_cli_setup_close(ics_cli_setup *s);
 /* Writes a finished report to stdout in one piece. */
 void ics_cli_emit(GString *out);
 
+/* bench calibrate's percentage column (" 12.3%", or " -" when x is not finite). */
+void ics_bench__calib_pct(GString *out, double x);
 /* bench calibrate's compute part (bench_calibrate_compute.c): appends its table to out. */
 bool ics_bench__calibrate_compute(GString *out, GError **err);
 

@@ -76,6 +76,10 @@ static void test_user_shapes(void)
     /* what the runner checks against the free memory: A and B at 1 (fp8) or 2 bytes, C at 2 */
     g_assert_cmpuint(icsv_compute_gemm_bytes(&rows[0]), ==,
                      2ull * (1536 + 1409) * 8192 + 2ull * 1536 * 1409);
+    uint64_t need = icsv_compute_gemm_bytes(&rows[0]);
+    g_assert_true(icsv_compute_gemm_fits(&rows[0], need + ICSV_COMPUTE_HEADROOM));
+    g_assert_false(icsv_compute_gemm_fits(&rows[0], need + ICSV_COMPUTE_HEADROOM - 1));
+    g_assert_false(icsv_compute_gemm_fits(&rows[0], 0));
     g_assert_cmpuint(icsv_compute_gemm_bytes(&rows[2]), ==,
                      1ull * (1536 + 1409) * 8192 + 2ull * 1536 * 1409);
     g_free(rows);
