@@ -38,6 +38,8 @@ static const struct {
     {"xxrjun_h100_10node_8gpn_all_gather", "superpod-h100-ndr.json", 10, 8, false, true},
     {"xxrjun_h100_10node_1gpn_all_reduce", "superpod-h100-ndr.json", 10, 1, false, false},
     {"snellius_h100x4_2node_all_reduce", "snellius-h100.json", 2, 4, false, false},
+    {"snellius_h100x4_2node_all_gather", "snellius-h100.json", 2, 4, false, false},
+    {"snellius_h100x4_2node_reduce_scatter", "snellius-h100.json", 2, 4, false, false},
     {"aws_p4de_a100_2node_efa_allreduce", "aws-p4de.json", 2, 8, false, false},
     {"alcf_sophia_dgxa100_2node_all_reduce", "superpod-a100-hdr.json", 2, 8, false, false},
     /* 16 x 100 Gb/s RoCEv2 ports a node, two per GPU (OCI's tutorial, an early, untuned run) */
@@ -50,6 +52,8 @@ static const struct {
     {"nccl_issue1161_h100pcie_2gpu_nvlinkbridge_allreduce", "pcie-nvlink-bridge.json", 1, 2, false,
      false},
     {"snellius_h100x4_1node_all_reduce", "hgx-h100-4gpu.json", 1, 4, false, false},
+    {"snellius_h100x4_1node_all_gather", "hgx-h100-4gpu.json", 1, 4, false, false},
+    {"snellius_h100x4_1node_reduce_scatter", "hgx-h100-4gpu.json", 1, 4, false, false},
     /* PCIe-only GeForce cards: through host memory with the stock driver (NCCL's SHM), peer to
      * peer with a modified one */
     {"lowprov_rtx4090x8_pcie_noP2P_allreduce", "rtx4090-8gpu.json", 1, 8, false, false},
