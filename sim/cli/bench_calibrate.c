@@ -16,7 +16,7 @@
 #endif
 #define DATA_DIR ICS_HWMODELS_DIR "/../validate/data/nccl"
 #define MIB      (1ULL << 20)
-#define MAX_LOGS 6
+#define MAX_LOGS 12
 
 /* A system and its logs: each log's operation and node count (a prediction is of another
  * operation, or of the same operation at another node count: the issue's two goals). A log
@@ -44,8 +44,15 @@ static const struct {
      "superpod-h100-ndr.json",
      {{"xxrjun_h100_1node_8gpu_all_gather", "all_gather", 1, false, false},
       {"xxrjun_h100_10node_1gpn_all_reduce", "all_reduce", 10, false, false},
+      {"xxrjun_h100_10node_1gpn_all_gather", "all_gather", 10, false, true},
+      {"xxrjun_h100_10node_1gpn_reduce_scatter", "reduce_scatter", 10, false, true},
+      {"xxrjun_h100_10node_1gpn_alltoall", "alltoall", 10, false, true},
+      {"xxrjun_h100_10node_1gpn_sendrecv", "sendrecv", 10, false, true},
       {"xxrjun_h100_10node_8gpn_all_gather", "all_gather", 10, true, false},
-      {"xxrjun_h100_10node_8gpn_all_reduce", "all_reduce", 10, true, false}}},
+      {"xxrjun_h100_10node_8gpn_all_reduce", "all_reduce", 10, true, false},
+      {"xxrjun_h100_10node_8gpn_reduce_scatter", "reduce_scatter", 10, true, false},
+      {"xxrjun_h100_10node_8gpn_alltoall", "alltoall", 10, true, false},
+      {"xxrjun_h100_10node_8gpn_sendrecv", "sendrecv", 10, true, false}}},
     {"DGX A100, 1 and 2 nodes (OCI, Sophia)",
      "superpod-a100-hdr.json",
      {{"oci_bm_gpu4_8_a100_1node_allreduce_fullsweep", "all_reduce", 1, false, false},
