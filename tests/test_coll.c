@@ -361,12 +361,24 @@ static void test_two_node_graphs(void)
     g_assert_cmpint(r.algo, ==, ICS_ALGO_TREE);
     /* its log: "8 coll channels, ..., 8 p2p channels, 2 p2p channels per peer" (twice the
      * graph's 4; ncclTopoComputeP2pChannels): 8 ranks share the 8 p2p channels, one each while
-     * a peer's part is at most 16 MiB (it was 2 with 32 p2p channels) */
+     * a peer's part is at most one 128 KiB network step, then the peer's two (enqueue.cc: parts
+     * of half to one step across nodes) */
     ics_tuner tu;
     ics_tuner_init(&tu, g.t, g.ranks, g.n);
     g_assert_cmpint(ics_tuner_nccl_channels(&tu), ==, 8);
-    g_assert_cmpint(rig_run(&g, ICS_COLL_ALLTOALL, 8u << 20, &auto_tuning).nchannels, ==, 1);
+    g_assert_cmpint(rig_run(&g, ICS_COLL_ALLTOALL, 1u << 20, &auto_tuning).nchannels, ==, 1);
+    g_assert_cmpint(rig_run(&g, ICS_COLL_ALLTOALL, 8u << 20, &auto_tuning).nchannels, ==, 2);
     g_assert_cmpint(rig_run(&g, ICS_COLL_ALLTOALL, 1u << 30, &auto_tuning).nchannels, ==, 2);
+    rig_close(&g);
+    /* NCCL 2.29 across nodes: the channels per peer halved until every peer fits one round of
+     * the p2p channels, 8 a channel (paths.cc): 80 ranks over 16 p2p channels get one (2 x 10
+     * rounds > 16), which is what the 10 x 8 H100 send/recv log runs at (15.2 GB/s); 10 ranks
+     * of one GPU a node keep two */
+    rig_open(&g, "superpod-h100-ndr.json", 10, 0, "analytic");
+    g_assert_cmpint(rig_run(&g, ICS_COLL_SENDRECV, 1u << 30, &auto_tuning).nchannels, ==, 1);
+    rig_close(&g);
+    rig_open(&g, "superpod-h100-ndr.json", 10, 1, "analytic");
+    g_assert_cmpint(rig_run(&g, ICS_COLL_SENDRECV, 1u << 30, &auto_tuning).nchannels, ==, 2);
     rig_close(&g);
     /* AWS p4de, 2 x 8 A100 on 4 x 100 Gb/s EFA: Tree too (the log's 78 GB/s busbw at 2 GiB is
      * above the 50 a ring can reach through 4 EFAs) */

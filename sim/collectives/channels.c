@@ -23,10 +23,15 @@ static const double speeds_older[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4,
 static const int max_threads[ICS_PROTO_COUNT] = {512, 640, 512};
 static const int thread_threshold[ICS_PROTO_COUNT] = {8, 8, 64};
 
-/* Point-to-point: channels per peer, the part below which fewer channels are used and above
- * which more (enqueue.cc, 2.22+: 64 KiB and 16 MiB on NVLink). */
-#define P2P_MIN_PART (64u * 1024)
-#define P2P_MAX_PART (16u * 1024 * 1024)
+/* Point-to-point: NCCL's step (p2pChunkSize, init.cc: across nodes the net chunk, 128 KiB; on
+ * all-NVLink 512 KiB; else 128 KiB; NCCL_P2P_*_CHUNKSIZE and at most an eighth of
+ * NCCL_BUFFSIZE), and the batch of peers NCCL runs per channel at once
+ * (NCCL_MAX_DEV_WORK_P2P_PER_BATCH). */
+#define P2P_NET_STEP  (128 * 1024)
+#define P2P_NVL_STEP  (512 * 1024)
+#define P2P_PCI_STEP  (128 * 1024)
+#define P2P_BUFFSIZE  (4 << 20)
+#define P2P_PER_BATCH 8
 
 /* NCCL's ring search on one node of NVLink through switches: the fastest speed that carries the
  * most in total (ties to the faster: it tries them in order), at most 16 channels; then
@@ -102,24 +107,49 @@ static int pow2_up(int n)
     return p;
 }
 
-/* Point-to-point channels for one peer's `bytes` (enqueue.cc 2.22+): as many channels as 64 KiB
- * parts, up to the per-peer minimum (the per-peer count halved until every rank's peers fit in
- * the p2p channels), then doubled while a part is over 16 MiB, up to the per-peer count. Over
- * NVLink NCCL allows 2 channels per link (32 after rounding); elsewhere 2. The p2p channels are
- * the communicator's, rounded up to a power of two (ncclTopoComputeP2pChannels): 32 on a DGX
- * H100's 24, 8 on two Snellius nodes, 4 on two Polaris nodes, as their logs print ("8 p2p
+static int p2p_step(int given, int def, const ics_coll_tuning *want)
+{
+    int step = given > 0 ? given : def;
+    int buff = want && want->buffsize > 0 ? want->buffsize : P2P_BUFFSIZE;
+    return MAX(1, MIN(step, buff / 8));
+}
+
+/* Point-to-point channels for one peer's `bytes` (enqueue.cc addP2pToPlan, 2.26+): as many
+ * channels as parts of half a step across nodes (an eighth on one node), up to the per-peer
+ * minimum (the per-peer count halved until every rank's peers fit in the p2p channels), then
+ * doubled while a part is over one step across nodes (32 steps on one node: 16 MiB on NVLink),
+ * up to the per-peer count. Over NVLink NCCL allows 2 channels per link (32 after rounding);
+ * elsewhere 2; and since 2.29, across nodes, the per-peer count is halved until every peer of
+ * the communicator fits one round of the p2p channels, 8 peers a channel (paths.cc,
+ * ncclTopoComputeP2pChannels: "the network is the bottleneck"): 1 on 80 ranks over 16
+ * channels, as the 10 x 8 H100 send/recv log runs at one channel's 15.2 GB/s. The p2p channels
+ * are the communicator's, rounded up to a power of two (ncclTopoComputeP2pChannels): 32 on a
+ * DGX H100's 24, 8 on two Snellius nodes, 4 on two Polaris nodes, as their logs print ("8 p2p
  * channels, 2 p2p channels per peer"). */
-static int p2p_channels(const ics_tuner *tu, uint64_t bytes)
+static int p2p_channels(const ics_tuner *tu, const ics_coll_tuning *want, uint64_t bytes)
 {
     bool nvlink = tu->nnodes == 1 && tu->intra_class == 0 && tu->nvlinks > 0;
     int p2p_total = pow2_up(MIN(MAX_CHANNELS, tu->nccl_channels));
     int per_peer = MIN(p2p_total, nvlink ? MAX_CHANNELS : 2);
+    if (tu->nnodes > 1)
+        while (per_peer > 1 &&
+               (int64_t)per_peer * ((tu->n + P2P_PER_BATCH - 1) / P2P_PER_BATCH) > p2p_total)
+            per_peer /= 2;
     int lo = per_peer;
     while (lo > 1 && (int64_t)lo * tu->n > p2p_total)
         lo /= 2;
-    int nch = (int)MIN((uint64_t)lo, MAX(1, (bytes + P2P_MIN_PART - 1) / P2P_MIN_PART));
-    while (nch < per_peer && bytes / (uint64_t)nch > P2P_MAX_PART)
+    int step = tu->nnodes > 1 ? p2p_step(want ? want->p2p_net_chunk : 0, P2P_NET_STEP, want)
+               : nvlink       ? p2p_step(want ? want->p2p_nvl_chunk : 0, P2P_NVL_STEP, want)
+                              : p2p_step(want ? want->p2p_pci_chunk : 0, P2P_PCI_STEP, want);
+    uint64_t min_part = (uint64_t)(tu->nnodes > 1 ? step / 2 : step / 8);
+    uint64_t max_part = (uint64_t)step * (tu->nnodes > 1 ? 1 : 32);
+    min_part = MAX(min_part, 1);
+    int nch = (int)MIN((uint64_t)lo, MAX(1, (bytes + min_part - 1) / min_part));
+    uint64_t part = MAX(min_part, (bytes + (uint64_t)nch - 1) / (uint64_t)nch);
+    while (part > max_part && nch <= per_peer / 2) {
         nch *= 2;
+        part = (bytes + (uint64_t)nch - 1) / (uint64_t)nch;
+    }
     return nch;
 }
 
@@ -152,20 +182,20 @@ static int small_call_channels(const ics_tuner *tu, uint64_t bytes, ics_coll_alg
 #define TREE_MIN_CHANNEL    (64 * 1024)
 
 /* The channels NCCL itself runs the call on. */
-static int nccl_call_channels(const ics_tuner *tu, const ics_coll_req *req, ics_coll_algo algo,
-                              ics_coll_proto proto)
+static int nccl_call_channels(const ics_tuner *tu, const ics_coll_req *req,
+                              const ics_coll_tuning *want, ics_coll_algo algo, ics_coll_proto proto)
 {
     if (algo == ICS_ALGO_NVLS)
         return ICS_NVLS_CHANNELS; /* whatever the size (enqueue.cc) */
     if (algo == ICS_ALGO_DIRECT)
-        return p2p_channels(tu, ics_coll_req_peer_bytes(req, tu->n));
+        return p2p_channels(tu, want, ics_coll_req_peer_bytes(req, tu->n));
     return small_call_channels(tu, nccl_bytes(tu, req), algo, proto, tu->nccl_channels);
 }
 
 int ics_tuner_channels(const ics_tuner *tu, const ics_coll_req *req, const ics_coll_tuning *want,
                        ics_coll_algo algo, ics_coll_proto proto)
 {
-    int nch = nccl_call_channels(tu, req, algo, proto);
+    int nch = nccl_call_channels(tu, req, want, algo, proto);
     if (tu->nnodes > 1 && algo != ICS_ALGO_NVLS && algo != ICS_ALGO_DIRECT)
         nch = MIN(nch, MAX(MULTI_NODE_CHANNELS, tu->nics));
     while (tu->nnodes > 1 && algo == ICS_ALGO_TREE && nch > 1 &&
@@ -182,7 +212,7 @@ int ics_tuner_ctas_per_channel(const ics_tuner *tu, const ics_coll_req *req,
                                const ics_coll_tuning *want, ics_coll_algo algo,
                                ics_coll_proto proto, int nch)
 {
-    int nccl = nccl_call_channels(tu, req, algo, proto);
+    int nccl = nccl_call_channels(tu, req, want, algo, proto);
     if (want->min_channels > 0)
         nccl = MAX(nccl, want->min_channels);
     if (want->max_channels > 0)
