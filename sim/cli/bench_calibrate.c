@@ -16,7 +16,7 @@
 #endif
 #define DATA_DIR ICS_HWMODELS_DIR "/../validate/data/nccl"
 #define MIB      (1ULL << 20)
-#define MAX_LOGS 12
+#define MAX_LOGS 24
 
 /* A system and its logs: each log's operation and node count (a prediction is of another
  * operation, or of the same operation at another node count: the issue's two goals). A log
@@ -39,10 +39,21 @@ static const struct {
      "dgx-h100.json",
      {{"nvidia_dgxc_dgxh100_1node_allreduce", "all_reduce", 1, false, false},
       {"xxrjun_h100_1node_8gpu_all_gather", "all_gather", 1, false, false},
-      {"xxrjun_h100_1node_8gpu_sendrecv", "sendrecv", 1, false, false}}},
+      {"xxrjun_h100_1node_8gpu_sendrecv", "sendrecv", 1, false, false},
+      {"xxrjun_h100_1node_8gpu_all_reduce", "all_reduce", 1, false, false},
+      {"xxrjun_h100_1node_8gpu_reduce_scatter", "reduce_scatter", 1, false, false},
+      {"xxrjun_h100_1node_8gpu_alltoall", "alltoall", 1, false, false}}},
     {"H100 cluster, 1 and 10 nodes (xxrjun)",
      "superpod-h100-ndr.json",
      {{"xxrjun_h100_1node_8gpu_all_gather", "all_gather", 1, false, false},
+      {"xxrjun_h100_2node_1gpn_alltoall", "alltoall", 2, false, true},
+      {"xxrjun_h100_2node_1gpn_sendrecv", "sendrecv", 2, false, true},
+      {"xxrjun_h100_2node_2gpn_alltoall", "alltoall", 2, false, true},
+      {"xxrjun_h100_2node_2gpn_sendrecv", "sendrecv", 2, false, true},
+      {"xxrjun_h100_2node_4gpn_alltoall", "alltoall", 2, false, true},
+      {"xxrjun_h100_2node_4gpn_sendrecv", "sendrecv", 2, false, true},
+      {"xxrjun_h100_2node_8gpn_alltoall", "alltoall", 2, false, true},
+      {"xxrjun_h100_2node_8gpn_sendrecv", "sendrecv", 2, false, true},
       {"xxrjun_h100_10node_1gpn_all_reduce", "all_reduce", 10, false, false},
       {"xxrjun_h100_10node_1gpn_all_gather", "all_gather", 10, false, true},
       {"xxrjun_h100_10node_1gpn_reduce_scatter", "reduce_scatter", 10, false, true},
@@ -114,6 +125,12 @@ static bool open_log(const char *model, const char *id, log_fit *lf, GError **er
     return lf->c != NULL;
 }
 
+/* The rank count the log's first table was measured on. */
+static int log_ranks(const log_fit *lf)
+{
+    return ics_meas_n_tables(lf->m) > 0 ? ics_meas_table_at(lf->m, 0)->nranks : 0;
+}
+
 static void close_log(log_fit *lf)
 {
     ics_calib_free(lf->c);
@@ -156,8 +173,11 @@ static bool one(int s, int t, bool all, GArray *large[2], GString *out, GError *
             for (int i = 0; i < 4; i++)
                 ics_bench__calib_pct(out, row[i]);
             g_string_append_c(out, '\n');
+            /* the same operation at another node count, or on as many nodes with another
+             * count of GPUs each (the 2-node pairwise logs): another scale, not another op */
             const bench_log *a = &systems[s].logs[t], *b = &systems[s].logs[k];
-            bool nodes = strcmp(a->op, b->op) == 0 && a->nodes != b->nodes;
+            bool nodes = strcmp(a->op, b->op) == 0 &&
+                         (a->nodes != b->nodes || log_ranks(&fit) != log_ranks(&lf));
             if (isfinite(row[2]))
                 g_array_append_vals(large[nodes], &row[2], 2);
         }
