@@ -380,6 +380,16 @@ static void test_two_node_graphs(void)
     rig_open(&g, "superpod-h100-ndr.json", 10, 1, "analytic");
     g_assert_cmpint(rig_run(&g, ICS_COLL_SENDRECV, 1u << 30, &auto_tuning).nchannels, ==, 2);
     rig_close(&g);
+    /* and a peer across the network gets a channel per 14 GB/s of its GPU's NICs (paths.cc):
+     * 4 for a DGX H100's 400 Gb/s NIC, where the two DGX nodes' send/recv logs reach 44-46 GB/s
+     * (two channels gave 30.9) */
+    rig_open(&g, "superpod-h100-ndr.json", 2, 0, "analytic");
+    ics_coll_result sr = rig_run(&g, ICS_COLL_SENDRECV, 4ull << 30, &auto_tuning);
+    g_assert_cmpint(sr.nchannels, ==, 4);
+    double gbps = (double)(4ull << 30) / ics_time_to_s(sr.time_ps) / 1e9;
+    g_assert_cmpfloat(gbps, >, 42.0);
+    g_assert_cmpfloat(gbps, <, 50.0);
+    rig_close(&g);
     /* AWS p4de, 2 x 8 A100 on 4 x 100 Gb/s EFA: Tree too (the log's 78 GB/s busbw at 2 GiB is
      * above the 50 a ring can reach through 4 EFAs) */
     rig_open(&g, "aws-p4de.json", 2, 0, "analytic");

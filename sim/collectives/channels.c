@@ -114,23 +114,41 @@ static int p2p_step(int given, int def, const ics_coll_tuning *want)
     return MAX(1, MIN(step, buff / 8));
 }
 
+/* NCCL's channels for a peer across the network (paths.cc ncclTopoGetNchannels, 2.29+): one per
+ * NIC of the GPU's own, and more to drive them at NCCL_P2P_PER_CHANNEL_NET_BW (14 GB/s) a
+ * channel: 4 for a 400 Gb/s NIC, 2 for 200 Gb/s, 1 for 100 Gb/s, 4 for a p5's 4 x 100 Gb/s. A
+ * communicator takes the fewest over all its peers: 2 for peers on PCIe, 2 per NVLink for
+ * peers on NVLink (never the fewest here). */
+#define P2P_PER_CHANNEL_NET_GBPS 14.0
+
+static int net_peer_channels(const ics_tuner *tu)
+{
+    int nics = MAX(1, tu->nics), gpu_nics = MAX(1, nics / MAX(1, tu->ppn));
+    double per_nic = tu->net_gbps / nics;
+    int net = MAX(gpu_nics, (int)ceil(gpu_nics * per_nic / P2P_PER_CHANNEL_NET_GBPS - 1e-9));
+    return tu->ppn > 1 && tu->intra_class != 0 ? MIN(net, 2) : net;
+}
+
 /* Point-to-point channels for one peer's `bytes` (enqueue.cc addP2pToPlan, 2.26+): as many
  * channels as parts of half a step across nodes (an eighth on one node), up to the per-peer
  * minimum (the per-peer count halved until every rank's peers fit in the p2p channels), then
  * doubled while a part is over one step across nodes (32 steps on one node: 16 MiB on NVLink),
- * up to the per-peer count. Over NVLink NCCL allows 2 channels per link (32 after rounding);
- * elsewhere 2; and since 2.29, across nodes, the per-peer count is halved until every peer of
- * the communicator fits one round of the p2p channels, 8 peers a channel (paths.cc,
- * ncclTopoComputeP2pChannels: "the network is the bottleneck"): 1 on 80 ranks over 16
- * channels, as the 10 x 8 H100 send/recv log runs at one channel's 15.2 GB/s. The p2p channels
- * are the communicator's, rounded up to a power of two (ncclTopoComputeP2pChannels): 32 on a
- * DGX H100's 24, 8 on two Snellius nodes, 4 on two Polaris nodes, as their logs print ("8 p2p
+ * up to the per-peer count. The per-peer count: on one node over NVLink 2 channels per link
+ * (32 after rounding), elsewhere 2; across nodes net_peer_channels, and since 2.29 halved until
+ * every peer of the communicator fits one round of the p2p channels, 8 peers a channel
+ * (paths.cc, ncclTopoComputeP2pChannels: "the network is the bottleneck"). So two DGX H100 get 4
+ * a peer (the 2-node send/recv logs: 44-46 GB/s, a 400 Gb/s NIC's worth) and 80 ranks over 16
+ * channels 1 (the 80-rank send/recv log: one channel's 15.2 GB/s). The p2p channels are the
+ * communicator's, rounded up to a power of two (ncclTopoComputeP2pChannels): 32 on a DGX
+ * H100's 24, 8 on two Snellius nodes, 4 on two Polaris nodes, as their logs print ("8 p2p
  * channels, 2 p2p channels per peer"). */
 static int p2p_channels(const ics_tuner *tu, const ics_coll_tuning *want, uint64_t bytes)
 {
     bool nvlink = tu->nnodes == 1 && tu->intra_class == 0 && tu->nvlinks > 0;
     int p2p_total = pow2_up(MIN(MAX_CHANNELS, tu->nccl_channels));
-    int per_peer = MIN(p2p_total, nvlink ? MAX_CHANNELS : 2);
+    int per_peer = MIN(p2p_total, pow2_up(tu->nnodes > 1 ? net_peer_channels(tu)
+                                          : nvlink       ? MAX_CHANNELS
+                                                         : 2));
     if (tu->nnodes > 1)
         while (per_peer > 1 &&
                (int64_t)per_peer * ((tu->n + P2P_PER_BATCH - 1) / P2P_PER_BATCH) > p2p_total)
