@@ -121,11 +121,15 @@ static int p2p_step(int given, int def, const ics_coll_tuning *want)
  * peers on NVLink (never the fewest here). */
 #define P2P_PER_CHANNEL_NET_GBPS 14.0
 
-static int net_peer_channels(const ics_tuner *tu)
+static int net_peer_channels(const ics_tuner *tu, const ics_coll_tuning *want)
 {
+    if (want && want->net_peer_channels > 0) /* NCCL_NCHANNELS_PER_NET_PEER */
+        return want->net_peer_channels;
+    double per_channel = want && want->p2p_channel_net_gbps > 0 ? want->p2p_channel_net_gbps
+                                                                : P2P_PER_CHANNEL_NET_GBPS;
     int nics = MAX(1, tu->nics), gpu_nics = MAX(1, nics / MAX(1, tu->ppn));
     double per_nic = tu->net_gbps / nics;
-    int net = MAX(gpu_nics, (int)ceil(gpu_nics * per_nic / P2P_PER_CHANNEL_NET_GBPS - 1e-9));
+    int net = MAX(gpu_nics, (int)ceil(gpu_nics * per_nic / per_channel - 1e-9));
     return tu->ppn > 1 && tu->intra_class != 0 ? MIN(net, 2) : net;
 }
 
@@ -146,10 +150,11 @@ static int p2p_channels(const ics_tuner *tu, const ics_coll_tuning *want, uint64
 {
     bool nvlink = tu->nnodes == 1 && tu->intra_class == 0 && tu->nvlinks > 0;
     int p2p_total = pow2_up(MIN(MAX_CHANNELS, tu->nccl_channels));
-    int per_peer = MIN(p2p_total, pow2_up(tu->nnodes > 1 ? net_peer_channels(tu)
+    int per_peer = MIN(p2p_total, pow2_up(tu->nnodes > 1 ? net_peer_channels(tu, want)
                                           : nvlink       ? MAX_CHANNELS
                                                          : 2));
-    if (tu->nnodes > 1)
+    /* NCCL's reduction at scale, unless NCCL_NCHANNELS_PER_NET_PEER set the count */
+    if (tu->nnodes > 1 && !(want && want->net_peer_channels > 0))
         while (per_peer > 1 &&
                (int64_t)per_peer * ((tu->n + P2P_PER_BATCH - 1) / P2P_PER_BATCH) > p2p_total)
             per_peer /= 2;

@@ -38,6 +38,10 @@ typedef struct {
      * bytes; 0: NCCL's defaults (128 KiB across nodes, 512 KiB on all-NVLink, 128 KiB over
      * PCIe; a 4 MiB Simple buffer, which caps a point-to-point step at an eighth of it) */
     int p2p_net_chunk, p2p_nvl_chunk, p2p_pci_chunk, buffsize;
+    /* NCCL_NCHANNELS_PER_NET_PEER: channels for a peer across the network, as set (NCCL then
+     * skips its reduction at scale); NCCL_P2P_PER_CHANNEL_NET_BW: GB/s NCCL counts a channel
+     * for when it picks them itself. 0: NCCL's defaults (channels.c) */
+    int net_peer_channels, p2p_channel_net_gbps;
 } ics_coll_tuning;
 
 /* A set of algorithms or protocols, a bit per member. */

@@ -179,6 +179,9 @@ void ics_coll_tuning_from(ics_coll_tuning *t, ics_env_lookup get, void *ctx, GEr
     read_int_from(get, ctx, w, "NCCL_P2P_NVL_CHUNKSIZE", 1, INT_MAX, &t->p2p_nvl_chunk);
     read_int_from(get, ctx, w, "NCCL_P2P_PCI_CHUNKSIZE", 1, INT_MAX, &t->p2p_pci_chunk);
     read_int_from(get, ctx, w, "NCCL_BUFFSIZE", 8, INT_MAX, &t->buffsize);
+    /* channels per peer across the network (paths.cc, 2.29+): MAXCHANNELS at most */
+    read_int_from(get, ctx, w, "NCCL_NCHANNELS_PER_NET_PEER", 1, 64, &t->net_peer_channels);
+    read_int_from(get, ctx, w, "NCCL_P2P_PER_CHANNEL_NET_BW", 1, INT_MAX, &t->p2p_channel_net_gbps);
     if (w->len)
         g_set_error_literal(warning, ICS_ERROR, ICS_ERROR_INPUT, w->str);
     g_string_free(w, TRUE);
