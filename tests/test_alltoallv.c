@@ -109,7 +109,8 @@ static void test_sms(void)
                    t[0] / 1e6, t[1] / 1e6, t[2] / 1e6, line / 1e6);
     g_assert_cmpfloat((double)t[2], <, 0.8 * (double)t[1]);
     g_assert_cmpfloat((double)t[2], <, (double)t[0]);
-    g_assert_cmpfloat((double)t[0], <, 1.2 * line);
+    g_assert_cmpfloat((double)t[0], <, 0.8 * (double)t[1]);
+    g_assert_cmpfloat((double)t[0], <, 1.25 * line);
     g_assert_cmpfloat((double)t[2], >, line);
     g_assert_cmpfloat((double)t[2], <, 1.1 * line);
     rig_close(&g);

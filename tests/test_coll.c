@@ -371,9 +371,9 @@ static void test_two_node_graphs(void)
     g_assert_cmpint(rig_run(&g, ICS_COLL_ALLTOALL, 1u << 30, &auto_tuning).nchannels, ==, 2);
     rig_close(&g);
     /* NCCL 2.29 across nodes: the channels per peer halved until every peer fits one round of
-     * the p2p channels, 8 a channel (paths.cc): 80 ranks over 16 p2p channels get one (2 x 10
-     * rounds > 16), which is what the 10 x 8 H100 send/recv log runs at (15.2 GB/s); 10 ranks
-     * of one GPU a node keep two */
+     * the p2p channels, 8 a channel (paths.cc): 80 ranks over 16 p2p channels get one (4, then
+     * 2, x 10 rounds > 16), which is what the 10 x 8 H100 send/recv log runs at (15.2 GB/s);
+     * 10 ranks of one GPU a node over 4 p2p channels keep two */
     rig_open(&g, "superpod-h100-ndr.json", 10, 0, "analytic");
     g_assert_cmpint(rig_run(&g, ICS_COLL_SENDRECV, 1u << 30, &auto_tuning).nchannels, ==, 1);
     rig_close(&g);
@@ -452,6 +452,18 @@ static void test_p2p_chunks(void)
     g_clear_error(&err);
     g_unsetenv("NCCL_P2P_NET_CHUNKSIZE");
     g_unsetenv("NCCL_BUFFSIZE");
+}
+
+/* One node without NVLink: NCCL's 128 KiB PCIe step makes a peer's parts an eighth to 32 steps
+ * (16 KiB to 4 MiB, enqueue.cc), so send/recv runs a second channel above 4 MiB (the NVLink
+ * step's 16 MiB held until 2026-11-30). */
+static void test_pcie_p2p_parts(void)
+{
+    rig g;
+    rig_open(&g, "pcie-8gpu.json", 0, 0, "analytic");
+    g_assert_cmpint(rig_run(&g, ICS_COLL_SENDRECV, 4u << 20, &auto_tuning).nchannels, ==, 1);
+    g_assert_cmpint(rig_run(&g, ICS_COLL_SENDRECV, 8u << 20, &auto_tuning).nchannels, ==, 2);
+    rig_close(&g);
 }
 
 /* NCCL_NCHANNELS_PER_NET_PEER sets the channels of a peer across the network, and NCCL then
@@ -598,6 +610,7 @@ int main(int argc, char **argv)
     g_test_add_func("/coll/p2p-protocol", test_p2p_protocol);
     g_test_add_func("/coll/p2p-chunks", test_p2p_chunks);
     g_test_add_func("/coll/net-peer-env", test_net_peer_env);
+    g_test_add_func("/coll/pcie-p2p-parts", test_pcie_p2p_parts);
     g_test_add_func("/coll/one-rank", test_one_rank);
     g_test_add_func("/coll/large-bandwidth", test_large_bandwidth);
     g_test_add_func("/coll/deterministic", test_deterministic);

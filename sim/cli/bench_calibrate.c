@@ -19,7 +19,8 @@
 #define MAX_LOGS 24
 
 /* A system and its logs: each log's operation and node count (a prediction is of another
- * operation, or of the same operation at another node count: the issue's two goals). A log
+ * operation, or of the same operation at another node or rank count: the issue's two goals;
+ * or of the same operation and scale on another cluster). A log
  * marked slow (80 ranks: a minute per prediction) is predicted only with --all and never
  * calibrated on; one marked no_fit is predicted but not calibrated on (a fit across nodes that
  * takes minutes). */
@@ -43,7 +44,7 @@ static const struct {
       {"xxrjun_h100_1node_8gpu_all_reduce", "all_reduce", 1, false, false},
       {"xxrjun_h100_1node_8gpu_reduce_scatter", "reduce_scatter", 1, false, false},
       {"xxrjun_h100_1node_8gpu_alltoall", "alltoall", 1, false, false}}},
-    {"H100 cluster, 1 and 10 nodes (xxrjun)",
+    {"H100 cluster, 1, 2 and 10 nodes (xxrjun)",
      "superpod-h100-ndr.json",
      {{"xxrjun_h100_1node_8gpu_all_gather", "all_gather", 1, false, false},
       {"xxrjun_h100_2node_1gpn_alltoall", "alltoall", 2, false, true},
@@ -146,9 +147,10 @@ void ics_bench__calib_pct(GString *out, double x)
 }
 
 /* Calibrates on log `t` of system s and predicts its others; appends the predictions' errors
- * from 1 MiB (before, after) to large[0] (another operation) or large[1] (the same operation
- * at another node count). */
-static bool one(int s, int t, bool all, GArray *large[2], GString *out, GError **err)
+ * from 1 MiB (before, after) to large[0] (another operation), large[1] (the same operation at
+ * another node or rank count) or large[2] (the same operation at the same scale: another
+ * cluster's log of it, e.g. two DGX H100 all-reduces, which neither goal asks about). */
+static bool one(int s, int t, bool all, GArray *large[3], GString *out, GError **err)
 {
     char *model = g_strdup_printf("%s/%s", ICS_HWMODELS_DIR, systems[s].model);
     const char *train = systems[s].logs[t].id;
@@ -176,10 +178,11 @@ static bool one(int s, int t, bool all, GArray *large[2], GString *out, GError *
             /* the same operation at another node count, or on as many nodes with another
              * count of GPUs each (the 2-node pairwise logs): another scale, not another op */
             const bench_log *a = &systems[s].logs[t], *b = &systems[s].logs[k];
-            bool nodes = strcmp(a->op, b->op) == 0 &&
-                         (a->nodes != b->nodes || log_ranks(&fit) != log_ranks(&lf));
+            bool same_op = strcmp(a->op, b->op) == 0;
+            bool same_scale = a->nodes == b->nodes && log_ranks(&fit) == log_ranks(&lf);
+            int bucket = !same_op ? 0 : !same_scale ? 1 : 2;
             if (isfinite(row[2]))
-                g_array_append_vals(large[nodes], &row[2], 2);
+                g_array_append_vals(large[bucket], &row[2], 2);
         }
         close_log(&lf);
     }
@@ -219,7 +222,8 @@ int ics_bench_calibrate(int argc, char **argv)
                            "# median |busbw error| of the logs not fitted on: as shipped -> "
                            "calibrated\n#   %-50s %8s %8s %8s %8s\n",
                            "", "<1MiB", "cal", ">=1MiB", "cal");
-    GArray *large[2] = {g_array_new(FALSE, FALSE, sizeof(double)),
+    GArray *large[3] = {g_array_new(FALSE, FALSE, sizeof(double)),
+                        g_array_new(FALSE, FALSE, sizeof(double)),
                         g_array_new(FALSE, FALSE, sizeof(double))};
     GError *err = NULL;
     bool ok = true;
@@ -236,10 +240,15 @@ int ics_bench_calibrate(int argc, char **argv)
                                100 * median_of(large[0], 0), 100 * median_of(large[0], 1),
                                large[0]->len / 2);
         g_string_append_printf(out,
-                               "median over predictions >= 1MiB of another node count: %.1f%% -> "
-                               "%.1f%% (%u)\n",
+                               "median over predictions >= 1MiB of another node or rank count: "
+                               "%.1f%% -> %.1f%% (%u)\n",
                                100 * median_of(large[1], 0), 100 * median_of(large[1], 1),
                                large[1]->len / 2);
+        g_string_append_printf(out,
+                               "median over predictions >= 1MiB of the same operation and scale "
+                               "on another cluster: %.1f%% -> %.1f%% (%u)\n",
+                               100 * median_of(large[2], 0), 100 * median_of(large[2], 1),
+                               large[2]->len / 2);
         ok = ics_bench__calibrate_compute(out, &err);
     }
     if (ok) {
@@ -249,7 +258,7 @@ int ics_bench_calibrate(int argc, char **argv)
         g_error_free(err);
     }
     g_string_free(out, TRUE);
-    g_array_free(large[0], TRUE);
-    g_array_free(large[1], TRUE);
+    for (int i = 0; i < 3; i++)
+        g_array_free(large[i], TRUE);
     return ok ? ICS_EXIT_OK : ICS_EXIT_FAIL;
 }

@@ -42,9 +42,8 @@ typedef struct {
     /* Wire bytes each message across the network adds, the transport's gap per message
      * (ics_tuner_price.net_msg_bytes; 0 unless calibrated): ics_algo_net_gap. */
     uint64_t net_msg_bytes;
-    /* NCCL's point-to-point step (p2pChunkSize) across nodes, on all-NVLink, over PCIe, already
-     * capped at an eighth of the Simple buffer (init.cc computeBuffSizes) */
-    uint64_t p2p_step_net, p2p_step_nvl, p2p_step_pci;
+    /* NCCL's point-to-point step (p2pChunkSize: ics_tuner_p2p_step) */
+    uint64_t p2p_step;
 } ics_algo_ctx;
 
 typedef struct {

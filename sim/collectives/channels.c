@@ -4,13 +4,14 @@
  * third of its peak, not because the links are slow but because each channel moves small
  * slices, pays a fence and a flag per slice, and (for send/recv) few channels run at all.
  *
- * Sources (NCCL 2.18-2.23, src/graph/search.cc, connect.cc, tuning.cc, enqueue.cc,
- * src/device/prims_simple.h); see docs/collectives.md, "Channels". */
+ * Sources (NCCL 2.18-2.23, point-to-point 2.29: src/graph/search.cc, connect.cc, paths.cc,
+ * tuning.cc, enqueue.cc, src/device/prims_simple.h); see docs/collectives.md, "Channels". */
 #include "collectives/ring_order.h"
 #include "collectives/tuner_internal.h"
 
 #include <limits.h>
 #include <math.h>
+#include <string.h>
 
 /* NCCL's ring search tries these per-channel speeds (GB/s), fastest first (search.cc). */
 static const double speeds_sm90[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
@@ -23,15 +24,16 @@ static const double speeds_older[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4,
 static const int max_threads[ICS_PROTO_COUNT] = {512, 640, 512};
 static const int thread_threshold[ICS_PROTO_COUNT] = {8, 8, 64};
 
-/* Point-to-point: NCCL's step (p2pChunkSize, init.cc: across nodes the net chunk, 128 KiB; on
- * all-NVLink 512 KiB; else 128 KiB; NCCL_P2P_*_CHUNKSIZE and at most an eighth of
- * NCCL_BUFFSIZE), and the batch of peers NCCL runs per channel at once
- * (NCCL_MAX_DEV_WORK_P2P_PER_BATCH). */
-#define P2P_NET_STEP  (128 * 1024)
-#define P2P_NVL_STEP  (512 * 1024)
-#define P2P_PCI_STEP  (128 * 1024)
-#define P2P_BUFFSIZE  (4 << 20)
-#define P2P_PER_BATCH 8
+/* Point-to-point (enqueue.cc addP2pToPlan, paths.cc ncclTopoGetNchannels and
+ * ncclTopoComputeP2pChannels, NCCL 2.29): NCCL's default steps, the Simple buffer that caps
+ * them, the batch of peers a channel runs at once (NCCL_MAX_DEV_WORK_P2P_PER_BATCH) and the
+ * bandwidth it counts a channel across the network for (NCCL_P2P_PER_CHANNEL_NET_BW). */
+#define P2P_NET_STEP             (128 * 1024)
+#define P2P_NVL_STEP             (512 * 1024)
+#define P2P_PCI_STEP             (128 * 1024)
+#define P2P_BUFFSIZE             (4 << 20)
+#define P2P_PER_BATCH            8
+#define P2P_PER_CHANNEL_NET_GBPS 14
 
 /* NCCL's ring search on one node of NVLink through switches: the fastest speed that carries the
  * most in total (ties to the faster: it tries them in order), at most 16 channels; then
@@ -107,67 +109,79 @@ static int pow2_up(int n)
     return p;
 }
 
-static int p2p_step(int given, int def, const ics_coll_tuning *want)
+uint64_t ics_tuner_p2p_step(const ics_tuner *tu, const ics_coll_tuning *want)
 {
-    int step = given > 0 ? given : def;
-    int buff = want && want->buffsize > 0 ? want->buffsize : P2P_BUFFSIZE;
+    int given = tu->nnodes > 1   ? want->p2p_net_chunk
+                : tu->all_nvlink ? want->p2p_nvl_chunk
+                                 : want->p2p_pci_chunk;
+    uint64_t step = given > 0        ? (uint64_t)given
+                    : tu->nnodes > 1 ? P2P_NET_STEP
+                    : tu->all_nvlink ? P2P_NVL_STEP
+                                     : P2P_PCI_STEP;
+    /* "GBx platforms only have 4 GPUs per host": a Grace host with Blackwell doubles the net
+     * step (init.cc computeBuffSizes), the variable's value included */
+    if (tu->nnodes > 1 && tu->arm_cpu && strcmp(tu->arch, "sm100") == 0)
+        step *= 2;
+    uint64_t buff = (uint64_t)(want->buffsize > 0 ? want->buffsize : P2P_BUFFSIZE);
     return MAX(1, MIN(step, buff / 8));
 }
 
-/* NCCL's channels for a peer across the network (paths.cc ncclTopoGetNchannels, 2.29+): one per
- * NIC of the GPU's own, and more to drive them at NCCL_P2P_PER_CHANNEL_NET_BW (14 GB/s) a
- * channel: 4 for a 400 Gb/s NIC, 2 for 200 Gb/s, 1 for 100 Gb/s, 4 for a p5's 4 x 100 Gb/s. A
- * communicator takes the fewest over all its peers: 2 for peers on PCIe, 2 per NVLink for
- * peers on NVLink (never the fewest here). */
-#define P2P_PER_CHANNEL_NET_GBPS 14.0
-
+/* NCCL's channels for a peer across the network: NCCL_NCHANNELS_PER_NET_PEER where set, else
+ * one per NIC of the GPU's own (tuner.h p2p_nics) and more to carry their bandwidth at 14 GB/s
+ * (NCCL_P2P_PER_CHANNEL_NET_BW) a channel, divided as NCCL divides, in whole GB/s: 4 for a 400
+ * Gb/s NIC, 2 for 200 Gb/s, 1 for 100 Gb/s, 4 for a p5's 4 x 100 Gb/s; 2 without a NIC. */
 static int net_peer_channels(const ics_tuner *tu, const ics_coll_tuning *want)
 {
-    if (want && want->net_peer_channels > 0) /* NCCL_NCHANNELS_PER_NET_PEER */
+    if (want->net_peer_channels > 0)
         return want->net_peer_channels;
-    double per_channel = want && want->p2p_channel_net_gbps > 0 ? want->p2p_channel_net_gbps
-                                                                : P2P_PER_CHANNEL_NET_GBPS;
-    int nics = MAX(1, tu->nics), gpu_nics = MAX(1, nics / MAX(1, tu->ppn));
-    double per_nic = tu->net_gbps / nics;
-    int net = MAX(gpu_nics, (int)ceil(gpu_nics * per_nic / per_channel - 1e-9));
-    return tu->ppn > 1 && tu->intra_class != 0 ? MIN(net, 2) : net;
+    if (tu->p2p_nics <= 0)
+        return 2;
+    int per =
+        want->p2p_channel_net_gbps > 0 ? want->p2p_channel_net_gbps : P2P_PER_CHANNEL_NET_GBPS;
+    return MAX(tu->p2p_nics, ((int)tu->p2p_nic_gbps + per - 1) / per);
 }
 
-/* Point-to-point channels for one peer's `bytes` (enqueue.cc addP2pToPlan, 2.26+): as many
- * channels as parts of half a step across nodes (an eighth on one node), up to the per-peer
- * minimum (the per-peer count halved until every rank's peers fit in the p2p channels), then
- * doubled while a part is over one step across nodes (32 steps on one node: 16 MiB on NVLink),
- * up to the per-peer count. The per-peer count: on one node over NVLink 2 channels per link
- * (32 after rounding), elsewhere 2; across nodes net_peer_channels, and since 2.29 halved until
- * every peer of the communicator fits one round of the p2p channels, 8 peers a channel
- * (paths.cc, ncclTopoComputeP2pChannels: "the network is the bottleneck"). So two DGX H100 get 4
- * a peer (the 2-node send/recv logs: 44-46 GB/s, a 400 Gb/s NIC's worth) and 80 ranks over 16
- * channels 1 (the 80-rank send/recv log: one channel's 15.2 GB/s). The p2p channels are the
- * communicator's, rounded up to a power of two (ncclTopoComputeP2pChannels): 32 on a DGX
- * H100's 24, 8 on two Snellius nodes, 4 on two Polaris nodes, as their logs print ("8 p2p
- * channels, 2 p2p channels per peer"). */
-static int p2p_channels(const ics_tuner *tu, const ics_coll_tuning *want, uint64_t bytes)
+/* NCCL's channels per peer (p2pnChannelsPerPeer): the fewest any peer gets, rounded up to a
+ * power of two, at most the p2p channels. A peer on PCIe gets 2, one on NVLink 2 per link (on
+ * one node NCCL's 32 after the cap; across nodes never fewer than a network peer's on a
+ * shipped model: 2 x 18 on a DGX, 2 x 6 on Snellius' boards), one across the network
+ * net_peer_channels; since 2.29, across nodes, the count is halved until every peer of the
+ * communicator fits one round of the p2p channels, 8 peers a channel ("the network is the
+ * bottleneck"), unless NCCL_NCHANNELS_PER_NET_PEER set it. */
+static int p2p_per_peer(const ics_tuner *tu, const ics_coll_tuning *want, int p2p_total)
 {
-    bool nvlink = tu->nnodes == 1 && tu->intra_class == 0 && tu->nvlinks > 0;
-    int p2p_total = pow2_up(MIN(MAX_CHANNELS, tu->nccl_channels));
-    int per_peer = MIN(p2p_total, pow2_up(tu->nnodes > 1 ? net_peer_channels(tu, want)
-                                          : nvlink       ? MAX_CHANNELS
-                                                         : 2));
-    /* NCCL's reduction at scale, unless NCCL_NCHANNELS_PER_NET_PEER set the count */
-    if (tu->nnodes > 1 && !(want && want->net_peer_channels > 0))
+    int fewest = tu->intra_class == 0 && tu->nvlinks > 0 ? MAX_CHANNELS : 2;
+    if (tu->nnodes > 1)
+        fewest =
+            tu->ppn > 1 ? MIN(fewest, net_peer_channels(tu, want)) : net_peer_channels(tu, want);
+    int per_peer = MIN(p2p_total, pow2_up(fewest));
+    if (tu->nnodes > 1 && want->net_peer_channels <= 0)
         while (per_peer > 1 &&
                (int64_t)per_peer * ((tu->n + P2P_PER_BATCH - 1) / P2P_PER_BATCH) > p2p_total)
             per_peer /= 2;
-    int lo = per_peer;
+    return per_peer;
+}
+
+/* Point-to-point channels for one peer's `bytes` (enqueue.cc addP2pToPlan, since 2.21): as many
+ * channels as parts of half a step across nodes (an eighth on one node), up to the per-peer
+ * count halved until every rank's peers fit in the p2p channels, then doubled while a part is
+ * over one step across nodes (32 steps on one node: 16 MiB on NVLink, 4 MiB over PCIe), up to
+ * the per-peer count. Two DGX H100 get 4 a peer (the 2-node send/recv logs: 44-46 GB/s, a 400
+ * Gb/s NIC's worth); 80 ranks over 16 channels 1 (the 80-rank send/recv log: one channel's
+ * 15.2 GB/s). The p2p channels are the communicator's, rounded up to a power of two
+ * (ncclTopoComputeP2pChannels): 32 on a DGX H100's 24, 8 on two Snellius nodes, 4 on two
+ * Polaris nodes, as their logs print ("8 p2p channels, 2 p2p channels per peer"). */
+static int p2p_channels(const ics_tuner *tu, const ics_coll_tuning *want, uint64_t bytes)
+{
+    int p2p_total = pow2_up(MIN(MAX_CHANNELS, tu->nccl_channels));
+    int per_peer = p2p_per_peer(tu, want, p2p_total), lo = per_peer;
     while (lo > 1 && (int64_t)lo * tu->n > p2p_total)
         lo /= 2;
-    int step = tu->nnodes > 1 ? p2p_step(want ? want->p2p_net_chunk : 0, P2P_NET_STEP, want)
-               : nvlink       ? p2p_step(want ? want->p2p_nvl_chunk : 0, P2P_NVL_STEP, want)
-                              : p2p_step(want ? want->p2p_pci_chunk : 0, P2P_PCI_STEP, want);
-    uint64_t min_part = (uint64_t)(tu->nnodes > 1 ? step / 2 : step / 8);
-    uint64_t max_part = (uint64_t)step * (tu->nnodes > 1 ? 1 : 32);
-    min_part = MAX(min_part, 1);
-    int nch = (int)MIN((uint64_t)lo, MAX(1, (bytes + min_part - 1) / min_part));
+    uint64_t step = ics_tuner_p2p_step(tu, want);
+    uint64_t min_part = MAX(1, tu->nnodes > 1 ? step / 2 : step / 8);
+    uint64_t max_part = step * (tu->nnodes > 1 ? 1 : 32);
+    int nch = (int)MIN((uint64_t)lo, (bytes + min_part - 1) / min_part);
+    nch = MAX(nch, 1);
     uint64_t part = MAX(min_part, (bytes + (uint64_t)nch - 1) / (uint64_t)nch);
     while (part > max_part && nch <= per_peer / 2) {
         nch *= 2;

@@ -58,14 +58,6 @@ double ics_comm_cal_value(const ics_comm *c, ics_cal_param p)
     return ics_tuner_cal_value(&c->tuner, p);
 }
 
-/* NCCL's p2pChunkSize for one link class: the variable or its default, at most BUFFSIZE / 8. */
-static uint64_t p2p_step(int given, int def, const ics_coll_tuning *tu)
-{
-    uint64_t step = (uint64_t)(given > 0 ? given : def);
-    uint64_t buff = (uint64_t)(tu->buffsize > 0 ? tu->buffsize : 4 << 20);
-    return MAX(1, MIN(step, buff / 8));
-}
-
 static void fill_ctx(const ics_comm *c, const ics_coll_req *req, ics_coll_proto proto,
                      const ics_tuner_price *p, const ics_coll_tuning *tu, ics_algo_ctx *ctx)
 {
@@ -90,9 +82,7 @@ static void fill_ctx(const ics_comm *c, const ics_coll_req *req, ics_coll_proto 
                           .net_msg_ps = p->net_msg_ps,
                           .net_op_ps = p->net_op_ps,
                           .net_msg_bytes = p->net_msg_bytes,
-                          .p2p_step_net = p2p_step(tu->p2p_net_chunk, 128 << 10, tu),
-                          .p2p_step_nvl = p2p_step(tu->p2p_nvl_chunk, 512 << 10, tu),
-                          .p2p_step_pci = p2p_step(tu->p2p_pci_chunk, 128 << 10, tu)};
+                          .p2p_step = ics_tuner_p2p_step(&c->tuner, tu)};
 }
 
 /* The algorithms that can run this call on the communicator, a bit per ics_coll_algo. */

@@ -8,25 +8,6 @@ static bool direct_supports(const ics_algo_ctx *c)
     return (c->req.op == ICS_COLL_ALLTOALL || c->req.op == ICS_COLL_SENDRECV) && c->n >= 2;
 }
 
-/* NCCL's point-to-point step (p2pChunkSize, init.cc): across nodes the net chunk, where every
- * GPU of the communicator is on NVLink the NVLink chunk, else the PCIe chunk (the context holds
- * them, NCCL_P2P_*_CHUNKSIZE and NCCL_BUFFSIZE applied). */
-/* True if every rank reaches rank 0 over NVLink only. */
-static bool all_nvlink(const ics_algo_ctx *c)
-{
-    bool nv = true;
-    for (int r = 1; r < c->n && nv; r++) {
-        ics_route route;
-        if (!ics_route_find(c->t, c->ranks[0], c->ranks[r], 0, &route))
-            return false;
-        for (int p = 0; p < route.n_paths; p++)
-            for (int h = 0; h < route.paths[p].n_hops; h++)
-                nv &= ics_topo_chan_get(c->t, route.paths[p].chans[h])->kind == ICS_CHAN_NVLINK;
-        ics_route_clear(&route);
-    }
-    return nv;
-}
-
 /* One send of `bytes` from rank a to rank b over the context's channels, played as one transfer
  * starting after step `start`: the channels' CTAs copy it no faster than their ceiling (its
  * floor) and synchronize once per p2p step of each channel (its tail). A transfer per step would
@@ -125,7 +106,7 @@ static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
     bool nodes = false;
     for (int r = 1; r < c->n && !nodes; r++)
         nodes = !ics_algo_same_node(c, r, 0);
-    uint64_t step = nodes ? c->p2p_step_net : all_nvlink(c) ? c->p2p_step_nvl : c->p2p_step_pci;
+    uint64_t step = c->p2p_step;
     /* every send across nodes waits the first posting and the plugin's latency: one delay. A
      * caller's own kernel (req.sms) initiates its RDMA from the GPU: no proxy posts anything */
     bool proxy = c->req.sms <= 0;

@@ -15,15 +15,24 @@ typedef struct {
     double kernel_eff;           /* NCCL kernels' NVLink rate over our links' payload rate */
     uint64_t reduce_bytes_per_s; /* GPU memory bandwidth */
     /* What NCCL's model of the algorithms that span nodes reads (tuner_nccl.c): */
-    int nnodes, ppn;    /* nodes, ranks per node (nRanks / nNodes, as NCCL) */
-    int intra_class;    /* slowest link class between a node's ranks: 0 NVLink, 1 PCI */
-    double intra_gbps;  /* one node's rank-order ring at NCCL's kernel rate, GB/s (NCCL's
-                           nChannels x bwIntra); INFINITY with one rank per node */
-    double net_gbps;    /* the smallest node's compute NICs in use, summed, GB/s (nChannels x
-                           bwInter); 0 on a single node */
-    int heads;          /* the fewest ranks of a node with a NIC of their own (CollNet heads) */
-    int nics;           /* the fewest distinct NICs a node's ranks' channels use */
-    bool amd_cpu;       /* NCCL's LL ceilings and network overhead differ on AMD hosts */
+    int nnodes, ppn;   /* nodes, ranks per node (nRanks / nNodes, as NCCL) */
+    int intra_class;   /* slowest link class between a node's ranks: 0 NVLink, 1 PCI */
+    double intra_gbps; /* one node's rank-order ring at NCCL's kernel rate, GB/s (NCCL's
+                          nChannels x bwIntra); INFINITY with one rank per node */
+    double net_gbps;   /* the smallest node's compute NICs in use, summed, GB/s (nChannels x
+                          bwInter); 0 on a single node */
+    int heads;         /* the fewest ranks of a node with a NIC of their own (CollNet heads) */
+    int nics;          /* the fewest distinct NICs a node's ranks' channels use */
+    bool amd_cpu;      /* NCCL's LL ceilings and network overhead differ on AMD hosts */
+    bool arm_cpu;      /* Grace: NCCL doubles its network p2p step there with Blackwell */
+    bool all_nvlink;   /* one node whose GPUs all reach each other over NVLink (NCCL's
+                          isAllNvlink: its 512 KiB point-to-point step) */
+    /* A GPU's own NICs as NCCL counts them for point-to-point (topo.cc getLocalNetCountByBw):
+     * its nearest NICs, until their bandwidth (each capped by the GPU's and the NIC's PCIe)
+     * reaches the GPU's PCIe bandwidth; their count and that bandwidth, GB/s; the rank with the
+     * fewest channels (channels.c). 0 on one node or without NICs */
+    int p2p_nics;
+    double p2p_nic_gbps;
     double net_lat_us;  /* NCCL's latencyInter: what the network plugin reports for the node's
                            compute NICs (their largest plugin_latency); 0 on one node */
     bool ll128_default; /* NCCL enables LL128 here unless NCCL_PROTO says otherwise */
@@ -115,5 +124,11 @@ static inline int ics_tuner_nccl_channels(const ics_tuner *tu)
 {
     return tu->nccl_channels;
 }
+
+/* NCCL's point-to-point step (comm->p2pChunkSize, init.cc computeBuffSizes): across nodes the
+ * net chunk (128 KiB; twice on Grace with Blackwell), on all-NVLink the NVLink chunk (512 KiB),
+ * else the PCIe chunk (128 KiB); NCCL_P2P_*_CHUNKSIZE where set; at most an eighth of the
+ * Simple buffer (NCCL_BUFFSIZE, 4 MiB). */
+uint64_t ics_tuner_p2p_step(const ics_tuner *tu, const ics_coll_tuning *want);
 
 #endif

@@ -344,6 +344,70 @@ static double plugin_lat_us(const ics_hw_node *node)
     return ics_time_to_us(worst);
 }
 
+/* True if every rank reaches rank 0 over NVLink alone (NCCL's isAllNvlink, whose 512 KiB
+ * point-to-point step it sets: on an NVSwitch node, not on a DGX-1's cube mesh). */
+static bool all_nvlink(const ics_tuner *tu)
+{
+    bool nv = true;
+    for (int r = 1; r < tu->n && nv; r++) {
+        ics_route route;
+        if (!ics_route_find(tu->t, tu->ranks[0], tu->ranks[r], 0, &route))
+            return false;
+        for (int p = 0; p < route.n_paths; p++)
+            for (int h = 0; h < route.paths[p].n_hops; h++)
+                nv &= ics_topo_chan_get(tu->t, route.paths[p].chans[h])->kind == ICS_CHAN_NVLINK;
+        ics_route_clear(&route);
+    }
+    return nv;
+}
+
+/* GB/s of one kind of a device's links (0: none). */
+static double dev_gbps(const ics_tuner *tu, int dev, ics_chan_kind kind)
+{
+    int width;
+    return (double)ics_topo_dev_bw(tu->t, dev, kind, &width) / 1e9;
+}
+
+/* A GPU's own NICs as NCCL counts them for point-to-point (topo.cc getLocalNetCountByBw): its
+ * nearest NICs in turn, each at its path's bandwidth (the NIC's line rate, capped by its PCIe
+ * and the GPU's), until they carry what the GPU's PCIe does. */
+static int gpu_p2p_nics(const ics_tuner *tu, int gpu, double *gbps)
+{
+    int nics[ICS_ROUTE_MAX_NICS], n = ics_route_nics_of_gpu(tu->t, gpu, nics), count = 0;
+    double gpu_bw = dev_gbps(tu, gpu, ICS_CHAN_PCIE);
+    *gbps = 0;
+    for (int i = 0; i < n; i++) {
+        double bw = dev_gbps(tu, nics[i], ICS_CHAN_NETWORK),
+               pcie = dev_gbps(tu, nics[i], ICS_CHAN_PCIE);
+        bw = pcie > 0 ? MIN(bw, pcie) : bw;
+        bw = gpu_bw > 0 ? MIN(bw, gpu_bw) : bw;
+        *gbps += bw;
+        count++;
+        if (gpu_bw > 0 && *gbps >= gpu_bw)
+            break;
+    }
+    return count;
+}
+
+/* The ranks' own NICs for point-to-point: the rank whose NICs give the fewest channels at
+ * NCCL's default 14 GB/s a channel (channels.c), as every rank takes its own fewest. */
+static void p2p_nics(ics_tuner *tu)
+{
+    int best = INT32_MAX;
+    tu->p2p_nics = 0;
+    tu->p2p_nic_gbps = 0;
+    for (int r = 0; r < tu->n; r++) {
+        double gbps;
+        int count = gpu_p2p_nics(tu, tu->ranks[r], &gbps);
+        int ch = MAX(count, ((int)gbps + 13) / 14);
+        if (count > 0 && ch < best) {
+            best = ch;
+            tu->p2p_nics = count;
+            tu->p2p_nic_gbps = gbps;
+        }
+    }
+}
+
 void ics_tuner_nccl_init(ics_tuner *tu)
 {
     nccl_kernel_rate(tu);
@@ -373,6 +437,10 @@ void ics_tuner_nccl_init(ics_tuner *tu)
     }
     const ics_hw_node *node = ics_hw_node_of(ics_topo_hw(tu->t));
     tu->amd_cpu = node->n_cpus > 0 && ics_hw_cpu_vendor(node->cpus[0].type) == ICS_CPU_AMD;
+    tu->arm_cpu = node->n_cpus > 0 && ics_hw_cpu_vendor(node->cpus[0].type) == ICS_CPU_ARM;
+    tu->all_nvlink = g.nnodes == 1 && all_nvlink(tu);
+    if (g.nnodes > 1)
+        p2p_nics(tu);
     tu->net_lat_us = g.nnodes > 1 ? plugin_lat_us(node) : 0;
     ics_algo_nodes_clear(&g);
     tu->ll128_default = ll128_default(tu);
