@@ -130,15 +130,18 @@ uint64_t ics_tuner_p2p_step(const ics_tuner *tu, const ics_coll_tuning *want)
  * one per NIC of the GPU's own (tuner.h p2p_nics) and more to carry their bandwidth at 14 GB/s
  * (NCCL_P2P_PER_CHANNEL_NET_BW) a channel, divided as NCCL divides, in whole GB/s: 4 for a 400
  * Gb/s NIC, 2 for 200 Gb/s, 1 for 100 Gb/s, 4 for a p5's 4 x 100 Gb/s; 2 without a NIC. */
+int ics_tuner_net_peer_channels_of(int nics, double gbps, int per_channel_gbps)
+{
+    int per = per_channel_gbps > 0 ? per_channel_gbps : P2P_PER_CHANNEL_NET_GBPS;
+    return nics <= 0 ? 2 : MAX(nics, ((int)gbps + per - 1) / per);
+}
+
 static int net_peer_channels(const ics_tuner *tu, const ics_coll_tuning *want)
 {
     if (want->net_peer_channels > 0)
         return want->net_peer_channels;
-    if (tu->p2p_nics <= 0)
-        return 2;
-    int per =
-        want->p2p_channel_net_gbps > 0 ? want->p2p_channel_net_gbps : P2P_PER_CHANNEL_NET_GBPS;
-    return MAX(tu->p2p_nics, ((int)tu->p2p_nic_gbps + per - 1) / per);
+    return ics_tuner_net_peer_channels_of(tu->p2p_nics, tu->p2p_nic_gbps,
+                                          want->p2p_channel_net_gbps);
 }
 
 /* NCCL's channels per peer (p2pnChannelsPerPeer): the fewest any peer gets, rounded up to a

@@ -58,4 +58,9 @@ uint64_t ics_tuner_cta_bytes_per_s(const ics_tuner *tu);
 ics_time ics_tuner_sync_lat(const ics_tuner *tu, ics_coll_proto proto);
 double ics_tuner_sync_share(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto);
 
+/* NCCL's channels for a peer across the network from a GPU's own `nics` NICs of `gbps` in all
+ * (paths.cc ncclTopoGetNchannels): one per NIC, more to carry them at `per_channel_gbps` a
+ * channel (0: NCCL_P2P_PER_CHANNEL_NET_BW's 14), divided in whole GB/s; 2 without a NIC. */
+int ics_tuner_net_peer_channels_of(int nics, double gbps, int per_channel_gbps);
+
 #endif

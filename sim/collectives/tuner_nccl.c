@@ -390,7 +390,7 @@ static int gpu_p2p_nics(const ics_tuner *tu, int gpu, double *gbps)
 }
 
 /* The ranks' own NICs for point-to-point: the rank whose NICs give the fewest channels at
- * NCCL's default 14 GB/s a channel (channels.c), as every rank takes its own fewest. */
+ * NCCL's default bandwidth a channel (channels.c), as every rank takes its own fewest. */
 static void p2p_nics(ics_tuner *tu)
 {
     int best = INT32_MAX;
@@ -399,7 +399,7 @@ static void p2p_nics(ics_tuner *tu)
     for (int r = 0; r < tu->n; r++) {
         double gbps;
         int count = gpu_p2p_nics(tu, tu->ranks[r], &gbps);
-        int ch = MAX(count, ((int)gbps + 13) / 14);
+        int ch = ics_tuner_net_peer_channels_of(count, gbps, 0);
         if (count > 0 && ch < best) {
             best = ch;
             tu->p2p_nics = count;
