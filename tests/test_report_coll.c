@@ -203,6 +203,57 @@ static void test_layout(void)
     g_string_free(out, TRUE);
 }
 
+/* ics_report_tail_fit: a sweep made of T = a + S / B gives back a and B; degenerate sweeps are
+ * refused; on a real log (DGX H100 all-gather, its 7 rows from 256 MiB) GSL's fit equals the
+ * weighted least squares solved here by its normal equations. */
+static void test_tail_fit(void)
+{
+    double bytes[8], us[8];
+    for (int i = 0; i < 8; i++) {
+        bytes[i] = 268435456.0 * (double)(1 << i);
+        us[i] = 70.0 + bytes[i] / 416.7e3; /* 416.7 GB/s */
+    }
+    ics_tail_fit f;
+    g_assert_true(ics_report_tail_fit(bytes, us, 8, &f));
+    g_assert_cmpfloat_with_epsilon(f.a_us, 70.0, 1e-6);
+    g_assert_cmpfloat_with_epsilon(f.algbw_gbps, 416.7, 1e-6);
+    g_assert_cmpint(f.rows, ==, 8);
+    g_assert_false(ics_report_tail_fit(bytes, us, 1, &f));
+    g_assert_true(isnan(f.a_us) && isnan(f.algbw_gbps));
+    double same[3] = {1e9, 1e9, 1e9}, t3[3] = {10, 11, 12};
+    g_assert_false(ics_report_tail_fit(same, t3, 3, &f)); /* no slope to fit */
+    double falling[3] = {30, 20, 10};
+    g_assert_false(ics_report_tail_fit(bytes, falling, 3, &f)); /* no positive B */
+    double zero[3] = {10, 0, 30};
+    g_assert_false(ics_report_tail_fit(bytes, zero, 3, &f));
+
+    cJSON *doc = load("xxrjun_h100_1node_8gpu_all_gather");
+    int n = 0;
+    double top = 0, w = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(doc, "rows")) top =
+        MAX(top, cJSON_GetObjectItem(r, "size")->valuedouble);
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(doc, "rows"))
+    {
+        double sz = cJSON_GetObjectItem(r, "size")->valuedouble;
+        double t = cJSON_GetObjectItem(r, "oop_time_us")->valuedouble;
+        if (sz * 64 < top || n == 8)
+            continue;
+        bytes[n] = sz;
+        us[n++] = t;
+        double wt = 1.0 / (t * t);
+        w += wt, sx += wt * sz, sy += wt * t, sxx += wt * sz * sz, sxy += wt * sz * t;
+    }
+    cJSON_Delete(doc);
+    g_assert_cmpint(n, ==, 7);
+    double k = (w * sxy - sx * sy) / (w * sxx - sx * sx), a = (sy - k * sx) / w;
+    g_assert_true(ics_report_tail_fit(bytes, us, n, &f));
+    g_assert_cmpfloat_with_epsilon(f.a_us, a, 1e-6 * fabs(a));
+    g_assert_cmpfloat_with_epsilon(f.algbw_gbps, 1.0 / (k * 1e3), 1e-9 / (k * 1e3));
+    /* what the log says: the calls pay tens of microseconds past their bandwidth term */
+    g_assert_cmpfloat(f.a_us, >, 20.0);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -210,5 +261,6 @@ int main(int argc, char **argv)
     g_test_add_func("/report-coll/sizes", test_sizes);
     g_test_add_func("/report-coll/layout", test_layout);
     g_test_add_func("/report-coll/real-rows", test_real_rows);
+    g_test_add_func("/report-coll/tail-fit", test_tail_fit);
     return g_test_run();
 }

@@ -165,8 +165,50 @@ typedef struct summary {
 
 /* Simulates one log; appends its line to out and its errors to the summary. Returns an exit
  * status. */
+/* The sizes a tail fit takes: from 1 MiB, and within six doublings of the largest. */
+#define TAIL_SPAN 64.0
+
+/* --tail: T = a + S / B fitted to the log's largest sizes, measured and simulated (report.h,
+ * ics_report_tail_fit), B as busbw: which of the two a size's error comes from. */
+static void tail_line(ics_coll_op op, int nranks, const GArray *bytes, const GArray *real,
+                      const GArray *sim, GString *out)
+{
+    double top = 0;
+    for (guint k = 0; k < bytes->len; k++)
+        top = MAX(top, g_array_index(bytes, double, k));
+    int n = 0;
+    double *b = g_new(double, bytes->len + 1), *tr = g_new(double, bytes->len + 1),
+           *ts = g_new(double, bytes->len + 1);
+    for (guint k = 0; k < bytes->len; k++) {
+        if (g_array_index(bytes, double, k) * TAIL_SPAN < top)
+            continue;
+        b[n] = g_array_index(bytes, double, k);
+        tr[n] = g_array_index(real, double, k);
+        ts[n] = g_array_index(sim, double, k);
+        n++;
+    }
+    ics_tail_fit fr, fs;
+    if (n < 3 || !ics_report_tail_fit(b, tr, n, &fr) || !ics_report_tail_fit(b, ts, n, &fs)) {
+        g_string_append_printf(out,
+                               "#   tail: - (%d rows from 1 MiB within %gx of the largest; "
+                               "3 with times growing with the size needed)\n",
+                               n, TAIL_SPAN);
+    } else {
+        double f = ics_coll_busbw_factor(op, nranks);
+        double rb = fr.algbw_gbps * f, sb = fs.algbw_gbps * f;
+        g_string_append_printf(out,
+                               "#   tail of %d rows from %.0f MiB: busbw it settles at real %.1f "
+                               "sim %.1f GB/s (%+.1f%%); time every call adds real %.1f sim "
+                               "%.1f us\n",
+                               n, b[0] / MIB, rb, sb, 100.0 * (sb - rb) / rb, fr.a_us, fs.a_us);
+    }
+    g_free(b);
+    g_free(tr);
+    g_free(ts);
+}
+
 static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning, bool rows_too,
-               summary *sum, GString *out)
+               bool tail, summary *sum, GString *out)
 {
     char *path = g_strdup_printf("%s/%s.json", ICS_NCCL_DATA_DIR, datasets[i].id);
     char *model = g_strdup_printf("%s/%s", ICS_HWMODELS_DIR, datasets[i].model);
@@ -176,6 +218,10 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
     GArray *small = g_array_new(FALSE, FALSE, sizeof(double));
     GArray *large = g_array_new(FALSE, FALSE, sizeof(double));
     GString *detail = g_string_new(NULL); /* --rows: one line per size */
+    /* --tail: from 1 MiB, each size and its real and simulated times */
+    GArray *t_bytes = g_array_new(FALSE, FALSE, sizeof(double));
+    GArray *t_real = g_array_new(FALSE, FALSE, sizeof(double));
+    GArray *t_sim = g_array_new(FALSE, FALSE, sizeof(double));
     GError *err = NULL;
     if (!ics_meas_read_file(meas, path, NULL, &err)) {
         fprintf(stderr, "icsim bench accuracy: %s\n", err->message);
@@ -240,6 +286,12 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
                 100.0 * (r.busbw_gbps - real_bus) / real_bus, ics_coll_algo_name(res.algo),
                 ics_coll_proto_name(res.proto), res.nchannels);
         g_array_append_val(r.size_bytes < MIB ? small : large, e);
+        if (r.size_bytes >= MIB) {
+            double sz = (double)r.size_bytes;
+            g_array_append_val(t_bytes, sz);
+            g_array_append_val(t_real, row->oop.time_us);
+            g_array_append_val(t_sim, r.time_us);
+        }
         if (datasets[i].single_dgx && r.size_bytes >= MIB)
             g_array_append_val(sum->dgx_large, e);
         compared++;
@@ -263,6 +315,8 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
         }
     }
     g_string_append_c(out, '\n');
+    if (tail)
+        tail_line(op, nranks, t_bytes, t_real, t_sim, out);
     if (rows_too && detail->len) {
         g_string_append_printf(out, "#   %12s %9s %9s %8s %8s %8s %s\n", "size", "real us",
                                "sim us", "real bus", "sim bus", "error", "algo/proto/channels");
@@ -271,6 +325,9 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
     rc = ICS_EXIT_OK;
 done:
     g_string_free(detail, TRUE);
+    g_array_free(t_bytes, TRUE);
+    g_array_free(t_real, TRUE);
+    g_array_free(t_sim, TRUE);
     g_array_free(small, TRUE);
     g_array_free(large, TRUE);
     ics_cli_setup_close(&su);
@@ -283,7 +340,7 @@ done:
 int ics_bench_accuracy(int argc, char **argv)
 {
     char *engine = NULL, *only = NULL;
-    gboolean all = FALSE, rows = FALSE;
+    gboolean all = FALSE, rows = FALSE, tail = FALSE;
     const GOptionEntry entries[] = {
         {"engine", 0, 0, G_OPTION_ARG_STRING, &engine,
          "analytic (default), packet or flow (SimGrid)", "ENGINE"},
@@ -292,6 +349,10 @@ int ics_bench_accuracy(int argc, char **argv)
         {"rows", 0, 0, G_OPTION_ARG_NONE, &rows,
          "under each dataset, every size: real and simulated time and busbw, the error, and the "
          "algorithm, protocol and channels the tuner took",
+         NULL},
+        {"tail", 0, 0, G_OPTION_ARG_NONE, &tail,
+         "under each dataset, T = a + S / B fitted to its largest sizes, measured and simulated: "
+         "the busbw each settles at and the time every call adds",
          NULL},
         G_OPTION_ENTRY_NULL};
     int rc = ICS_EXIT_USAGE;
@@ -330,7 +391,7 @@ int ics_bench_accuracy(int argc, char **argv)
     for (size_t i = 0; i < G_N_ELEMENTS(datasets); i++) {
         if (only ? strcmp(only, datasets[i].id) != 0 : datasets[i].slow && !all)
             continue;
-        rc = one((int)i, backend, &tuning, rows, &sum, out);
+        rc = one((int)i, backend, &tuning, rows, tail, &sum, out);
         if (rc != ICS_EXIT_OK)
             goto done;
         ran++;

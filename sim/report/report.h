@@ -29,6 +29,19 @@ void ics_report_topo_dot(const ics_topo *t, GString *out);
 /* A route between two devices, hop by hop, with latency and bottleneck bandwidth. */
 void ics_report_route(const ics_topo *t, int src, int dst, GString *out);
 
+/* ---- a sweep's large sizes (report_tail.c) ---- */
+
+/* T(S) = a + S / B fitted to n calls of bytes[i] taking time_us[i], each residual relative to its
+ * time (weighted least squares, GSL's gsl_fit_wlinear): a the fixed time every call pays, B its
+ * algorithm bandwidth (nccl-tests' algbw: bytes over time, GB = 1e9 B) once the size hides a.
+ * False, with NaNs, for fewer than 2 rows, a non-positive size or time, or no positive B (the
+ * times not growing with the size). */
+typedef struct {
+    double a_us, algbw_gbps;
+    int rows;
+} ics_tail_fit;
+bool ics_report_tail_fit(const double *bytes, const double *time_us, int n, ics_tail_fit *out);
+
 /* ---- collectives, as nccl-tests prints them (report_coll.c) ---- */
 
 /* Which nccl-tests release's layout: up to 2.16 (time "%7.2f" below 100 us, "%7.1f" below

@@ -1,0 +1,39 @@
+/* A sweep's large sizes as two numbers (report.h, ics_report_tail_fit): a call of S bytes takes
+ * about T(S) = a + S / B once S is large, B the rate the links and kernels settle at and a what
+ * every call pays on top (launch, the pipeline's fill and drain, synchronization). Two sweeps
+ * with the same total at one size can differ in both: a model right at 1 GiB by a too-high B
+ * and a too-high a is right for the wrong reason, and the fit tells the two apart. */
+#include "report/report.h"
+
+#include <math.h>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_fit.h>
+
+bool ics_report_tail_fit(const double *bytes, const double *time_us, int n, ics_tail_fit *out)
+{
+    *out = (ics_tail_fit){.a_us = NAN, .algbw_gbps = NAN, .rows = n};
+    if (n < 2)
+        return false;
+    double *w = g_new(double, n);
+    for (int i = 0; i < n; i++) {
+        if (!(time_us[i] > 0) || !(bytes[i] > 0)) {
+            g_free(w);
+            return false;
+        }
+        /* relative residuals: the small rows of the tail count as much as the largest */
+        w[i] = 1.0 / (time_us[i] * time_us[i]);
+    }
+    double a, k, c00, c01, c11, chisq;
+    /* GSL's default handler aborts; a degenerate fit (every size equal) is a false return */
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    int rc =
+        gsl_fit_wlinear(bytes, 1, w, 1, time_us, 1, (size_t)n, &a, &k, &c00, &c01, &c11, &chisq);
+    gsl_set_error_handler(old);
+    g_free(w);
+    if (rc != GSL_SUCCESS || !(k > 0) || !isfinite(a))
+        return false;
+    out->a_us = a;
+    out->algbw_gbps = 1.0 / (k * 1e3); /* bytes per us -> GB/s */
+    return true;
+}
