@@ -161,6 +161,9 @@ typedef struct summary {
     GArray *multi_large; /* ... and from 1 MiB */
     double worst_large;  /* the largest of multi_large, and its log */
     const char *worst_id;
+    /* --tail, over the logs fitted: |error| of the busbw they settle at, and the time every
+     * call adds, measured and simulated */
+    GArray *tail_rate, *tail_real_us, *tail_sim_us;
 } summary;
 
 /* Simulates one log; appends its line to out and its errors to the summary. Returns an exit
@@ -171,7 +174,7 @@ typedef struct summary {
 /* --tail: T = a + S / B fitted to the log's largest sizes, measured and simulated (report.h,
  * ics_report_tail_fit), B as busbw: which of the two a size's error comes from. */
 static void tail_line(ics_coll_op op, int nranks, const GArray *bytes, const GArray *real,
-                      const GArray *sim, GString *out)
+                      const GArray *sim, summary *sum, GString *out)
 {
     double top = 0;
     for (guint k = 0; k < bytes->len; k++)
@@ -201,6 +204,10 @@ static void tail_line(ics_coll_op op, int nranks, const GArray *bytes, const GAr
                                "sim %.1f GB/s (%+.1f%%); time every call adds real %.1f sim "
                                "%.1f us\n",
                                n, b[0] / MIB, rb, sb, 100.0 * (sb - rb) / rb, fr.a_us, fs.a_us);
+        double e = fabs(sb - rb) / rb;
+        g_array_append_val(sum->tail_rate, e);
+        g_array_append_val(sum->tail_real_us, fr.a_us);
+        g_array_append_val(sum->tail_sim_us, fs.a_us);
     }
     g_free(b);
     g_free(tr);
@@ -316,7 +323,7 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
     }
     g_string_append_c(out, '\n');
     if (tail)
-        tail_line(op, nranks, t_bytes, t_real, t_sim, out);
+        tail_line(op, nranks, t_bytes, t_real, t_sim, sum, out);
     if (rows_too && detail->len) {
         g_string_append_printf(out, "#   %12s %9s %9s %8s %8s %8s %s\n", "size", "real us",
                                "sim us", "real bus", "sim bus", "error", "algo/proto/channels");
@@ -359,7 +366,12 @@ int ics_bench_accuracy(int argc, char **argv)
     GString *out = g_string_new(NULL);
     summary sum = {g_array_new(FALSE, FALSE, sizeof(double)),
                    g_array_new(FALSE, FALSE, sizeof(double)),
-                   g_array_new(FALSE, FALSE, sizeof(double)), 0, NULL};
+                   g_array_new(FALSE, FALSE, sizeof(double)),
+                   0,
+                   NULL,
+                   g_array_new(FALSE, FALSE, sizeof(double)),
+                   g_array_new(FALSE, FALSE, sizeof(double)),
+                   g_array_new(FALSE, FALSE, sizeof(double))};
     GError *warning = NULL;
     if (!ics_cli_parse("bench accuracy", "",
                        "Simulate the real nccl-tests logs of validate/data/nccl and print the "
@@ -411,6 +423,12 @@ int ics_bench_accuracy(int argc, char **argv)
         g_string_append_printf(out, "; worst from 1 MiB %.1f%% (%s)\n", 100.0 * sum.worst_large,
                                sum.worst_id);
     }
+    if (sum.tail_rate->len)
+        g_string_append_printf(out,
+                               "tail (%u logs): median |error| of the busbw they settle at "
+                               "%.1f%%; median time every call adds real %.1f us, sim %.1f us\n",
+                               sum.tail_rate->len, 100.0 * median(sum.tail_rate),
+                               median(sum.tail_real_us), median(sum.tail_sim_us));
     double m = median(sum.dgx_large);
     if (isnan(m))
         g_string_append(out, "median error >= 1MiB (single-node DGX): -\n");
@@ -423,6 +441,9 @@ done:
     g_array_free(sum.dgx_large, TRUE);
     g_array_free(sum.multi_small, TRUE);
     g_array_free(sum.multi_large, TRUE);
+    g_array_free(sum.tail_rate, TRUE);
+    g_array_free(sum.tail_real_us, TRUE);
+    g_array_free(sum.tail_sim_us, TRUE);
     g_string_free(out, TRUE);
     g_free(engine);
     g_free(only);
