@@ -166,8 +166,6 @@ typedef struct summary {
     GArray *tail_rate, *tail_real_us, *tail_sim_us;
 } summary;
 
-/* Simulates one log; appends its line to out and its errors to the summary. Returns an exit
- * status. */
 /* The sizes a tail fit takes: from 1 MiB, and within six doublings of the largest. */
 #define TAIL_SPAN 64.0
 
@@ -180,12 +178,14 @@ static void tail_line(ics_coll_op op, int nranks, const GArray *bytes, const GAr
     for (guint k = 0; k < bytes->len; k++)
         top = MAX(top, g_array_index(bytes, double, k));
     int n = 0;
+    double from = top; /* the smallest size fitted */
     double *b = g_new(double, bytes->len + 1), *tr = g_new(double, bytes->len + 1),
            *ts = g_new(double, bytes->len + 1);
     for (guint k = 0; k < bytes->len; k++) {
         if (g_array_index(bytes, double, k) * TAIL_SPAN < top)
             continue;
         b[n] = g_array_index(bytes, double, k);
+        from = MIN(from, b[n]);
         tr[n] = g_array_index(real, double, k);
         ts[n] = g_array_index(sim, double, k);
         n++;
@@ -203,7 +203,7 @@ static void tail_line(ics_coll_op op, int nranks, const GArray *bytes, const GAr
                                "#   tail of %d rows from %.0f MiB: busbw it settles at real %.1f "
                                "sim %.1f GB/s (%+.1f%%); time every call adds real %.1f sim "
                                "%.1f us\n",
-                               n, b[0] / MIB, rb, sb, 100.0 * (sb - rb) / rb, fr.a_us, fs.a_us);
+                               n, from / MIB, rb, sb, 100.0 * (sb - rb) / rb, fr.a_us, fs.a_us);
         double e = fabs(sb - rb) / rb;
         g_array_append_val(sum->tail_rate, e);
         g_array_append_val(sum->tail_real_us, fr.a_us);
@@ -214,6 +214,8 @@ static void tail_line(ics_coll_op op, int nranks, const GArray *bytes, const GAr
     g_free(ts);
 }
 
+/* Simulates one log; appends its line to out and its errors to the summary. Returns an exit
+ * status. */
 static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning, bool rows_too,
                bool tail, summary *sum, GString *out)
 {
