@@ -166,52 +166,33 @@ typedef struct summary {
     GArray *tail_rate, *tail_real_us, *tail_sim_us;
 } summary;
 
-/* The sizes a tail fit takes: from 1 MiB, and within six doublings of the largest. */
-#define TAIL_SPAN 64.0
-
 /* --tail: T = a + S / B fitted to the log's largest sizes, measured and simulated (report.h,
- * ics_report_tail_fit), B as busbw: which of the two a size's error comes from. */
+ * ics_report_tail_fit_top), B as busbw: which of the two a size's error comes from. */
 static void tail_line(ics_coll_op op, int nranks, const GArray *bytes, const GArray *real,
                       const GArray *sim, summary *sum, GString *out)
 {
-    double top = 0;
-    for (guint k = 0; k < bytes->len; k++)
-        top = MAX(top, g_array_index(bytes, double, k));
-    int n = 0;
-    double from = top; /* the smallest size fitted */
-    double *b = g_new(double, bytes->len + 1), *tr = g_new(double, bytes->len + 1),
-           *ts = g_new(double, bytes->len + 1);
-    for (guint k = 0; k < bytes->len; k++) {
-        if (g_array_index(bytes, double, k) * TAIL_SPAN < top)
-            continue;
-        b[n] = g_array_index(bytes, double, k);
-        from = MIN(from, b[n]);
-        tr[n] = g_array_index(real, double, k);
-        ts[n] = g_array_index(sim, double, k);
-        n++;
-    }
+    const double *b = (const double *)bytes->data;
     ics_tail_fit fr, fs;
-    if (n < 3 || !ics_report_tail_fit(b, tr, n, &fr) || !ics_report_tail_fit(b, ts, n, &fs)) {
+    if (!ics_report_tail_fit_top(b, (const double *)real->data, (int)bytes->len, &fr) ||
+        !ics_report_tail_fit_top(b, (const double *)sim->data, (int)bytes->len, &fs)) {
         g_string_append_printf(out,
                                "#   tail: - (%d rows from 1 MiB within %gx of the largest; "
                                "3 with times growing with the size needed)\n",
-                               n, TAIL_SPAN);
-    } else {
-        double f = ics_coll_busbw_factor(op, nranks);
-        double rb = fr.algbw_gbps * f, sb = fs.algbw_gbps * f;
-        g_string_append_printf(out,
-                               "#   tail of %d rows from %.0f MiB: busbw it settles at real %.1f "
-                               "sim %.1f GB/s (%+.1f%%); time every call adds real %.1f sim "
-                               "%.1f us\n",
-                               n, from / MIB, rb, sb, 100.0 * (sb - rb) / rb, fr.a_us, fs.a_us);
-        double e = fabs(sb - rb) / rb;
-        g_array_append_val(sum->tail_rate, e);
-        g_array_append_val(sum->tail_real_us, fr.a_us);
-        g_array_append_val(sum->tail_sim_us, fs.a_us);
+                               fr.rows, ICS_TAIL_SPAN);
+        return;
     }
-    g_free(b);
-    g_free(tr);
-    g_free(ts);
+    double f = ics_coll_busbw_factor(op, nranks);
+    double rb = fr.algbw_gbps * f, sb = fs.algbw_gbps * f;
+    g_string_append_printf(out,
+                           "#   tail of %d rows from %.0f MiB: busbw it settles at real %.1f "
+                           "sim %.1f GB/s (%+.1f%%); time every call adds real %.1f sim "
+                           "%.1f us\n",
+                           fr.rows, fr.from_bytes / MIB, rb, sb, 100.0 * (sb - rb) / rb, fr.a_us,
+                           fs.a_us);
+    double e = fabs(sb - rb) / rb;
+    g_array_append_val(sum->tail_rate, e);
+    g_array_append_val(sum->tail_real_us, fr.a_us);
+    g_array_append_val(sum->tail_sim_us, fs.a_us);
 }
 
 /* Simulates one log; appends its line to out and its errors to the summary. Returns an exit

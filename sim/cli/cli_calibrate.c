@@ -8,6 +8,7 @@
 #include "cli/cli_calibrate_compute.h"
 #include "cli/cli_common.h"
 #include "cli/cli_progress.h"
+#include "report/report.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -99,6 +100,53 @@ static void print_summary(const ics_calib *c, GString *out)
     }
 }
 
+/* Per table, T = a + S / B over its largest sizes (report.h, ics_report_tail_fit_top), measured,
+ * before and after: whether what is left after the fit is a rate or a fixed cost per call,
+ * which no parameter may provide (docs/collectives.md, "The large sizes as two numbers"). */
+static void print_tail(const ics_calib *c, GString *out)
+{
+    int n = ics_calib_n_points(c), printed = 0;
+    double *b = g_new(double, n + 1), *t[3];
+    for (int k = 0; k < 3; k++)
+        t[k] = g_new(double, n + 1);
+    for (int table = 0;; table++) {
+        int m = 0, nranks = 0, seen = 0;
+        ics_coll_op op = ICS_COLL_ALL_REDUCE;
+        const char *source = NULL;
+        for (int i = 0; i < n; i++) {
+            const ics_calib_point *p = ics_calib_point_at(c, i);
+            seen += p->table >= table;
+            if (p->table != table)
+                continue;
+            op = p->op, nranks = p->nranks, source = p->source;
+            b[m] = (double)p->size_bytes;
+            t[0][m] = p->measured_us, t[1][m] = p->before_us, t[2][m++] = p->after_us;
+        }
+        if (seen == 0)
+            break;
+        ics_tail_fit f[3];
+        bool ok = m > 0;
+        for (int k = 0; k < 3 && ok; k++)
+            ok = ics_report_tail_fit_top(b, t[k], m, &f[k]);
+        if (!ok)
+            continue;
+        if (printed++ == 0)
+            g_string_append_printf(out,
+                                   "#\n# tail: T = a + S / B over each table's largest sizes\n"
+                                   "# %-34s %4s %9s %9s %9s %9s %9s %9s\n",
+                                   "table", "rows", "busbw", "before", "after", "a us", "before",
+                                   "after");
+        const char *base = strrchr(source, '/') ? strrchr(source, '/') + 1 : source;
+        double bf = ics_coll_busbw_factor(op, nranks);
+        g_string_append_printf(out, "  %-34.34s %4d %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n", base,
+                               f[0].rows, f[0].algbw_gbps * bf, f[1].algbw_gbps * bf,
+                               f[2].algbw_gbps * bf, f[0].a_us, f[1].a_us, f[2].a_us);
+    }
+    g_free(b);
+    for (int k = 0; k < 3; k++)
+        g_free(t[k]);
+}
+
 void ics_cli__calib_folds(const GArray *folds, GString *out)
 {
     g_string_append_printf(out,
@@ -145,6 +193,7 @@ static int calibrate(const calib_args *a, int nfiles, char **files, unsigned mas
             print_points(c, out);
         print_params(c, out);
         print_summary(c, out);
+        print_tail(c, out);
         if (!a->no_cv)
             ics_cli__calib_folds(folds, out);
         if (a->out)

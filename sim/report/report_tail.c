@@ -12,7 +12,9 @@
 
 bool ics_report_tail_fit(const double *bytes, const double *time_us, int n, ics_tail_fit *out)
 {
-    *out = (ics_tail_fit){.a_us = NAN, .algbw_gbps = NAN, .rows = n};
+    *out = (ics_tail_fit){.a_us = NAN, .algbw_gbps = NAN, .rows = n, .from_bytes = NAN};
+    for (int i = 0; i < n; i++)
+        out->from_bytes = i == 0 ? bytes[i] : MIN(out->from_bytes, bytes[i]);
     if (n < 2)
         return false;
     double *w = g_new(double, n);
@@ -36,4 +38,27 @@ bool ics_report_tail_fit(const double *bytes, const double *time_us, int n, ics_
     out->a_us = a;
     out->algbw_gbps = 1.0 / (k * 1e3); /* bytes per us -> GB/s */
     return true;
+}
+
+bool ics_report_tail_fit_top(const double *bytes, const double *time_us, int n, ics_tail_fit *out)
+{
+    double top = 0;
+    for (int i = 0; i < n; i++)
+        top = MAX(top, bytes[i]);
+    double *b = g_new(double, n + 1), *t = g_new(double, n + 1);
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (bytes[i] < 1048576.0 || bytes[i] * ICS_TAIL_SPAN < top)
+            continue;
+        b[k] = bytes[i];
+        t[k++] = time_us[i];
+    }
+    bool ok = ics_report_tail_fit(b, t, k, out);
+    if (k < 3) {
+        *out = (ics_tail_fit){.a_us = NAN, .algbw_gbps = NAN, .rows = k, .from_bytes = NAN};
+        ok = false;
+    }
+    g_free(b);
+    g_free(t);
+    return ok;
 }
