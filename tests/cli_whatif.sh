@@ -131,7 +131,7 @@ ICSIM_PROGRESS=always "$icsim" calibrate -s "$h100" "$sendrecv" --no-cv >"$tmp/p
 cmp -s "$tmp/p3" "$tmp/p4" || fail "calibrate progress changed stdout"
 grep -q 'icsim: calibrate: [0-9]* passes over 10 points' "$tmp/e4" || fail "calibrate progress line"
 # the tail section: the log's 7 rows from 256 MiB, busbw and fixed time measured, before, after
-grep -Eq '^  xxrjun_h100_1node_8gpu_sendrecv\.js +7( +[0-9]+\.[0-9]){6}$' "$tmp/p3" ||
+grep -Eq '^  xxrjun_h100_1node_8gpu_sendrecv +7( +-?[0-9]+\.[0-9]){6}$' "$tmp/p3" ||
     fail "calibrate tail line: $(grep -A3 '^# tail' "$tmp/p3")"
 
 # bad input: exit 2, nothing on stdout

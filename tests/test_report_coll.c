@@ -231,8 +231,10 @@ static void test_tail_fit(void)
     int n = 0;
     double top = 0, w = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
     const cJSON *r;
-    cJSON_ArrayForEach(r, cJSON_GetObjectItem(doc, "rows")) top =
-        MAX(top, cJSON_GetObjectItem(r, "size")->valuedouble);
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(doc, "rows"))
+    {
+        top = MAX(top, cJSON_GetObjectItem(r, "size")->valuedouble);
+    }
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(doc, "rows"))
     {
         double sz = cJSON_GetObjectItem(r, "size")->valuedouble;
@@ -242,7 +244,11 @@ static void test_tail_fit(void)
         bytes[n] = sz;
         us[n++] = t;
         double wt = 1.0 / (t * t);
-        w += wt, sx += wt * sz, sy += wt * t, sxx += wt * sz * sz, sxy += wt * sz * t;
+        w += wt;
+        sx += wt * sz;
+        sy += wt * t;
+        sxx += wt * sz * sz;
+        sxy += wt * sz * t;
     }
     cJSON_Delete(doc);
     g_assert_cmpint(n, ==, 7);
@@ -252,6 +258,24 @@ static void test_tail_fit(void)
     g_assert_cmpfloat_with_epsilon(f.algbw_gbps, 1.0 / (k * 1e3), 1e-9 / (k * 1e3));
     /* what the log says: the calls pay tens of microseconds past their bandwidth term */
     g_assert_cmpfloat(f.a_us, >, 20.0);
+
+    /* the tail of a sweep: from 1 MiB within 64x of the largest, 3 rows at least */
+    double sweep[12], line[12];
+    for (int i = 0; i < 12; i++) {
+        sweep[i] = 65536.0 * (double)(1 << i); /* 64 KiB .. 128 MiB */
+        line[i] = 20.0 + sweep[i] / 100e3;     /* 100 GB/s */
+    }
+    /* below 1 MiB (64 .. 512 KiB) and 1 MiB itself (under 128 MiB / 64): never fitted */
+    for (int i = 0; i < 5; i++)
+        line[i] = 1e6;
+    g_assert_true(ics_report_tail_fit_top(sweep, line, 12, &f));
+    g_assert_cmpint(f.rows, ==, 7); /* 2 MiB .. 128 MiB */
+    g_assert_cmpfloat_with_epsilon(f.from_bytes, 2097152.0, 0.5);
+    g_assert_cmpfloat_with_epsilon(f.a_us, 20.0, 1e-6);
+    g_assert_cmpfloat_with_epsilon(f.algbw_gbps, 100.0, 1e-6);
+    g_assert_false(ics_report_tail_fit_top(sweep, line, 6, &f)); /* 1 and 2 MiB: 2 rows */
+    g_assert_cmpint(f.rows, ==, 2);
+    g_assert_true(isnan(f.a_us));
 }
 
 int main(int argc, char **argv)

@@ -173,15 +173,19 @@ static void tail_line(ics_coll_op op, int nranks, const GArray *bytes, const GAr
 {
     const double *b = (const double *)bytes->data;
     ics_tail_fit fr, fs;
-    if (!ics_report_tail_fit_top(b, (const double *)real->data, (int)bytes->len, &fr) ||
-        !ics_report_tail_fit_top(b, (const double *)sim->data, (int)bytes->len, &fs)) {
+    double f = ics_coll_busbw_factor(op, nranks);
+    bool real_ok = ics_report_tail_fit_top(b, (const double *)real->data, (int)bytes->len, &fr);
+    if (!real_ok || !(f > 0)) {
         g_string_append_printf(out,
                                "#   tail: - (%d rows from 1 MiB within %gx of the largest; "
                                "3 with times growing with the size needed)\n",
                                fr.rows, ICS_TAIL_SPAN);
         return;
     }
-    double f = ics_coll_busbw_factor(op, nranks);
+    if (!ics_report_tail_fit_top(b, (const double *)sim->data, (int)bytes->len, &fs)) {
+        g_string_append(out, "#   tail: - (the simulated times do not grow with the size)\n");
+        return;
+    }
     double rb = fr.algbw_gbps * f, sb = fs.algbw_gbps * f;
     g_string_append_printf(out,
                            "#   tail of %d rows from %.0f MiB: busbw it settles at real %.1f "
@@ -347,14 +351,12 @@ int ics_bench_accuracy(int argc, char **argv)
         G_OPTION_ENTRY_NULL};
     int rc = ICS_EXIT_USAGE;
     GString *out = g_string_new(NULL);
-    summary sum = {g_array_new(FALSE, FALSE, sizeof(double)),
-                   g_array_new(FALSE, FALSE, sizeof(double)),
-                   g_array_new(FALSE, FALSE, sizeof(double)),
-                   0,
-                   NULL,
-                   g_array_new(FALSE, FALSE, sizeof(double)),
-                   g_array_new(FALSE, FALSE, sizeof(double)),
-                   g_array_new(FALSE, FALSE, sizeof(double))};
+    summary sum = {.dgx_large = g_array_new(FALSE, FALSE, sizeof(double)),
+                   .multi_small = g_array_new(FALSE, FALSE, sizeof(double)),
+                   .multi_large = g_array_new(FALSE, FALSE, sizeof(double)),
+                   .tail_rate = g_array_new(FALSE, FALSE, sizeof(double)),
+                   .tail_real_us = g_array_new(FALSE, FALSE, sizeof(double)),
+                   .tail_sim_us = g_array_new(FALSE, FALSE, sizeof(double))};
     GError *warning = NULL;
     if (!ics_cli_parse("bench accuracy", "",
                        "Simulate the real nccl-tests logs of validate/data/nccl and print the "

@@ -100,47 +100,66 @@ static void print_summary(const ics_calib *c, GString *out)
     }
 }
 
+/* Table `table`'s points: sizes in b, measured, before and after times in t[0..2]; returns how
+ * many (0: no such table), its operation, ranks and file in *op, *nranks, *source. */
+static int table_points(const ics_calib *c, int table, double *b, double *t[3], ics_coll_op *op,
+                        int *nranks, const char **source)
+{
+    int m = 0;
+    for (int i = 0; i < ics_calib_n_points(c); i++) {
+        const ics_calib_point *p = ics_calib_point_at(c, i);
+        if (p->table != table)
+            continue;
+        *op = p->op;
+        *nranks = p->nranks;
+        *source = p->source;
+        b[m] = (double)p->size_bytes;
+        t[0][m] = p->measured_us;
+        t[1][m] = p->before_us;
+        t[2][m] = p->after_us;
+        m++;
+    }
+    return m;
+}
+
 /* Per table, T = a + S / B over its largest sizes (report.h, ics_report_tail_fit_top), measured,
  * before and after: whether what is left after the fit is a rate or a fixed cost per call,
- * which no parameter may provide (docs/collectives.md, "The large sizes as two numbers"). */
+ * which no parameter may provide (docs/collectives.md, "The large sizes as two numbers"). A
+ * table with fewer than 3 such sizes, or whose times do not grow with them, is left out. */
 static void print_tail(const ics_calib *c, GString *out)
 {
-    int n = ics_calib_n_points(c), printed = 0;
+    int n = ics_calib_n_points(c), tables = 0, printed = 0;
+    for (int i = 0; i < n; i++)
+        tables = MAX(tables, ics_calib_point_at(c, i)->table + 1);
     double *b = g_new(double, n + 1), *t[3];
     for (int k = 0; k < 3; k++)
         t[k] = g_new(double, n + 1);
-    for (int table = 0;; table++) {
-        int m = 0, nranks = 0, seen = 0;
+    for (int table = 0; table < tables; table++) {
         ics_coll_op op = ICS_COLL_ALL_REDUCE;
+        int nranks = 0;
         const char *source = NULL;
-        for (int i = 0; i < n; i++) {
-            const ics_calib_point *p = ics_calib_point_at(c, i);
-            seen += p->table >= table;
-            if (p->table != table)
-                continue;
-            op = p->op, nranks = p->nranks, source = p->source;
-            b[m] = (double)p->size_bytes;
-            t[0][m] = p->measured_us, t[1][m] = p->before_us, t[2][m++] = p->after_us;
-        }
-        if (seen == 0)
-            break;
+        int m = table_points(c, table, b, t, &op, &nranks, &source);
         ics_tail_fit f[3];
-        bool ok = m > 0;
+        bool ok = m > 0 && ics_coll_busbw_factor(op, nranks) > 0;
         for (int k = 0; k < 3 && ok; k++)
             ok = ics_report_tail_fit_top(b, t[k], m, &f[k]);
         if (!ok)
             continue;
         if (printed++ == 0)
             g_string_append_printf(out,
-                                   "#\n# tail: T = a + S / B over each table's largest sizes\n"
-                                   "# %-34s %4s %9s %9s %9s %9s %9s %9s\n",
-                                   "table", "rows", "busbw", "before", "after", "a us", "before",
+                                   "#\n# tail: T = a + S / B over each table's largest sizes; "
+                                   "busbw in GB/s, a in us\n"
+                                   "# %-44s %4s %9s %9s %9s %9s %9s %9s\n",
+                                   "table", "rows", "busbw", "before", "after", "a", "before",
                                    "after");
         const char *base = strrchr(source, '/') ? strrchr(source, '/') + 1 : source;
+        char *name =
+            g_str_has_suffix(base, ".json") ? g_strndup(base, strlen(base) - 5) : g_strdup(base);
         double bf = ics_coll_busbw_factor(op, nranks);
-        g_string_append_printf(out, "  %-34.34s %4d %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n", base,
+        g_string_append_printf(out, "  %-44s %4d %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n", name,
                                f[0].rows, f[0].algbw_gbps * bf, f[1].algbw_gbps * bf,
                                f[2].algbw_gbps * bf, f[0].a_us, f[1].a_us, f[2].a_us);
+        g_free(name);
     }
     g_free(b);
     for (int k = 0; k < 3; k++)

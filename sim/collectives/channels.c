@@ -92,10 +92,15 @@ int ics_tuner_channels_find(const ics_tuner *tu)
 {
     if (tu->nnodes > 1)
         return multi_node_channels(tu);
-    /* GPUs wired to each other (DGX-1): one NVLink-only ring per link of a GPU, each run twice,
-     * so that every link carries the same share (ring_order.h); fewer after failures */
-    if (ics_ring_orders_differ(tu->t, tu->ranks, tu->n))
-        return MIN(MAX_CHANNELS, 2 * ics_ring_mesh_rings(tu->t, tu->ranks, tu->n));
+    /* GPUs wired to each other: NCCL's search tries the same speeds over a GPU's NVLinks, each
+     * channel on an NVLink-only ring (ring_order.h), and never more than twice the rings the
+     * links carry (fewer after failures): DGX-1V, 6 x 20 GB/s, 3 rings at 40 -> 6 -> 12
+     * channels; 4 H100 wired to each other, 18 x 20.6, 6 at 60 -> 12 -> 24, the "Channel
+     * 00/24" of Snellius' logs (2 x 18 = 36, capped at 32, before) */
+    if (ics_ring_orders_differ(tu->t, tu->ranks, tu->n)) {
+        int rings = ics_ring_mesh_rings(tu->t, tu->ranks, tu->n);
+        return MIN(search_channels(tu, rings * tu->nvlink_gbps), MIN(MAX_CHANNELS, 2 * rings));
+    }
     bool nvlink = tu->intra_class == 0 && tu->nvlinks > 0;
     return search_channels(tu, nvlink ? tu->nvlinks * tu->nvlink_gbps : tu->ring_gbps);
 }

@@ -35,16 +35,19 @@ void ics_report_route(const ics_topo *t, int src, int dst, GString *out);
  * time (weighted least squares, GSL's gsl_fit_wlinear): a the fixed time every call pays, B its
  * algorithm bandwidth (nccl-tests' algbw: bytes over time, GB = 1e9 B) once the size hides a.
  * False, with NaNs, for fewer than 2 rows, a non-positive size or time, or no positive B (the
- * times not growing with the size). */
+ * times not growing with the size). a is what the line says at size 0 and may come out
+ * negative where the rows are few and the times noisy (a 3-row tail). */
 typedef struct {
     double a_us, algbw_gbps;
     int rows;
     double from_bytes; /* the smallest size fitted */
 } ics_tail_fit;
 bool ics_report_tail_fit(const double *bytes, const double *time_us, int n, ics_tail_fit *out);
-/* The same over a sweep's tail: its calls from 1 MiB within ICS_TAIL_SPAN of the largest (the
- * last six doublings), at least 3 of them (false otherwise, rows saying how many there were). */
-#define ICS_TAIL_SPAN 64.0
+/* The same over a sweep's tail: its calls from ICS_TAIL_FROM_BYTES within ICS_TAIL_SPAN of the
+ * largest (the last six doublings), at least 3 of them (false otherwise, rows saying how many
+ * there were). */
+#define ICS_TAIL_FROM_BYTES 1048576.0
+#define ICS_TAIL_SPAN       64.0
 bool ics_report_tail_fit_top(const double *bytes, const double *time_us, int n, ics_tail_fit *out);
 
 /* ---- collectives, as nccl-tests prints them (report_coll.c) ---- */

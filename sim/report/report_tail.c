@@ -7,14 +7,11 @@
 
 #include <math.h>
 
-#include <gsl/gsl_errno.h>
 #include <gsl/gsl_fit.h>
 
 bool ics_report_tail_fit(const double *bytes, const double *time_us, int n, ics_tail_fit *out)
 {
     *out = (ics_tail_fit){.a_us = NAN, .algbw_gbps = NAN, .rows = n, .from_bytes = NAN};
-    for (int i = 0; i < n; i++)
-        out->from_bytes = i == 0 ? bytes[i] : MIN(out->from_bytes, bytes[i]);
     if (n < 2)
         return false;
     double *w = g_new(double, n);
@@ -23,17 +20,17 @@ bool ics_report_tail_fit(const double *bytes, const double *time_us, int n, ics_
             g_free(w);
             return false;
         }
+        out->from_bytes = i == 0 ? bytes[i] : MIN(out->from_bytes, bytes[i]);
         /* relative residuals: the small rows of the tail count as much as the largest */
         w[i] = 1.0 / (time_us[i] * time_us[i]);
     }
     double a, k, c00, c01, c11, chisq;
-    /* GSL's default handler aborts; a degenerate fit (every size equal) is a false return */
-    gsl_error_handler_t *old = gsl_set_error_handler_off();
     int rc =
         gsl_fit_wlinear(bytes, 1, w, 1, time_us, 1, (size_t)n, &a, &k, &c00, &c01, &c11, &chisq);
-    gsl_set_error_handler(old);
     g_free(w);
-    if (rc != GSL_SUCCESS || !(k > 0) || !isfinite(a))
+    /* every size equal leaves the slope undetermined: GSL returns NaNs (and success), which the
+     * test below refuses with a slope that is not positive */
+    if (rc != 0 || !(k > 0) || !isfinite(a))
         return false;
     out->a_us = a;
     out->algbw_gbps = 1.0 / (k * 1e3); /* bytes per us -> GB/s */
@@ -48,16 +45,16 @@ bool ics_report_tail_fit_top(const double *bytes, const double *time_us, int n, 
     double *b = g_new(double, n + 1), *t = g_new(double, n + 1);
     int k = 0;
     for (int i = 0; i < n; i++) {
-        if (bytes[i] < 1048576.0 || bytes[i] * ICS_TAIL_SPAN < top)
+        if (bytes[i] < ICS_TAIL_FROM_BYTES || bytes[i] * ICS_TAIL_SPAN < top)
             continue;
         b[k] = bytes[i];
         t[k++] = time_us[i];
     }
-    bool ok = ics_report_tail_fit(b, t, k, out);
-    if (k < 3) {
+    bool ok = false;
+    if (k < 3)
         *out = (ics_tail_fit){.a_us = NAN, .algbw_gbps = NAN, .rows = k, .from_bytes = NAN};
-        ok = false;
-    }
+    else
+        ok = ics_report_tail_fit(b, t, k, out);
     g_free(b);
     g_free(t);
     return ok;
