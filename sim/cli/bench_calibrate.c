@@ -16,7 +16,7 @@
 #endif
 #define DATA_DIR ICS_HWMODELS_DIR "/../validate/data/nccl"
 #define MIB      (1ULL << 20)
-#define MAX_LOGS 24
+#define MAX_LOGS 30
 
 /* A system and its logs: each log's operation and node count (a prediction is of another
  * operation, or of the same operation at another node or rank count: the issue's two goals;
@@ -60,6 +60,16 @@ static const struct {
       {"xxrjun_h100_10node_1gpn_reduce_scatter", "reduce_scatter", 10, false, true},
       {"xxrjun_h100_10node_1gpn_alltoall", "alltoall", 10, false, true},
       {"xxrjun_h100_10node_1gpn_sendrecv", "sendrecv", 10, false, true},
+      {"xxrjun_h100_10node_2gpn_all_reduce", "all_reduce", 10, false, true},
+      {"xxrjun_h100_10node_2gpn_all_gather", "all_gather", 10, false, true},
+      {"xxrjun_h100_10node_2gpn_reduce_scatter", "reduce_scatter", 10, false, true},
+      {"xxrjun_h100_10node_2gpn_alltoall", "alltoall", 10, false, true},
+      {"xxrjun_h100_10node_2gpn_sendrecv", "sendrecv", 10, false, true},
+      {"xxrjun_h100_10node_4gpn_all_reduce", "all_reduce", 10, false, true},
+      {"xxrjun_h100_10node_4gpn_all_gather", "all_gather", 10, false, true},
+      {"xxrjun_h100_10node_4gpn_reduce_scatter", "reduce_scatter", 10, false, true},
+      {"xxrjun_h100_10node_4gpn_alltoall", "alltoall", 10, false, true},
+      {"xxrjun_h100_10node_4gpn_sendrecv", "sendrecv", 10, false, true},
       {"xxrjun_h100_10node_8gpn_all_gather", "all_gather", 10, true, false},
       {"xxrjun_h100_10node_8gpn_all_reduce", "all_reduce", 10, true, false},
       {"xxrjun_h100_10node_8gpn_reduce_scatter", "reduce_scatter", 10, true, false},
