@@ -418,6 +418,28 @@ static void test_fit_refused_when_worse(void)
     ics_meas_free(fit.m);
 }
 
+/* A default at a kink: on the 4 H100 wired to each other (Snellius, 24 NVLink-only rings) the
+ * links' own rate binds just above NCCL's 20.6 GB/s a link, so raising nvlink_gbps moves no
+ * time and lowering it does. Probed one way only it was "not determined: the measurements do
+ * not depend on it", and a Jacobian of forward steps alone left the solver nothing to go by (GSL
+ * aborted the process in its QR of a zero Jacobian). Both ways, it fits below NCCL's figure, as
+ * the log's slower rings say, and the time error from 1 MiB falls. */
+static void test_fit_at_a_kink(void)
+{
+    log_fit fit = open_log_params("hwmodels/snellius-h100.json", "snellius_h100x4_1node_all_gather",
+                                  1u << ICS_CAL_NVLINK_GBPS);
+    GError *err = NULL;
+    g_assert_true(ics_calib_fit(fit.c, &err));
+    const ics_calib_param *nv = ics_calib_param_of(fit.c, ICS_CAL_NVLINK_GBPS);
+    g_test_message("nvlink_gbps %.2f -> %.2f +-%.1f%%", nv->before, nv->after, 100 * nv->rel_sigma);
+    g_assert_true(nv->determined);
+    g_assert_cmpfloat(nv->after, <, nv->before);
+    g_assert_cmpfloat(ics_calib_median_error(fit.c, 1 << 20, UINT64_MAX, true), <,
+                      ics_calib_median_error(fit.c, 1 << 20, UINT64_MAX, false));
+    ics_calib_free(fit.c);
+    ics_meas_free(fit.m);
+}
+
 /* Where the data fix only a pair's combination and one member's default is a published figure,
  * that one holds and the other is fitted (calib_fit.c, held_of_pair). ALCF Polaris' 2-node
  * all-gather over Slingshot: NCCL's base latency and the transport's gap per message (msg_us,
@@ -490,6 +512,7 @@ int main(int argc, char **argv)
     g_test_add_func("/calibrate/weights", test_weights);
     g_test_add_func("/calibrate/fit-refused-when-worse", test_fit_refused_when_worse);
     g_test_add_func("/calibrate/fit-holds-published", test_fit_holds_published);
+    g_test_add_func("/calibrate/fit-at-a-kink", test_fit_at_a_kink);
     int rc = g_test_run();
     char *cmd = g_strdup_printf("rm -rf '%s'", tmpdir);
     (void)!system(cmd);

@@ -212,6 +212,7 @@ static void params_init(ics_calib *c)
         c->loaded[p] = ics_hw_cal(hw, (ics_cal_param)p);
         double v = ics_comm_cal_value(t0->comm, (ics_cal_param)p);
         c->params[p] = (ics_calib_param){.before = v, .after = v, .rel_sigma = NAN};
+        c->start_at[p] = NAN;
     }
 }
 

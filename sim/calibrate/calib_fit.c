@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_multifit_nlinear.h>
 #include <gsl/gsl_vector.h>
@@ -92,11 +93,21 @@ static int fn_df(const gsl_vector *u, void *data, gsl_matrix *J)
     gsl_vector_memcpy(v, u);
     int rc = fn_f(v, f, r0);
     for (int j = 0; j < f->n && rc == GSL_SUCCESS; j++) {
-        gsl_vector_set(v, j, gsl_vector_get(u, j) + DIFF_STEP);
-        rc = fn_f(v, f, r1);
-        gsl_vector_set(v, j, gsl_vector_get(u, j));
-        for (size_t i = 0; i < m; i++)
-            gsl_matrix_set(J, i, j, (gsl_vector_get(r1, i) - gsl_vector_get(r0, i)) / DIFF_STEP);
+        /* forward; backward where nothing moves forward: at a kink (another bound binding just
+         * above the value, moves() above) the times only respond downwards */
+        for (int dir = 1; dir >= -1 && rc == GSL_SUCCESS; dir -= 2) {
+            gsl_vector_set(v, j, gsl_vector_get(u, j) + dir * DIFF_STEP);
+            rc = fn_f(v, f, r1);
+            gsl_vector_set(v, j, gsl_vector_get(u, j));
+            bool moved = false;
+            for (size_t i = 0; i < m; i++) {
+                double d = dir * (gsl_vector_get(r1, i) - gsl_vector_get(r0, i)) / DIFF_STEP;
+                gsl_matrix_set(J, i, j, d);
+                moved = moved || d != 0;
+            }
+            if (moved)
+                break;
+        }
     }
     set_free(f, u);
     gsl_vector_free(r0);
@@ -105,16 +116,10 @@ static int fn_df(const gsl_vector *u, void *data, gsl_matrix *J)
     return rc;
 }
 
-/* Largest |change of ln(time)| over the points when p moves from its value by 20% (from 0: to
- * a typical value; down where 20% up would pass its upper bound: an efficiency of 1, net_eff's
- * default, can only fall), everything else as it is now. */
-static double moves(ics_calib *c, ics_cal_param p, GError **error)
+/* Largest |change of ln(time)| over the points when p is set to `probe`, everything else as it
+ * is now; -1 if a simulation failed. */
+static double moves_to(ics_calib *c, ics_cal_param p, double probe, GError **error)
 {
-    const ics_cal_param_info *pi = ics_hw_cal_param(p);
-    double v = c->params[p].before,
-           probe = v > pi->lo ? v * 1.2 : pi->lo + 0.05 * (pi->hi - pi->lo);
-    if (probe > pi->hi)
-        probe = MAX(pi->lo, v / 1.2);
     GArray *base = g_array_sized_new(FALSE, FALSE, sizeof(double), c->points->len);
     for (guint i = 0; i < c->points->len; i++)
         g_array_append_val(base, g_array_index(c->points, ics_calib_point, i).after_us);
@@ -130,6 +135,33 @@ static double moves(ics_calib *c, ics_cal_param p, GError **error)
     g_array_free(base, TRUE);
     ok = ok && ics_calib__simulate(c, false, error);
     return ok ? most : -1;
+}
+
+/* Largest |change of ln(time)| when p moves from its value by 20%, up (from 0: to a typical
+ * value) and down. Both ways: a default can sit where another bound takes over just above it
+ * (4 H100 wired to each other: their rings are no faster at nvlink_gbps 30 than at NCCL's
+ * 20.6, where the links' own rate binds, but slower at 17), and a probe one way only would
+ * call a parameter the measurements plainly depend on idle. */
+static double moves(ics_calib *c, ics_cal_param p, GError **error)
+{
+    const ics_cal_param_info *pi = ics_hw_cal_param(p);
+    double v = c->params[p].before;
+    double up = v > pi->lo ? v * 1.2 : pi->lo + 0.05 * (pi->hi - pi->lo);
+    double most = 0;
+    c->start_at[p] = NAN;
+    if (up <= pi->hi && (most = moves_to(c, p, up, error)) < 0)
+        return -1;
+    if (v > pi->lo && most < MOVES_MIN) {
+        double down = MAX(pi->lo, v / 1.2), m = moves_to(c, p, down, error);
+        if (m < 0)
+            return -1;
+        /* the search starts where the times respond: at the value itself a step either way
+         * may still be flat, and a Jacobian of zeros leaves the solver nothing to go by */
+        if (m >= MOVES_MIN && up <= pi->hi)
+            c->start_at[p] = down;
+        most = MAX(most, m);
+    }
+    return most;
 }
 
 /* Which parameters the points move at all: the candidates. */
@@ -174,9 +206,18 @@ static void sigmas(fit_ctx *f, const gsl_matrix *J, double ssr, const bool *keep
                    double corr[ICS_CAL_COUNT][ICS_CAL_COUNT])
 {
     int k = 0, col[ICS_CAL_COUNT];
-    for (int j = 0; j < f->n; j++)
-        if (keep[j])
+    for (int j = 0; j < f->n; j++) {
+        if (!keep[j])
+            continue;
+        gsl_vector_const_view cj = gsl_matrix_const_column(J, j);
+        if (gsl_blas_dnrm2(&cj.vector) >= 1e-9) {
             col[k++] = j;
+            continue;
+        }
+        /* moves nothing here (a flat stretch past a kink): unknown, not exact; and out of the
+         * covariance, whose pivoted QR needs a rank of at least 1 (GSL aborts otherwise) */
+        f->c->params[f->idx[j]].rel_sigma = INFINITY;
+    }
     if (k == 0)
         return;
     gsl_matrix *Jk = gsl_matrix_alloc(J->size1, k), *cov = gsl_matrix_alloc(k, k);
@@ -248,11 +289,21 @@ static bool solve(ics_calib *c, gsl_matrix **J, double *ssr, GError **error)
     gsl_multifit_nlinear_workspace *w =
         gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, m, (size_t)f.n);
     gsl_vector *u = gsl_vector_alloc(f.n), *r = gsl_vector_alloc(m);
-    for (int j = 0; j < f.n; j++)
-        gsl_vector_set(u, j, search_of(f.idx[j], start_value(f.idx[j], c->params[f.idx[j]].after)));
+    for (int j = 0; j < f.n; j++) {
+        const ics_calib_param *cp = &c->params[f.idx[j]];
+        double v = cp->after == cp->before && !isnan(c->start_at[f.idx[j]])
+                       ? c->start_at[f.idx[j]]
+                       : start_value(f.idx[j], cp->after);
+        gsl_vector_set(u, j, search_of(f.idx[j], v));
+    }
     gsl_multifit_nlinear_init(u, &fdf, w);
     int info;
+    /* GSL's default handler aborts the process where its QR meets a Jacobian of rank 0 (a
+     * stretch where no parameter moves any time): the solver returns instead, from the last
+     * position it reached, and sigmas() marks what moved nothing as not determined */
+    gsl_error_handler_t *handler = gsl_set_error_handler_off();
     gsl_multifit_nlinear_driver((size_t)c->max_iter, XTOL, GTOL, FTOL, NULL, NULL, &info, w);
+    gsl_set_error_handler(handler);
     gsl_vector *best = gsl_multifit_nlinear_position(w);
     for (int j = 0; j < f.n; j++)
         c->params[f.idx[j]].after = value_of(f.idx[j], gsl_vector_get(best, j));

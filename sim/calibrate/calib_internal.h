@@ -56,6 +56,9 @@ struct ics_calib {
     void *progress_ctx;
     int threads;                  /* points simulated at once */
     double loaded[ICS_CAL_COUNT]; /* the model's own calibration as loaded (NAN: default) */
+    /* where a parameter's search starts when only a move down changed the times (its value at
+     * a kink, another bound taking over just above it: calib_fit.c, moves); NAN otherwise */
+    double start_at[ICS_CAL_COUNT];
 };
 
 /* Every model's value of p (NAN: back to the default). */
