@@ -217,6 +217,8 @@ static void sigmas(fit_ctx *f, const gsl_matrix *J, double ssr, const bool *keep
         /* moves nothing here (a flat stretch past a kink): unknown, not exact; and out of the
          * covariance, whose pivoted QR needs a rank of at least 1 (GSL aborts otherwise) */
         f->c->params[f->idx[j]].rel_sigma = INFINITY;
+        for (int i = 0; corr && i < ICS_CAL_COUNT; i++)
+            corr[i][j] = corr[j][i] = 0;
     }
     if (k == 0)
         return;
@@ -224,7 +226,13 @@ static void sigmas(fit_ctx *f, const gsl_matrix *J, double ssr, const bool *keep
     for (int j = 0; j < k; j++)
         for (size_t i = 0; i < J->size1; i++)
             gsl_matrix_set(Jk, i, j, gsl_matrix_get(J, i, col[j]));
-    gsl_multifit_nlinear_covar(Jk, 1e-12, cov);
+    if (gsl_multifit_nlinear_covar(Jk, 1e-12, cov) != GSL_SUCCESS) {
+        for (int j = 0; j < k; j++)
+            f->c->params[f->idx[col[j]]].rel_sigma = INFINITY;
+        gsl_matrix_free(Jk);
+        gsl_matrix_free(cov);
+        return;
+    }
     int dof = (int)J->size1 - k;
     double var = dof > 0 ? ssr / dof : ssr;
     for (int a = 0; corr && a < k; a++)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_multifit_nlinear.h>
 #include <gsl/gsl_vector.h>
@@ -282,14 +283,16 @@ static void sigmas(const fit_ctx *f, gsl_multifit_nlinear_workspace *w, double *
 {
     gsl_matrix *J = gsl_multifit_nlinear_jac(w), *cov = gsl_matrix_alloc(f->n, f->n);
     gsl_vector *r = gsl_multifit_nlinear_residual(w), *u = gsl_multifit_nlinear_position(w);
-    gsl_multifit_nlinear_covar(J, 1e-12, cov);
+    bool known = gsl_multifit_nlinear_covar(J, 1e-12, cov) == GSL_SUCCESS;
     double ssr;
     gsl_blas_ddot(r, r, &ssr);
     int dof = -f->n;
     for (guint i = 0; i < f->c->points->len; i++)
         dof += !g_array_index(f->c->points, ics_ccal_point, i).held_out;
     for (int j = 0; j < f->n; j++) {
-        if (dof < 1) { /* as many parameters as points: any values fit, none is known */
+        /* as many parameters as points: any values fit, none is known; no covariance (a
+         * Jacobian of zeros): likewise */
+        if (dof < 1 || !known) {
             rel[j] = INFINITY;
             continue;
         }
@@ -327,9 +330,14 @@ static void solve(fit_ctx *f, ics_hw_compute *out, double *rel)
         gsl_vector_set(u0, j, search_of(f->idx[j], ics_ccal_value(&f->base, f->idx[j])));
     gsl_multifit_nlinear_init(u0, &fdf, w);
     int info;
+    /* GSL's default handler aborts the process where its QR meets a Jacobian of rank 0 (every
+     * parameter on a flat stretch of the roofline): the solver and the covariance return
+     * instead, as the network fit's do (calib_fit.c) */
+    gsl_error_handler_t *handler = gsl_set_error_handler_off();
     gsl_multifit_nlinear_driver(MAX_ITER, 1e-8, 1e-8, 1e-10, NULL, NULL, &info, w);
     *out = values(f, gsl_multifit_nlinear_position(w));
     sigmas(f, w, rel);
+    gsl_set_error_handler(handler);
     gsl_vector_free(u0);
     gsl_multifit_nlinear_free(w);
 }
