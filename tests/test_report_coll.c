@@ -213,7 +213,7 @@ static void test_tail_fit(void)
         bytes[i] = 268435456.0 * (double)(1 << i);
         us[i] = 70.0 + bytes[i] / 416.7e3; /* 416.7 GB/s */
     }
-    ics_tail_fit f;
+    ics_report_tail f;
     g_assert_true(ics_report_tail_fit(bytes, us, 8, &f));
     g_assert_cmpfloat_with_epsilon(f.a_us, 70.0, 1e-6);
     g_assert_cmpfloat_with_epsilon(f.algbw_gbps, 416.7, 1e-6);

@@ -183,14 +183,14 @@ static void tail_line(ics_coll_op op, int nranks, const GArray *bytes, const GAr
                       const GArray *sim, summary *sum, GString *out)
 {
     const double *b = (const double *)bytes->data;
-    ics_tail_fit fr, fs;
+    ics_report_tail fr, fs;
     double f = ics_coll_busbw_factor(op, nranks);
     bool real_ok = ics_report_tail_fit_top(b, (const double *)real->data, (int)bytes->len, &fr);
     if (!real_ok || !(f > 0)) {
         g_string_append_printf(out,
                                "#   tail: - (%d rows from 1 MiB within %gx of the largest; "
                                "3 with times growing with the size needed)\n",
-                               fr.rows, ICS_TAIL_SPAN);
+                               fr.rows, ICS_REPORT_TAIL_SPAN);
         return;
     }
     if (!ics_report_tail_fit_top(b, (const double *)sim->data, (int)bytes->len, &fs)) {

@@ -139,8 +139,9 @@ static void print_tail(const ics_calib *c, GString *out)
         int nranks = 0;
         const char *source = NULL;
         int m = table_points(c, table, b, t, &op, &nranks, &source);
-        ics_tail_fit f[3];
-        bool ok = m > 0 && ics_coll_busbw_factor(op, nranks) > 0;
+        ics_report_tail f[3];
+        double bf = m > 0 ? ics_coll_busbw_factor(op, nranks) : 0;
+        bool ok = bf > 0;
         for (int k = 0; k < 3 && ok; k++)
             ok = ics_report_tail_fit_top(b, t[k], m, &f[k]);
         if (!ok)
@@ -155,7 +156,6 @@ static void print_tail(const ics_calib *c, GString *out)
         const char *base = strrchr(source, '/') ? strrchr(source, '/') + 1 : source;
         char *name =
             g_str_has_suffix(base, ".json") ? g_strndup(base, strlen(base) - 5) : g_strdup(base);
-        double bf = ics_coll_busbw_factor(op, nranks);
         g_string_append_printf(out, "  %-44s %4d %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n", name,
                                f[0].rows, f[0].algbw_gbps * bf, f[1].algbw_gbps * bf,
                                f[2].algbw_gbps * bf, f[0].a_us, f[1].a_us, f[2].a_us);

@@ -41,14 +41,15 @@ typedef struct {
     double a_us, algbw_gbps;
     int rows;
     double from_bytes; /* the smallest size fitted */
-} ics_tail_fit;
-bool ics_report_tail_fit(const double *bytes, const double *time_us, int n, ics_tail_fit *out);
-/* The same over a sweep's tail: its calls from ICS_TAIL_FROM_BYTES within ICS_TAIL_SPAN of the
- * largest (the last six doublings), at least 3 of them (false otherwise, rows saying how many
- * there were). */
-#define ICS_TAIL_FROM_BYTES 1048576.0
-#define ICS_TAIL_SPAN       64.0
-bool ics_report_tail_fit_top(const double *bytes, const double *time_us, int n, ics_tail_fit *out);
+} ics_report_tail;
+bool ics_report_tail_fit(const double *bytes, const double *time_us, int n, ics_report_tail *out);
+/* The same over a sweep's tail: its calls from ICS_REPORT_TAIL_FROM_BYTES within
+ * ICS_REPORT_TAIL_SPAN of the largest (the last six doublings), at least 3 of them (false
+ * otherwise, rows saying how many there were). */
+#define ICS_REPORT_TAIL_FROM_BYTES 1048576.0
+#define ICS_REPORT_TAIL_SPAN       64.0
+bool ics_report_tail_fit_top(const double *bytes, const double *time_us, int n,
+                             ics_report_tail *out);
 
 /* ---- collectives, as nccl-tests prints them (report_coll.c) ---- */
 

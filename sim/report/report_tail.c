@@ -9,9 +9,9 @@
 
 #include <gsl/gsl_fit.h>
 
-bool ics_report_tail_fit(const double *bytes, const double *time_us, int n, ics_tail_fit *out)
+bool ics_report_tail_fit(const double *bytes, const double *time_us, int n, ics_report_tail *out)
 {
-    *out = (ics_tail_fit){.a_us = NAN, .algbw_gbps = NAN, .rows = n, .from_bytes = NAN};
+    *out = (ics_report_tail){.a_us = NAN, .algbw_gbps = NAN, .rows = n, .from_bytes = NAN};
     if (n < 2)
         return false;
     double *w = g_new(double, n);
@@ -37,7 +37,8 @@ bool ics_report_tail_fit(const double *bytes, const double *time_us, int n, ics_
     return true;
 }
 
-bool ics_report_tail_fit_top(const double *bytes, const double *time_us, int n, ics_tail_fit *out)
+bool ics_report_tail_fit_top(const double *bytes, const double *time_us, int n,
+                             ics_report_tail *out)
 {
     double top = 0;
     for (int i = 0; i < n; i++)
@@ -45,14 +46,14 @@ bool ics_report_tail_fit_top(const double *bytes, const double *time_us, int n, 
     double *b = g_new(double, n + 1), *t = g_new(double, n + 1);
     int k = 0;
     for (int i = 0; i < n; i++) {
-        if (bytes[i] < ICS_TAIL_FROM_BYTES || bytes[i] * ICS_TAIL_SPAN < top)
+        if (bytes[i] < ICS_REPORT_TAIL_FROM_BYTES || bytes[i] * ICS_REPORT_TAIL_SPAN < top)
             continue;
         b[k] = bytes[i];
         t[k++] = time_us[i];
     }
     bool ok = false;
     if (k < 3)
-        *out = (ics_tail_fit){.a_us = NAN, .algbw_gbps = NAN, .rows = k, .from_bytes = NAN};
+        *out = (ics_report_tail){.a_us = NAN, .algbw_gbps = NAN, .rows = k, .from_bytes = NAN};
     else
         ok = ics_report_tail_fit(b, t, k, out);
     g_free(b);
