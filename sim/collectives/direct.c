@@ -140,8 +140,82 @@ static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
     g_free(before);
 }
 
+/* ---- the sends as streams ------------------------------------------------------------------ */
+
+/* Rank r's sends inside its node (net false) or across the network (net true) as one stream:
+ * the legs move at one rate and end together, where the chunk plan lets each send end on its
+ * own. What that leaves out is a send that a lightly loaded path would finish early, its share
+ * then going to the others: the call still ends when its most loaded resource has carried its
+ * bytes, which is what sets an all-to-all's time on a fabric where every rank crosses the same
+ * kind of bottleneck (the NICs, the uplinks of an oversubscribed tree, a dragonfly's global
+ * links); tests/test_coll_streams.c compares the two plans. Each send is priced as p2p_send
+ * prices it, the stream taking the most of them: the CTAs' copy (floor), their syncs (tail), and
+ * across the network the proxy's posting of its last operation plus that send alone. */
+static void direct_stream(const ics_algo_ctx *c, ics_sched *s, int r, bool net, int start,
+                          const uint32_t *before)
+{
+    int n = c->n, nch = send_channels(c, r);
+    uint64_t per_step = c->p2p_step * (uint64_t)nch;
+    GArray *legs = g_array_new(FALSE, FALSE, sizeof(ics_net_leg));
+    ics_time floor_ps = 0, tail_ps = 0;
+    for (int k = 1; k < n; k++) {
+        int peer = (r + k) % n;
+        uint64_t bytes = p2p_bytes(c, r, peer);
+        if (bytes == 0 || ics_algo_same_node(c, r, peer) == net)
+            continue;
+        uint64_t steps = MAX(1, (bytes + per_step - 1) / per_step);
+        uint64_t wire =
+            ics_algo_net_gap(c, r, peer, ics_algo_wire(c, bytes), steps * (uint64_t)nch);
+        ics_net_leg leg = {c->ranks[r], c->ranks[peer], wire,
+                           (uint64_t)r * (uint64_t)n + (uint64_t)peer};
+        g_array_append_val(legs, leg);
+        floor_ps = MAX(floor_ps, ics_algo_cta_time(c, bytes, (uint64_t)nch));
+        tail_ps = MAX(tail_ps, ics_time_mul(c->sync_ps, steps));
+        ics_time post = net ? posted_ps(c, before, r, k) : 0;
+        if (post > 0) {
+            ics_time lat, alone = ics_algo_hop_time(c, r, peer, wire, &lat);
+            alone = MAX(ics_time_add(alone, lat), ics_algo_cta_time(c, bytes, (uint64_t)nch));
+            floor_ps = MAX(floor_ps, ics_time_add(post, alone));
+        }
+    }
+    if (legs->len > 0) {
+        int id =
+            ics_sched_stream(s, (const ics_net_leg *)(void *)legs->data, (int)legs->len, &start, 1);
+        ics_sched_set_floor(s, id, floor_ps);
+        ics_sched_set_tail(s, id, tail_ps);
+    }
+    g_array_free(legs, TRUE);
+}
+
+/* From ICS_STREAMS_AUTO_RANKS ranks: each rank's sends as two streams, inside its node and
+ * across the network, n x 2 flows where the chunk plan has n x (n - 1): a 1 GiB all-to-all over
+ * 2,160 GPUs is 4.7 million sends, each re-shared at every instant one of them ends. Send/recv
+ * has one send a rank either way. */
+static void direct_plan_streams(const ics_algo_ctx *c, ics_sched *s)
+{
+    if (c->req.op == ICS_COLL_SENDRECV) {
+        direct_plan(c, s);
+        return;
+    }
+    int n = c->n, start = ics_sched_delay(s, c->base_lat_ps + c->step_lat_ps, NULL, 0);
+    bool nodes = false;
+    for (int r = 1; r < n && !nodes; r++)
+        nodes = !ics_algo_same_node(c, r, 0);
+    bool proxy = c->req.sms <= 0;
+    ics_time first = ics_time_add(c->net_msg_ps, nodes && proxy ? c->net_op_ps : 0);
+    int net_start = first > 0 ? ics_sched_delay(s, first, &start, 1) : start;
+    uint32_t *before = nodes && proxy ? proxy_posts(c) : NULL;
+    for (int r = 0; r < n; r++) {
+        direct_stream(c, s, r, false, start, NULL);
+        if (nodes)
+            direct_stream(c, s, r, true, net_start, before);
+    }
+    g_free(before);
+}
+
 const ics_algo_ops ics_algo_direct = {
     .algo = ICS_ALGO_DIRECT,
     .supports = direct_supports,
     .plan = direct_plan,
+    .plan_streams = direct_plan_streams,
 };

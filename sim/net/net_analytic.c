@@ -872,6 +872,35 @@ static void an_reduce(ics_net *net, const int *srcs, int nsrc, int sw, const int
 
 /* ---- streams ------------------------------------------------------------------------------- */
 
+/* A resource several of a stream's legs cross becomes one use carrying their loads summed (and
+ * their bytes): the fair share charges it the same, and a stream of all of a rank's sends to
+ * 2,000 peers crosses its own NIC 2,000 times, where every use costs at every share computation.
+ * First appearances keep their order. n->merge_at (per resource, -1 when not in the flow being
+ * merged) is allocated on the first stream. */
+static void stream_merge_uses(ics_an_net *n, ics_an_flow *f)
+{
+    if (!n->merge_at) {
+        n->merge_at = g_new(int, MAX(n->nres, 1));
+        for (int r = 0; r < n->nres; r++)
+            n->merge_at[r] = -1;
+    }
+    int k = 0;
+    for (int u = 0; u < f->n_use; u++) {
+        int r = f->use[u].res, at = n->merge_at[r];
+        if (at >= 0) {
+            f->use[at].coef += f->use[u].coef;
+            f->use[at].bytes += f->use[u].bytes;
+            continue;
+        }
+        n->merge_at[r] = k;
+        f->use[k++] = f->use[u];
+    }
+    for (int u = 0; u < k; u++)
+        n->merge_at[f->use[u].res] = -1;
+    f->n_use = k;
+    f->use = g_renew(ics_an_use, f->use, MAX(k, 1)); /* 2,000 legs' hops: give back the rest */
+}
+
 /* A stream is one coupled flow: its unit of progress is the largest part's bytes B, and a part
  * of b bytes moves b / B of it, so every leg finishes together. The uncontended rate is the
  * slowest part's packet rate scaled to B; the idle time, that of the slowest part alone. */
@@ -899,6 +928,7 @@ static void stream_init_flow(ics_an_net *n, const ics_fluid_part *parts, int np,
         r0 = MIN(r0, (long double)q->payload / (long double)max_ser / share);
         total = MAX(total, ics_net_idle_path_time(n->t, &q->path, q->bytes, q->payload));
     }
+    stream_merge_uses(n, f);
     long double w = MIN(ceill((long double)big / r0), (long double)total);
     f->r0 = r0;
     f->work = w;
@@ -1011,6 +1041,7 @@ static void an_destroy(ics_net *net)
     g_free(n->calm);
     g_free(n->dom_by);
     g_free(n->dom_tries);
+    g_free(n->merge_at);
     g_free(n);
 }
 

@@ -161,6 +161,7 @@ struct ics_an_net {
     int *dom_by; /* per resource: the resource that dominates it, or -1 (net_analytic_dom.c) */
     uint8_t *dom_tries; /* per resource: searches for a new dominator since it was empty */
     int global_left;    /* computations left that take every flow without a closure */
+    int *merge_at;      /* per resource: scratch of stream_merge_uses, -1 outside it */
 };
 
 #define GLOBAL_STREAK 16
