@@ -226,12 +226,16 @@ bad bench-engine-pending-budget "bench engine: 1000000 pending events x 48 B: ab
     ICSIM_MAX_MEMORY=0.01 "$icsim" bench engine --pending 1000000 --events 10
 bad alltoall-pairs "alltoall on 4096 ranks: 16773120 transfers at once x 1536 B: about 24.0 GiB, \
 $budget 8 GiB" "$icsim" collective alltoall -s "$src/hwmodels/superpod-h100-ndr-3tier.json" \
-    --nodes 512 -b 1G -e 1G
+    --nodes 512 -b 1G -e 1G --plan chunks
+# from 128 ranks the default plays it as two streams a rank: its legs, less a pair
+bad alltoall-pairs-streams "alltoall on 8192 ranks: 67100672 pairs' legs of streams x 384 B: \
+about 24.0 GiB, $budget 8 GiB" "$icsim" collective alltoall \
+    -s "$src/hwmodels/superpod-h100-ndr-3tier.json" --nodes 1024 -b 1G -e 1G
 bad alltoall-pairs-flow "alltoall on 80 ranks: 6320 transfers at once x 3072 B: about 18.5 MiB, \
 $budget 0.01 GiB" ICSIM_MAX_MEMORY=0.01 "$icsim" collective alltoall \
     -s "$src/hwmodels/polaris.json" --nodes 20 -b 1G -e 1G --engine flow
-bad alltoall-pairs-replay "communicator 'world': alltoall on 4096 ranks: 16773120 transfers at \
-once x 1536 B: about 24.0 GiB, $budget 8 GiB" "$icsim" replay a2a4096.json \
+bad alltoall-pairs-replay "communicator 'world': alltoall on 4096 ranks: 16773120 pairs' legs of \
+streams x 384 B: about 6.0 GiB, $budget 4 GiB" ICSIM_MAX_MEMORY=4 "$icsim" replay a2a4096.json \
     -s "$src/hwmodels/superpod-h100-ndr-3tier.json" --nodes 512
 for v in foo 0 -5 1e9 nan ""; do
     bad "max-memory-$v" "ICSIM_MAX_MEMORY: expected a memory budget in GiB, 0.000001..1048576, \

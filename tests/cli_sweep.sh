@@ -151,11 +151,11 @@ printf '{"kind": "study", "comm_groups": "g.json", "collective": {"op": "all_red
 bad 'expected "comm_groups" only with a "trace"' "$tmp/badgroups.json"
 
 # an all-to-all too big for the memory budget: its row says so, before anything is built
-printf '{"kind": "study", "system": "%s", "nodes": 512, "collective": {"op": "alltoall", "min_bytes": "1G", "max_bytes": "1G"}, "axes": [{"oversubscription": [1]}]}\n' \
+printf '{"kind": "study", "system": "%s", "nodes": 1024, "collective": {"op": "alltoall", "min_bytes": "1G", "max_bytes": "1G"}, "axes": [{"oversubscription": [1]}]}\n' \
     "$src/hwmodels/superpod-h100-ndr-3tier.json" >"$tmp/a2a.json"
 timeout 20 "$icsim" sweep "$tmp/a2a.json" -q -j 1 >"$tmp/a2a.csv" 2>"$tmp/err" ||
     fail "a2a study exited $?: $(cat "$tmp/err")"
-grep -q 'alltoall on 4096 ranks: 16773120 transfers at once x 1536 B: about 24.0 GiB, over the memory budget' \
+grep -q "alltoall on 8192 ranks: 67100672 pairs' legs of streams x 384 B: about 24.0 GiB, over the memory budget" \
     "$tmp/a2a.csv" || fail "a2a study: no budget refusal in its row: $(cat "$tmp/a2a.csv")"
 
 [ $fails = 0 ] && echo "cli_sweep: all passed"

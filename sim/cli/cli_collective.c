@@ -395,7 +395,7 @@ static void hotspots(const coll_args *a, const ics_cli_setup *s, const sweep_row
 static bool call_fits(const coll_args *a, int nranks)
 {
     GError *err = NULL;
-    if (ics_comm_call_fits(a->op, nranks, a->backend, &err))
+    if (ics_comm_call_fits(a->op, nranks, a->plan_kind, a->backend, &err))
         return true;
     fprintf(stderr, "icsim collective: %s\n", err->message);
     g_error_free(err);

@@ -129,23 +129,29 @@ ics_sched *ics_comm_plan(ics_comm *c, const ics_coll_req *req, const ics_coll_tu
     fill_ctx(c, req, proto, &price, tuning, &ctx);
     ics_sched *s = ics_sched_new();
     const ics_algo_ops *ops = algorithms[algo];
-    bool streams =
-        ops->plan_streams && (tuning->plan == ICS_PLAN_STREAMS ||
-                              (tuning->plan == ICS_PLAN_AUTO && c->n >= ICS_STREAMS_AUTO_RANKS));
+    bool streams = ops->plan_streams && ics_comm_plays_streams(tuning->plan, c->n);
     (streams ? ops->plan_streams : ops->plan)(&ctx, s);
     *out =
         (ics_coll_result){.algo = algo, .proto = proto, .nchannels = price.nch, .streams = streams};
     return s;
 }
 
-bool ics_comm_call_fits(ics_coll_op op, int nranks, const ics_net_ops *backend, GError **error)
+bool ics_comm_plays_streams(ics_coll_plan plan, int n)
+{
+    return plan == ICS_PLAN_STREAMS || (plan == ICS_PLAN_AUTO && n >= ICS_STREAMS_AUTO_RANKS);
+}
+
+bool ics_comm_call_fits(ics_coll_op op, int nranks, ics_coll_plan plan, const ics_net_ops *backend,
+                        GError **error)
 {
     if (op != ICS_COLL_ALLTOALL || nranks < 2)
         return true;
     uint64_t pairs = (uint64_t)nranks * (uint64_t)(nranks - 1);
-    unsigned per = backend->transfer_bytes;
-    char *what = g_strdup_printf(
-        "alltoall on %d ranks: %" G_GUINT64_FORMAT " transfers at once x %u B", nranks, pairs, per);
+    bool streams = ics_comm_plays_streams(plan, nranks);
+    unsigned per = streams ? backend->stream_pair_bytes : backend->transfer_bytes;
+    char *what =
+        g_strdup_printf("alltoall on %d ranks: %" G_GUINT64_FORMAT " %s x %u B", nranks, pairs,
+                        streams ? "pairs' legs of streams" : "transfers at once", per);
     bool ok = ics_budget_check(ics_budget_mul_add(pairs, (uint64_t)per, 0), what, error);
     g_free(what);
     return ok;

@@ -70,10 +70,15 @@ int ics_comm_nranks(const ics_comm *c);
 double ics_comm_cal_value(const ics_comm *c, ics_cal_param p);
 
 /* Whether one call of `op` on `nranks` ranks fits the memory budget (core/budget.h) on
- * `backend`, checked before anything is built: an all-to-all posts every pair's send at once
- * (n (n - 1) transfers under way: 16 million on 4,096 ranks); other calls hold a few per
- * rank and channel. False with ICS_ERROR_LIMIT and the estimate in *error. */
-bool ics_comm_call_fits(ics_coll_op op, int nranks, const ics_net_ops *backend, GError **error);
+ * `backend` under `plan`, checked before anything is built: an all-to-all posts every pair's
+ * send at once (n (n - 1) transfers under way: 16 million on 4,096 ranks), or, played as
+ * streams, holds every pair's leg; other calls hold a few per rank and channel. False with
+ * ICS_ERROR_LIMIT and the estimate in *error. */
+bool ics_comm_call_fits(ics_coll_op op, int nranks, ics_coll_plan plan, const ics_net_ops *backend,
+                        GError **error);
+
+/* Whether a call on n ranks under `plan` is played as streams by an algorithm that has them. */
+bool ics_comm_plays_streams(ics_coll_plan plan, int n);
 
 /* Simulates one call, alone on an idle network, with the tuner's choices under `tuning`.
  * Returns false (and fills nothing) if no algorithm the tuning allows can run this operation

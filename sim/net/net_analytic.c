@@ -1060,6 +1060,7 @@ static uint64_t an_chan_bytes(const ics_net *net, int chan)
 const ics_net_ops ics_net_analytic_ops = {
     .name = "analytic",
     .transfer_bytes = 1536,
+    .stream_pair_bytes = 384,
     .create = an_create,
     .destroy = an_destroy,
     .send = an_send,

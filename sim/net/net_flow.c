@@ -697,6 +697,7 @@ static uint64_t fl_chan_bytes(const ics_net *net, int chan)
 const ics_net_ops ics_net_flow_ops = {
     .name = "flow",
     .transfer_bytes = 3072,
+    .stream_pair_bytes = 1536,
     .ready = fl_ready,
     .create = fl_create,
     .destroy = fl_destroy,

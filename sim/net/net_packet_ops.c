@@ -5,6 +5,7 @@
 const ics_net_ops ics_net_packet_ops = {
     .name = "packet",
     .transfer_bytes = 1536,
+    .stream_pair_bytes = 1536,
     .create = ics_pk_create,
     .destroy = ics_pk_destroy,
     .send = ics_pk_send,

@@ -97,7 +97,8 @@ static bool check_ops(ics_replay *r, int c, GError **error)
         if (op->kind != ICS_TOP_COLL || op->comm != c || seen[op->coll.op])
             continue;
         seen[op->coll.op] = true;
-        if (!ics_comm_call_fits(op->coll.op, n, r->backend, error)) { /* before it is planned */
+        if (!ics_comm_call_fits(op->coll.op, n, r->tuning.plan, r->backend, error)) {
+            /* before it is planned */
             g_prefix_error(error, "communicator '%s': ", ics_trace_comm_name(r->tr, c));
             return false;
         }

@@ -106,7 +106,7 @@ static bool build(const ics_sweep *s, const ics_sweep_set *set, built *b, GError
                     b->nranks, s->root);
         return false;
     }
-    if (!ics_comm_call_fits(s->op, b->nranks, backend, error))
+    if (!ics_comm_call_fits(s->op, b->nranks, s->plan, backend, error))
         return false;
     b->ranks = g_new(int, b->nranks);
     ics_topo_gpus_by_node(b->t, gpn, b->nranks, b->ranks);
