@@ -53,7 +53,8 @@ typedef struct {
     ics_coll_algo algo;
     ics_coll_proto proto;
     int nchannels;
-    bool streams; /* planned as streams (ics_coll_plan) */
+    bool streams; /* planned by its algorithm's stream plan (ics_coll_plan); send/recv's is its
+                     chunk plan, one send a rank either way */
     bool local;   /* one rank: a copy in the GPU's memory, no algorithm (algo, proto unset) */
 } ics_coll_result;
 

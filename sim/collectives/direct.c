@@ -100,18 +100,31 @@ static int send_channels(const ics_algo_ctx *c, int r)
     return MAX(1, c->req.sms / MAX(peers, 1));
 }
 
-static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
+/* What both plans start from: the steps a send inside a node and one across the network wait
+ * for, whether the ranks span nodes, and whether a proxy posts the network operations. */
+typedef struct {
+    int start, net_start;
+    bool nodes, proxy;
+} direct_start;
+
+static direct_start direct_begin(const ics_algo_ctx *c, ics_sched *s)
 {
-    int n = c->n, start = ics_sched_delay(s, c->base_lat_ps + c->step_lat_ps, NULL, 0);
-    bool nodes = false;
-    for (int r = 1; r < c->n && !nodes; r++)
-        nodes = !ics_algo_same_node(c, r, 0);
-    uint64_t step = c->p2p_step;
+    direct_start d = {.start = ics_sched_delay(s, c->base_lat_ps + c->step_lat_ps, NULL, 0)};
+    for (int r = 1; r < c->n && !d.nodes; r++)
+        d.nodes = !ics_algo_same_node(c, r, 0);
     /* every send across nodes waits the first posting and the plugin's latency: one delay. A
      * caller's own kernel (req.sms) initiates its RDMA from the GPU: no proxy posts anything */
-    bool proxy = c->req.sms <= 0;
-    ics_time first = ics_time_add(c->net_msg_ps, nodes && proxy ? c->net_op_ps : 0);
-    int net_start = first > 0 ? ics_sched_delay(s, first, &start, 1) : start;
+    d.proxy = c->req.sms <= 0;
+    ics_time first = ics_time_add(c->net_msg_ps, d.nodes && d.proxy ? c->net_op_ps : 0);
+    d.net_start = first > 0 ? ics_sched_delay(s, first, &d.start, 1) : d.start;
+    return d;
+}
+
+static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
+{
+    direct_start d = direct_begin(c, s);
+    int n = c->n, start = d.start, net_start = d.net_start;
+    uint64_t step = c->p2p_step;
     if (c->req.op == ICS_COLL_SENDRECV) {
         /* one round: r's proxy posts the receive from r - 1 first, if it crosses nodes */
         for (int r = 0; r < n; r++) {
@@ -123,7 +136,7 @@ static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
         }
         return;
     }
-    uint32_t *before = nodes && proxy ? proxy_posts(c) : NULL;
+    uint32_t *before = d.nodes && d.proxy ? proxy_posts(c) : NULL;
     /* NCCL walks the peers in this order: round k sends to r + k */
     for (int r = 0; r < n; r++) {
         int nch = send_channels(c, r);
@@ -156,7 +169,7 @@ static void direct_stream(const ics_algo_ctx *c, ics_sched *s, int r, bool net, 
 {
     int n = c->n, nch = send_channels(c, r);
     uint64_t per_step = c->p2p_step * (uint64_t)nch;
-    GArray *legs = g_array_new(FALSE, FALSE, sizeof(ics_net_leg));
+    GArray *legs = g_array_sized_new(FALSE, FALSE, sizeof(ics_net_leg), (guint)n);
     ics_time floor_ps = 0, tail_ps = 0;
     for (int k = 1; k < n; k++) {
         int peer = (r + k) % n;
@@ -197,18 +210,12 @@ static void direct_plan_streams(const ics_algo_ctx *c, ics_sched *s)
         direct_plan(c, s);
         return;
     }
-    int n = c->n, start = ics_sched_delay(s, c->base_lat_ps + c->step_lat_ps, NULL, 0);
-    bool nodes = false;
-    for (int r = 1; r < n && !nodes; r++)
-        nodes = !ics_algo_same_node(c, r, 0);
-    bool proxy = c->req.sms <= 0;
-    ics_time first = ics_time_add(c->net_msg_ps, nodes && proxy ? c->net_op_ps : 0);
-    int net_start = first > 0 ? ics_sched_delay(s, first, &start, 1) : start;
-    uint32_t *before = nodes && proxy ? proxy_posts(c) : NULL;
-    for (int r = 0; r < n; r++) {
-        direct_stream(c, s, r, false, start, NULL);
-        if (nodes)
-            direct_stream(c, s, r, true, net_start, before);
+    direct_start d = direct_begin(c, s);
+    uint32_t *before = d.nodes && d.proxy ? proxy_posts(c) : NULL;
+    for (int r = 0; r < c->n; r++) {
+        direct_stream(c, s, r, false, d.start, NULL);
+        if (d.nodes)
+            direct_stream(c, s, r, true, d.net_start, before);
     }
     g_free(before);
 }
