@@ -97,9 +97,9 @@ typedef struct ics_net_ops {
     /* The same per pair of an all-to-all played as streams (from ICS_STREAMS_AUTO_RANKS ranks:
      * each rank's sends as two streams, collectives.md "Plans"): its legs in the schedule, a
      * stream's merged uses and lists. Measured, peak RSS, and rounded up: ~270 B a pair on the
-     * analytic backend (2,160 Polaris ranks 1.1 GB: ~240 B; 4,096 ranks of a SuperPOD 4.6 GB: ~270 B), ~1.05 KB
-     * on the flow backend (512 ranks). The packet backend plays a stream's legs as sends:
-     * transfer_bytes. */
+     * analytic backend (2,160 Polaris ranks 1.1 GB: ~240 B; 4,096 ranks of a SuperPOD 4.6 GB: ~270
+     * B), ~1.05 KB on the flow backend (512 ranks). The packet backend plays a stream's legs as
+     * sends: transfer_bytes. */
     unsigned stream_pair_bytes;
     /* NULL, or whether the backend can simulate topology t in this process (false: why, in
      * *err). Checked by ics_net_backend_ready before a run; create may assume it. */
