@@ -194,7 +194,9 @@ typedef enum {
     BALANCED, /* 1/7 .. 13/7 of the even share by (i + 3j) mod 7: every row and column nearly
                  sums to the even total */
     HOT,      /* rank 0 receives 8 times the even share from everyone, and some peers nothing */
-    SKEWED,   /* a heavy tail: share x (1 + 15 u^4), u pseudo-random in [0, 1) */
+    SKEWED,   /* every 8th rank sends 4 times as much, and a heavy tail: share x 1, 2, 4 or 16
+                 (60, 25, 12 and 3% of pairs) at random; four sizes, not a continuum, keep the
+                 chunk plan's distinct end instants few (a continuum took 21 s of the test) */
 } a2a_split;
 
 static uint64_t *splits_of(a2a_split kind, int n, uint64_t size)
@@ -212,19 +214,24 @@ static uint64_t *splits_of(a2a_split kind, int n, uint64_t size)
             else if (kind == HOT)
                 *b = j == 0 ? 8 * share : (i + j) % 5 == 0 ? 0 : share;
             else
-                *b = (uint64_t)((double)share * (1 + 15 * u * u * u * u));
+                *b = share * (i % 8 == 0 ? 4 : 1) *
+                     (u < 0.6    ? 1
+                      : u < 0.85 ? 2
+                      : u < 0.97 ? 4
+                                 : 16);
         }
     return sp;
 }
 
-/* Largest streams / chunks - 1 of all-to-alls of 64 KiB .. 256 MiB (x8) on g; *least: the
- * smallest (a stream ending before its sends would). */
+/* Largest streams / chunks - 1 of all-to-alls of 64 KiB and 32 MiB on g (where the proxy's
+ * postings set the time, and where the links do; the chunk plan's larger sizes took most of
+ * the test's time); *least: the smallest (a stream ending before its sends would). */
 static double a2a_gap(rig *g, const char *what, a2a_split kind, int sms, double *least)
 {
     static const char *const kinds[] = {"", "v balanced", "v hot receiver", "v skewed"};
     double worst = 0;
     *least = 0;
-    for (uint64_t size = 64 << 10; size <= (256u << 20); size *= 8) {
+    for (uint64_t size = 64 << 10; size <= (32u << 20); size *= 512) {
         uint64_t *splits = splits_of(kind, g->n, size);
         ics_time ch = a2a_ps(g, ICS_PLAN_CHUNKS, size, splits, sms);
         ics_time st = a2a_ps(g, ICS_PLAN_STREAMS, size, splits, sms);
@@ -249,7 +256,8 @@ static double a2a_gap(rig *g, const char *what, a2a_split kind, int sms, double 
  * within 5e-8 (the merged loads' rounding) with balanced uneven splits; a receiver of 8 times
  * the share also leaves them equal (its NIC is the bottleneck of every stream). Where ranks send
  * different totals over different paths, tying a rank's legs to one rate slows the call:
- * measured 1.4-1.5% from 4 MiB on a heavy-tailed all-to-allv on a SuperPOD; never faster. */
+ * measured 2.2% at 32 MiB on the skewed all-to-allv below (1.4-1.5% from 4 MiB with a
+ * continuous heavy tail, share x (1 + 15 u^4)), on a SuperPOD; never faster. */
 static void test_plans_alltoall(void)
 {
     struct {
@@ -265,7 +273,7 @@ static void test_plans_alltoall(void)
         {"superpod-h100-ndr.json", NULL, 16, 0, 24, EVEN, 0},
         {"superpod-h100-ndr.json", NULL, 16, 0, 0, BALANCED, 1e-7},
         {"superpod-h100-ndr.json", NULL, 16, 0, 0, HOT, 0},
-        {"superpod-h100-ndr.json", NULL, 16, 0, 0, SKEWED, 0.02},
+        {"superpod-h100-ndr.json", NULL, 16, 0, 0, SKEWED, 0.03},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         rig g;
