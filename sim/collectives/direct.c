@@ -18,19 +18,34 @@ static bool direct_supports(const ics_algo_ctx *c)
  * postings are 2 x its remote peers of them: 256 ranks on a fat-tree took 106 s instead of 3).
  * What this leaves out: a late send takes its share of the links before it is posted, at most
  * post_ps early. */
+/* The wire bytes of a send of `bytes` from a to b over nch channels in NCCL's p2p steps of
+ * `step` (*steps: a channel's steps). */
+static uint64_t p2p_wire(const ics_algo_ctx *c, int a, int b, uint64_t bytes, uint64_t step,
+                         int nch, uint64_t *steps)
+{
+    uint64_t per_step = step * (uint64_t)nch;
+    *steps = MAX(1, (bytes + per_step - 1) / per_step);
+    return ics_algo_net_gap(c, a, b, ics_algo_wire(c, bytes), *steps * (uint64_t)nch);
+}
+
+/* When a send posted post_ps after the others ends if it runs alone: its copy, or its transfer
+ * and the route's latency, after its posting. */
+static ics_time p2p_alone_end(const ics_algo_ctx *c, int a, int b, uint64_t bytes, uint64_t wire,
+                              int nch, ics_time post_ps)
+{
+    ics_time lat, alone = ics_algo_hop_time(c, a, b, wire, &lat);
+    alone = MAX(ics_time_add(alone, lat), ics_algo_cta_time(c, bytes, (uint64_t)nch));
+    return ics_time_add(post_ps, alone);
+}
+
 static void p2p_send(const ics_algo_ctx *c, ics_sched *s, int a, int b, uint64_t bytes,
                      uint64_t step, uint64_t hash, int start, ics_time post_ps, int nch)
 {
-    uint64_t per_step = step * (uint64_t)nch;
-    uint64_t steps = MAX(1, (bytes + per_step - 1) / per_step);
-    uint64_t wire = ics_algo_net_gap(c, a, b, ics_algo_wire(c, bytes), steps * (uint64_t)nch);
+    uint64_t steps, wire = p2p_wire(c, a, b, bytes, step, nch, &steps);
     int id = ics_sched_send(s, c->ranks[a], c->ranks[b], wire, hash, &start, 1);
     ics_algo_charge(c, s, id, bytes, (uint64_t)nch, (ics_time)steps);
-    if (post_ps > 0) {
-        ics_time lat, alone = ics_algo_hop_time(c, a, b, wire, &lat);
-        alone = MAX(ics_time_add(alone, lat), ics_algo_cta_time(c, bytes, (uint64_t)nch));
-        ics_sched_set_floor(s, id, ics_time_add(post_ps, alone));
-    }
+    if (post_ps > 0)
+        ics_sched_set_floor(s, id, p2p_alone_end(c, a, b, bytes, wire, nch, post_ps));
 }
 
 /* What rank r sends to rank q (0: no operation is posted). */
@@ -185,18 +200,14 @@ typedef struct {
 } posted_send;
 
 /* When p ends at the latest if it runs alone from its posting: as p2p_send prices it, exactly
- * (its route), or bounded (b). */
+ * (its route, b NULL), or bounded (b). */
 static ics_time posted_end(const ics_algo_ctx *c, int r, const posted_send *p, int nch,
                            const alone_bound *b)
 {
-    ics_time lat, alone;
-    if (b) {
-        lat = b->max_lat;
-        alone = b->min_bw < UINT64_MAX ? ics_time_serialize(p->wire, b->min_bw) : 0;
-    } else {
-        alone = ics_algo_hop_time(c, r, p->peer, p->wire, &lat);
-    }
-    alone = MAX(ics_time_add(alone, lat), ics_algo_cta_time(c, p->bytes, (uint64_t)nch));
+    if (!b)
+        return p2p_alone_end(c, r, p->peer, p->bytes, p->wire, nch, p->post);
+    ics_time alone = b->min_bw < UINT64_MAX ? ics_time_serialize(p->wire, b->min_bw) : 0;
+    alone = MAX(ics_time_add(alone, b->max_lat), ics_algo_cta_time(c, p->bytes, (uint64_t)nch));
     return ics_time_add(p->post, alone);
 }
 
@@ -231,7 +242,6 @@ static void direct_stream(const ics_algo_ctx *c, ics_sched *s, int r, bool net, 
                           const uint32_t *before, const alone_bound *b)
 {
     int n = c->n, nch = send_channels(c, r);
-    uint64_t per_step = c->p2p_step * (uint64_t)nch;
     GArray *legs = g_array_sized_new(FALSE, FALSE, sizeof(ics_net_leg), (guint)n);
     GArray *sends = g_array_new(FALSE, FALSE, sizeof(posted_send));
     ics_time floor_ps = 0, tail_ps = 0;
@@ -240,9 +250,7 @@ static void direct_stream(const ics_algo_ctx *c, ics_sched *s, int r, bool net, 
         uint64_t bytes = p2p_bytes(c, r, peer);
         if (bytes == 0 || ics_algo_same_node(c, r, peer) == net)
             continue;
-        uint64_t steps = MAX(1, (bytes + per_step - 1) / per_step);
-        uint64_t wire =
-            ics_algo_net_gap(c, r, peer, ics_algo_wire(c, bytes), steps * (uint64_t)nch);
+        uint64_t steps, wire = p2p_wire(c, r, peer, bytes, c->p2p_step, nch, &steps);
         ics_net_leg leg = {c->ranks[r], c->ranks[peer], wire,
                            (uint64_t)r * (uint64_t)n + (uint64_t)peer};
         g_array_append_val(legs, leg);
@@ -275,7 +283,8 @@ static void direct_plan_streams(const ics_algo_ctx *c, ics_sched *s)
     }
     direct_start d = direct_begin(c, s);
     uint32_t *before = d.nodes && d.proxy ? proxy_posts(c) : NULL;
-    alone_bound b = alone_bound_of(c->t);
+    /* a pass over the topology's channels: only where the proxy's postings are priced */
+    alone_bound b = before ? alone_bound_of(c->t) : (alone_bound){0};
     for (int r = 0; r < c->n; r++) {
         direct_stream(c, s, r, false, d.start, NULL, &b);
         if (d.nodes)
