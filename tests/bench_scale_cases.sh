@@ -6,7 +6,7 @@
 set -u
 icsim=$1
 fails=0
-for c in dp128-train llama405b-16k; do
+for c in dp128-train llama405b-16k llama405b-16k-packet; do
     out=$("$icsim" bench scale --case "$c" --limit 120 2>&1) || { echo "FAIL: $c exited $?"; fails=$((fails + 1)); continue; }
     line=$(echo "$out" | grep "^$c ")
     if [ -z "$line" ] || echo "$line" | grep -q "failed"; then
