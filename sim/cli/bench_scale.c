@@ -35,6 +35,17 @@ typedef struct {
                                    bench's scratch folder (write_inputs), "@J" a JSON output */
 } scale_case;
 
+/* The training layouts several cases run, each on its own engine. The 16,384-GPU one: with the
+ * distributed optimizer and full recomputation, as a stage of this layout must run to fit 80 GB
+ * (57.6 GB by the memory model; without them 251 GB, refused). */
+#define LLAMA405B_16K                                                                              \
+    "train", "-s", "@H/superpod-h100-ndr-3tier.json", "--models", "@D/models.json", "--model",     \
+        "llama3-405b-128", "--tp", "8", "--pp", "16", "--dp", "128", "--gbs", "2048",              \
+        "--dist-opt", "--recompute", "full"
+#define LLAMA405B_6K                                                                               \
+    "train", "-s", "@H/superpod-h100-ndr-3tier.json", "--model", "llama3-405b", "--tp", "8",       \
+        "--pp", "9", "--dp", "84", "--gbs", "2016", "--dist-opt", "--recompute", "full"
+
 static const scale_case cases[] = {
     {"dgx-sweep",
      "DGX H100 all-reduce 8 B..8 GiB, analytic (the baseline)",
@@ -119,63 +130,21 @@ static const scale_case cases[] = {
      8192,
      {"collective", "all_reduce", "-s", "@D/pod100k.json", "-b", "1G", "-e", "1G", "--engine",
       "flow"}},
-    /* with the distributed optimizer and full recomputation, as a stage of this layout must
-     * run to fit 80 GB (57.6 GB by the memory model; without them 251 GB, refused) */
     {"llama405b-16k",
      "Llama 3 405B step on 16,384 GPUs (TP 8, PP 16, DP 128), analytic",
      30,
      0,
-     {"train", "-s", "@H/superpod-h100-ndr-3tier.json", "--models", "@D/models.json", "--model",
-      "llama3-405b-128", "--tp", "8", "--pp", "16", "--dp", "128", "--gbs", "2048", "--dist-opt",
-      "--recompute", "full"}},
+     {LLAMA405B_16K}},
     {"llama405b-16k-flow",
      "the same on the flow engine",
      30,
      0,
-     {"train",
-      "-s",
-      "@H/superpod-h100-ndr-3tier.json",
-      "--models",
-      "@D/models.json",
-      "--model",
-      "llama3-405b-128",
-      "--tp",
-      "8",
-      "--pp",
-      "16",
-      "--dp",
-      "128",
-      "--gbs",
-      "2048",
-      "--dist-opt",
-      "--recompute",
-      "full",
-      "--engine",
-      "flow"}},
+     {LLAMA405B_16K, "--engine", "flow"}},
     {"llama405b-16k-packet",
      "the same on the packet engine (no goal in #15)",
      0,
      0,
-     {"train",
-      "-s",
-      "@H/superpod-h100-ndr-3tier.json",
-      "--models",
-      "@D/models.json",
-      "--model",
-      "llama3-405b-128",
-      "--tp",
-      "8",
-      "--pp",
-      "16",
-      "--dp",
-      "128",
-      "--gbs",
-      "2048",
-      "--dist-opt",
-      "--recompute",
-      "full",
-      "--engine",
-      "packet"}},
+     {LLAMA405B_16K, "--engine", "packet"}},
     /* #15's "Megatron-Core 314B / 462B layouts (3k-6k GPUs) with --engine packet": their exact
      * layouts are not in validate/data, so a layout of that size with data-parallel groups
      * under ICS_STREAMS_AUTO_RANKS (84 ranks: chunk plans), which is what makes it slow */
@@ -183,15 +152,12 @@ static const scale_case cases[] = {
      "Llama 3 405B step on 6,048 GPUs (TP 8, PP 9, DP 84), analytic",
      10,
      2048,
-     {"train", "-s", "@H/superpod-h100-ndr-3tier.json", "--model", "llama3-405b", "--tp", "8",
-      "--pp", "9", "--dp", "84", "--gbs", "2016", "--dist-opt", "--recompute", "full"}},
+     {LLAMA405B_6K}},
     {"llama405b-6k-packet",
      "the same on the packet engine",
      10,
      2048,
-     {"train", "-s", "@H/superpod-h100-ndr-3tier.json", "--model", "llama3-405b", "--tp", "8",
-      "--pp", "9", "--dp", "84", "--gbs", "2016", "--dist-opt", "--recompute", "full", "--engine",
-      "packet"}},
+     {LLAMA405B_6K, "--engine", "packet"}},
 };
 
 /* A case's outcome. */
