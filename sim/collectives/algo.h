@@ -44,6 +44,9 @@ typedef struct {
     uint64_t net_msg_bytes;
     /* NCCL's point-to-point step (p2pChunkSize: ics_tuner_p2p_step) */
     uint64_t p2p_step;
+    /* NCCL's point-to-point channels, all peers together (p2pnChannels: a power of two), over
+     * which p2p_waves.c lays out an all-to-all's batches */
+    int p2p_channels;
 } ics_algo_ctx;
 
 typedef struct {

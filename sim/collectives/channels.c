@@ -179,9 +179,14 @@ static int p2p_per_peer(const ics_tuner *tu, const ics_coll_tuning *want, int p2
  * 15.2 GB/s). The p2p channels are the communicator's, rounded up to a power of two
  * (ncclTopoComputeP2pChannels): 32 on a DGX H100's 24, 8 on two Snellius nodes, 4 on two
  * Polaris nodes, as their logs print ("8 p2p channels, 2 p2p channels per peer"). */
+int ics_tuner_p2p_channels(const ics_tuner *tu)
+{
+    return pow2_up(MIN(MAX_CHANNELS, tu->nccl_channels));
+}
+
 static int p2p_channels(const ics_tuner *tu, const ics_coll_tuning *want, uint64_t bytes)
 {
-    int p2p_total = pow2_up(MIN(MAX_CHANNELS, tu->nccl_channels));
+    int p2p_total = ics_tuner_p2p_channels(tu);
     int per_peer = p2p_per_peer(tu, want, p2p_total), lo = per_peer;
     while (lo > 1 && (int64_t)lo * tu->n > p2p_total)
         lo /= 2;

@@ -2,6 +2,9 @@
  * path: all-to-all posts a send to every peer at once (size / n bytes each); send/recv sends
  * the whole buffer to the next rank and receives from the previous one. */
 #include "collectives/algo.h"
+#include "collectives/p2p_waves.h"
+
+#include <string.h>
 
 static bool direct_supports(const ics_algo_ctx *c)
 {
@@ -38,14 +41,16 @@ static ics_time p2p_alone_end(const ics_algo_ctx *c, int a, int b, uint64_t byte
     return ics_time_add(post_ps, alone);
 }
 
-static void p2p_send(const ics_algo_ctx *c, ics_sched *s, int a, int b, uint64_t bytes,
-                     uint64_t step, uint64_t hash, int start, ics_time post_ps, int nch)
+static int p2p_send(const ics_algo_ctx *c, ics_sched *s, int a, int b, uint64_t bytes,
+                    uint64_t step, uint64_t hash, const int *deps, int ndeps, ics_time post_ps,
+                    int nch)
 {
     uint64_t steps, wire = p2p_wire(c, a, b, bytes, step, nch, &steps);
-    int id = ics_sched_send(s, c->ranks[a], c->ranks[b], wire, hash, &start, 1);
+    int id = ics_sched_send(s, c->ranks[a], c->ranks[b], wire, hash, deps, ndeps);
     ics_algo_charge(c, s, id, bytes, (uint64_t)nch, (ics_time)steps);
     if (post_ps > 0)
         ics_sched_set_floor(s, id, p2p_alone_end(c, a, b, bytes, wire, nch, post_ps));
+    return id;
 }
 
 /* What rank r sends to rank q (0: no operation is posted). */
@@ -73,32 +78,51 @@ static bool posts_net(const ics_algo_ctx *c, int r, int k, bool send)
 }
 
 /* NCCL's proxy thread posts a GPU's network operations one after another, in round order, each
- * costing it NCCL's network overhead (net_op_ps). before[r * n + k]: the network operations rank
- * r posted in rounds 1 .. k-1 (n x n: an all-to-all's, whose sends are n x n already). NULL
- * where posting is free. */
-static uint32_t *proxy_posts(const ics_algo_ctx *c)
+ * costing it NCCL's network overhead (net_op_ps); with waves (p2p_waves.c) it posts a wave's
+ * operations once the GPU reaches that wave, so the count starts again each wave. sent[r * n + k]
+ * counts rank r's postings of its wave up to its send of round k, got[r * n + k] those up to its
+ * receive of round k (n x n: an all-to-all's, whose sends are n x n already). */
+typedef struct {
+    uint32_t *sent, *got;
+} proxy_posts;
+
+/* Fills *p; false (nothing allocated) where posting is free. */
+static bool proxy_posts_init(const ics_algo_ctx *c, const ics_p2p_waves *w, proxy_posts *p)
 {
-    int n = c->n;
+    int n = c->n, nw = ics_p2p_waves_count(w);
     if (c->net_op_ps == 0)
-        return NULL;
-    uint32_t *before = g_new0(uint32_t, (size_t)n * (size_t)n);
-    for (int r = 0; r < n; r++)
-        for (int k = 1; k + 1 < n; k++)
-            before[(size_t)r * n + k + 1] =
-                before[(size_t)r * n + k] + posts_net(c, r, k, false) + posts_net(c, r, k, true);
-    return before;
+        return false;
+    p->sent = g_new0(uint32_t, (size_t)n * (size_t)n);
+    p->got = g_new0(uint32_t, (size_t)n * (size_t)n);
+    uint32_t *count = g_new(uint32_t, (size_t)nw);
+    for (int r = 0; r < n; r++) {
+        memset(count, 0, sizeof(uint32_t) * (size_t)nw);
+        for (int k = 1; k < n; k++) {
+            if (posts_net(c, r, k, false))
+                p->got[(size_t)r * n + k] = ++count[ics_p2p_waves_of(w, (r - k + n) % n, r)];
+            if (posts_net(c, r, k, true))
+                p->sent[(size_t)r * n + k] = ++count[ics_p2p_waves_of(w, r, (r + k) % n)];
+        }
+    }
+    g_free(count);
+    return true;
 }
 
-/* How long after the first posting a send across nodes from r in round k is posted: its
+static void proxy_posts_clear(proxy_posts *p)
+{
+    g_free(p->sent);
+    g_free(p->got);
+}
+
+/* How long after its wave's first posting a send across nodes from r in round k is posted: its
  * sender's proxy has posted it (after the round's receive) and its receiver's proxy the matching
  * receive. */
-static ics_time posted_ps(const ics_algo_ctx *c, const uint32_t *before, int r, int k)
+static ics_time posted_ps(const ics_algo_ctx *c, const proxy_posts *p, int r, int k)
 {
-    int n = c->n, p = (r + k) % n;
-    if (!before)
+    int n = c->n, q = (r + k) % n;
+    if (!p)
         return 0;
-    uint64_t sent = before[(size_t)r * n + k] + posts_net(c, r, k, false) + 1;
-    uint64_t got = before[(size_t)p * n + k] + 1;
+    uint32_t sent = p->sent[(size_t)r * n + k], got = p->got[(size_t)q * n + k];
     return ics_time_mul(c->net_op_ps, MAX(sent, got) - 1);
 }
 
@@ -119,6 +143,7 @@ static int send_channels(const ics_algo_ctx *c, int r)
  * for, whether the ranks span nodes, and whether a proxy posts the network operations. */
 typedef struct {
     int start, net_start;
+    ics_time first; /* what net_start waits after start */
     bool nodes, proxy;
 } direct_start;
 
@@ -130,42 +155,111 @@ static direct_start direct_begin(const ics_algo_ctx *c, ics_sched *s)
     /* every send across nodes waits the first posting and the plugin's latency: one delay. A
      * caller's own kernel (req.sms) initiates its RDMA from the GPU: no proxy posts anything */
     d.proxy = c->req.sms <= 0;
-    ics_time first = ics_time_add(c->net_msg_ps, d.nodes && d.proxy ? c->net_op_ps : 0);
-    d.net_start = first > 0 ? ics_sched_delay(s, first, &d.start, 1) : d.start;
+    d.first = ics_time_add(c->net_msg_ps, d.nodes && d.proxy ? c->net_op_ps : 0);
+    d.net_start = d.first > 0 ? ics_sched_delay(s, d.first, &d.start, 1) : d.start;
     return d;
+}
+
+/* The waves NCCL's batches make of an all-to-all (p2p_waves.c); a caller's own kernel (req.sms)
+ * is not batched by NCCL: one wave. */
+static ics_p2p_waves *direct_waves(const ics_algo_ctx *c)
+{
+    ics_algo_ctx one = *c;
+    if (c->req.sms > 0)
+        one.p2p_channels = 0;
+    return ics_p2p_waves_new(&one);
+}
+
+/* What a send of wave w waits for: in the first wave the call's start (across nodes the first
+ * posting); after it the end of the previous wave at both its ends (join: n x waves, the step
+ * where a rank's sends and receives of a wave have ended). Returns the count in deps[2]. */
+static int wave_deps(const direct_start *d, const int *join, int nw, int w, int a, int b,
+                     bool local, int deps[2])
+{
+    if (w == 0) {
+        deps[0] = local ? d->start : d->net_start;
+        return 1;
+    }
+    deps[0] = join[a * nw + w - 1];
+    deps[1] = join[b * nw + w - 1];
+    return 1 + (deps[1] != deps[0]);
+}
+
+/* The step where rank x's wave w ends: its steps of the wave (ends) and its previous wave (the
+ * call's start for the first). */
+static void wave_join(ics_sched *s, const direct_start *d, int *join, int nw, int w, int x,
+                      GArray *ends)
+{
+    if (w > 0)
+        g_array_append_val(ends, join[x * nw + w - 1]);
+    else
+        g_array_append_val(ends, d->start);
+    join[x * nw + w] = ics_sched_delay(s, 0, (const int *)(void *)ends->data, (int)ends->len);
+    g_array_set_size(ends, 0);
+}
+
+static void sendrecv_plan(const ics_algo_ctx *c, ics_sched *s, const direct_start *d)
+{
+    /* one round: r's proxy posts the receive from r - 1 first, if it crosses nodes */
+    for (int r = 0; r < c->n; r++) {
+        int to = (r + 1) % c->n;
+        bool local = ics_algo_same_node(c, r, to);
+        ics_time post = posts_net(c, r, 1, false) ? c->net_op_ps : 0;
+        p2p_send(c, s, r, to, c->req.size_bytes, c->p2p_step, (uint64_t)r,
+                 local ? &d->start : &d->net_start, 1, local ? 0 : post, c->nch);
+    }
 }
 
 static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
 {
     direct_start d = direct_begin(c, s);
-    int n = c->n, start = d.start, net_start = d.net_start;
-    uint64_t step = c->p2p_step;
+    int n = c->n;
     if (c->req.op == ICS_COLL_SENDRECV) {
-        /* one round: r's proxy posts the receive from r - 1 first, if it crosses nodes */
-        for (int r = 0; r < n; r++) {
-            int to = (r + 1) % n;
-            bool local = ics_algo_same_node(c, r, to);
-            ics_time post = posts_net(c, r, 1, false) ? c->net_op_ps : 0;
-            p2p_send(c, s, r, to, c->req.size_bytes, step, (uint64_t)r, local ? start : net_start,
-                     local ? 0 : post, c->nch);
-        }
+        sendrecv_plan(c, s, &d);
         return;
     }
-    uint32_t *before = d.nodes && d.proxy ? proxy_posts(c) : NULL;
-    /* NCCL walks the peers in this order: round k sends to r + k */
-    for (int r = 0; r < n; r++) {
-        int nch = send_channels(c, r);
-        for (int k = 1; k < n; k++) {
-            int peer = (r + k) % n;
-            uint64_t bytes = p2p_bytes(c, r, peer);
-            if (bytes == 0) /* all-to-allv: nothing for this peer, no send is posted */
-                continue;
-            bool local = ics_algo_same_node(c, r, peer);
-            p2p_send(c, s, r, peer, bytes, step, (uint64_t)r * (uint64_t)n + (uint64_t)peer,
-                     local ? start : net_start, local ? 0 : posted_ps(c, before, r, k), nch);
+    ics_p2p_waves *wv = direct_waves(c);
+    int nw = ics_p2p_waves_count(wv);
+    proxy_posts pp;
+    bool priced = d.nodes && d.proxy && proxy_posts_init(c, wv, &pp);
+    int *join = nw > 1 ? g_new(int, (size_t)n *(size_t)nw) : NULL;
+    GArray **ends = g_new0(GArray *, nw > 1 ? n : 1);
+    for (int x = 0; nw > 1 && x < n; x++)
+        ends[x] = g_array_new(FALSE, FALSE, sizeof(int));
+    for (int w = 0; w < nw; w++) {
+        /* icsim's order inside a wave: round k sends to r + k */
+        for (int r = 0; r < n; r++) {
+            int nch = send_channels(c, r);
+            for (int k = 1; k < n; k++) {
+                int peer = (r + k) % n, deps[2];
+                uint64_t bytes = p2p_bytes(c, r, peer);
+                if (bytes == 0) /* all-to-allv: nothing for this peer, no send is posted */
+                    continue;
+                if (nw > 1 && ics_p2p_waves_of(wv, r, peer) != w)
+                    continue;
+                bool local = ics_algo_same_node(c, r, peer);
+                ics_time post = local || !priced ? 0 : posted_ps(c, &pp, r, k);
+                if (!local && w > 0) /* a later wave's first posting and plugin latency */
+                    post = ics_time_add(post, d.first);
+                int nd = wave_deps(&d, join, nw, w, r, peer, local, deps);
+                int id = p2p_send(c, s, r, peer, bytes, c->p2p_step,
+                                  (uint64_t)r * (uint64_t)n + (uint64_t)peer, deps, nd, post, nch);
+                if (nw > 1) {
+                    g_array_append_val(ends[r], id);
+                    g_array_append_val(ends[peer], id);
+                }
+            }
         }
+        for (int x = 0; nw > 1 && x < n; x++)
+            wave_join(s, &d, join, nw, w, x, ends[x]);
     }
-    g_free(before);
+    for (int x = 0; nw > 1 && x < n; x++)
+        g_array_free(ends[x], TRUE);
+    g_free(ends);
+    g_free(join);
+    if (priced)
+        proxy_posts_clear(&pp);
+    ics_p2p_waves_free(wv);
 }
 
 /* ---- the sends as streams ------------------------------------------------------------------ */
@@ -237,16 +331,19 @@ static ics_time posting_floor(const ics_algo_ctx *c, int r, const GArray *sends,
  * kind of bottleneck (the NICs, the uplinks of an oversubscribed tree, a dragonfly's global
  * links); tests/test_coll_streams.c compares the two plans. Each send is priced as p2p_send
  * prices it, the stream taking the most of them: the CTAs' copy (floor), their syncs (tail), and
- * across the network the proxy's posting of its last operation plus that send alone. */
-static void direct_stream(const ics_algo_ctx *c, ics_sched *s, int r, bool net, int start,
-                          const uint32_t *before, const alone_bound *b)
+ * across the network the proxy's posting of its last operation plus that send alone (in a wave
+ * after the first, its first posting again: first). One stream a wave of NCCL's batches (peers:
+ * the wave's). */
+static int direct_stream(const ics_algo_ctx *c, ics_sched *s, int r, bool net, int start,
+                         const int *peers, int npeers, const proxy_posts *pp, ics_time first,
+                         const alone_bound *b)
 {
-    int n = c->n, nch = send_channels(c, r);
-    GArray *legs = g_array_sized_new(FALSE, FALSE, sizeof(ics_net_leg), (guint)n);
+    int n = c->n, nch = send_channels(c, r), id = -1;
+    GArray *legs = g_array_sized_new(FALSE, FALSE, sizeof(ics_net_leg), (guint)npeers);
     GArray *sends = g_array_new(FALSE, FALSE, sizeof(posted_send));
     ics_time floor_ps = 0, tail_ps = 0;
-    for (int k = 1; k < n; k++) {
-        int peer = (r + k) % n;
+    for (int i = 0; i < npeers; i++) {
+        int peer = peers[i], k = (peer - r + n) % n;
         uint64_t bytes = p2p_bytes(c, r, peer);
         if (bytes == 0 || ics_algo_same_node(c, r, peer) == net)
             continue;
@@ -256,25 +353,31 @@ static void direct_stream(const ics_algo_ctx *c, ics_sched *s, int r, bool net, 
         g_array_append_val(legs, leg);
         floor_ps = MAX(floor_ps, ics_algo_cta_time(c, bytes, (uint64_t)nch));
         tail_ps = MAX(tail_ps, ics_time_mul(c->sync_ps, steps));
-        posted_send p = {peer, bytes, wire, net ? posted_ps(c, before, r, k) : 0};
+        posted_send p = {peer, bytes, wire, net ? ics_time_add(posted_ps(c, pp, r, k), first) : 0};
         if (p.post > 0)
             g_array_append_val(sends, p);
     }
     floor_ps = MAX(floor_ps, posting_floor(c, r, sends, nch, b));
     if (legs->len > 0) {
-        int id =
+        id =
             ics_sched_stream(s, (const ics_net_leg *)(void *)legs->data, (int)legs->len, &start, 1);
         ics_sched_set_floor(s, id, floor_ps);
         ics_sched_set_tail(s, id, tail_ps);
     }
     g_array_free(legs, TRUE);
     g_array_free(sends, TRUE);
+    return id;
 }
 
 /* From ICS_STREAMS_AUTO_RANKS ranks: each rank's sends as two streams, inside its node and
  * across the network, n x 2 flows where the chunk plan has n x (n - 1): a 1 GiB all-to-all over
  * 2,160 GPUs is 4.7 million sends, each re-shared at every instant one of them ends. Send/recv
- * has one send a rank either way. */
+ * has one send a rank either way. Where NCCL's batches make waves (p2p_waves.c), two streams a
+ * rank a wave, and a wave starts when the one before it has ended everywhere: a barrier, where
+ * the chunk plan lets each send wait only for the previous wave at its two ends. Per-rank waits
+ * gave every stream its own start instant, each a re-sharing of the fluid backends' rates: the
+ * 2,160-GPU Polaris all-to-all (135 waves) took over 120 s to simulate; with the barrier 17 s
+ * (7.3 s before waves). tests/test_coll_streams.c measures what the barrier costs. */
 static void direct_plan_streams(const ics_algo_ctx *c, ics_sched *s)
 {
     if (c->req.op == ICS_COLL_SENDRECV) {
@@ -282,15 +385,45 @@ static void direct_plan_streams(const ics_algo_ctx *c, ics_sched *s)
         return;
     }
     direct_start d = direct_begin(c, s);
-    uint32_t *before = d.nodes && d.proxy ? proxy_posts(c) : NULL;
-    /* a pass over the topology's channels: only where the proxy's postings are priced */
-    alone_bound b = before ? alone_bound_of(c->t) : (alone_bound){0};
-    for (int r = 0; r < c->n; r++) {
-        direct_stream(c, s, r, false, d.start, NULL, &b);
-        if (d.nodes)
-            direct_stream(c, s, r, true, d.net_start, before, &b);
+    ics_p2p_waves *wv = direct_waves(c);
+    int nw = ics_p2p_waves_count(wv);
+    proxy_posts pp;
+    bool priced = d.nodes && d.proxy && proxy_posts_init(c, wv, &pp);
+    bool bounded = priced || nw > 1;
+    alone_bound b = bounded ? alone_bound_of(c->t) : (alone_bound){0};
+    GArray *ids = g_array_new(FALSE, FALSE, sizeof(int));
+    int start = d.start, net_start = d.net_start, n = c->n, *peers = g_new(int, n);
+    for (int w = 0; w < nw; w++) {
+        g_array_set_size(ids, 0);
+        const int *rounds;
+        int nr = ics_p2p_waves_rounds(wv, w, &rounds);
+        ics_time first = w > 0 ? d.first : 0; /* the wave's first posting, in its floors */
+        for (int r = 0; r < n; r++) {
+            int np = 0;
+            for (int i = 0; nw > 1 && i < nr; i++) /* NCCL's round order */
+                if (rounds[i] > 0)
+                    peers[np++] = ics_p2p_waves_receiver(wv, r, rounds[i]);
+            for (int k = 1; nw == 1 && k < n; k++) /* icsim's order: round k sends to r + k */
+                peers[np++] = (r + k) % n;
+            int id = direct_stream(c, s, r, false, start, peers, np, NULL, 0, &b);
+            if (id >= 0)
+                g_array_append_val(ids, id);
+            id = d.nodes ? direct_stream(c, s, r, true, net_start, peers, np, priced ? &pp : NULL,
+                                         first, &b)
+                         : -1;
+            if (id >= 0)
+                g_array_append_val(ids, id);
+        }
+        /* the next wave starts when this one has ended everywhere (see above) */
+        if (w + 1 < nw)
+            start = net_start =
+                ics_sched_delay(s, 0, (const int *)(void *)ids->data, (int)ids->len);
     }
-    g_free(before);
+    g_free(peers);
+    g_array_free(ids, TRUE);
+    if (priced)
+        proxy_posts_clear(&pp);
+    ics_p2p_waves_free(wv);
 }
 
 const ics_algo_ops ics_algo_direct = {

@@ -130,5 +130,8 @@ static inline int ics_tuner_nccl_channels(const ics_tuner *tu)
  * else the PCIe chunk (128 KiB); NCCL_P2P_*_CHUNKSIZE where set; at most an eighth of the
  * Simple buffer (NCCL_BUFFSIZE, 4 MiB). */
 uint64_t ics_tuner_p2p_step(const ics_tuner *tu, const ics_coll_tuning *want);
+/* NCCL's point-to-point channels (comm->p2pnChannels, paths.cc ncclTopoComputeP2pChannels):
+ * the communicator's channels rounded up to a power of two, at most MAXCHANNELS. */
+int ics_tuner_p2p_channels(const ics_tuner *tu);
 
 #endif
