@@ -165,5 +165,17 @@ warn NCCL_MIN_NCHANNELS=-1 \
 warn NCCL_NVLS_ENABLE=yes \
     "NCCL_NVLS_ENABLE=yes not understood (expected an integer in -2147483648..2147483647), ignored"
 
+# NCCL's point-to-point batches: 8 Polaris nodes' all-to-all runs in 2 waves (collectives.md,
+# node deltas 2, 7, 5, 4 on a second batch of their channels), 2 nodes' in one
+"$icsim" collective alltoall -s "$2/hwmodels/polaris.json" --nodes 8 -b 1M -e 1M --show-algo \
+    --json "$tmp/waves.json" >"$tmp/out" 2>"$tmp/err" || fail "polaris 8 nodes: exited $?"
+grep -q '^ *1048576 .* # Direct/Simple/1 x 2 waves$' "$tmp/out" ||
+    fail "waves column: $(grep 1048576 "$tmp/out")"
+grep -q '"waves":[[:space:]]*2' "$tmp/waves.json" || fail "waves in the JSON: $(cat "$tmp/waves.json")"
+"$icsim" collective alltoall -s "$2/hwmodels/polaris.json" --nodes 2 -b 1M -e 1M --show-algo \
+    >"$tmp/out" 2>"$tmp/err" || fail "polaris 2 nodes: exited $?"
+grep -q '^ *1048576 .* # Direct/[A-Za-z0-9]*/[0-9]*$' "$tmp/out" ||
+    fail "one wave, no waves column: $(grep 1048576 "$tmp/out")"
+
 [ $fails -eq 0 ] && echo "cli_collective: all checks passed"
 exit $((fails > 0))

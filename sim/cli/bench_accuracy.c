@@ -284,12 +284,14 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
         }
         ics_report_coll_time(op, nranks, (double)res.time_ps / 1e6, &r);
         double e = fabs(r.busbw_gbps - real_bus) / real_bus;
-        if (rows_too)
-            g_string_append_printf(
-                detail, "#   %12" G_GUINT64_FORMAT " %9.2f %9.2f %8.2f %8.2f %+7.1f%% %s/%s/%d\n",
-                r.size_bytes, row->oop.time_us, r.time_us, real_bus, r.busbw_gbps,
-                100.0 * (r.busbw_gbps - real_bus) / real_bus, ics_coll_algo_name(res.algo),
-                ics_coll_proto_name(res.proto), res.nchannels);
+        if (rows_too) {
+            g_string_append_printf(detail,
+                                   "#   %12" G_GUINT64_FORMAT " %9.2f %9.2f %8.2f %8.2f %+7.1f%% ",
+                                   r.size_bytes, row->oop.time_us, r.time_us, real_bus,
+                                   r.busbw_gbps, 100.0 * (r.busbw_gbps - real_bus) / real_bus);
+            ics_report_coll_algo(&res, detail);
+            g_string_append_c(detail, '\n');
+        }
         g_array_append_val(r.size_bytes < MIB ? small : large, e);
         if (r.size_bytes >= MIB) {
             double sz = (double)r.size_bytes;

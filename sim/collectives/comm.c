@@ -2,6 +2,7 @@
  * a schedule and plays it. The algorithm registry is the table below: adding an algorithm is
  * one file and one row. */
 #include "collectives/algo.h"
+#include "collectives/p2p_waves.h"
 #include "collectives/tuner.h"
 
 #include <math.h>
@@ -132,8 +133,13 @@ ics_sched *ics_comm_plan(ics_comm *c, const ics_coll_req *req, const ics_coll_tu
     const ics_algo_ops *ops = algorithms[algo];
     bool streams = ops->plan_streams && ics_comm_plays_streams(tuning->plan, c->n);
     (streams ? ops->plan_streams : ops->plan)(&ctx, s);
-    *out =
-        (ics_coll_result){.algo = algo, .proto = proto, .nchannels = price.nch, .streams = streams};
+    *out = (ics_coll_result){
+        .algo = algo, .proto = proto, .nchannels = price.nch, .waves = 1, .streams = streams};
+    if (algo == ICS_ALGO_DIRECT && req->op == ICS_COLL_ALLTOALL && req->sms <= 0) {
+        ics_p2p_waves *w = ics_p2p_waves_new(&ctx);
+        out->waves = ics_p2p_waves_count(w);
+        ics_p2p_waves_free(w);
+    }
     return s;
 }
 

@@ -53,6 +53,8 @@ typedef struct {
     ics_coll_algo algo;
     ics_coll_proto proto;
     int nchannels;
+    int waves;    /* an all-to-all's waves (NCCL's point-to-point batches, p2p_waves.c); 1
+                     for every other call */
     bool streams; /* planned by its algorithm's stream plan (ics_coll_plan); send/recv's is its
                      chunk plan, one send a rank either way */
     bool local;   /* one rank: a copy in the GPU's memory, no algorithm (algo, proto unset) */

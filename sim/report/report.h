@@ -97,6 +97,9 @@ void ics_report_coll_row(ics_nccltests_style style, const ics_coll_row *row, GSt
 /* `collective --show-algo`: turns the row just appended to out into one ending in a comment
  * column, "  # Ring/Simple/24" (algorithm/protocol/channels), "  # local copy" on one rank. */
 void ics_report_coll_algo_column(const ics_coll_result *res, GString *out);
+/* Appends "Ring/Simple/24": algorithm/protocol/channels, and " x 3 waves" where NCCL's
+ * point-to-point batches split an all-to-all into more than one (collectives.md). */
+void ics_report_coll_algo(const ics_coll_result *res, GString *out);
 /* The time column's text, without its padding ("13.67", "1112.5", "15749"). */
 void ics_report_coll_time_str(ics_nccltests_style style, double time_us, char buf[32]);
 /* "# Out of bounds values : 0 OK" and "# Avg bus bandwidth    : X " (X the mean busbw of

@@ -106,6 +106,8 @@ void ics_report_coll_json_add(ics_coll_json *j, const ics_coll_row *row, const i
     cJSON_AddStringToObject(o, "algo", res->local ? "local" : ics_coll_algo_name(res->algo));
     cJSON_AddStringToObject(o, "proto", res->local ? "none" : ics_coll_proto_name(res->proto));
     cJSON_AddNumberToObject(o, "channels", res->nchannels);
+    if (res->waves > 1)
+        cJSON_AddNumberToObject(o, "waves", res->waves);
     cJSON_AddStringToObject(o, "plan", res->streams ? "streams" : "chunks");
     cJSON_AddItemToArray(j->rows, o);
 }
@@ -134,13 +136,23 @@ void ics_report_coll_json_free(ics_coll_json *j)
     g_free(j);
 }
 
+void ics_report_coll_algo(const ics_coll_result *res, GString *out)
+{
+    g_string_append_printf(out, "%s/%s/%d", ics_coll_algo_name(res->algo),
+                           ics_coll_proto_name(res->proto), res->nchannels);
+    if (res->waves > 1)
+        g_string_append_printf(out, " x %d waves", res->waves);
+}
+
 void ics_report_coll_algo_column(const ics_coll_result *res, GString *out)
 {
     if (out->len && out->str[out->len - 1] == '\n')
         g_string_truncate(out, out->len - 1);
     if (res->local)
         g_string_append(out, "  # local copy\n");
-    else
-        g_string_append_printf(out, "  # %s/%s/%d\n", ics_coll_algo_name(res->algo),
-                               ics_coll_proto_name(res->proto), res->nchannels);
+    else {
+        g_string_append(out, "  # ");
+        ics_report_coll_algo(res, out);
+        g_string_append_c(out, '\n');
+    }
 }
