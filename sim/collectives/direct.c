@@ -198,6 +198,24 @@ static void wave_join(ics_sched *s, const direct_start *d, int *join, int nw, in
     g_array_set_size(ends, 0);
 }
 
+/* The peers rank r sends to in wave w, in NCCL's round order; with one wave, every other rank in
+ * icsim's order (round k sends to r + k). Fills peers (n - 1 at most), returns their count. */
+static int wave_peers(const ics_algo_ctx *c, const ics_p2p_waves *wv, int w, int r, int *peers)
+{
+    int np = 0;
+    if (ics_p2p_waves_count(wv) == 1) {
+        for (int k = 1; k < c->n; k++)
+            peers[np++] = (r + k) % c->n;
+        return np;
+    }
+    const int *rounds;
+    int nr = ics_p2p_waves_rounds(wv, w, &rounds);
+    for (int i = 0; i < nr; i++)
+        if (rounds[i] > 0) /* round 0: the rank's copy to itself */
+            peers[np++] = ics_p2p_waves_receiver(wv, r, rounds[i]);
+    return np;
+}
+
 static void sendrecv_plan(const ics_algo_ctx *c, ics_sched *s, const direct_start *d)
 {
     /* one round: r's proxy posts the receive from r - 1 first, if it crosses nodes */
@@ -226,16 +244,14 @@ static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
     GArray **ends = g_new0(GArray *, nw > 1 ? n : 1);
     for (int x = 0; nw > 1 && x < n; x++)
         ends[x] = g_array_new(FALSE, FALSE, sizeof(int));
+    int *peers = g_new(int, n);
     for (int w = 0; w < nw; w++) {
-        /* icsim's order inside a wave: round k sends to r + k */
         for (int r = 0; r < n; r++) {
-            int nch = send_channels(c, r);
-            for (int k = 1; k < n; k++) {
-                int peer = (r + k) % n, deps[2];
+            int nch = send_channels(c, r), np = wave_peers(c, wv, w, r, peers);
+            for (int i = 0; i < np; i++) {
+                int peer = peers[i], k = (peer - r + n) % n, deps[2];
                 uint64_t bytes = p2p_bytes(c, r, peer);
                 if (bytes == 0) /* all-to-allv: nothing for this peer, no send is posted */
-                    continue;
-                if (nw > 1 && ics_p2p_waves_of(wv, r, peer) != w)
                     continue;
                 bool local = ics_algo_same_node(c, r, peer);
                 ics_time post = local || !priced ? 0 : posted_ps(c, &pp, r, k);
@@ -256,6 +272,7 @@ static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
     for (int x = 0; nw > 1 && x < n; x++)
         g_array_free(ends[x], TRUE);
     g_free(ends);
+    g_free(peers);
     g_free(join);
     if (priced)
         proxy_posts_clear(&pp);
@@ -395,16 +412,9 @@ static void direct_plan_streams(const ics_algo_ctx *c, ics_sched *s)
     int start = d.start, net_start = d.net_start, n = c->n, *peers = g_new(int, n);
     for (int w = 0; w < nw; w++) {
         g_array_set_size(ids, 0);
-        const int *rounds;
-        int nr = ics_p2p_waves_rounds(wv, w, &rounds);
         ics_time first = w > 0 ? d.first : 0; /* the wave's first posting, in its floors */
         for (int r = 0; r < n; r++) {
-            int np = 0;
-            for (int i = 0; nw > 1 && i < nr; i++) /* NCCL's round order */
-                if (rounds[i] > 0)
-                    peers[np++] = ics_p2p_waves_receiver(wv, r, rounds[i]);
-            for (int k = 1; nw == 1 && k < n; k++) /* icsim's order: round k sends to r + k */
-                peers[np++] = (r + k) % n;
+            int np = wave_peers(c, wv, w, r, peers);
             int id = direct_stream(c, s, r, false, start, peers, np, NULL, 0, &b);
             if (id >= 0)
                 g_array_append_val(ids, id);
