@@ -162,6 +162,8 @@ warn NCCL_MAX_NCHANNELS=foo \
     "NCCL_MAX_NCHANNELS=foo not understood (expected an integer in 0..2147483647), ignored"
 warn NCCL_MIN_NCHANNELS=-1 \
     "NCCL_MIN_NCHANNELS=-1 not understood (expected an integer in 0..2147483647), ignored"
+warn NCCL_P2P_SCHEDULE_GROUP_SIZE=0 \
+    "NCCL_P2P_SCHEDULE_GROUP_SIZE=0 not understood (expected an integer in 1..4096), ignored"
 warn NCCL_NVLS_ENABLE=yes \
     "NCCL_NVLS_ENABLE=yes not understood (expected an integer in -2147483648..2147483647), ignored"
 
@@ -172,6 +174,10 @@ warn NCCL_NVLS_ENABLE=yes \
 grep -q '^ *1048576 .* # Direct/Simple/1 x 2 waves$' "$tmp/out" ||
     fail "waves column: $(grep 1048576 "$tmp/out")"
 grep -q '"waves":[[:space:]]*2' "$tmp/waves.json" || fail "waves in the JSON: $(cat "$tmp/waves.json")"
+NCCL_P2P_SCHEDULE_GROUP_SIZE=1 "$icsim" collective alltoall -s "$2/hwmodels/polaris.json" --nodes 8 \
+    -b 1M -e 1M --show-algo >"$tmp/out" 2>"$tmp/err" || fail "group size 1: exited $?"
+grep -q '^ *1048576 .* # Direct/Simple/1 x 4 waves$' "$tmp/out" ||
+    fail "NCCL_P2P_SCHEDULE_GROUP_SIZE=1: $(grep 1048576 "$tmp/out")"
 "$icsim" collective alltoall -s "$2/hwmodels/polaris.json" --nodes 2 -b 1M -e 1M --show-algo \
     >"$tmp/out" 2>"$tmp/err" || fail "polaris 2 nodes: exited $?"
 grep -q '^ *1048576 .* # Direct/[A-Za-z0-9]*/[0-9]*$' "$tmp/out" ||

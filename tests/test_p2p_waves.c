@@ -11,7 +11,8 @@
 
 /* The waves of a size's all-to-all over every GPU of `nodes` nodes (gpn 0) or gpn of each, with
  * the channels NCCL's tuner gives it. */
-static ics_p2p_waves *waves_of(rig *g, const char *model, int nodes, int gpn, uint64_t size)
+static ics_p2p_waves *waves_grouped(rig *g, const char *model, int nodes, int gpn, uint64_t size,
+                                    int group)
 {
     rig_open(g, model, nodes, gpn, "analytic");
     ics_tuner tu;
@@ -24,8 +25,14 @@ static ics_p2p_waves *waves_of(rig *g, const char *model, int nodes, int gpn, ui
                       .ranks = g->ranks,
                       .n = g->n,
                       .nch = p.nch,
-                      .p2p_channels = ics_tuner_p2p_channels(&tu)};
+                      .p2p_channels = ics_tuner_p2p_channels(&tu),
+                      .p2p_group = group};
     return ics_p2p_waves_new(&c);
+}
+
+static ics_p2p_waves *waves_of(rig *g, const char *model, int nodes, int gpn, uint64_t size)
+{
+    return waves_grouped(g, model, nodes, gpn, size, 0);
 }
 
 /* Every round pairs each rank with one receiver and one sender, the two views agree, a rank
@@ -125,6 +132,19 @@ static void test_one_gpu_nodes(void)
     rig_close(&g);
 }
 
+/* NCCL_P2P_SCHEDULE_GROUP_SIZE=1 on 8 Polaris nodes: every GPU its own group, 32 rounds, the
+ * i-th on channel reverse2(i mod 4); a channel takes rounds x, x + 4, ..., x + 28, two from each
+ * group of 8 rounds: 4 batches, 4 waves (2 with NCCL's 8, test_polaris_eight). */
+static void test_group_size(void)
+{
+    rig g;
+    ics_p2p_waves *w = waves_grouped(&g, "polaris.json", 8, 0, 1 << 20, 1);
+    g_assert_cmpint(ics_p2p_waves_count(w), ==, 4);
+    check_rounds(w, g.n);
+    ics_p2p_waves_free(w);
+    rig_close(&g);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -132,5 +152,6 @@ int main(int argc, char **argv)
     g_test_add_func("/p2p-waves/polaris-eight", test_polaris_eight);
     g_test_add_func("/p2p-waves/polaris-full", test_polaris_full);
     g_test_add_func("/p2p-waves/one-gpu-nodes", test_one_gpu_nodes);
+    g_test_add_func("/p2p-waves/group-size", test_group_size);
     return g_test_run();
 }

@@ -47,6 +47,7 @@ typedef struct {
     /* NCCL's point-to-point channels, all peers together (p2pnChannels: a power of two), over
      * which p2p_waves.c lays out an all-to-all's batches */
     int p2p_channels;
+    int p2p_group; /* NCCL_P2P_SCHEDULE_GROUP_SIZE (0: NCCL's 8) */
 } ics_algo_ctx;
 
 typedef struct {

@@ -84,7 +84,8 @@ static void fill_ctx(const ics_comm *c, const ics_coll_req *req, ics_coll_proto 
                           .net_op_ps = p->net_op_ps,
                           .net_msg_bytes = p->net_msg_bytes,
                           .p2p_step = ics_tuner_p2p_step(&c->tuner, tu),
-                          .p2p_channels = ics_tuner_p2p_channels(&c->tuner)};
+                          .p2p_channels = ics_tuner_p2p_channels(&c->tuner),
+                          .p2p_group = tu->p2p_group};
 }
 
 /* The algorithms that can run this call on the communicator, a bit per ics_coll_algo. */

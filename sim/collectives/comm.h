@@ -42,6 +42,9 @@ typedef struct {
      * skips its reduction at scale); NCCL_P2P_PER_CHANNEL_NET_BW: GB/s NCCL counts a channel
      * for when it picks them itself. 0: NCCL's defaults (channels.c) */
     int net_peer_channels, p2p_channel_net_gbps;
+    /* NCCL_P2P_SCHEDULE_GROUP_SIZE: GPUs of a node whose rounds go together in the
+     * point-to-point schedule across nodes (p2p_waves.c); 0: NCCL's 8 */
+    int p2p_group;
 } ics_coll_tuning;
 
 /* A set of algorithms or protocols, a bit per member. */

@@ -182,6 +182,8 @@ void ics_coll_tuning_from(ics_coll_tuning *t, ics_env_lookup get, void *ctx, GEr
     /* channels per peer across the network (paths.cc, 2.29+): MAXCHANNELS at most */
     read_int_from(get, ctx, w, "NCCL_NCHANNELS_PER_NET_PEER", 1, 64, &t->net_peer_channels);
     read_int_from(get, ctx, w, "NCCL_P2P_PER_CHANNEL_NET_BW", 1, INT_MAX, &t->p2p_channel_net_gbps);
+    /* NCCL takes its gcd with every node's GPU count (init.cc): any positive size is valid */
+    read_int_from(get, ctx, w, "NCCL_P2P_SCHEDULE_GROUP_SIZE", 1, 4096, &t->p2p_group);
     if (w->len)
         g_set_error_literal(warning, ICS_ERROR, ICS_ERROR_INPUT, w->str);
     g_string_free(w, TRUE);

@@ -23,7 +23,7 @@
 #include "collectives/p2p_waves.h"
 
 #define P2P_PER_BATCH 8 /* NCCL_MAX_DEV_WORK_P2P_PER_BATCH */
-#define P2P_GROUP     8 /* NCCL_P2P_SCHEDULE_GROUP_SIZE's default */
+#define P2P_GROUP     8 /* NCCL_P2P_SCHEDULE_GROUP_SIZE's default (ctx p2p_group overrides) */
 
 struct ics_p2p_waves {
     int n, gs, ngroups, nwaves;
@@ -79,7 +79,7 @@ static void make_groups(ics_p2p_waves *w, const ics_algo_ctx *c)
     ics_algo_nodes_init(c->t, c->ranks, c->n, &g);
     w->gs = c->n;
     if (g.nnodes > 1) {
-        w->gs = P2P_GROUP;
+        w->gs = c->p2p_group > 0 ? c->p2p_group : P2P_GROUP;
         for (int k = 0; k < g.nnodes; k++)
             w->gs = gcd(w->gs, ics_algo_nodes_size(&g, k));
     }
