@@ -183,5 +183,15 @@ grep -q '^ *1048576 .* # Direct/Simple/1 x 4 waves$' "$tmp/out" ||
 grep -q '^ *1048576 .* # Direct/[A-Za-z0-9]*/[0-9]*$' "$tmp/out" ||
     fail "one wave, no waves column: $(grep 1048576 "$tmp/out")"
 
+# NCCL_IB_QPS_PER_CONNECTION: on the 2:1 fat-tree's 32 nodes a 1 GiB all-reduce's rings cross
+# the spines, where one hash per connection collides on some uplinks; 4 queue pairs a
+# connection spread over more of them (route.c). Unset is 1.
+fattree=$2/hwmodels/fattree-2tier.json
+busbw() { env "$@" "$icsim" collective all_reduce -s "$fattree" -b 1G -e 1G |
+    awk '$1 == 1073741824 { print $8 }'; }
+q0=$(busbw X=1) q1=$(busbw NCCL_IB_QPS_PER_CONNECTION=1) q4=$(busbw NCCL_IB_QPS_PER_CONNECTION=4)
+[ -n "$q1" ] && [ "$q0" = "$q1" ] || fail "queue pairs unset ($q0) and 1 ($q1) differ"
+awk -v a="$q1" -v b="$q4" 'BEGIN { exit !(b > a) }' || fail "4 queue pairs ($q4) not above 1 ($q1)"
+
 [ $fails -eq 0 ] && echo "cli_collective: all checks passed"
 exit $((fails > 0))

@@ -281,6 +281,48 @@ static void test_oversubscription(void)
     ics_hw_free(hw);
 }
 
+static bool same_path(const ics_route_path *a, const ics_route_path *b)
+{
+    return a->n_hops == b->n_hops &&
+           memcmp(a->chans, b->chans, sizeof(int) * (size_t)a->n_hops) == 0;
+}
+
+/* NCCL_IB_QPS_PER_CONNECTION = 4: a route across the fabric becomes 4 paths of a quarter of the
+ * bytes each, from the same NIC to the same NIC, the first the one-queue-pair route, the others
+ * hashed onto the fabric's spines on their own (on a 2:1 tree of 16 spines some differ). */
+static void test_route_qps(void)
+{
+    ics_hw *hw = load("fattree-2tier.json", 0);
+    ics_topo *t = ics_topo_new(hw);
+    int a = ics_topo_gpu(t, 0, 0), b = ics_topo_gpu(t, ics_topo_nodes(t) - 1, 0);
+    int spread = 0;
+    for (uint64_t h = 0; h < 8; h++) {
+        ics_route one, four;
+        ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, -1, 1});
+        g_assert_true(ics_route_find(t, a, b, h, &one));
+        ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, -1, 4});
+        g_assert_true(ics_route_find(t, a, b, h, &four));
+        g_assert_cmpint(one.n_paths, ==, 1);
+        g_assert_cmpint(four.n_paths, ==, 4);
+        g_assert_true(same_path(&one.paths[0], &four.paths[0]));
+        bool differs = false;
+        for (int k = 0; k < 4; k++) {
+            const ics_route_path *p = &four.paths[k];
+            g_assert_cmpfloat_with_epsilon(p->weight, 0.25, 1e-12);
+            g_assert_cmpint(p->chans[0], ==, one.paths[0].chans[0]);
+            g_assert_cmpint(p->chans[p->n_hops - 1], ==,
+                            one.paths[0].chans[one.paths[0].n_hops - 1]);
+            differs |= !same_path(p, &one.paths[0]);
+        }
+        spread += differs;
+        ics_route_clear(&one);
+        ics_route_clear(&four);
+    }
+    g_assert_cmpint(spread, >, 0);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+}
+
 static void test_nodes_override(void)
 {
     ics_hw *hw = load("superpod-h100-ndr.json", 16);
@@ -410,6 +452,7 @@ int main(int argc, char **argv)
     g_test_add_func("/route/nvswitch-striping", test_nvswitch_striping);
     g_test_add_func("/route/pcie", test_pcie_paths);
     g_test_add_func("/fattree/oversubscription", test_oversubscription);
+    g_test_add_func("/route/qps-per-connection", test_route_qps);
     g_test_add_func("/fattree/nodes-override", test_nodes_override);
     return g_test_run();
 }

@@ -528,6 +528,48 @@ static int exit_nic(const ics_topo *t, int d, uint64_t hash)
     return n > 0 ? nics[(slot ? slot - 1 : hash) % (uint64_t)n] : -1;
 }
 
+/* The hash of queue pair k of a connection: the same NIC slot (the bits above the ECMP ones),
+ * other ECMP bits, as each of NCCL's queue pairs is its own flow to the fabric (RoCEv2: its own
+ * UDP source port). Pair 0 keeps the connection's hash. */
+static uint64_t qp_hash(uint64_t hash, int k)
+{
+    if (k == 0)
+        return hash;
+    uint64_t mask = (UINT64_C(1) << ICS_ROUTE_HASH_BITS) - 1;
+    return (hash & ~mask) | (mix(hash ^ (uint64_t)k * 0xd1b54a32d192ed03ULL) & mask);
+}
+
+/* GPU or NIC src to one on another node: through the source's exit NIC, the fabric, the
+ * destination's NIC. With NCCL_IB_QPS_PER_CONNECTION = q (t->paths.qps) a connection's messages
+ * go round-robin over q queue pairs, each hashed onto the fabric on its own: q paths of 1/q of
+ * the bytes, alike but for the fabric's ECMP picks. */
+static bool net_route(const ics_topo *t, int src, int dst, uint64_t flow_hash, ics_route *out)
+{
+    const ics_topo_dev *a = ics_topo_dev_get(t, src), *b = ics_topo_dev_get(t, dst);
+    int ns = exit_nic(t, src, flow_hash), nd = exit_nic(t, dst, flow_hash);
+    if (ns < 0 || nd < 0)
+        return false;
+    int qps = t->paths.qps > 1 ? t->paths.qps : 1;
+    for (int k = 0; k < qps; k++) {
+        path_builder pb = {.t = t, .ok = true, .path.weight = 1.0 / qps};
+        if (ns != src && (ics_topo_uses_gdr(t, src, ns, true) || a->socket < 0))
+            pcie_path(&pb, src, ns);
+        else if (ns != src) /* the send buffer in host memory next to the GPU */
+            host_path(&pb, src, ns, a->socket);
+        fabric_path(&pb, ns, nd, qp_hash(flow_hash, k));
+        if (nd != dst && pb.ok && (ics_topo_uses_gdr(t, dst, nd, false) || b->socket < 0))
+            pcie_path(&pb, nd, dst);
+        else if (nd != dst && pb.ok)
+            host_path(&pb, nd, dst, b->socket);
+        if (!pb.ok) {
+            ics_route_clear(out);
+            return false;
+        }
+        add_path(out, &pb.path);
+    }
+    return true;
+}
+
 bool ics_route_find(const ics_topo *t, int src, int dst, uint64_t flow_hash, ics_route *out)
 {
     *out = (ics_route){0};
@@ -552,18 +594,7 @@ bool ics_route_find(const ics_topo *t, int src, int dst, uint64_t flow_hash, ics
     } else if (a->node == b->node) {
         pcie_path(&pb, src, dst);
     } else {
-        int ns = exit_nic(t, src, flow_hash), nd = exit_nic(t, dst, flow_hash);
-        if (ns < 0 || nd < 0)
-            return false;
-        if (ns != src && (ics_topo_uses_gdr(t, src, ns, true) || a->socket < 0))
-            pcie_path(&pb, src, ns);
-        else if (ns != src) /* the send buffer in host memory next to the GPU */
-            host_path(&pb, src, ns, a->socket);
-        fabric_path(&pb, ns, nd, flow_hash);
-        if (nd != dst && pb.ok && (ics_topo_uses_gdr(t, dst, nd, false) || b->socket < 0))
-            pcie_path(&pb, nd, dst);
-        else if (nd != dst && pb.ok)
-            host_path(&pb, nd, dst, b->socket);
+        return net_route(t, src, dst, flow_hash, out);
     }
     if (!pb.ok)
         return false;

@@ -171,6 +171,8 @@ typedef struct {
                       talk peer to peer, the rest through host memory (SHM) */
     int gdr_level; /* NCCL_NET_GDR_LEVEL: GPU and NIC at most this far use GPUDirect RDMA */
     int gdr_read;  /* NCCL_NET_GDR_READ: 0 off, 1 on for sends too */
+    int qps;       /* NCCL_IB_QPS_PER_CONNECTION: queue pairs a connection spreads its messages
+                      over, each hashed onto the fabric on its own (route.c); 0 or 1: one */
 } ics_topo_paths;
 
 /* Sets the rules the routes follow from now on (the defaults until called). */
