@@ -435,6 +435,28 @@ static void test_huge_flows(void)
     g_assert_cmpint(t[2] - t[1], ==, t[1] - t[0]);
 }
 
+/* 100 queue pairs a connection (NCCL_IB_QPS_PER_CONNECTION, route.c): a route of 100 paths,
+ * past the 64 flows a transfer may hold, whose last flow takes what the others leave: every
+ * byte delivered, and no faster than one pair through the same NIC. */
+static void test_many_queue_pairs(void)
+{
+    const uint64_t bytes = 64 << 20;
+    ics_time t[2];
+    for (int k = 0; k < 2; k++) {
+        rig g;
+        rig_open(&g, "superpod-h100-ndr.json", 2, &(ics_net_params){0});
+        ics_topo_set_paths(g.t, &(ics_topo_paths){-1, -1, -1, k ? 100 : 1});
+        send(&g, ics_topo_gpu(g.t, 0, 0), ics_topo_gpu(g.t, 1, 0), bytes, 0, &t[k], 0);
+        ics_engine_run(g.e, ICS_TIME_MAX);
+        ics_net_stats st;
+        ics_net_get_stats(g.n, &st);
+        g_assert_cmpuint(st.bytes_delivered, ==, bytes);
+        rig_close(&g);
+    }
+    g_test_message("64 MiB: one queue pair %.3f us, 100 %.3f us", t[0] / 1e6, t[1] / 1e6);
+    g_assert_cmpint(t[1], >=, t[0]);
+}
+
 /* ---- invariants --------------------------------------------------------------------------- */
 
 static void test_conservation_and_rates(void)
@@ -588,5 +610,6 @@ int main(int argc, char **argv)
     g_test_add_func("/net/packet/turns/all-to-all", test_turns_all_to_all);
     g_test_add_func("/net/packet/turns/bounded", test_turns_bounded);
     g_test_add_func("/net/packet/huge-flows", test_huge_flows);
+    g_test_add_func("/net/packet/many-queue-pairs", test_many_queue_pairs);
     return g_test_run();
 }

@@ -572,14 +572,17 @@ void ics_pk_send(ics_net *net, const ics_net_xfer *xf)
     ics_route r = {0};
     if (xf->src != xf->dst && xf->bytes > 0)
         pick_route(n, xf, &r);
-    ics_pk_flow *flows[64]; /* a route has at most 64 paths: one per NVLink bond (hw_catalog.c) */
+    /* an NVLink route has at most 64 paths (one per bond, hw_catalog.c); one across the fabric
+     * has one per queue pair (NCCL_IB_QPS_PER_CONNECTION, up to 128): past 64 the last flow
+     * takes what is left */
+    ics_pk_flow *flows[64];
     int nf = 0;
     uint64_t left = xf->bytes;
     for (int i = 0; i < r.n_paths && left > 0 && nf < 64; i++) {
         const ics_route_path *p = &r.paths[i];
         uint32_t payload = ics_net_packet_payload(n->t, p, n->p.packet_bytes);
         uint64_t share = left;
-        if (i + 1 < r.n_paths)
+        if (i + 1 < r.n_paths && nf + 1 < 64)
             share = MIN(left, (uint64_t)(xf->bytes * p->weight / payload) * payload);
         if (share == 0)
             continue;
