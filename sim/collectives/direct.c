@@ -349,16 +349,21 @@ static ics_time posting_floor(const ics_algo_ctx *c, int r, const GArray *sends,
  * links); tests/test_coll_streams.c compares the two plans. Each send is priced as p2p_send
  * prices it, the stream taking the most of them: the CTAs' copy (floor), their syncs (tail), and
  * across the network the proxy's posting of its last operation plus that send alone (in a wave
- * after the first, its first posting again: first). One stream a wave of NCCL's batches (peers:
- * the wave's). */
-static int direct_stream(const ics_algo_ctx *c, ics_sched *s, int r, bool net, int start,
-                         const int *peers, int npeers, const proxy_posts *pp, ics_time first,
-                         const alone_bound *b)
+ * after the first, its first posting again: first). Where NCCL's batches make waves, one stream
+ * holds every rank's sends of a wave (direct_plan_streams). stream_acc gathers a stream's legs
+ * and the most any of them needs (floor, tail); stream_gather adds rank r's; stream_emit plays
+ * them. */
+typedef struct {
+    GArray *legs;
+    ics_time floor_ps, tail_ps;
+} stream_acc;
+
+/* Adds rank r's sends to `peers` inside its node (net false) or across the network (net true). */
+static void stream_gather(const ics_algo_ctx *c, stream_acc *acc, int r, bool net, const int *peers,
+                          int npeers, const proxy_posts *pp, ics_time first, const alone_bound *b)
 {
-    int n = c->n, nch = send_channels(c, r), id = -1;
-    GArray *legs = g_array_sized_new(FALSE, FALSE, sizeof(ics_net_leg), (guint)npeers);
+    int n = c->n, nch = send_channels(c, r);
     GArray *sends = g_array_new(FALSE, FALSE, sizeof(posted_send));
-    ics_time floor_ps = 0, tail_ps = 0;
     for (int i = 0; i < npeers; i++) {
         int peer = peers[i], k = (peer - r + n) % n;
         uint64_t bytes = p2p_bytes(c, r, peer);
@@ -367,34 +372,43 @@ static int direct_stream(const ics_algo_ctx *c, ics_sched *s, int r, bool net, i
         uint64_t steps, wire = p2p_wire(c, r, peer, bytes, c->p2p_step, nch, &steps);
         ics_net_leg leg = {c->ranks[r], c->ranks[peer], wire,
                            (uint64_t)r * (uint64_t)n + (uint64_t)peer};
-        g_array_append_val(legs, leg);
-        floor_ps = MAX(floor_ps, ics_algo_cta_time(c, bytes, (uint64_t)nch));
-        tail_ps = MAX(tail_ps, ics_time_mul(c->sync_ps, steps));
+        g_array_append_val(acc->legs, leg);
+        acc->floor_ps = MAX(acc->floor_ps, ics_algo_cta_time(c, bytes, (uint64_t)nch));
+        acc->tail_ps = MAX(acc->tail_ps, ics_time_mul(c->sync_ps, steps));
         posted_send p = {peer, bytes, wire, net ? ics_time_add(posted_ps(c, pp, r, k), first) : 0};
         if (p.post > 0)
             g_array_append_val(sends, p);
     }
-    floor_ps = MAX(floor_ps, posting_floor(c, r, sends, nch, b));
-    if (legs->len > 0) {
-        id =
-            ics_sched_stream(s, (const ics_net_leg *)(void *)legs->data, (int)legs->len, &start, 1);
-        ics_sched_set_floor(s, id, floor_ps);
-        ics_sched_set_tail(s, id, tail_ps);
-    }
-    g_array_free(legs, TRUE);
+    acc->floor_ps = MAX(acc->floor_ps, posting_floor(c, r, sends, nch, b));
     g_array_free(sends, TRUE);
+}
+
+/* The gathered legs as one stream after step start (-1: none); the gatherer emptied. */
+static int stream_emit(ics_sched *s, stream_acc *acc, int start)
+{
+    int id = -1;
+    if (acc->legs->len > 0) {
+        id = ics_sched_stream(s, (const ics_net_leg *)(void *)acc->legs->data, (int)acc->legs->len,
+                              &start, 1);
+        ics_sched_set_floor(s, id, acc->floor_ps);
+        ics_sched_set_tail(s, id, acc->tail_ps);
+    }
+    g_array_set_size(acc->legs, 0);
+    acc->floor_ps = acc->tail_ps = 0;
     return id;
 }
 
 /* From ICS_STREAMS_AUTO_RANKS ranks: each rank's sends as two streams, inside its node and
  * across the network, n x 2 flows where the chunk plan has n x (n - 1): a 1 GiB all-to-all over
  * 2,160 GPUs is 4.7 million sends, each re-shared at every instant one of them ends. Send/recv
- * has one send a rank either way. Where NCCL's batches make waves (p2p_waves.c), two streams a
- * rank a wave, and a wave starts when the one before it has ended everywhere: a barrier, where
- * the chunk plan lets each send wait only for the previous wave at its two ends. Per-rank waits
- * gave every stream its own start instant, each a re-sharing of the fluid backends' rates: the
- * 2,160-GPU Polaris all-to-all (135 waves) took over 120 s to simulate; with the barrier 17 s
- * (7.3 s before waves). tests/test_coll_streams.c measures what the barrier costs. */
+ * has one send a rank either way. Where NCCL's batches make waves (p2p_waves.c), a wave is two
+ * streams, every rank's sends inside their nodes and every rank's across the network, and a
+ * wave starts when the one before it has ended: a barrier, where the chunk plan lets each send
+ * wait only for the previous wave at its two ends. Per-rank waits gave every stream its own
+ * start instant, each a re-sharing of the fluid backends' rates: the 2,160-GPU Polaris
+ * all-to-all (135 waves) took over 120 s to simulate; with the barrier and two streams a rank a
+ * wave 17 s; with two streams a wave 6.2 s, to the microsecond the same (7.3 s before waves).
+ * tests/test_coll_streams.c measures what the barrier costs. */
 static void direct_plan_streams(const ics_algo_ctx *c, ics_sched *s)
 {
     if (c->req.op == ICS_COLL_SENDRECV) {
@@ -410,17 +424,23 @@ static void direct_plan_streams(const ics_algo_ctx *c, ics_sched *s)
     alone_bound b = bounded ? alone_bound_of(c->t) : (alone_bound){0};
     GArray *ids = g_array_new(FALSE, FALSE, sizeof(int));
     int start = d.start, net_start = d.net_start, n = c->n, *peers = g_new(int, n);
+    stream_acc acc[2] = {{g_array_new(FALSE, FALSE, sizeof(ics_net_leg)), 0, 0},
+                         {g_array_new(FALSE, FALSE, sizeof(ics_net_leg)), 0, 0}};
     for (int w = 0; w < nw; w++) {
         g_array_set_size(ids, 0);
         ics_time first = w > 0 ? d.first : 0; /* the wave's first posting, in its floors */
         for (int r = 0; r < n; r++) {
             int np = wave_peers(c, wv, w, r, peers);
-            int id = direct_stream(c, s, r, false, start, peers, np, NULL, 0, &b);
-            if (id >= 0)
-                g_array_append_val(ids, id);
-            id = d.nodes ? direct_stream(c, s, r, true, net_start, peers, np, priced ? &pp : NULL,
-                                         first, &b)
-                         : -1;
+            for (int net = 0; net < 1 + d.nodes; net++) {
+                stream_gather(c, &acc[net], r, net, peers, np, net && priced ? &pp : NULL,
+                              net ? first : 0, &b);
+                int id = nw == 1 ? stream_emit(s, &acc[net], net ? net_start : start) : -1;
+                if (id >= 0)
+                    g_array_append_val(ids, id);
+            }
+        }
+        for (int net = 0; nw > 1 && net < 1 + d.nodes; net++) {
+            int id = stream_emit(s, &acc[net], net ? net_start : start);
             if (id >= 0)
                 g_array_append_val(ids, id);
         }
@@ -429,6 +449,8 @@ static void direct_plan_streams(const ics_algo_ctx *c, ics_sched *s)
             start = net_start =
                 ics_sched_delay(s, 0, (const int *)(void *)ids->data, (int)ids->len);
     }
+    g_array_free(acc[0].legs, TRUE);
+    g_array_free(acc[1].legs, TRUE);
     g_free(peers);
     g_array_free(ids, TRUE);
     if (priced)
