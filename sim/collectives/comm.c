@@ -136,7 +136,7 @@ ics_sched *ics_comm_plan(ics_comm *c, const ics_coll_req *req, const ics_coll_tu
     (streams ? ops->plan_streams : ops->plan)(&ctx, s);
     *out = (ics_coll_result){
         .algo = algo, .proto = proto, .nchannels = price.nch, .waves = 1, .streams = streams};
-    if (algo == ICS_ALGO_DIRECT && req->op == ICS_COLL_ALLTOALL && req->sms <= 0) {
+    if (algo == ICS_ALGO_DIRECT && req->op == ICS_COLL_ALLTOALL) {
         ics_p2p_waves *w = ics_p2p_waves_new(&ctx);
         out->waves = ics_p2p_waves_count(w);
         ics_p2p_waves_free(w);

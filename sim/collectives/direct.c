@@ -160,16 +160,6 @@ static direct_start direct_begin(const ics_algo_ctx *c, ics_sched *s)
     return d;
 }
 
-/* The waves NCCL's batches make of an all-to-all (p2p_waves.c); a caller's own kernel (req.sms)
- * is not batched by NCCL: one wave. */
-static ics_p2p_waves *direct_waves(const ics_algo_ctx *c)
-{
-    ics_algo_ctx one = *c;
-    if (c->req.sms > 0)
-        one.p2p_channels = 0;
-    return ics_p2p_waves_new(&one);
-}
-
 /* What a send of wave w waits for: in the first wave the call's start (across nodes the first
  * posting); after it the end of the previous wave at both its ends (join: n x waves, the step
  * where a rank's sends and receives of a wave have ended). Returns the count in deps[2]. */
@@ -236,7 +226,7 @@ static void direct_plan(const ics_algo_ctx *c, ics_sched *s)
         sendrecv_plan(c, s, &d);
         return;
     }
-    ics_p2p_waves *wv = direct_waves(c);
+    ics_p2p_waves *wv = ics_p2p_waves_new(c);
     int nw = ics_p2p_waves_count(wv);
     proxy_posts pp;
     bool priced = d.nodes && d.proxy && proxy_posts_init(c, wv, &pp);
@@ -416,7 +406,7 @@ static void direct_plan_streams(const ics_algo_ctx *c, ics_sched *s)
         return;
     }
     direct_start d = direct_begin(c, s);
-    ics_p2p_waves *wv = direct_waves(c);
+    ics_p2p_waves *wv = ics_p2p_waves_new(c);
     int nw = ics_p2p_waves_count(wv);
     proxy_posts pp;
     bool priced = d.nodes && d.proxy && proxy_posts_init(c, wv, &pp);

@@ -178,10 +178,12 @@ ics_p2p_waves *ics_p2p_waves_new(const ics_algo_ctx *c)
     w->n = c->n;
     make_groups(w, c);
     walk_groups(w);
-    if (c->p2p_channels > 0) {
+    /* a caller's own kernel (req.sms: DeepEP's) is not batched by NCCL; a context made by hand
+     * may give no channel count: one wave either way */
+    if (c->p2p_channels > 0 && c->req.sms <= 0) {
         int nchan = pow2_up(c->p2p_channels);
         lay_batches(w, CLAMP(c->nch, 1, nchan), nchan);
-    } else { /* no channel count (a context made by hand): one wave */
+    } else {
         w->wave = g_new0(int, w->n);
         w->nwaves = 1;
     }
@@ -220,13 +222,6 @@ int ics_p2p_waves_rounds(const ics_p2p_waves *w, int wave, const int **rounds)
 {
     *rounds = w->wave_rounds + w->wave_start[wave];
     return w->wave_start[wave + 1] - w->wave_start[wave];
-}
-
-int ics_p2p_waves_sender(const ics_p2p_waves *w, int b, int round)
-{
-    int d = w->delta[round / w->gs], l = round % w->gs;
-    int g = (w->group[b] - d + w->ngroups) % w->ngroups;
-    return w->at[g * w->gs + (w->local[b] - l + w->gs) % w->gs];
 }
 
 int ics_p2p_waves_receiver(const ics_p2p_waves *w, int a, int round)

@@ -8,7 +8,8 @@
 typedef struct ics_p2p_waves ics_p2p_waves;
 
 /* The waves of an all-to-all over the context's ranks, its sends on c->nch of the
- * c->p2p_channels channels each. Free with ics_p2p_waves_free. */
+ * c->p2p_channels channels each; one wave where a caller's own kernel sends (c->req.sms > 0) or
+ * no channel count is given. Free with ics_p2p_waves_free. */
 ics_p2p_waves *ics_p2p_waves_new(const ics_algo_ctx *c);
 void ics_p2p_waves_free(ics_p2p_waves *w);
 
@@ -20,8 +21,6 @@ int ics_p2p_waves_of(const ics_p2p_waves *w, int a, int b);
 /* The rounds of a wave (NCCL's round indices; round 0 is a rank's copy to itself): sets
  * *rounds (owned by w) and returns their count. */
 int ics_p2p_waves_rounds(const ics_p2p_waves *w, int wave, const int **rounds);
-/* The rank that sends to rank b in a round. */
-int ics_p2p_waves_sender(const ics_p2p_waves *w, int b, int round);
 /* The rank that rank a sends to in a round. */
 int ics_p2p_waves_receiver(const ics_p2p_waves *w, int a, int round);
 
