@@ -244,10 +244,6 @@ static void nvls_tree_lane(const ics_algo_ctx *c, ics_sched *s, const ics_algo_n
     GArray *legs = g_array_new(FALSE, FALSE, sizeof(ics_net_leg));
     for (int k = 0; k < m; k++) {
         int up, child[2], head = heads[k * c->n + h];
-        int red = node_reduce(c, s, g, k, head, b, &start, 1);
-        int out = node_multicast(c, s, g, k, head, b, &start, 1);
-        g_array_append_val(ends, red);
-        g_array_append_val(ends, out);
         ics_algo_dtree(m, tree, k, &up, child);
         int depth = 0;
         for (int x = k, px, cx[2]; ics_algo_dtree(m, tree, x, &px, cx), px >= 0; x = px)
@@ -299,12 +295,24 @@ static void nvls_tree_plan_streams(const ics_algo_ctx *c, ics_sched *s)
         depth++;
     int start = ics_sched_delay(s, c->base_lat_ps + c->step_lat_ps, NULL, 0);
     GArray *ends = g_array_new(FALSE, FALSE, sizeof(int));
-    for (int h = 0; h < H; h++)
+    for (int h = 0; h < H; h++) {
+        /* both trees' halves of a head's part go into and out of its node together: the same
+         * GPUs, switches and head, all at once (one op each way per switch, not one per tree:
+         * the in-switch ops are most of a 16,384-GPU call's events) */
+        uint64_t part = ics_algo_piece(c->req.size_bytes, H, h);
+        for (int k = 0; k < m; k++) {
+            int head = heads[k * c->n + h];
+            int red = node_reduce(c, s, &g, k, head, part, &start, 1);
+            int out = node_multicast(c, s, &g, k, head, part, &start, 1);
+            g_array_append_val(ends, red);
+            g_array_append_val(ends, out);
+        }
         for (int tree = 0; tree < 2; tree++) {
-            uint64_t bytes = ics_algo_piece(ics_algo_piece(c->req.size_bytes, H, h), 2, tree);
+            uint64_t bytes = ics_algo_piece(part, 2, tree);
             int S = (int)MAX(1, MIN((uint64_t)(MAX_SLICES_PER_LEVEL * depth), bytes / CHUNK_BYTES));
             nvls_tree_lane(c, s, &g, heads, h, tree, bytes, S, start, ends);
         }
+    }
     ics_sched_delay(s, 0, (const int *)(void *)ends->data, (int)ends->len);
     g_array_free(ends, TRUE);
     g_free(heads);
