@@ -231,10 +231,10 @@ static void nvls_tree_plan(const ics_algo_ctx *c, ics_sched *s)
 
 /* ---- as streams --------------------------------------------------------------------------- */
 
-/* One head's half on one tree as concurrent parts at their own rates: every node's in-switch
- * reduction of the whole half into its head and its head's multicast of it, and one stream of
- * the tree's edges (up and down between the heads). The delay after them is the pipeline's fill
- * that the steady state leaves out: a slice climbing L levels and coming back down, each hop a
+/* One head's half on one tree as one stream of the tree's edges (up and down between the
+ * heads), beside the in-switch reductions into the head and its multicasts, which
+ * nvls_tree_plan_streams starts for both halves at once. The delay after them is the pipeline's
+ * fill that the steady state leaves out: a slice climbing L levels and coming back down, each hop a
  * transfer, its latency and NCCL's per-hop cost, a reduction per level. */
 static void nvls_tree_lane(const ics_algo_ctx *c, ics_sched *s, const ics_algo_nodes *g,
                            const int *heads, int h, int tree, uint64_t b, int S, int start,
