@@ -21,9 +21,17 @@ static void hop(path_builder *pb, int a, int b)
     pb->path.chans[pb->path.n_hops++] = c;
 }
 
+/* Room for a few paths at once: a GPU's route to a peer on its NVSwitches has one per switch
+ * (4 on a DGX H100), and growing the array one path at a time was an eighth of a 16,384-GPU
+ * tree plan's instructions, in realloc. */
+#define ROUTE_ROOM 4
+
 static void add_path(ics_route *r, const ics_route_path *p)
 {
-    r->paths = g_renew(ics_route_path, r->paths, r->n_paths + 1);
+    if (r->n_paths == r->room) {
+        r->room = r->room ? 2 * r->room : ROUTE_ROOM;
+        r->paths = g_renew(ics_route_path, r->paths, r->room);
+    }
     r->paths[r->n_paths++] = *p;
 }
 

@@ -214,6 +214,7 @@ typedef struct {
 typedef struct {
     int n_paths;
     ics_route_path *paths; /* owned; free with ics_route_clear */
+    int room;              /* paths allocated (route.c) */
 } ics_route;
 
 /* Computes the route from device src to device dst (both GPUs or NICs; same device: no
