@@ -14,20 +14,6 @@ ics_time ics_time_serialize(uint64_t size_bytes, uint64_t bw_bytes_per_s)
     return (ics_time)q;
 }
 
-ics_time ics_time_add(ics_time a, ics_time b)
-{
-    g_assert(a >= 0 && b >= 0);
-    return a >= ICS_TIME_LIMIT || b >= ICS_TIME_LIMIT - a ? ICS_TIME_LIMIT : a + b;
-}
-
-ics_time ics_time_mul(ics_time d, uint64_t n)
-{
-    g_assert(d >= 0);
-    if (d == 0 || n == 0)
-        return 0;
-    return n >= (uint64_t)(ICS_TIME_LIMIT / d) ? ICS_TIME_LIMIT : d * (ics_time)n;
-}
-
 ics_time ics_time_from_s(double s)
 {
     double ps = s * (double)ICS_PS_PER_S;

@@ -5,6 +5,7 @@
 #ifndef ICS_TIME_H
 #define ICS_TIME_H
 
+#include <glib.h>
 #include <stdint.h>
 
 typedef int64_t ics_time; /* picoseconds */
@@ -24,10 +25,22 @@ typedef int64_t ics_time; /* picoseconds */
 #define ICS_TIME_LIMIT_TEXT "53.4 days (2^62 ps)"
 
 /* a + b for non-negative times and durations, saturated at ICS_TIME_LIMIT: sums of several
- * durations stay below the horizon or read as past it, never wrap. */
-ics_time ics_time_add(ics_time a, ics_time b);
+ * durations stay below the horizon or read as past it, never wrap. (Inline: the fluid and
+ * packet engines add times in their innermost loops.) */
+static inline ics_time ics_time_add(ics_time a, ics_time b)
+{
+    g_assert(a >= 0 && b >= 0);
+    return a >= ICS_TIME_LIMIT || b >= ICS_TIME_LIMIT - a ? ICS_TIME_LIMIT : a + b;
+}
+
 /* d x n for a non-negative duration, saturated at ICS_TIME_LIMIT (n packets of d each). */
-ics_time ics_time_mul(ics_time d, uint64_t n);
+static inline ics_time ics_time_mul(ics_time d, uint64_t n)
+{
+    g_assert(d >= 0);
+    if (d == 0 || n == 0)
+        return 0;
+    return n >= (uint64_t)(ICS_TIME_LIMIT / d) ? ICS_TIME_LIMIT : d * (ics_time)n;
+}
 
 /* Seconds (a double from a cost model: possibly huge, infinite or NaN) to picoseconds, rounded
  * to nearest and saturated at ICS_TIME_LIMIT; NaN and negatives give 0. */
