@@ -22,8 +22,8 @@ static void hop(path_builder *pb, int a, int b)
 }
 
 /* Room for a few paths at once: a GPU's route to a peer on its NVSwitches has one per switch
- * (4 on a DGX H100), and growing the array one path at a time was an eighth of a 16,384-GPU
- * tree plan's instructions, in realloc. */
+ * (4 on a DGX H100), and growing the array one path at a time was an eighth of the instructions
+ * of a tree all-reduce on 2,048 GPUs, in realloc. */
 #define ROUTE_ROOM 4
 
 static void add_path(ics_route *r, const ics_route_path *p)
