@@ -558,22 +558,33 @@ static bool net_route(const ics_topo *t, int src, int dst, uint64_t flow_hash, i
     if (ns < 0 || nd < 0)
         return false;
     int qps = t->paths.qps > 1 ? t->paths.qps : 1;
-    for (int k = 0; k < qps; k++) {
-        path_builder pb = {.t = t, .ok = true, .path.weight = 1.0 / qps};
-        if (ns != src && (ics_topo_uses_gdr(t, src, ns, true) || a->socket < 0))
-            pcie_path(&pb, src, ns);
-        else if (ns != src) /* the send buffer in host memory next to the GPU */
-            host_path(&pb, src, ns, a->socket);
+    /* the legs inside the two nodes are the same for every queue pair: built once */
+    path_builder in = {.t = t, .ok = true}, out_leg = {.t = t, .ok = true};
+    if (ns != src && (ics_topo_uses_gdr(t, src, ns, true) || a->socket < 0))
+        pcie_path(&in, src, ns);
+    else if (ns != src) /* the send buffer in host memory next to the GPU */
+        host_path(&in, src, ns, a->socket);
+    if (nd != dst && (ics_topo_uses_gdr(t, dst, nd, false) || b->socket < 0))
+        pcie_path(&out_leg, nd, dst);
+    else if (nd != dst)
+        host_path(&out_leg, nd, dst, b->socket);
+    for (int k = 0; k < qps && in.ok && out_leg.ok; k++) {
+        path_builder pb = in;
+        pb.path.weight = 1.0 / qps;
         fabric_path(&pb, ns, nd, qp_hash(flow_hash, k));
-        if (nd != dst && pb.ok && (ics_topo_uses_gdr(t, dst, nd, false) || b->socket < 0))
-            pcie_path(&pb, nd, dst);
-        else if (nd != dst && pb.ok)
-            host_path(&pb, nd, dst, b->socket);
-        if (!pb.ok) {
-            ics_route_clear(out);
-            return false;
+        for (int h = 0; h < out_leg.path.n_hops && pb.ok; h++) {
+            if (pb.path.n_hops >= ICS_ROUTE_MAX_HOPS)
+                pb.ok = false;
+            else
+                pb.path.chans[pb.path.n_hops++] = out_leg.path.chans[h];
         }
+        if (!pb.ok)
+            break;
         add_path(out, &pb.path);
+    }
+    if (out->n_paths < qps) {
+        ics_route_clear(out);
+        return false;
     }
     return true;
 }
