@@ -150,6 +150,39 @@ static void test_structure(void)
     ics_hw_free(hw);
 }
 
+/* What the host does (replay.h, "the host"): dropless routing syncs the host once per MoE layer
+ * forward, at the dispatch (its split sizes), never in the backward; a capacity factor, which
+ * drops and pads, never syncs. Every compute-stream op launches at least one kernel, the
+ * experts one GEMM per local expert: 2 experts a rank here, so 2 GEMMs a linear. */
+static void test_host(void)
+{
+    ics_hw *hw = load_hw("dgx-h100.json", 0);
+    ics_model m = small_moe();
+    ics_layout l = moe_layout();
+    for (int dropless = 1; dropless >= 0; dropless--) {
+        l.moe_capacity = dropless ? 0 : 1.25;
+        ics_trace *tr = build(&m, &l, gpu_of(hw));
+        int syncs = 0;
+        for (int i = 0; i < ics_trace_nops(tr, 0); i++) {
+            const ics_trace_op *op = ics_trace_get_op(tr, 0, i);
+            if (op->stream == 0)
+                g_assert_cmpint(op->launches, >=, 1);
+            if (op->host_sync) {
+                g_assert_cmpstr(op->name, ==, "ep.dispatch");
+                syncs++;
+            }
+            if (op->kind == ICS_TOP_COMPUTE && g_strcmp0(op->name, "fwd.moe.experts") == 0)
+                g_assert_cmpint(op->launches, >=, 2 + 2);
+        }
+        g_assert_cmpint(syncs, ==, dropless ? 2 * 4 : 0); /* micro-batches x MoE layers */
+        ics_trace_free(tr);
+    }
+    ics_wl_cost c[ICS_WL_BLOCK_COUNT];
+    ics_wl__costs(&m, &l, NULL, c);
+    g_assert_cmpint(c[ICS_WL_EXPERTS_FWD].launches, ==, c[ICS_WL_EXPERTS_FWD].kernels + 2);
+    ics_hw_free(hw);
+}
+
 /* The experts' FLOPs are 2 x 3 x h x ffn per token copy (SwiGLU's three matrices), per rank
  * its share over tp; a capacity factor pads every expert to capacity x its share: the
  * all-to-alls and the experts' hardware FLOPs grow by the factor, the model FLOPs do not. */
@@ -535,6 +568,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/moe/catalog", test_catalog);
     g_test_add_func("/moe/structure", test_structure);
+    g_test_add_func("/moe/host", test_host);
     g_test_add_func("/moe/flops-capacity", test_flops_capacity);
     g_test_add_func("/moe/memory", test_memory);
     g_test_add_func("/moe/memory-peak", test_memory_peak);

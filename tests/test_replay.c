@@ -120,11 +120,56 @@ static void assert_adds_up(const ics_replay *r, int nranks)
 {
     for (int k = 0; k < nranks; k++) {
         const ics_replay_rank *rs = ics_replay_rank_stats(r, k);
-        ics_time sum = rs->bubble_ps;
+        ics_time sum = rs->bubble_ps + rs->host_ps;
         for (int c = 0; c < ICS_CAT_COUNT; c++)
             sum += rs->busy_ps[c] + rs->wait_ps[c];
         g_assert_cmpint(sum, ==, rs->end_ps);
     }
+}
+
+/* Three compute ops of `us` each, launched as `launches` kernels, the third after a host sync,
+ * on a host taking 5 us a launch; the step and rank 0's breakdown. */
+static ics_time host_step(double us, int launches, ics_time *busy, ics_time *host)
+{
+    rig g;
+    rig_open(&g, "dgx-h100.json", 0);
+    ics_trace *tr = ics_trace_new(1);
+    add_streams(tr, 1);
+    for (int i = 0; i < 3; i++) {
+        ics_trace_op op = compute_us(0, us);
+        op.launches = launches;
+        op.host_sync = i == 2;
+        ics_trace_add_op(tr, 0, &op, NULL, 0);
+    }
+    ics_replay_opts o = opts(ICS_REPLAY_AUTO);
+    o.host_launch_ps = 5 * ICS_PS_PER_US;
+    ics_replay_result res;
+    ics_replay *r = play(&g, tr, &o, &res);
+    assert_adds_up(r, 1);
+    *busy = ics_replay_rank_stats(r, 0)->busy_ps[ICS_CAT_COMPUTE];
+    *host = ics_replay_rank_stats(r, 0)->host_ps;
+    ics_time step = res.step_ps;
+    ics_replay_free(r);
+    ics_trace_free(tr);
+    rig_close(&g);
+    return step;
+}
+
+/* The host launches kernels one after another (replay.h). Small kernels: the host sets the pace.
+ * Op 0 runs from its first launch (5 us) to its last kernel's share after its last launch
+ * (20 + 10 / 4), op 1 from 25 to 42.5; op 2 syncs, so the host launches nothing before 42.5:
+ * 47.5 to 62.5 + 2.5 = 65 us, of which the GPU computes 30. Long kernels: the host runs ahead,
+ * and only the sync costs: the GPU waits one launch before the third op (5 + 100 + 100 + 5 +
+ * 100 us, the first op's launch included). */
+static void test_host(void)
+{
+    ics_time busy, host;
+    g_assert_cmpint(host_step(10, 4, &busy, &host), ==, 65 * ICS_PS_PER_US);
+    g_assert_cmpint(busy, ==, 30 * ICS_PS_PER_US);
+    g_assert_cmpint(host, ==, 35 * ICS_PS_PER_US);
+    g_assert_cmpint(host_step(100, 1, &busy, &host), ==, 310 * ICS_PS_PER_US);
+    g_assert_cmpint(busy, ==, 300 * ICS_PS_PER_US);
+    g_assert_cmpint(host, ==, 10 * ICS_PS_PER_US);
 }
 
 /* A send/recv pair between nodes: the receiver posts late (bubble), then the transfer takes
@@ -493,6 +538,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/replay/streams", test_streams);
+    g_test_add_func("/replay/host", test_host);
     g_test_add_func("/replay/p2p_rendezvous", test_p2p_rendezvous);
     g_test_add_func("/replay/queued_colls", test_queued_colls);
     g_test_add_func("/replay/coll_alone", test_coll_alone);

@@ -67,7 +67,7 @@ static bool read_rows(const char *path, GArray *rows, GError **error)
 /* Predicted TFLOP/s per GPU of one row (Megatron's count: with recomputation), with the step,
  * its events and where the critical rank's step went; NAN on error. */
 static double predict(const row *r, const ics_model_catalog *cat, double *step_s, uint64_t *ev,
-                      double shares[ICS_CAT_COUNT + 1])
+                      double shares[ICS_REPORT_STEP_NPARTS])
 {
     char *name = g_strdup_printf("gpt-%s", r->name);
     char *lower = g_ascii_strdown(name, -1);
@@ -133,18 +133,20 @@ bool ics_bench__step_run(ics_bench_step *s, const char *hw_file, int gpus, const
     ics_replay_opts o = {.backend = ics_net_backend("analytic"),
                          .tuning = {.nvls_enable = true},
                          .colls = ICS_REPLAY_MEMO,
-                         .p2p_lat_ps = -1};
+                         .p2p_lat_ps = -1,
+                         .host_launch_ps = ics_time_from_s(ICS_REPLAY_HOST_LAUNCH_US * 1e-6)};
     s->rp = s->tr ? ics_replay_new(s->tr, s->t, &o, error) : NULL;
     return s->rp && ics_replay_run(s->rp, &s->res, error);
 }
 
-void ics_bench__step_shares(const ics_bench_step *s, double shares[ICS_CAT_COUNT + 1])
+void ics_bench__step_shares(const ics_bench_step *s, double shares[ICS_REPORT_STEP_NPARTS])
 {
     double step = ics_time_to_s(s->res.step_ps);
     const ics_replay_rank *rs = ics_replay_rank_stats(s->rp, s->res.critical_rank);
     for (int c = 0; c < ICS_CAT_COUNT; c++)
         shares[c] = 100 * ics_time_to_s(rs->busy_ps[c] + rs->wait_ps[c]) / step;
     shares[ICS_CAT_COUNT] = 100 * ics_time_to_s(rs->bubble_ps) / step;
+    shares[ICS_CAT_COUNT + 1] = 100 * ics_time_to_s(rs->host_ps) / step;
 }
 
 void ics_bench__step_free(ics_bench_step *s)
@@ -192,7 +194,7 @@ static int sc21_table(const ics_model_catalog *cat)
     int n = 0;
     for (guint i = 0; i < rows->len; i++) {
         const row *r = &g_array_index(rows, row, i);
-        double step = 0, sh[ICS_CAT_COUNT + 1] = {0};
+        double step = 0, sh[ICS_REPORT_STEP_NPARTS] = {0};
         uint64_t ev = 0;
         double p = predict(r, cat, &step, &ev, sh);
         double e = 100 * (p - r->published) / r->published;

@@ -196,7 +196,7 @@ static ics_layout layout_of(const bridge_row *r, const ics_model *m, int **owned
  * step: the categories and the bubble); false with *why when the row cannot be expressed. */
 static bool predict_row(const bridge_table *t, const bridge_row *r, const ics_model *m,
                         const ics_layout *l, double *tokens, double *step_s,
-                        double shares[ICS_CAT_COUNT + 1], char **why)
+                        double shares[ICS_REPORT_STEP_NPARTS], char **why)
 {
     if (r->precision && strstr(r->precision, "FP4")) {
         *why = g_strdup_printf("precision %s: icsim has no 4-bit GEMMs (bf16, fp16, fp8)",
@@ -236,7 +236,7 @@ static void print_row(const bridge_table *t, const bridge_row *r, const ics_layo
            r->gbs, r->precision ? r->precision : "(FP8)", r->tokens);
     g_free(par);
     const ics_model *m = model_of(cat, r->model);
-    double tokens = 0, step = 0, sh[ICS_CAT_COUNT + 1] = {0};
+    double tokens = 0, step = 0, sh[ICS_REPORT_STEP_NPARTS] = {0};
     char *why = NULL;
     if (!m) {
         printf("not expressible: no such model in models/models.json\n");
@@ -248,9 +248,9 @@ static void print_row(const bridge_table *t, const bridge_row *r, const ics_layo
         return;
     }
     double e = 100 * (tokens - r->tokens) / r->tokens;
-    printf("%7.0f %+6.1f%% %7.3f  %4.1f %4.1f %4.1f %4.1f %4.1f %4.1f %4.1f\n", tokens, e, step,
-           sh[ICS_CAT_COMPUTE], sh[ICS_CAT_TP], sh[ICS_CAT_PP], sh[ICS_CAT_DP], sh[ICS_CAT_EP],
-           sh[ICS_CAT_CP], sh[ICS_CAT_COUNT]);
+    printf("%7.0f %+6.1f%% %7.3f  %4.1f %4.1f %4.1f %4.1f %4.1f %4.1f %4.1f %4.1f\n", tokens, e,
+           step, sh[ICS_CAT_COMPUTE], sh[ICS_CAT_TP], sh[ICS_CAT_PP], sh[ICS_CAT_DP],
+           sh[ICS_CAT_EP], sh[ICS_CAT_CP], sh[ICS_CAT_COUNT], sh[ICS_CAT_COUNT + 1]);
     int kind = m->moe.experts > 0;
     be->err[kind][be->n[kind]++] = fabs(e);
 }
@@ -267,13 +267,14 @@ static int bridge_table_run(const bridge_table *t, const ics_model_catalog *cat)
     printf("\n# Megatron-Bridge performance tables, %s rows (validate/data/training/%s) vs icsim "
            "(%s, analytic, folded):\n"
            "# tokens/s per GPU; the critical rank's step in %% (compute, TP, PP, DP, EP, CP "
-           "exposed, bubble); ep* with expert tensor parallelism 1 (MoE parallel folding)\n"
+           "exposed, bubble, host launching kernels); ep* with expert tensor parallelism 1 (MoE "
+           "parallel folding)\n"
            "# DeepSeek-V3: its recipe's pipeline layout with its MTP layer, attention as MHA of "
            "the same width (models/models.json), the DeepEP dispatch\n",
            t->system, t->data_name, t->hw_name);
-    printf("# %-5s %-14s %5s %-15s %5s %-6s %7s %7s %7s %7s  %4s %4s %4s %4s %4s %4s %4s\n", "ctr",
-           "model", "gpus", "tp/pp/cp/vp/ep/dp", "gbs", "prec", "publ", "pred", "error", "step_s",
-           "comp", "tp", "pp", "dp", "ep", "cp", "bubl");
+    printf("# %-5s %-14s %5s %-15s %5s %-6s %7s %7s %7s %7s  %4s %4s %4s %4s %4s %4s %4s %4s\n",
+           "ctr", "model", "gpus", "tp/pp/cp/vp/ep/dp", "gbs", "prec", "publ", "pred", "error",
+           "step_s", "comp", "tp", "pp", "dp", "ep", "cp", "bubl", "host");
     bridge_errs be = {{g_new(double, rows->len + 1), g_new(double, rows->len + 1)}, {0, 0}};
     for (guint i = 0; i < rows->len; i++) {
         const bridge_row *r = &g_array_index(rows, bridge_row, i);

@@ -5,6 +5,7 @@
 #define ICS_BENCH_TRAINING_INTERNAL_H
 
 #include "replay/replay.h"
+#include "report/report.h"
 #include "workload/workload.h"
 
 #ifndef ICS_HWMODELS_DIR
@@ -30,7 +31,7 @@ void ics_bench__step_free(ics_bench_step *s);
 
 /* Where the critical rank's step went, in percent of the step: each category's busy and
  * exposed time, then the bubble ([ICS_CAT_COUNT]). */
-void ics_bench__step_shares(const ics_bench_step *s, double shares[ICS_CAT_COUNT + 1]);
+void ics_bench__step_shares(const ics_bench_step *s, double shares[ICS_REPORT_STEP_NPARTS]);
 
 /* The median of n values (sorts them in place); NAN when n is 0. */
 double ics_bench__median(double *v, int n);

@@ -78,8 +78,8 @@ static double optimizer_s(const ics_trace *tr)
 
 /* The step of model m on layout l, seconds, with where the critical rank's time went and, when
  * opt is not NULL, the optimizer's part; NAN (with the reason printed) when it cannot run. */
-static double step_of(const ics_model *m, const ics_layout *l, double shares[ICS_CAT_COUNT + 1],
-                      double *opt)
+static double step_of(const ics_model *m, const ics_layout *l,
+                      double shares[ICS_REPORT_STEP_NPARTS], double *opt)
 {
     ics_bench_step st = {0};
     GError *err = NULL;
@@ -119,7 +119,7 @@ static int print_table5(const cJSON *rows, double *errs)
             ics_layout l = layout_of(row, sel, sel ? ICS_RECOMPUTE_SELECTIVE : ICS_RECOMPUTE_FULL);
             printf("  %-5s %5d %2d/%2d/%d/%-2d %4d %4d %-7s %8.2f ", m.name, num(row, "gpus"), l.tp,
                    l.pp, l.vp, l.dp, l.mbs, l.gbs, mode_names[k], pub->valuedouble);
-            double sh[ICS_CAT_COUNT + 1] = {0}, s = step_of(&m, &l, sh, NULL);
+            double sh[ICS_REPORT_STEP_NPARTS] = {0}, s = step_of(&m, &l, sh, NULL);
             if (!isfinite(s))
                 continue;
             double e = 100 * (pub->valuedouble / s - 1);

@@ -40,6 +40,10 @@ void ics_cli_step_entries(ics_cli_step_args *a, GOptionEntry out[ICS_CLI_STEP_EN
          "also report the N busiest links over the step (utilization, bytes; memoized "
          "collectives' links included)",
          "N"},
+        {"host-launch-us", 0, 0, G_OPTION_ARG_STRING, &a->host_launch_us_text,
+         "the host's time to launch one kernel, microseconds (default 10, PyTorch eager; 0: the "
+         "host is never the bottleneck; docs/workload.md)",
+         "US"},
         G_OPTION_ENTRY_NULL};
     memcpy(out, v, sizeof v);
 }
@@ -53,6 +57,13 @@ static bool fail(const char *cmd, const char *msg, const char *what)
     return false;
 }
 
+static bool read_host(ics_cli_step_args *a, GError **err)
+{
+    a->host_launch_us = ICS_REPLAY_HOST_LAUNCH_US;
+    return ics_cli_num("--host-launch-us", a->host_launch_us_text, &a->host_launch_us, err) &&
+           ics_check_num("--host-launch-us", a->host_launch_us, 0, ICS_CLI_HOST_LAUNCH_US_MAX, err);
+}
+
 /* The numbers, each in its range. */
 static bool read_numbers(ics_cli_step_args *a, GError **err)
 {
@@ -64,7 +75,8 @@ static bool read_numbers(ics_cli_step_args *a, GError **err)
                           err) &&
            ics_cli_num("--sample-us", a->sample_us_text, &a->sample_us, err) &&
            (!a->sample_us_text || ics_check_num("--sample-us", a->sample_us, ICS_CLI_SAMPLE_US_MIN,
-                                                ICS_CLI_SAMPLE_US_MAX, err));
+                                                ICS_CLI_SAMPLE_US_MAX, err)) &&
+           read_host(a, err);
 }
 
 bool ics_cli_step_check(const char *cmd, ics_cli_step_args *a)
@@ -137,6 +149,7 @@ int ics_cli_step_run(const char *cmd, const ics_cli_step_args *a, const ics_trac
                          .colls = colls_mode(a->colls, engine),
                          .gpu_of_rank = gpu_of_rank,
                          .p2p_lat_ps = -1,
+                         .host_launch_ps = ics_time_from_s(a->host_launch_us * 1e-6),
                          .progress = progress.on ? step_progress : NULL,
                          .progress_ctx = &progress};
     /* A step lasts seconds and NCCL moves each channel's data in steps of 512 KiB (Simple:
@@ -218,5 +231,6 @@ void ics_cli_step_args_clear(ics_cli_step_args *a)
     g_free(a->sample_us_text);
     g_free(a->packet_kib_text);
     g_free(a->hotspots_text);
+    g_free(a->host_launch_us_text);
     *a = (ics_cli_step_args){0};
 }

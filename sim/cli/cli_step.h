@@ -16,20 +16,23 @@ typedef struct {
     char **fails;   /* failure specs (topo.h) applied before the replay; NULL: none */
     gboolean json;  /* the report as JSON on stdout */
     /* as given (NULL: not given), then as ics_cli_step_check reads them */
-    char *timeline_ranks_text, *sample_us_text, *packet_kib_text, *hotspots_text;
-    int timeline_ranks; /* 0: all */
-    double sample_us;   /* link sampling interval for the timeline; 0: 10 us */
-    int packet_kib;     /* packet engine: payload per simulated packet; 0: 256 KiB */
-    int hotspots;       /* the busiest links to report over the step; 0: none */
+    char *timeline_ranks_text, *sample_us_text, *packet_kib_text, *hotspots_text,
+        *host_launch_us_text;
+    int timeline_ranks;    /* 0: all */
+    double sample_us;      /* link sampling interval for the timeline; 0: 10 us */
+    int packet_kib;        /* packet engine: payload per simulated packet; 0: 256 KiB */
+    int hotspots;          /* the busiest links to report over the step; 0: none */
+    double host_launch_us; /* the host's time per kernel launch (replay.h) */
 } ics_cli_step_args;
 
 /* The ranges of the replay options (docs/limits.md). */
-#define ICS_CLI_PACKET_KIB_MAX (1 << 20)
-#define ICS_CLI_SAMPLE_US_MIN  1e-6 /* one picosecond, the clock's unit */
-#define ICS_CLI_SAMPLE_US_MAX  1e9
+#define ICS_CLI_PACKET_KIB_MAX     (1 << 20)
+#define ICS_CLI_SAMPLE_US_MIN      1e-6 /* one picosecond, the clock's unit */
+#define ICS_CLI_SAMPLE_US_MAX      1e9
+#define ICS_CLI_HOST_LAUNCH_US_MAX 1e6
 
 /* The option entries for these fields, NULL-terminated, into out. */
-#define ICS_CLI_STEP_ENTRIES 11
+#define ICS_CLI_STEP_ENTRIES 12
 void ics_cli_step_entries(ics_cli_step_args *a, GOptionEntry out[ICS_CLI_STEP_ENTRIES]);
 /* Reads and checks the values, and that the timeline can be written (before anything runs); on
  * error prints "icsim CMD: ..." and returns false. */

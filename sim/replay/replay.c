@@ -223,6 +223,7 @@ ics_replay *ics_replay_new(const ics_trace *tr, const ics_topo *t, const ics_rep
     r->progress = o->progress;
     r->progress_ctx = o->progress_ctx;
     r->p2p_lat_ps = o->p2p_lat_ps >= 0 ? o->p2p_lat_ps : DEFAULT_P2P_LAT_PS;
+    r->host_launch_ps = MAX(o->host_launch_ps, 0);
     r->gpu_type = ics_hw_node_of(ics_topo_hw(t))->gpu_type;
     if (!map_ranks(r, o, error)) {
         ics_replay_free(r);
@@ -268,6 +269,7 @@ void ics_replay_free(ics_replay *r)
         }
     g_free(r->comms);
     g_free(r->gpu);
+    g_free(r->host);
     g_free(r->base);
     g_free(r->ops);
     g_free(r->succ0);
@@ -308,18 +310,67 @@ static void compute_done(ics_engine *e, void *ctx, uint64_t g)
     ics_replay_op_end(ctx, (int)g);
 }
 
+static void host_launched(ics_engine *e, void *ctx, uint64_t g)
+{
+    (void)e;
+    ics_replay_op_start(ctx, (int)g);
+}
+
+/* The host reaches op g (ready now) in program order: it waits for the GPU first if the op
+ * syncs, then launches the op's kernels one after another. False if the op must wait for its
+ * first launch (host_launched starts it then). Ops on a rank's compute stream are ready in
+ * program order (each waits for the one before), so the host's clock advances in that order. */
+static bool host_reached(ics_replay *r, int g, const ics_trace_op *op, ics_time now)
+{
+    op_state *st = &r->ops[g];
+    st->host_launched = true;
+    if (r->host_launch_ps == 0 || op->launches <= 0)
+        return true;
+    ics_time *h = &r->host[st->rank];
+    if (op->host_sync)
+        *h = MAX(*h, now);
+    ics_time first = ics_time_add(*h, r->host_launch_ps);
+    *h = ics_time_add(*h, ics_time_mul(r->host_launch_ps, (uint64_t)op->launches));
+    st->host_last = *h;
+    if (first <= now)
+        return true;
+    st->host_delay = first - now;
+    ics_engine_at(r->e, first, host_launched, r, (uint64_t)g);
+    return false;
+}
+
+/* A compute op's duration: the GPU's, unless the host launches its last kernel so late that the
+ * kernel's share of the op (dur / launches) ends later. */
+static ics_time compute_span(ics_replay *r, op_state *st, const ics_trace_op *op, ics_time dur)
+{
+    if (r->host_launch_ps == 0 || op->launches <= 0)
+        return dur;
+    ics_time last = ics_time_add(st->host_last, dur / op->launches);
+    if (last <= ics_time_add(st->begin, dur))
+        return dur;
+    st->host_tail = last - st->begin - dur;
+    return last - st->begin;
+}
+
 void ics_replay_op_start(ics_replay *r, int g)
 {
     op_state *st = &r->ops[g];
     int i = g - r->base[st->rank];
     const ics_trace_op *op = ics_trace_get_op(r->tr, st->rank, i);
-    st->ready = st->begin = ics_engine_now(r->e);
-    st->started = true;
+    ics_time now = ics_engine_now(r->e);
+    if (!st->host_launched) {
+        st->ready = now;
+        st->started = true;
+        if (!host_reached(r, g, op, now))
+            return;
+    }
+    st->begin = now;
     switch (op->kind) {
     case ICS_TOP_COMPUTE: {
         ics_time dur = ics_compute_time(r->gpu_type, op);
         if (dur >= ICS_TIME_LIMIT - st->begin) /* the engine refuses it: say which op */
             ics_replay_past_horizon(r, g);
+        dur = compute_span(r, st, op, dur);
         ics_engine_after(r->e, dur, compute_done, r, (uint64_t)g);
         break;
     }
@@ -406,6 +457,7 @@ bool ics_replay_run(ics_replay *r, ics_replay_result *out, GError **error)
     r->e = ics_engine_new(0);
     r->net = ics_net_new(r->backend, r->t, r->e, &r->net_params);
     r->remaining = total;
+    r->host = g_new0(ics_time, nr > 0 ? nr : 1);
     if (r->progress)
         ics_engine_set_tick(r->e, 4096, tick, r);
     int nch = ics_topo_nchans(r->t);

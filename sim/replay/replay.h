@@ -31,6 +31,13 @@
 
 typedef enum { ICS_REPLAY_AUTO, ICS_REPLAY_FULL, ICS_REPLAY_MEMO } ics_replay_colls;
 
+/* The host's time to launch one kernel from a framework running eagerly (PyTorch with
+ * Transformer Engine), microseconds: the CPU path of one op, from the Python call through
+ * PyTorch's dispatcher and the library's host code to cudaLaunchKernel, adds up to ~6-15 us
+ * (docs/workload.md, "The host"); the middle of it. Frameworks that capture CUDA graphs pay
+ * less; a user sets theirs with --host-launch-us. */
+#define ICS_REPLAY_HOST_LAUNCH_US 10.0
+
 typedef struct {
     const ics_net_ops *backend; /* NULL: packet */
     ics_net_params net;
@@ -43,6 +50,12 @@ typedef struct {
      * time and how many of the trace's ops have ended; NULL: never. It must not touch r. */
     void (*progress)(void *ctx, ics_time now, uint64_t ops_done, uint64_t ops_total);
     void *progress_ctx;
+    /* The host: one CPU thread per rank launches its ops' kernels in program order, each launch
+     * taking host_launch_ps (0: the host is not modelled), and stops at an op marked host_sync
+     * until the GPU reaches it (ics_trace_op). An op cannot start before its first kernel is
+     * launched, nor a compute op end before its last has had its share of the op's time.
+     * Ops with no launches (trace files) ignore the host. */
+    ics_time host_launch_ps;
 } ics_replay_opts;
 
 /* Where one rank's time went, seen from its first stream (the compute stream). Every instant
@@ -52,12 +65,14 @@ typedef struct {
  *   - wait_ps[c]: the stream waits for an op of category c on another stream or rank while that
  *     op moves data: exposed communication (a recv's transfer, a gradient all-reduce);
  *   - bubble_ps: the stream waits for nothing this rank can speed up: a peer that has not
- *     reached the collective or posted the send yet (the pipeline bubble), or idles. */
+ *     reached the collective or posted the send yet (the pipeline bubble), or idles;
+ *   - host_ps: the stream waits for the host to launch its next kernels (a host-bound step). */
 typedef struct {
     ics_time busy_ps[ICS_CAT_COUNT];
     ics_time wait_ps[ICS_CAT_COUNT];
     ics_time bubble_ps;
-    ics_time end_ps; /* the rank's last op (any stream) ends */
+    ics_time host_ps; /* the stream waits for the host to launch its kernels (opts) */
+    ics_time end_ps;  /* the rank's last op (any stream) ends */
 } ics_replay_rank;
 
 typedef struct {

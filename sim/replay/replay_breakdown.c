@@ -97,8 +97,11 @@ static void rank_breakdown(ics_replay *r, int rank)
             continue;
         if (st->ready > at)
             charge_gap(r, qready, rs, rank, i, st->ready - at);
-        rs->bubble_ps += st->begin - st->ready; /* waiting for peers */
-        rs->busy_ps[op->cat] += st->end - st->begin;
+        /* waiting for the host's first launch, then for peers */
+        ics_time wait = st->begin - st->ready, host = MIN(st->host_delay, wait);
+        rs->host_ps += host + st->host_tail;
+        rs->bubble_ps += wait - host;
+        rs->busy_ps[op->cat] += st->end - st->begin - st->host_tail;
         at = st->end;
     }
     /* other streams still running after the first stream's last op: the rank waits for them */

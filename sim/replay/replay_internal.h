@@ -16,6 +16,11 @@ typedef struct {
     ics_time ready; /* all it waited for had ended */
     ics_time begin; /* its work began (see ics_replay_span) */
     ics_time end;
+    /* the host (replay.h, ics_replay_opts.host_launch_ps): of begin - ready, the wait for the
+     * first kernel's launch; of end - begin, a compute op's wait for its last */
+    ics_time host_delay, host_tail;
+    ics_time host_last; /* when the host launched the op's last kernel */
+    bool host_launched; /* the host has launched it (its times above are set) */
 } op_state;
 
 typedef struct {
@@ -46,6 +51,8 @@ struct ics_replay {
     ics_replay_colls mode;
     bool folded; /* some communicator has members without ops */
     ics_time p2p_lat_ps;
+    ics_time host_launch_ps; /* opts; 0: no host */
+    ics_time *host;          /* per rank: when its host has launched everything it issued */
     ics_time sample_ps;
     void (*progress)(void *ctx, ics_time now, uint64_t ops_done, uint64_t ops_total);
     void *progress_ctx;

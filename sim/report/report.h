@@ -171,8 +171,10 @@ void ics_report_step_json_hot(const ics_replay *r, const ics_replay_result *res,
 /* One stacked bar per simulated rank (past 16, per group of consecutive ranks: their mean) of
  * where its step went (compute, TP/PP/DP communication exposed, other, bubble), as SVG
  * (report_step_svg.c, through ics_plot_svg_bars). */
-/* The names of a step's parts as pictures label them: one per trace category, then the bubble. */
-extern const char *const ics_report_step_parts[ICS_CAT_COUNT + 1];
+/* A step's parts: one per trace category, then the bubble, then the host's launches
+ * (replay.h); their names as pictures label them. */
+#define ICS_REPORT_STEP_NPARTS (ICS_CAT_COUNT + 2)
+extern const char *const ics_report_step_parts[ICS_REPORT_STEP_NPARTS];
 
 void ics_report_step_svg(const ics_replay *r, const ics_replay_result *res, int nranks,
                          const char *title, GString *out);

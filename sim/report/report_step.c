@@ -1,6 +1,6 @@
 /* Step-time reports (report.h): the figures a capacity planner asks for and where the time
  * went. The breakdown folds each category's busy and exposed-wait time (replay.h) into one
- * figure per kind of work, plus the bubble. */
+ * figure per kind of work, plus the bubble and the host's launches. */
 #include "report/report.h"
 #include "workload/workload.h"
 
@@ -11,11 +11,12 @@
 typedef struct {
     double s[ICS_CAT_COUNT];
     double bubble;
+    double host; /* waiting for the host to launch kernels */
 } parts;
 
 static parts rank_parts(const ics_replay_rank *rs)
 {
-    parts p = {.bubble = ics_time_to_s(rs->bubble_ps)};
+    parts p = {.bubble = ics_time_to_s(rs->bubble_ps), .host = ics_time_to_s(rs->host_ps)};
     for (int c = 0; c < ICS_CAT_COUNT; c++)
         p.s[c] = ics_time_to_s(rs->busy_ps[c] + rs->wait_ps[c]);
     return p;
@@ -36,6 +37,7 @@ static parts mean_parts(const ics_replay *r, int nranks, int *active)
         for (int c = 0; c < ICS_CAT_COUNT; c++)
             m.s[c] += p.s[c] / *active;
         m.bubble += p.bubble / *active;
+        m.host += p.host / *active;
     }
     return m;
 }
@@ -55,6 +57,8 @@ static void text_parts(const parts *p, double step, GString *out)
                                step > 0 ? 100 * p->s[c] / step : 0);
     g_string_append_printf(out, "  %-28s %12.6f s %6.1f %%\n", "pipeline bubble and waits",
                            p->bubble, step > 0 ? 100 * p->bubble / step : 0);
+    g_string_append_printf(out, "  %-28s %12.6f s %6.1f %%\n", "host (launching kernels)", p->host,
+                           step > 0 ? 100 * p->host / step : 0);
 }
 
 /* Model FLOPs utilization as a fraction of `whole` (1, or 100 for a percentage). The compute
@@ -151,6 +155,7 @@ static cJSON *json_parts(const parts *p)
     for (int c = 0; c < ICS_CAT_COUNT; c++)
         cJSON_AddNumberToObject(o, keys[c], p->s[c]);
     cJSON_AddNumberToObject(o, "bubble_s", p->bubble);
+    cJSON_AddNumberToObject(o, "host_s", p->host);
     return o;
 }
 

@@ -10,6 +10,7 @@
 #include "collectives/comm.h"
 #include "hw/hw.h"
 #include "replay/replay.h"
+#include "report/report.h"
 #include "trace/trace.h"
 #include "workload/workload.h"
 
@@ -88,7 +89,7 @@ typedef struct {
     ics_replay_result res;
     double step_s, tokens_per_s, tflops, mfu;
     double memory_gb; /* a training study: per GPU at the peak stage (workload/memory.h) */
-    double parts[ICS_CAT_COUNT + 1]; /* the critical rank's, seconds; the last is the bubble */
+    double parts[ICS_REPORT_STEP_NPARTS]; /* the critical rank's, seconds (report.h's order) */
 } ics_sweep_step;
 
 /* Replays tr on t as `icsim train` does, under the configuration's engine and tuning; fills

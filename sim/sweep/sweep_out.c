@@ -48,7 +48,7 @@ char *ics_sweep_csv_header(const ics_sweep *s)
         g_string_append(out,
                         ",model,nodes,gpus,tp,pp,dp,vp,mbs,gbs,step_time_s,tokens_per_s,"
                         "tflops_per_gpu,mfu,memory_gb,compute_s,tp_s,pp_s,dp_s,ep_s,cp_s,other_s,"
-                        "bubble_s,error\n");
+                        "bubble_s,host_s,error\n");
     else
         g_string_append(out, ",system,nodes,ranks,op,size_bytes,count,time_us,algbw_gbps,"
                              "busbw_gbps,algo,proto,channels,error\n");

@@ -44,7 +44,7 @@ static GPtrArray *split_csv(const char *line)
 static bool train_svg(const ics_sweep *s, char **lines, GString *out, GError **error)
 {
     /* config, study, the axes, then model ... mfu, memory_gb (14 columns), then the parts */
-    const int np = ICS_CAT_COUNT + 1, first = 2 + s->naxes + 14, error_col = first + np;
+    const int np = ICS_REPORT_STEP_NPARTS, first = 2 + s->naxes + 14, error_col = first + np;
     int nc = s->nconfigs, nbars = 0;
     double *values = g_new0(double, (size_t)nc *np + 1);
     char **names = g_new0(char *, nc + 1);

@@ -7,8 +7,8 @@
 
 #include <string.h>
 
-static const char *const part_keys[ICS_CAT_COUNT + 1] = {
-    "compute_s", "tp_s", "pp_s", "dp_s", "ep_s", "cp_s", "other_s", "bubble_s"};
+static const char *const part_keys[ICS_REPORT_STEP_NPARTS] = {
+    "compute_s", "tp_s", "pp_s", "dp_s", "ep_s", "cp_s", "other_s", "bubble_s", "host_s"};
 
 /* The layout of configuration `set` over the base scenario's; dp not given anywhere: every GPU
  * of the system (gpus, once known). */
@@ -129,7 +129,8 @@ bool ics_sweep_step_replay(const ics_sweep_set *set, const ics_trace *tr, const 
     bool packet = strcmp(engine, "packet") == 0;
     ics_replay_opts o = {.backend = ics_net_backend(engine),
                          .colls = packet ? ICS_REPLAY_AUTO : ICS_REPLAY_MEMO,
-                         .p2p_lat_ps = -1};
+                         .p2p_lat_ps = -1,
+                         .host_launch_ps = ics_time_from_s(ICS_REPLAY_HOST_LAUNCH_US * 1e-6)};
     if (packet)
         o.net.packet_bytes = 256 * 1024;
     ics_sweep_tuning(set, &o.tuning);
@@ -141,6 +142,7 @@ bool ics_sweep_step_replay(const ics_sweep_set *set, const ics_trace *tr, const 
         for (int c = 0; c < ICS_CAT_COUNT; c++)
             p->parts[c] = ics_time_to_s(rs->busy_ps[c] + rs->wait_ps[c]);
         p->parts[ICS_CAT_COUNT] = ics_time_to_s(rs->bubble_ps);
+        p->parts[ICS_CAT_COUNT + 1] = ics_time_to_s(rs->host_ps);
     }
     ics_replay_free(r);
     return ok;
@@ -182,12 +184,12 @@ void ics_sweep_step_row(const ics_sweep *s, int c, const ics_sweep_step *p, cons
         static const char *const fmt[] = {"%.6f", "%.1f", "%.2f", "%.4f", "%.2f"};
         for (int k = 0; k < 5; k++)
             field(csv, json, keys[k], k == 0 || p->layout_known, figs[k], fmt[k]);
-        for (int k = 0; k <= ICS_CAT_COUNT; k++)
+        for (int k = 0; k < ICS_REPORT_STEP_NPARTS; k++)
             field(csv, json, part_keys[k], true, p->parts[k], "%.6f");
         g_string_append_printf(json, ", \"critical_rank\": %d", p->res.critical_rank);
     } else {
         /* the sizes, the figures and the parts empty, then the error */
-        for (int k = 0; k < 8 + 5 + ICS_CAT_COUNT + 1; k++)
+        for (int k = 0; k < 8 + 5 + ICS_REPORT_STEP_NPARTS; k++)
             g_string_append_c(csv, ',');
         ics_sweep_csv_field(csv, error);
         g_string_append(json, ", \"error\": ");

@@ -75,7 +75,18 @@ typedef struct {
     uint64_t bytes; /* payload */
     int tag;        /* channel, 0..ICS_TRACE_MAX_TAG: the k-th send from a to b on tag t
                        matches the k-th recv at b from a on tag t (MPI's tags, NCCL's order) */
+    /* the host (the framework's CPU thread), replay.h. launches: kernels the host launches, one
+     * after another, to run the op (a collective: 1; 0: the host is not modelled for the op);
+     * host_sync: the host waits for the GPU to reach this op before it launches it (a
+     * device-to-host copy the framework reads, e.g. the dropless MoE dispatcher's token
+     * counts). The training generator sets them; trace files carry them as "launches" and
+     * "host_sync" (docs/trace-format.md). */
+    int launches;
+    bool host_sync;
 } ics_trace_op;
+
+/* The most kernels one op may launch (a trace file's "launches"). */
+#define ICS_TRACE_MAX_LAUNCHES 1000000
 
 #define ICS_TRACE_MAX_TAG 7
 

@@ -59,7 +59,7 @@ static const ics_coll_op kind_coll[] = {0,
 enum { KIND_COMPUTE = 0, KIND_BROADCAST = 5, KIND_REDUCE = 6, KIND_SEND = 7, KIND_RECV = 8 };
 
 /* The keys each kind of op takes (docs/trace-format.md has one table per list). */
-#define COMMON_KEYS "id", "op", "stream", "deps", "category", "name"
+#define COMMON_KEYS "id", "op", "stream", "deps", "category", "name", "launches", "host_sync"
 static const char *const compute_keys[] = {COMMON_KEYS, "duration_us", "flops", "bytes", "dtype",
                                            "work",      "m",           "n",     "k",     NULL};
 static const char *const coll_keys[] = {COMMON_KEYS, "comm", "bytes", "dtype", NULL};
@@ -475,6 +475,17 @@ static int *read_deps(reader *r, const cJSON *o, rank_ctx *rc, int self, int *nd
 
 /* ---- ops and ranks -------------------------------------------------------------------------- */
 
+/* What the host does for an op (trace.h): the kernels it launches, whether it syncs first. */
+static void read_host(reader *r, const cJSON *o, ics_trace_op *op)
+{
+    int64_t launches = 0;
+    bool sync = false;
+    if (get_int(r, o, "launches", false, 0, ICS_TRACE_MAX_LAUNCHES, &launches))
+        op->launches = (int)launches;
+    if (item(o, "host_sync") && ics_jr_bool(r->jr, o, "host_sync", false, &sync))
+        op->host_sync = sync;
+}
+
 static void read_op(reader *r, const cJSON *o, rank_ctx *rc)
 {
     int kind;
@@ -499,6 +510,7 @@ static void read_op(reader *r, const cJSON *o, rank_ctx *rc)
     if (get_enum(r, o, "category", false, ics_trace_json__cats, &e))
         op.cat = (ics_trace_cat)e;
     get_str(r, o, "name", false, &op.name);
+    read_host(r, o, &op);
     if (op.kind == ICS_TOP_COMPUTE)
         read_compute(r, o, &op);
     else if (op.kind == ICS_TOP_COLL)

@@ -45,6 +45,8 @@ static char *unsayable(const ics_trace *t, int k, int i)
     int n;
     g_assert((unsigned)op->cat < ICS_CAT_COUNT &&
              (unsigned)op->stream < (unsigned)ics_trace_nstreams(t, k));
+    if (op->launches < 0 || op->launches > ICS_TRACE_MAX_LAUNCHES)
+        return g_strdup_printf("%d kernel launches", op->launches);
     switch (op->kind) {
     case ICS_TOP_COMPUTE:
         g_assert((unsigned)op->dtype < ICS_DTYPE_COUNT && (unsigned)op->work < ICS_WORK_KIND_COUNT);
@@ -258,6 +260,10 @@ static void put_op(writer *w, int rank, int i, const bool *is_dep, char *const *
     }
     if (op->cat != (op->kind == ICS_TOP_COMPUTE ? ICS_CAT_COMPUTE : ICS_CAT_OTHER))
         fprintf(f, ", \"category\": \"%s\"", ics_trace_json__cats[op->cat]);
+    if (op->launches > 0)
+        fprintf(f, ", \"launches\": %d", op->launches);
+    if (op->host_sync)
+        fputs(", \"host_sync\": true", f);
     if (op->kind == ICS_TOP_COMPUTE)
         put_compute(f, op);
     else if (op->kind == ICS_TOP_COLL)

@@ -37,6 +37,10 @@ static int add(ics_wl *w, const ics_trace_op *op, int dep)
 int ics_wl__on_compute(ics_wl *w, ics_trace_op *op, int dep)
 {
     op->stream = ICS_WL_STREAM_COMPUTE;
+    if (op->launches == 0) /* a collective's kernel, a compute op priced whole */
+        op->launches = 1;
+    op->host_sync = w->host_sync_next;
+    w->host_sync_next = false;
     int deps[5], nd = 0;
     if (w->pending_recv >= 0)
         deps[nd++] = w->pending_recv;
@@ -72,6 +76,7 @@ int ics_wl__compute(ics_wl *w, ics_wl_block b, const char *name)
     const ics_wl_cost *c = &w->cost[b];
     ics_trace_op op =
         compute_op(w, name ? name : ics_wl__block_name(b), c->dur_ps, c->flops, c->bytes);
+    op.launches = c->launches;
     return ics_wl__on_compute(w, &op, -1);
 }
 
@@ -842,6 +847,7 @@ static void write_rank(ics_wl *w, const ics_wl_step *sched, int nsteps)
 {
     w->last_compute = w->pending_recv = w->last_dp = w->pending_gate = w->pending_cp =
         w->pending_tp = -1;
+    w->host_sync_next = false;
     ics_wl_grads *sets[] = {&w->dense, &w->expert};
     for (int i = 0; i < 2; i++) {
         sets[i]->fill = 0;

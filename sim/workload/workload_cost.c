@@ -55,6 +55,7 @@ static void add_run(kern *k, ics_work_kind w, ics_dtype d, double flops, double 
     k->c->flops += flops;
     k->c->bytes += bytes;
     k->c->kernels++;
+    k->c->launches++;
     if (k->g) /* saturates */
         k->c->dur_ps = ics_time_add(k->c->dur_ps,
                                     ics_compute_batched(k->g, w, d, run, bytes, batch, m, n, kk));
@@ -406,6 +407,7 @@ static void grouped(kern *k, double groups, double m, double n, double kk)
         double r = MIN(left, TE_COMPUTE_STREAMS);
         add(k, ICS_WORK_GEMM, k->gemm_dtype, r * 2 * m * n * kk,
             r * ((m * kk + kk * n) * k->gemm_in_bytes + m * n * k->act), r, m, n, kk);
+        k->c->launches += (int)r - 1; /* one cuBLAS launch per expert (the host's cost) */
     }
 }
 

@@ -41,6 +41,7 @@ typedef struct {
     double bytes;    /* HBM traffic */
     ics_time dur_ps; /* the compute model's time for every kernel of the block, launches included */
     int kernels;
+    int launches; /* what the host launches for them: a grouped GEMM's experts one by one */
     /* attention and MLP blocks: the GEMMs next to the tensor-parallel collectives, which
      * --tp-comm-overlap runs beside them: the first consumes the gathered input (QKV, fc1; in
      * backward the projection's or fc2's data and weight gradients), the last produces what
@@ -111,6 +112,7 @@ struct ics_wl {
     /* the rank being written */
     int rank, s, tpr, dpr, tpc, dpc, shc, repc; /* shc, repc: HSDP's groups, or -1 */
     int last_compute;                           /* its last op on the compute stream */
+    bool host_sync_next; /* the next compute-stream op waits for the host's sync (ics_trace_op) */
     int pending_recv;    /* a recv the next compute-stream op waits for, or -1 */
     int last_dp;         /* its last op on the dp stream, or -1 */
     ics_wl_grads dense;  /* gradients reduced over dp (all but the experts') */

@@ -239,6 +239,12 @@ static int shared(ics_wl *w, ics_wl_block b, const char *name)
 void ics_wl__moe_fwd(ics_wl *w, bool again)
 {
     ics_wl__compute(w, ICS_WL_ROUTER_FWD, again ? "rec.moe.router" : NULL);
+    /* Dropless routing: the host reads each expert's token count back from the GPU before it
+     * launches the dispatch (the all-to-all's split sizes) and the grouped GEMMs (TE's m_splits):
+     * Megatron-Core's MoEAlltoAllTokenDispatcher syncs there unless it drops and pads, and
+     * DeepEP's normal-mode dispatch waits on the host for the received counts. The backward
+     * reuses the counts: no sync. */
+    w->host_sync_next = w->l->moe_capacity == 0;
     all_to_all(w, "ep.dispatch");
     experts(w, ICS_WL_EXPERTS_FWD, again ? "rec.moe.experts" : NULL);
     all_to_all(w, "ep.combine");

@@ -87,13 +87,13 @@ static void check_result(const ics_replay *r, const ics_replay_result *res, int 
     ics_time last = 0;
     for (int k = 0; k < nranks; k++) {
         const ics_replay_rank *rk = ics_replay_rank_stats(r, k);
-        ics_time sum = rk->bubble_ps;
+        ics_time sum = rk->bubble_ps + rk->host_ps;
         for (int c = 0; c < ICS_CAT_COUNT; c++) {
             if (rk->busy_ps[c] < 0 || rk->wait_ps[c] < 0)
                 broken("negative time in a breakdown", NULL);
             sum += rk->busy_ps[c] + rk->wait_ps[c];
         }
-        if (rk->bubble_ps < 0 || sum != rk->end_ps)
+        if (rk->bubble_ps < 0 || rk->host_ps < 0 || sum != rk->end_ps)
             broken("a rank's breakdown does not add up to its end", NULL);
         last = MAX(last, rk->end_ps);
     }
