@@ -135,6 +135,9 @@ static void replay(const ics_trace *tr, const ics_topo *t, uint32_t pick)
         o.net.packet_bytes = pick & 8 ? 0 : 256 * 1024; /* the links' own packets, or icsim's */
     if (pick & 16)
         o.sample_ps = ICS_PS_PER_US; /* link load sampling, as a timeline asks */
+    /* the host (ops with "launches"): none, the default, or one slow enough to hold every op */
+    static const ics_time hosts[] = {0, 10 * ICS_PS_PER_US, 1000000 * ICS_PS_PER_US};
+    o.host_launch_ps = hosts[(pick >> 14) % 3];
     /* NCCL's choices as a user forces them: an algorithm (or the tuner's pick), a protocol */
     static const char *const algos[] = {NULL,       "Ring",          "Tree",         "NVLS",
                                         "NVLSTree", "CollNetDirect", "CollNetChain", "PAT"};
