@@ -73,7 +73,9 @@ static ics_trace *small_trace(void)
                          .cat = ICS_CAT_COMPUTE,
                          .name = "fwd.mlp",
                          .duration_ps = 12345678,
-                         .dtype = ICS_DTYPE_BF16};
+                         .dtype = ICS_DTYPE_BF16,
+                         .launches = 7,
+                         .host_sync = true};
     ics_trace_op gemm = {.kind = ICS_TOP_COMPUTE,
                          .cat = ICS_CAT_COMPUTE,
                          .name = "bwd.qkv",
@@ -139,6 +141,8 @@ static void assert_same(const ics_trace *a, const ics_trace *b)
             g_assert_cmpint(x->stream, ==, y->stream);
             g_assert_cmpint(x->cat, ==, y->cat);
             g_assert_cmpstr(x->name, ==, y->name);
+            g_assert_cmpint(x->launches, ==, y->launches);
+            g_assert_cmpint(x->host_sync, ==, y->host_sync);
             g_assert_cmpint(x->duration_ps, ==, y->duration_ps);
             g_assert_cmpint(x->work, ==, y->work);
             g_assert_cmpfloat(x->flops, ==, y->flops);

@@ -88,6 +88,8 @@ static void assert_same_op(const ics_trace_op *x, const ics_trace_op *y)
     g_assert_cmpint(x->stream, ==, y->stream);
     g_assert_cmpint(x->cat, ==, y->cat);
     g_assert_cmpstr(x->name, ==, y->name);
+    g_assert_cmpint(x->launches, ==, y->launches);
+    g_assert_cmpint(x->host_sync, ==, y->host_sync);
     switch (x->kind) {
     case ICS_TOP_COMPUTE:
         g_assert_cmpint(x->duration_ps, ==, y->duration_ps);
@@ -315,7 +317,9 @@ static ics_trace *every_field(void)
                        .work = ICS_WORK_ATTENTION,
                        .m = 1,
                        .n = 2,
-                       .k = 3};
+                       .k = 3,
+                       .launches = ICS_TRACE_MAX_LAUNCHES,
+                       .host_sync = true};
     ics_trace_add_op(t, 0, &c, NULL, 0);
     c = (ics_trace_op){.kind = ICS_TOP_COMPUTE,
                        .duration_ps = 1,
@@ -347,7 +351,8 @@ static ics_trace *every_field(void)
         ics_trace_add_op(t, 0, &o, NULL, 0);
         ics_trace_add_op(t, 1, &o, NULL, 0);
     }
-    ics_trace_op s = {.kind = ICS_TOP_SEND, .cat = ICS_CAT_PP, .peer = 3, .bytes = 5};
+    ics_trace_op s = {
+        .kind = ICS_TOP_SEND, .cat = ICS_CAT_PP, .peer = 3, .bytes = 5, .launches = 1};
     int last = ics_trace_add_op(t, 2, &s, NULL, 0);
     ics_trace_op r = {.kind = ICS_TOP_RECV, .stream = 1, .peer = 2, .bytes = 5};
     ics_trace_add_op(t, 3, &r, NULL, 0);

@@ -150,6 +150,10 @@ static void put_node(GByteArray *out, const ics_trace *t, int rank, int i, int p
     put_bool(&s, "is_cpu_op", false); /* Chakra's older feeder assumes true when absent */
     put_str(&s, "icsim_stream", ics_trace_stream_name(t, rank, op->stream));
     put_str(&s, "icsim_category", ics_trace_cat_name(op->cat));
+    if (op->launches > 0) /* the host (trace.h) */
+        put_i32(&s, "icsim_launches", op->launches);
+    if (op->host_sync)
+        put_bool(&s, "icsim_host_sync", true);
     switch (op->kind) {
     case ICS_TOP_COMPUTE:
         n.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE;

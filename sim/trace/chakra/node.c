@@ -433,8 +433,11 @@ bool ics_chakra__node_op(const node *n, int rank, int nranks, GStringChunk *strs
               : n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE
                   ? coll_op(n, op, error)
                   : p2p_op(n, rank, nranks, op, error);
-    if (!ok)
+    int64_t launches = 0; /* the host, when the writer was icsim (trace.h) */
+    if (!ok || get_int(n, "icsim_launches", 0, ICS_TRACE_MAX_LAUNCHES, &launches, error) < 0 ||
+        get_bool(n, "icsim_host_sync", &op->host_sync, error) < 0)
         return false;
+    op->launches = (int)launches;
     if (cat) {
         int c = 0;
         while (c < ICS_CAT_COUNT && strcmp(cat, cat_names[c]) != 0)
