@@ -172,6 +172,31 @@ static void test_host(void)
     g_assert_cmpint(host, ==, 10 * ICS_PS_PER_US);
 }
 
+/* Only the first stream's ops wait for the host (their readiness is program order): 100
+ * launches on another stream neither delay it nor hold back the compute stream's op. */
+static void test_host_streams(void)
+{
+    rig g;
+    rig_open(&g, "dgx-h100.json", 0);
+    ics_trace *tr = ics_trace_new(1);
+    add_streams(tr, 2);
+    ics_trace_op side = compute_us(1, 1), comp = compute_us(0, 10);
+    side.launches = 100;
+    comp.launches = 1;
+    ics_trace_add_op(tr, 0, &side, NULL, 0);
+    ics_trace_add_op(tr, 0, &comp, NULL, 0);
+    ics_replay_opts o = opts(ICS_REPLAY_AUTO);
+    o.host_launch_ps = 5 * ICS_PS_PER_US;
+    ics_replay_result res;
+    ics_replay *r = play(&g, tr, &o, &res);
+    g_assert_cmpint(res.step_ps, ==, 15 * ICS_PS_PER_US); /* one launch, then 10 us */
+    g_assert_cmpint(ics_replay_rank_stats(r, 0)->host_ps, ==, 5 * ICS_PS_PER_US);
+    assert_adds_up(r, 1);
+    ics_replay_free(r);
+    ics_trace_free(tr);
+    rig_close(&g);
+}
+
 /* A send/recv pair between nodes: the receiver posts late (bubble), then the transfer takes
  * NCCL's fixed cost plus the network's closed form for the route. */
 static void test_p2p_rendezvous(void)
@@ -539,6 +564,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/replay/streams", test_streams);
     g_test_add_func("/replay/host", test_host);
+    g_test_add_func("/replay/host-streams", test_host_streams);
     g_test_add_func("/replay/p2p_rendezvous", test_p2p_rendezvous);
     g_test_add_func("/replay/queued_colls", test_queued_colls);
     g_test_add_func("/replay/coll_alone", test_coll_alone);

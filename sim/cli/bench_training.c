@@ -186,10 +186,10 @@ static int sc21_table(const ics_model_catalog *cat)
     printf("# Megatron-LM SC'21 Table 1 (Selene, DGX A100 80GB, HDR IB) vs icsim "
            "(superpod-a100-hdr, analytic engine, folded)\n");
     printf("# TFLOP/s per GPU; the critical rank's step in %% (compute, TP, PP, DP exposed, "
-           "bubble)\n");
-    printf("# %-6s %5s %3s %3s %3s %4s %4s %4s %10s %10s %8s %10s %9s  %4s %4s %4s %4s %4s\n",
+           "bubble, host)\n");
+    printf("# %-6s %5s %3s %3s %3s %4s %4s %4s %10s %10s %8s %10s %9s  %4s %4s %4s %4s %4s %4s\n",
            "model", "gpus", "tp", "pp", "vp", "dp", "mbs", "gbs", "published", "predicted", "error",
-           "step_s", "events", "comp", "tp", "pp", "dp", "bubl");
+           "step_s", "events", "comp", "tp", "pp", "dp", "bubl", "host");
     double *errs = g_new(double, rows->len + 1);
     int n = 0;
     for (guint i = 0; i < rows->len; i++) {
@@ -200,10 +200,10 @@ static int sc21_table(const ics_model_catalog *cat)
         double e = 100 * (p - r->published) / r->published;
         printf(
             "  %-6s %5d %3d %3d %3d %4d %4d %4d %10.1f %10.1f %+7.1f%% %10.3f %9" G_GUINT64_FORMAT
-            "  %4.1f %4.1f %4.1f %4.1f %4.1f\n",
+            "  %4.1f %4.1f %4.1f %4.1f %4.1f %4.1f\n",
             r->name, r->gpus, r->tp, r->pp, r->vp, r->gpus / (r->tp * r->pp), r->mbs, r->gbs,
             r->published, p, e, step, ev, sh[ICS_CAT_COMPUTE], sh[ICS_CAT_TP], sh[ICS_CAT_PP],
-            sh[ICS_CAT_DP], sh[ICS_CAT_COUNT]);
+            sh[ICS_CAT_DP], sh[ICS_CAT_COUNT], sh[ICS_CAT_COUNT + 1]);
         if (isfinite(e))
             errs[n++] = fabs(e);
     }

@@ -193,7 +193,8 @@ static ics_layout layout_of(const bridge_row *r, const ics_model *m, int **owned
 }
 
 /* One row predicted: tokens/s per GPU, the step, the critical rank's shares (percent of the
- * step: the categories and the bubble); false with *why when the row cannot be expressed. */
+ * step: the categories, the bubble and the host); false with *why when the row cannot be expressed.
+ */
 static bool predict_row(const bridge_table *t, const bridge_row *r, const ics_model *m,
                         const ics_layout *l, double *tokens, double *step_s,
                         double shares[ICS_REPORT_STEP_NPARTS], char **why)

@@ -30,7 +30,7 @@ bool ics_bench__step_run(ics_bench_step *s, const char *hw_file, int gpus, const
 void ics_bench__step_free(ics_bench_step *s);
 
 /* Where the critical rank's step went, in percent of the step: each category's busy and
- * exposed time, then the bubble ([ICS_CAT_COUNT]). */
+ * exposed time, then the bubble ([ICS_CAT_COUNT]) and the host ([ICS_CAT_COUNT + 1]). */
 void ics_bench__step_shares(const ics_bench_step *s, double shares[ICS_REPORT_STEP_NPARTS]);
 
 /* The median of n values (sorts them in place); NAN when n is 0. */

@@ -103,9 +103,9 @@ static double step_of(const ics_model *m, const ics_layout *l,
  * throughput (published / predicted step - 1), as the other tables'. */
 static int print_table5(const cJSON *rows, double *errs)
 {
-    printf("# %-5s %5s %-11s %4s %4s %-7s %8s %8s %8s  %4s %4s %4s %4s %4s\n", "model", "gpus",
+    printf("# %-5s %5s %-11s %4s %4s %-7s %8s %8s %8s  %4s %4s %4s %4s %4s %4s\n", "model", "gpus",
            "tp/pp/vp/dp", "mbs", "gbs", "mode", "publ_s", "pred_s", "error", "comp", "tp", "pp",
-           "dp", "bubl");
+           "dp", "bubl", "host");
     int n = 0;
     const cJSON *row;
     cJSON_ArrayForEach(row, rows)
@@ -123,8 +123,9 @@ static int print_table5(const cJSON *rows, double *errs)
             if (!isfinite(s))
                 continue;
             double e = 100 * (pub->valuedouble / s - 1);
-            printf("%8.2f %+7.1f%%  %4.1f %4.1f %4.1f %4.1f %4.1f\n", s, e, sh[ICS_CAT_COMPUTE],
-                   sh[ICS_CAT_TP], sh[ICS_CAT_PP], sh[ICS_CAT_DP], sh[ICS_CAT_COUNT]);
+            printf("%8.2f %+7.1f%%  %4.1f %4.1f %4.1f %4.1f %4.1f %4.1f\n", s, e,
+                   sh[ICS_CAT_COMPUTE], sh[ICS_CAT_TP], sh[ICS_CAT_PP], sh[ICS_CAT_DP],
+                   sh[ICS_CAT_COUNT], sh[ICS_CAT_COUNT + 1]);
             errs[n++] = fabs(e);
         }
     }
@@ -190,7 +191,7 @@ int ics_bench__training_korthikanti(void)
     printf("\n# Korthikanti et al., MLSys 2023, Tables 4 and 5 (Selene, DGX A100 80GB, tp 8, "
            "no data parallelism unless dp says) vs icsim (superpod-a100-hdr, analytic, folded)\n"
            "# iteration time; error of throughput; the critical rank's step in %% (compute, TP, "
-           "PP, DP exposed, bubble)\n");
+           "PP, DP exposed, bubble, host)\n");
     double *errs = g_new(double, MODE_COUNT *cJSON_GetArraySize(rows) + 1);
     int n = print_table5(rows, errs);
     printf("rows predicted: %d; median |error| of throughput: %.1f%%\n", n,

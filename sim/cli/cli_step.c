@@ -42,7 +42,7 @@ void ics_cli_step_entries(ics_cli_step_args *a, GOptionEntry out[ICS_CLI_STEP_EN
          "N"},
         {"host-launch-us", 0, 0, G_OPTION_ARG_STRING, &a->host_launch_us_text,
          "the host's time to launch one kernel, microseconds (default 10, PyTorch eager; 0: the "
-         "host is never the bottleneck; docs/workload.md)",
+         "host is never the bottleneck; docs/replay.md)",
          "US"},
         G_OPTION_ENTRY_NULL};
     memcpy(out, v, sizeof v);

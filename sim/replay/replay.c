@@ -316,15 +316,33 @@ static void host_launched(ics_engine *e, void *ctx, uint64_t g)
     ics_replay_op_start(ctx, (int)g);
 }
 
-/* The host reaches op g (ready now) in program order: it waits for the GPU first if the op
- * syncs, then launches the op's kernels one after another. False if the op must wait for its
- * first launch (host_launched starts it then). Ops on a rank's compute stream are ready in
- * program order (each waits for the one before), so the host's clock advances in that order. */
+/* Whether the host launches op's kernels: only on the rank's first stream (the compute stream),
+ * whose ops are ready in program order (each waits for the one before), so the host's clock
+ * advances in that order. */
+static bool host_launches(const ics_replay *r, const ics_trace_op *op)
+{
+    return r->host_launch_ps > 0 && op->launches > 0 && op->stream == 0;
+}
+
+ics_time ics_replay_host_delay(const ics_replay *r, int g)
+{
+    const op_state *st = &r->ops[g];
+    if (st->host_last == 0)
+        return 0;
+    const ics_trace_op *op = ics_trace_get_op(r->tr, st->rank, g - r->base[st->rank]);
+    /* its first launch: its last less the others */
+    ics_time first = st->host_last - (ics_time)(op->launches - 1) * r->host_launch_ps;
+    return CLAMP(first - st->ready, 0, st->begin - st->ready);
+}
+
+/* The host reaches op g (ready now): it waits for the GPU first if the op syncs, then launches
+ * the op's kernels one after another. False if the op must wait for its first launch
+ * (host_launched starts it then), or if that launch is past the horizon. */
 static bool host_reached(ics_replay *r, int g, const ics_trace_op *op, ics_time now)
 {
     op_state *st = &r->ops[g];
     st->host_launched = true;
-    if (r->host_launch_ps == 0 || op->launches <= 0)
+    if (!host_launches(r, op))
         return true;
     ics_time *h = &r->host[st->rank];
     if (op->host_sync)
@@ -334,7 +352,10 @@ static bool host_reached(ics_replay *r, int g, const ics_trace_op *op, ics_time 
     st->host_last = *h;
     if (first <= now)
         return true;
-    st->host_delay = first - now;
+    if (first >= ICS_TIME_LIMIT) { /* the engine refuses it (the run stops): say which op */
+        st->begin = now;
+        ics_replay_past_horizon(r, g);
+    }
     ics_engine_at(r->e, first, host_launched, r, (uint64_t)g);
     return false;
 }
@@ -343,7 +364,7 @@ static bool host_reached(ics_replay *r, int g, const ics_trace_op *op, ics_time 
  * kernel's share of the op (dur / launches) ends later. */
 static ics_time compute_span(ics_replay *r, op_state *st, const ics_trace_op *op, ics_time dur)
 {
-    if (r->host_launch_ps == 0 || op->launches <= 0)
+    if (!host_launches(r, op))
         return dur;
     ics_time last = ics_time_add(st->host_last, dur / op->launches);
     if (last <= ics_time_add(st->begin, dur))
@@ -367,10 +388,9 @@ void ics_replay_op_start(ics_replay *r, int g)
     st->begin = now;
     switch (op->kind) {
     case ICS_TOP_COMPUTE: {
-        ics_time dur = ics_compute_time(r->gpu_type, op);
+        ics_time dur = compute_span(r, st, op, ics_compute_time(r->gpu_type, op));
         if (dur >= ICS_TIME_LIMIT - st->begin) /* the engine refuses it: say which op */
             ics_replay_past_horizon(r, g);
-        dur = compute_span(r, st, op, dur);
         ics_engine_after(r->e, dur, compute_done, r, (uint64_t)g);
         break;
     }

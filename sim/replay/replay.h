@@ -34,7 +34,7 @@ typedef enum { ICS_REPLAY_AUTO, ICS_REPLAY_FULL, ICS_REPLAY_MEMO } ics_replay_co
 /* The host's time to launch one kernel from a framework running eagerly (PyTorch with
  * Transformer Engine), microseconds: the CPU path of one op, from the Python call through
  * PyTorch's dispatcher and the library's host code to cudaLaunchKernel, adds up to ~6-15 us
- * (docs/workload.md, "The host"); the middle of it. Frameworks that capture CUDA graphs pay
+ * (docs/replay.md, "The host"); the middle of it. Frameworks that capture CUDA graphs pay
  * less; a user sets theirs with --host-launch-us. */
 #define ICS_REPLAY_HOST_LAUNCH_US 10.0
 
@@ -54,7 +54,8 @@ typedef struct {
      * taking host_launch_ps (0: the host is not modelled), and stops at an op marked host_sync
      * until the GPU reaches it (ics_trace_op). An op cannot start before its first kernel is
      * launched, nor a compute op end before its last has had its share of the op's time.
-     * Ops with no launches (trace files) ignore the host. */
+     * Only ops on a rank's first stream (the compute stream) wait for the host; ops with no
+     * launches (trace files that give none) never do. */
     ics_time host_launch_ps;
 } ics_replay_opts;
 
@@ -85,8 +86,9 @@ typedef struct {
 } ics_replay_result;
 
 /* One op's span, for timelines: ready (its dependencies ended: it was issued), start (its
- * work began: a collective once all members arrived, a send/recv once both sides posted),
- * end. */
+ * work began: once the host launched its first kernel, and a collective once all members
+ * arrived, a send/recv once both sides posted), end (a compute op's includes its wait for the
+ * host's last launch). */
 typedef struct {
     int rank, op;
     ics_time ready, start, end;

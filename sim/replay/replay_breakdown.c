@@ -98,7 +98,7 @@ static void rank_breakdown(ics_replay *r, int rank)
         if (st->ready > at)
             charge_gap(r, qready, rs, rank, i, st->ready - at);
         /* waiting for the host's first launch, then for peers */
-        ics_time wait = st->begin - st->ready, host = MIN(st->host_delay, wait);
+        ics_time wait = st->begin - st->ready, host = ics_replay_host_delay(r, g);
         rs->host_ps += host + st->host_tail;
         rs->bubble_ps += wait - host;
         rs->busy_ps[op->cat] += st->end - st->begin - st->host_tail;

@@ -13,14 +13,14 @@ typedef struct {
     int waiting; /* dependencies (and stream predecessor) not yet ended */
     int call;    /* collectives: index of the call on its communicator */
     bool started, ended;
-    ics_time ready; /* all it waited for had ended */
-    ics_time begin; /* its work began (see ics_replay_span) */
+    bool host_launched; /* the host has reached it (host_last is set) */
+    ics_time ready;     /* all it waited for had ended */
+    ics_time begin;     /* its work began (see ics_replay_span) */
     ics_time end;
-    /* the host (replay.h, ics_replay_opts.host_launch_ps): of begin - ready, the wait for the
-     * first kernel's launch; of end - begin, a compute op's wait for its last */
-    ics_time host_delay, host_tail;
-    ics_time host_last; /* when the host launched the op's last kernel */
-    bool host_launched; /* the host has launched it (its times above are set) */
+    /* the host (replay.h, ics_replay_opts.host_launch_ps), where it launches the op: when it
+     * launched its last kernel (0: it launches none), and of end - begin, a compute op's wait
+     * for that kernel; the wait for its first is ics_replay_host_delay's */
+    ics_time host_last, host_tail;
 } op_state;
 
 typedef struct {
@@ -82,6 +82,8 @@ struct ics_replay {
 };
 
 void ics_replay_op_start(ics_replay *r, int g);
+/* Of op g's wait from ready to begin, the part before the host launched its first kernel. */
+ics_time ics_replay_host_delay(const ics_replay *r, int g);
 void ics_replay_op_end(ics_replay *r, int g);
 
 /* replay_coll.c */

@@ -169,7 +169,7 @@ void ics_report_step_json_hot(const ics_replay *r, const ics_replay_result *res,
                               const ics_step_info *info, const ics_hotspots *h, GString *out);
 
 /* One stacked bar per simulated rank (past 16, per group of consecutive ranks: their mean) of
- * where its step went (compute, TP/PP/DP communication exposed, other, bubble), as SVG
+ * where its step went (compute, TP/PP/DP communication exposed, other, bubble, host), as SVG
  * (report_step_svg.c, through ics_plot_svg_bars). */
 /* A step's parts: one per trace category, then the bubble, then the host's launches
  * (replay.h); their names as pictures label them. */

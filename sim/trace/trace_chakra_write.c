@@ -110,8 +110,10 @@ static void put_frame(GByteArray *out, const ProtobufCMessage *m)
 static bool check_op(const ics_trace_op *op, int rank, int i, GError **error)
 {
     const char *why = NULL;
-    if (op->kind == ICS_TOP_COLL &&
-        ((unsigned)op->coll.op >= ICS_COLL_OP_COUNT || coll_type[op->coll.op] < 0))
+    if (op->launches < 0 || op->launches > ICS_TRACE_MAX_LAUNCHES)
+        why = "a kernel launch count outside 0..1000000 (ICS_TRACE_MAX_LAUNCHES)";
+    else if (op->kind == ICS_TOP_COLL &&
+             ((unsigned)op->coll.op >= ICS_COLL_OP_COUNT || coll_type[op->coll.op] < 0))
         why = "a collective Chakra has no comm_type for";
     else if (op->kind == ICS_TOP_COLL && op->splits)
         why = "an all-to-allv, whose per-peer sizes Chakra's one comm_size cannot hold (write "

@@ -411,6 +411,7 @@ static int part(ics_wl *w, const ics_wl_cost *c, const char *name, ics_time dur,
 {
     double share = c->dur_ps > 0 ? (double)own / (double)c->dur_ps : 0;
     ics_trace_op op = compute_op(w, name, dur, c->flops * share, c->bytes * share);
+    op.launches = MAX(1, (int)lround(c->launches * share)); /* the host's share, as the time's */
     return ics_wl__on_compute(w, &op, dep);
 }
 
