@@ -214,10 +214,10 @@ bad cluster-topology-collective "a topology of 262144 nodes" \
     ICSIM_MAX_MEMORY=0.5 "$icsim" collective all_reduce -s small.json --nodes 262144
 bad cluster-topology-replay "a topology of 65536 nodes" \
     ICSIM_MAX_MEMORY=0.1 "$icsim" replay ops20k.json -s small.json --nodes 65536
-bad train-step-unfolded "model gpt3-175b: a step of about 17442816 ops x 224 B: about 3.6 GiB, \
+bad train-step-unfolded "model gpt3-175b: a step of about 17442816 ops x 340 B: about 5.5 GiB, \
 $budget 2 GiB" ICSIM_MAX_MEMORY=2 "$icsim" train "$src/scenarios/gpt3-175b-h100-1024.json" \
     --no-fold
-bad train-step-folded "model gpt3-175b: a step of about 136272 ops x 224 B: about 29.1 MiB, \
+bad train-step-folded "model gpt3-175b: a step of about 136272 ops x 340 B: about 44.2 MiB, \
 $budget 0.02 GiB" ICSIM_MAX_MEMORY=0.02 "$icsim" train \
     "$src/scenarios/gpt3-175b-h100-1024.json"
 bad bench-engine-pending "bench engine: 2147483647 pending events x 48 B: about 96.0 GiB, \

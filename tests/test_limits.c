@@ -225,7 +225,7 @@ static void test_replay_budget(void)
     g_unsetenv(ICS_BUDGET_ENV);
     g_assert_error(err, ICS_ERROR, ICS_ERROR_LIMIT);
     g_assert_cmpstr(err->message, ==,
-                    "replay: 10000 ops x 224 B and 0 dependencies x 12 B: about 2.1 MiB, over "
+                    "replay: 10000 ops x 304 B and 0 dependencies x 12 B: about 2.9 MiB, over "
                     "the memory budget of 0.001 GiB (ICSIM_MAX_MEMORY=GiB raises it; "
                     "docs/limits.md)");
     g_clear_error(&err);

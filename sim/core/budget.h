@@ -11,8 +11,8 @@
 
 #include <glib.h>
 
-/* The default budget, 8 GiB: three times the largest shipped scenario run in full (GPT-3 175B
- * on 1024 GPUs, --no-fold: 2.9 GiB), within a 16 GB workstation. */
+/* The default budget, 8 GiB: above the largest shipped scenario run in full (GPT-3 175B on 1024
+ * GPUs, --no-fold: 5.04 GiB), within a 16 GB workstation. */
 #define ICS_BUDGET_DEFAULT_BYTES (UINT64_C(8) << 30)
 
 /* The environment variable that replaces it: a number of GiB > 0 ("16", "0.5"). */

@@ -21,9 +21,10 @@
 /* Model parameters (what the distributed optimizer all-gathers) stay 16-bit. */
 #define PARAM_BYTES 2
 
-/* Memory per op of a step, its trace and the replay that plays it (replay.c measures the same:
- * GPT-3 175B on 1024 GPUs unfolded, 14.6M ops, peaks at 2.9 GiB). */
-#define STEP_BYTES_PER_OP 224
+/* Memory per op of a step counted from its layout, its trace and the replay that plays it
+ * (replay.c measures the same step: GPT-3 175B on 1024 GPUs unfolded, 17.4M ops counted for
+ * 19.3M made, peaks at 5.04 GiB, 310 B a counted op; 1.1 times that). */
+#define STEP_BYTES_PER_OP 340
 
 /* ---- ops ------------------------------------------------------------------------------------- */
 
@@ -1085,8 +1086,9 @@ static bool check_blocks(const ics_wl *w, GError **error)
 /* The step's ops, counted from the layout before any is made (docs/workload.md, "Size"): per
  * layer and micro-batch up to 6 forward (4 without sequence parallelism), twice that backward,
  * three times with full recomputation, and 2 pipeline ops; 8 per micro-batch and chunk; one
- * reduction per gradient bucket (two with the distributed optimizer). An upper estimate: GPT-3
- * 175B on 1024 GPUs unfolded counts 21M for 14.6M made. */
+ * reduction per gradient bucket (two with the distributed optimizer). Not an upper count: GPT-3
+ * 175B on 1024 GPUs unfolded counts 17.4M for 19.3M made (the backward's blocks split around
+ * their overlapped reductions are counted once); STEP_BYTES_PER_OP is per counted op. */
 static uint64_t estimate_ops(const ics_wl *w)
 {
     const ics_layout *l = w->l;
