@@ -91,6 +91,17 @@ cat >"$tmp/job.json" <<JSON
 JSON
 "$icsim" train "$tmp/job.json" >"$tmp/scen" || fail "scenario exited $?"
 cmp -s "$tmp/text" "$tmp/scen" || fail "scenario and command line differ"
+# the host's launch cost (docs/replay.md, "The host"): by option and by scenario key alike; at
+# 1 ms a launch the host sets the pace, and its wait is the report's host line
+"$icsim" train "${job[@]}" --host-launch-us 1000 >"$tmp/host" || fail "--host-launch-us exited $?"
+sed 's/"kind": "training",/"kind": "training", "host_launch_us": 1000,/' "$tmp/job.json" >"$tmp/host.json"
+"$icsim" train "$tmp/host.json" >"$tmp/host2" || fail "host_launch_us exited $?"
+cmp -s "$tmp/host" "$tmp/host2" || fail "host_launch_us: option and scenario differ"
+a=$(sed -n 's/^step time  *\([0-9.]*\) s$/\1/p' "$tmp/text")
+b=$(sed -n 's/^step time  *\([0-9.]*\) s$/\1/p' "$tmp/host")
+h=$(sed -n 's/^  host (launching kernels)  *\([0-9.]*\) s .*/\1/p' "$tmp/host" | head -1)
+awk -v a="$a" -v b="$b" -v h="$h" 'BEGIN { exit !(b > a && h > 0 && h < b) }' ||
+    fail "host at 1 ms a launch: step $b against $a, host $h s"
 # Megatron before September 2021: the backward's TP all-reduces in series, by option and by
 # scenario key alike, and slower than beside the weight gradients (the default)
 "$icsim" train "${job[@]}" --no-async-tensor-model-parallel-allreduce >"$tmp/sync" ||

@@ -6,6 +6,7 @@
 #include <glib.h>
 
 #include "report/report.h"
+#include "workload/scenario.h"
 #include "trace/trace.h"
 
 typedef struct {
@@ -29,7 +30,7 @@ typedef struct {
 #define ICS_CLI_PACKET_KIB_MAX     (1 << 20)
 #define ICS_CLI_SAMPLE_US_MIN      1e-6 /* one picosecond, the clock's unit */
 #define ICS_CLI_SAMPLE_US_MAX      1e9
-#define ICS_CLI_HOST_LAUNCH_US_MAX 1e6
+#define ICS_CLI_HOST_LAUNCH_US_MAX ICS_SCENARIO_HOST_LAUNCH_US_MAX
 
 /* The option entries for these fields, NULL-terminated, into out. */
 #define ICS_CLI_STEP_ENTRIES 12

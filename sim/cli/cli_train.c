@@ -288,6 +288,8 @@ static bool settle(ics_cli_train_job *j)
         return false;
     if (!a->step.engine && j->s.engine)
         a->step.engine = g_strdup(j->s.engine);
+    if (!a->step.host_launch_us_text && j->s.have_host_launch) /* exact: 17 digits */
+        a->step.host_launch_us_text = g_strdup_printf("%.17g", j->s.host_launch_us);
     if (!ics_cli_step_check("train", &a->step))
         return false;
     if (a->trace_out && !ics_cli_output_ok("train", "--trace-out", a->trace_out))

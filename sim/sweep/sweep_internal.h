@@ -92,10 +92,11 @@ typedef struct {
     double parts[ICS_REPORT_STEP_NPARTS]; /* the critical rank's, seconds (report.h's order) */
 } ics_sweep_step;
 
-/* Replays tr on t as `icsim train` does, under the configuration's engine and tuning; fills
- * res, step_s and parts. False and *error if the replay refuses the trace or cannot finish. */
-bool ics_sweep_step_replay(const ics_sweep_set *set, const ics_trace *tr, const ics_topo *t,
-                           ics_sweep_step *p, GError **error);
+/* Replays tr on t as `icsim train` does, under the configuration's engine and tuning and the
+ * base scenario's host (its host_launch_us, else the default); fills res, step_s and parts.
+ * False and *error if the replay refuses the trace or cannot finish. */
+bool ics_sweep_step_replay(const ics_sweep *s, const ics_sweep_set *set, const ics_trace *tr,
+                           const ics_topo *t, ics_sweep_step *p, GError **error);
 /* The row of a step (error: why it has none; unknown figures are empty fields), as
  * ics_sweep_run_config returns rows. */
 void ics_sweep_step_row(const ics_sweep *s, int c, const ics_sweep_step *p, const char *error,

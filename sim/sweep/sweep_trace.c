@@ -33,7 +33,7 @@ void ics_sweep_run_trace(const ics_sweep *s, int c, char **csv_out, char **json_
     if (hw) {
         p.nodes = ics_topo_nodes(t);
         p.gpus = ics_trace_nranks(s->trace);
-        ics_sweep_step_replay(&set, s->trace, t, &p, &err); /* the replay checks the fit */
+        ics_sweep_step_replay(s, &set, s->trace, t, &p, &err); /* the replay checks the fit */
     }
     ics_sweep_step_row(s, c, &p, err ? err->message : NULL, csv_out, json_out);
     g_clear_error(&err);

@@ -101,7 +101,7 @@ static bool run_point(const ics_sweep *s, const ics_sweep_set *set, ics_sweep_st
         !fits(&s->scenario.model, &p->layout, g, p, error) ||
         !(tr = ics_workload_build(&s->scenario.model, &p->layout, g, error)))
         goto done;
-    if (!ics_sweep_step_replay(set, tr, t, p, error))
+    if (!ics_sweep_step_replay(s, set, tr, t, p, error))
         goto done;
     p->layout_known = true;
     ics_step_flops fl;
@@ -120,8 +120,8 @@ done:
     return ok;
 }
 
-bool ics_sweep_step_replay(const ics_sweep_set *set, const ics_trace *tr, const ics_topo *t,
-                           ics_sweep_step *p, GError **error)
+bool ics_sweep_step_replay(const ics_sweep *s, const ics_sweep_set *set, const ics_trace *tr,
+                           const ics_topo *t, ics_sweep_step *p, GError **error)
 {
     /* as `icsim train` replays: the analytic engine memoizes every collective, the packet
      * engine plays the calls that share links on the shared network, in 256 KiB units */
@@ -130,7 +130,10 @@ bool ics_sweep_step_replay(const ics_sweep_set *set, const ics_trace *tr, const 
     ics_replay_opts o = {.backend = ics_net_backend(engine),
                          .colls = packet ? ICS_REPLAY_AUTO : ICS_REPLAY_MEMO,
                          .p2p_lat_ps = -1,
-                         .host_launch_ps = ics_time_from_s(ICS_REPLAY_HOST_LAUNCH_US * 1e-6)};
+                         .host_launch_ps = ics_time_from_s((s->scenario.have_host_launch
+                                                                ? s->scenario.host_launch_us
+                                                                : ICS_REPLAY_HOST_LAUNCH_US) *
+                                                           1e-6)};
     if (packet)
         o.net.packet_bytes = 256 * 1024;
     ics_sweep_tuning(set, &o.tuning);

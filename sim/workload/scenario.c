@@ -253,8 +253,8 @@ bool ics_train_scenario_load(const char *path, const ics_model_catalog *catalog,
 {
     ics_jr *r = ics_jr_new();
     const cJSON *root = ics_jr_load(r, path);
-    static const char *const keys[] = {"kind",   "system", "nodes",   "model",
-                                       "layout", "engine", "comment", NULL};
+    static const char *const keys[] = {"kind",   "system",  "nodes",          "model", "layout",
+                                       "engine", "comment", "host_launch_us", NULL};
     static const char *const kinds[] = {"training", NULL};
     static const char *const engines[] = {"analytic", "packet", NULL};
     if (root && ics_jr_keys(r, root, keys)) {
@@ -266,6 +266,8 @@ bool ics_train_scenario_load(const char *path, const ics_model_catalog *catalog,
             s->nodes = (int)nodes;
         if (ics_jr_enum(r, root, "engine", false, engines, &e))
             s->engine = g_strdup(engines[e]);
+        s->have_host_launch = ics_jr_num(r, root, "host_launch_us", false, 0,
+                                         ICS_SCENARIO_HOST_LAUNCH_US_MAX, &s->host_launch_us);
         read_model(r, root, catalog, s);
         read_layout(r, root, s);
     }

@@ -17,6 +17,8 @@ typedef struct {
     ics_layout layout;
     bool layout_dp;           /* layout.dp given (else: every GPU the system has) */
     char *engine;             /* NULL: the default */
+    bool have_host_launch;    /* host_launch_us given */
+    double host_launch_us;    /* the host's time per kernel launch (replay.h) */
     int *chunk_layout;        /* owned: layout.chunk_layout's array, from $.layout.
                                  pipeline_model_parallel_layout (NULL: none) */
     char *chunk_layout_where; /* owned: where the file gave it (layout.chunk_layout_name) */
@@ -26,6 +28,9 @@ typedef struct {
     char *model_where[ICS_MODEL_FIELD_COUNT];
     char *layout_where[ICS_LAYOUT_FIELD_COUNT];
 } ics_train_scenario;
+
+/* The most microseconds a kernel launch may take the host ("host_launch_us", --host-launch-us). */
+#define ICS_SCENARIO_HOST_LAUNCH_US_MAX 1e6
 
 /* A scenario's (and the command line's) node count: 1..ICS_SCENARIO_NODES_MAX, the hardware
  * loader's bound on a cluster's size. */
