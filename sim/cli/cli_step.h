@@ -6,7 +6,7 @@
 #include <glib.h>
 
 #include "report/report.h"
-#include "workload/scenario.h"
+#include "workload/workload.h"
 #include "trace/trace.h"
 
 typedef struct {
