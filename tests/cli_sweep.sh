@@ -128,6 +128,19 @@ ran = [r for r in rows if "step_time_s" in r]
 assert len(ran) == 9 and all(40 < r["memory_gb"] < 80 for r in ran), [r.get("memory_gb") for r in ran]
 PY
 
+# a study takes its base scenario's host (host_launch_us; docs/replay.md, "The host"): its row is
+# what `icsim train` says of that scenario, which at 1 ms a launch is host-bound
+sed -e "s|\"../hwmodels/|\"$src/hwmodels/|" -e 's|"kind": "training",|"kind": "training", "host_launch_us": 1000,|' \
+    "$src/scenarios/llama3-70b-h100-64.json" >"$tmp/slowhost.json"
+printf '{"kind": "study", "train": "slowhost.json", "axes": [{"mbs": [1]}]}\n' >"$tmp/slowhost-study.json"
+"$icsim" sweep "$tmp/slowhost-study.json" -q >"$tmp/slowhost.csv" || fail "host study exited $?"
+want=$("$icsim" train "$tmp/slowhost.json" | sed -n 's/^step time  *\([0-9.]*\) s$/\1/p')
+fast=$("$icsim" train "$tmp/slowhost.json" --host-launch-us 10 | sed -n 's/^step time  *\([0-9.]*\) s$/\1/p')
+got=$(python3 -c 'import csv,sys; print(next(csv.DictReader(open(sys.argv[1])))["step_time_s"])' \
+    "$tmp/slowhost.csv")
+[ -n "$want" ] && [ "$got" = "$want" ] || fail "host study: step $got, icsim train $want"
+awk -v a="$want" -v b="$fast" 'BEGIN { exit !(a > b) }' || fail "host study: 1 ms launches $want, 10 us $fast"
+
 # the shipped trace study: each row is what `icsim replay` says of the trace on that system
 "$icsim" sweep "$src/scenarios/whatif-trace.json" -o "$tmp/tr" -q -j 2 --plot "$tmp/tr.svg" ||
     fail "scenarios/whatif-trace.json exited $?"
