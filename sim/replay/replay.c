@@ -341,7 +341,6 @@ ics_time ics_replay_host_delay(const ics_replay *r, int g)
 static bool host_reached(ics_replay *r, int g, const ics_trace_op *op, ics_time now)
 {
     op_state *st = &r->ops[g];
-    st->host_launched = true;
     if (!host_launches(r, op))
         return true;
     ics_time *h = &r->host[st->rank];
@@ -379,7 +378,7 @@ void ics_replay_op_start(ics_replay *r, int g)
     int i = g - r->base[st->rank];
     const ics_trace_op *op = ics_trace_get_op(r->tr, st->rank, i);
     ics_time now = ics_engine_now(r->e);
-    if (!st->host_launched) {
+    if (!st->started) { /* else the host has just launched its first kernel (host_launched) */
         st->ready = now;
         st->started = true;
         if (!host_reached(r, g, op, now))

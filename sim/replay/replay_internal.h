@@ -10,12 +10,11 @@
 
 typedef struct {
     int rank;
-    int waiting; /* dependencies (and stream predecessor) not yet ended */
-    int call;    /* collectives: index of the call on its communicator */
-    bool started, ended;
-    bool host_launched; /* the host has reached it (host_last is set) */
-    ics_time ready;     /* all it waited for had ended */
-    ics_time begin;     /* its work began (see ics_replay_span) */
+    int waiting;         /* dependencies (and stream predecessor) not yet ended */
+    int call;            /* collectives: index of the call on its communicator */
+    bool started, ended; /* started: it was ready and the host reached it (host_last is set) */
+    ics_time ready;      /* all it waited for had ended */
+    ics_time begin;      /* its work began (see ics_replay_span) */
     ics_time end;
     /* the host (replay.h, ics_replay_opts.host_launch_ps), where it launches the op: when it
      * launched its last kernel (0: it launches none), and of end - begin, a compute op's wait
