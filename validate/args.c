@@ -13,7 +13,8 @@ static const char usage_text[] =
     "                      OP: all_reduce all_gather reduce_scatter alltoall sendrecv\n"
     "  nvls                all_reduce through NVLink SHARP (multimem), sm_90 or newer\n"
     "  compute             GEMMs (cuBLASLt) and HBM copies on GPU 0, for icsim calibrate;\n"
-    "                      takes --dtype, --shapes, --graph, -n, -w, --json\n"
+    "                      takes --dtype, --shapes, --groups, --streams, --graph, -n, -w,\n"
+    "                      --json\n"
     "options (nccl-tests' spelling):\n"
     "  -b, --minbytes N    first size (8, 64K, 128M, 8G; binary units) [32M; p2p: 256M]\n"
     "  -e, --maxbytes N    last size [32M]\n"
@@ -36,6 +37,9 @@ static const char usage_text[] =
     "  --dtype T           compute: bf16, fp16, fp8 (sm_89 or newer) or all  [all]\n"
     "  --shapes LIST       compute: only these GEMMs, MxNxK,MxNxK,... (K and M or N\n"
     "                      multiples of 16), no copies          [the default plan]\n"
+    "  --groups G          compute: time each --shapes GEMM as G GEMMs at once, one per\n"
+    "                      expert, as Transformer Engine's GroupedLinear runs them  [1]\n"
+    "  --streams S         compute: ... issued round-robin on S streams (with --groups)  [4]\n"
     "  --graph             compute: replay the -n calls from one CUDA graph, so that the\n"
     "                      host's launch cost is not timed      [off]\n"
     "  --json FILE         also write the results as JSON\n"
@@ -48,12 +52,13 @@ const char *icsv_usage(void)
 }
 
 #define UNSET_WARMUP G_MININT /* -w not given: the mode's default */
+#define UNSET_INT    G_MININT /* --groups, --streams not given */
 
 /* What GOption fills: strings for everything with units or names, checked afterwards. */
 typedef struct raw_opts {
     char *b, *e, *i, *chunk, *dtype, *redop, *op, *kernel, *json, *gemm_dtype, *shapes;
     gint64 f;
-    int n, w, c, g, ctas, unroll, slices;
+    int n, w, c, g, ctas, unroll, slices, groups, streams;
     gboolean graph, help, version;
 } raw_opts;
 
@@ -67,6 +72,8 @@ static void raw_defaults(raw_opts *r)
     r->ctas = -1; /* unset: ICSV_DEFAULT_CTAS, or one per SM for p2p */
     r->unroll = ICSV_DEFAULT_UNROLL;
     r->slices = ICSV_DEFAULT_SLICES;
+    r->groups = UNSET_INT;
+    r->streams = UNSET_INT;
 }
 
 static void raw_free(raw_opts *r)
@@ -99,6 +106,8 @@ static bool run_goption(int *argc, char ***argv, raw_opts *r, GError **err)
         {"dtype", 0, 0, G_OPTION_ARG_STRING, &r->gemm_dtype, "GEMM types", "T"},
         {"shapes", 0, 0, G_OPTION_ARG_STRING, &r->shapes, "GEMM shapes", "LIST"},
         {"graph", 0, 0, G_OPTION_ARG_NONE, &r->graph, "time a CUDA graph", NULL},
+        {"groups", 0, 0, G_OPTION_ARG_INT, &r->groups, "GEMMs per shape", "G"},
+        {"streams", 0, 0, G_OPTION_ARG_INT, &r->streams, "streams of a group", "S"},
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &r->json, "JSON output", "FILE"},
         {"help", 'h', 0, G_OPTION_ARG_NONE, &r->help, "help", NULL},
         {"version", 'V', 0, G_OPTION_ARG_NONE, &r->version, "version", NULL},
@@ -275,8 +284,12 @@ static bool check_kernel(const raw_opts *r, icsv_args *a, GError **err)
     if (r->gemm_dtype)
         return fail(err, "--dtype: only compute takes it (a collective's type is -d), got '%s'",
                     r->gemm_dtype);
-    if (r->shapes || r->graph)
-        return fail(err, "%s: only compute takes it", r->shapes ? "--shapes" : "--graph");
+    if (r->shapes || r->graph || r->groups != UNSET_INT || r->streams != UNSET_INT)
+        return fail(err, "%s: only compute takes it",
+                    r->shapes                ? "--shapes"
+                    : r->graph               ? "--graph"
+                    : r->groups != UNSET_INT ? "--groups"
+                                             : "--streams");
     return true;
 }
 
@@ -305,8 +318,8 @@ static bool refuse_other_flags(const raw_opts *r, GError **err)
     for (size_t k = 0; k < G_N_ELEMENTS(other); k++)
         if (other[k].given)
             return fail(err,
-                        "compute: %s does not apply (compute takes --dtype, --shapes, --graph, "
-                        "-n, -w, --json)",
+                        "compute: %s does not apply (compute takes --dtype, --shapes, --groups, "
+                        "--streams, --graph, -n, -w, --json)",
                         other[k].flag);
     return true;
 }
@@ -356,11 +369,36 @@ static bool parse_shapes(const char *list, icsv_args *a, GError **err)
     return true;
 }
 
+/* --groups and --streams: a grouped GEMM is a user's sweep of one effect, so --groups needs
+ * --shapes; --streams means nothing without --groups. */
+static bool parse_groups(const raw_opts *r, icsv_args *a, GError **err)
+{
+    a->groups = 1;
+    a->streams = 1;
+    if (r->groups == UNSET_INT && r->streams == UNSET_INT)
+        return true;
+    if (r->groups == UNSET_INT)
+        return fail(err, "--streams: only with --groups (the streams a group's GEMMs go to)");
+    if (r->groups < 1 || r->groups > ICSV_COMPUTE_GROUPS_MAX)
+        return fail(err, "--groups: expected 1 to %d GEMMs, got %d", ICSV_COMPUTE_GROUPS_MAX,
+                    r->groups);
+    if (!r->shapes)
+        return fail(err, "--groups: only with --shapes (the shape each of the G GEMMs has)");
+    int s = r->streams == UNSET_INT ? ICSV_COMPUTE_STREAMS_DEFAULT : r->streams;
+    if (s < 1 || s > ICSV_COMPUTE_STREAMS_MAX)
+        return fail(err, "--streams: expected 1 to %d, got %d", ICSV_COMPUTE_STREAMS_MAX, s);
+    a->groups = r->groups;
+    a->streams = s;
+    return true;
+}
+
 static bool parse_compute(const raw_opts *r, icsv_args *a, GError **err)
 {
     if (!refuse_other_flags(r, err) || !check_iters(r, a, err))
         return false;
     if (r->shapes && !parse_shapes(r->shapes, a, err))
+        return false;
+    if (!parse_groups(r, a, err))
         return false;
     a->graph = r->graph;
     if (a->graph && a->iters > ICSV_COMPUTE_GRAPH_ITERS_MAX)

@@ -61,6 +61,7 @@ typedef struct icsv_args {
     icsv_gemm_shape *shapes; /* compute's --shapes; NULL = the default plan. Owned. */
     size_t n_shapes;
     bool graph;                /* compute's --graph: time calls replayed from one CUDA graph */
+    int groups, streams;       /* compute's --groups, --streams: 1, 1 without --groups */
     icsv_kernel_params params; /* --ctas --unroll --chunk --slices; p2p's ctas 0: one per SM */
     char *json_path;           /* --json; NULL = none. Owned. */
     char *command;             /* argv joined by spaces, for the JSON "command". Owned. */

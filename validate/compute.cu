@@ -1,10 +1,12 @@
 /* compute.cu: what one GPU computes and streams, timed for icsim's compute model: GEMMs through
  * cuBLASLt (bf16, fp16, fp8 E4M3; fp32 accumulation; its first heuristic algorithm, which is what
  * a framework's plain matmul gets) and device-to-device copies.
- * Invariant: every timed call runs on GPU 0's stream between two events, alone on the GPU. */
+ * Invariant: every timed call runs on GPU 0's stream between two events, alone on the GPU (a
+ * group's GEMMs on streams forked from it and joined back before the second event). */
 #include "gpus_impl.cuh"
 #include "plan_compute.h"
 
+#include <algorithm>
 #include <cstring>
 #include <cublasLt.h>
 #include <cuda_bf16.h>
@@ -31,12 +33,25 @@ struct icsv_compute {
     cudaEvent_t start, stop;
 };
 
-/* One GEMM as cuBLASLt takes it. */
+/* One GEMM shape as cuBLASLt takes it, and the operands of each of its `count` GEMMs (one, or a
+ * group's: compute --groups). */
 struct lt_gemm {
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t a, b, d;
     cublasLtMatmulAlgo_t algo;
-    void *A, *B, *D;
+    int count;
+    void **A, **B, **D;
+};
+
+/* Where a group's GEMMs run: Transformer Engine's multi_stream_cublas_gemm forks `used` compute
+ * streams off the caller's with one event, issues GEMM i on stream i mod streams with that
+ * stream's own workspace, and joins them back with one event each. Its streams are created with
+ * priority -1, as TE's are. */
+struct lt_streams {
+    int used;
+    cudaStream_t s[ICSV_COMPUTE_STREAMS_MAX];
+    void *workspace[ICSV_COMPUTE_STREAMS_MAX];
+    cudaEvent_t fork, join[ICSV_COMPUTE_STREAMS_MAX];
 };
 
 /* splitmix64's finalizer: a well-mixed 32 bits per element index. */
@@ -132,11 +147,50 @@ static void gemm_pick(const icsv_compute *c, const icsv_compute_row *r, lt_gemm 
     x->algo = res.algo;
 }
 
-static void gemm_call(const icsv_compute *c, const lt_gemm *x, cudaStream_t s)
+static void gemm_call(const icsv_compute *c, const lt_gemm *x, int i, void *workspace,
+                      cudaStream_t s)
 {
     const float alpha = 1.0f, beta = 0.0f; /* D = A B: C is D, never read */
-    ICSV_LT(cublasLtMatmul(c->lt, x->op, &alpha, x->A, x->a, x->B, x->b, &beta, x->D, x->d, x->D,
-                           x->d, &x->algo, c->workspace, WORKSPACE_BYTES, s));
+    ICSV_LT(cublasLtMatmul(c->lt, x->op, &alpha, x->A[i], x->a, x->B[i], x->b, &beta, x->D[i], x->d,
+                           x->D[i], x->d, &x->algo, workspace, WORKSPACE_BYTES, s));
+}
+
+static void streams_open(lt_streams *st, int streams, int gemms)
+{
+    std::memset(st, 0, sizeof *st);
+    st->used = std::min(streams, gemms);
+    ICSV_CUDA(cudaEventCreateWithFlags(&st->fork, cudaEventDisableTiming));
+    for (int j = 0; j < st->used; j++) {
+        ICSV_CUDA(cudaStreamCreateWithPriority(&st->s[j], cudaStreamNonBlocking, -1));
+        ICSV_CUDA(cudaMalloc(&st->workspace[j], WORKSPACE_BYTES));
+        ICSV_CUDA(cudaEventCreateWithFlags(&st->join[j], cudaEventDisableTiming));
+    }
+}
+
+static void streams_close(lt_streams *st)
+{
+    for (int j = 0; j < st->used; j++) {
+        ICSV_CUDA(cudaEventDestroy(st->join[j]));
+        ICSV_CUDA(cudaFree(st->workspace[j]));
+        ICSV_CUDA(cudaStreamDestroy(st->s[j]));
+    }
+    ICSV_CUDA(cudaEventDestroy(st->fork));
+}
+
+/* One call of a group: fork, every GEMM on its stream, join. Captured into a graph, the events
+ * become the graph's edges, so the replay runs the same concurrency. */
+static void group_call(const icsv_compute *c, const lt_gemm *x, const lt_streams *st,
+                       cudaStream_t s)
+{
+    ICSV_CUDA(cudaEventRecord(st->fork, s));
+    for (int j = 0; j < st->used; j++)
+        ICSV_CUDA(cudaStreamWaitEvent(st->s[j], st->fork, 0));
+    for (int i = 0; i < x->count; i++)
+        gemm_call(c, x, i, st->workspace[i % st->used], st->s[i % st->used]);
+    for (int j = 0; j < st->used; j++) {
+        ICSV_CUDA(cudaEventRecord(st->join[j], st->s[j]));
+        ICSV_CUDA(cudaStreamWaitEvent(s, st->join[j], 0));
+    }
 }
 
 /* The `iters` calls captured once into an executable graph, uploaded by one untimed replay. */
@@ -182,6 +236,36 @@ static double time_calls(icsv_compute *c, int warmup, int iters, bool graph, F c
     return (double)ms * 1e3 / iters;
 }
 
+/* Each GEMM of the row its own A, B and D (experts do not share inputs or weights, and shared
+ * ones would sit in L2), with different pseudo-random values. */
+static void gemm_alloc(icsv_compute *c, const icsv_compute_row *r, lt_gemm *x)
+{
+    int64_t m = 0, n = 0;
+    icsv_gemm_lt_dims(r, &m, &n);
+    x->count = icsv_compute_row_gemms(r);
+    x->A = new void *[x->count];
+    x->B = new void *[x->count];
+    x->D = new void *[x->count];
+    for (int i = 0; i < x->count; i++) {
+        uint64_t seed = (uint64_t)i << 48;
+        x->A[i] = alloc_filled(c, in_type(r->dtype), m * r->k, seed + 1);
+        x->B[i] = alloc_filled(c, in_type(r->dtype), n * r->k, seed + ((uint64_t)1 << 40));
+        ICSV_CUDA(cudaMalloc(&x->D[i], (size_t)(m * n) * 2)); /* bf16 or fp16 */
+    }
+}
+
+static void gemm_release(lt_gemm *x)
+{
+    for (int i = 0; i < x->count; i++) {
+        ICSV_CUDA(cudaFree(x->A[i]));
+        ICSV_CUDA(cudaFree(x->B[i]));
+        ICSV_CUDA(cudaFree(x->D[i]));
+    }
+    delete[] x->A;
+    delete[] x->B;
+    delete[] x->D;
+}
+
 static double gemm_time_us(icsv_compute *c, const icsv_compute_row *r, int warmup, int iters,
                            bool graph)
 {
@@ -189,15 +273,19 @@ static double gemm_time_us(icsv_compute *c, const icsv_compute_row *r, int warmu
     std::memset(&x, 0, sizeof x);
     gemm_describe(c, r, &x);
     gemm_pick(c, r, &x);
-    int64_t m = 0, n = 0;
-    icsv_gemm_lt_dims(r, &m, &n);
-    x.A = alloc_filled(c, in_type(r->dtype), m * r->k, 1);
-    x.B = alloc_filled(c, in_type(r->dtype), n * r->k, (uint64_t)1 << 40);
-    ICSV_CUDA(cudaMalloc(&x.D, (size_t)(m * n) * 2)); /* bf16 or fp16 */
-    double us = time_calls(c, warmup, iters, graph, [&](cudaStream_t s) { gemm_call(c, &x, s); });
-    ICSV_CUDA(cudaFree(x.A));
-    ICSV_CUDA(cudaFree(x.B));
-    ICSV_CUDA(cudaFree(x.D));
+    gemm_alloc(c, r, &x);
+    double us = 0;
+    if (x.count == 1) { /* one GEMM on the timed stream, as before --groups */
+        us = time_calls(c, warmup, iters, graph,
+                        [&](cudaStream_t s) { gemm_call(c, &x, 0, c->workspace, s); });
+    } else {
+        lt_streams st;
+        streams_open(&st, r->streams > 0 ? r->streams : 1, x.count);
+        us =
+            time_calls(c, warmup, iters, graph, [&](cudaStream_t s) { group_call(c, &x, &st, s); });
+        streams_close(&st);
+    }
+    gemm_release(&x);
     ICSV_LT(cublasLtMatrixLayoutDestroy(x.a));
     ICSV_LT(cublasLtMatrixLayoutDestroy(x.b));
     ICSV_LT(cublasLtMatrixLayoutDestroy(x.d));

@@ -181,6 +181,16 @@ void icsv_format_compute_columns(GString *out)
                            "dtype", "m", "n", "k", "bytes", "time_us", "TFLOP/s", "GB/s");
 }
 
+void icsv_format_compute_groups(GString *out, int groups, int streams)
+{
+    g_string_append_printf(out,
+                           "# groups: each gemm row is %d GEMMs of its shape, each with its own "
+                           "operands, issued round-robin on %d stream%s forked from and joined "
+                           "to the timed one (Transformer Engine's GroupedLinear); time_us is "
+                           "the whole group's, TFLOP/s all %d GEMMs'\n",
+                           groups, streams, streams == 1 ? "" : "s", groups);
+}
+
 void icsv_format_compute_time(double time_us, char buf[32])
 {
     snprintf(buf, 32, "%.2f", time_us);

@@ -56,6 +56,8 @@ void icsv_format_compute_prologue(GString *out, const icsv_compute_hw *hw, int w
 
 /* "#", then the column titles: kernel dtype m n k bytes time_us TFLOP/s GB/s. */
 void icsv_format_compute_columns(GString *out);
+/* compute --groups: the line that says each GEMM row is G GEMMs on S streams. */
+void icsv_format_compute_groups(GString *out, int groups, int streams);
 
 /* The time column, "%.2f" us: the JSON's time_us is this text's value. */
 void icsv_format_compute_time(double time_us, char buf[32]);

@@ -120,8 +120,10 @@ typedef struct icsv_compute_row {
     icsv_compute_kernel kernel;
     icsv_gemm_dtype dtype; /* gemm */
     int64_t m, n, k;       /* gemm */
+    int groups, streams;   /* gemm: G such GEMMs at once on S streams (compute --groups); 0 or
+                            * 1: one GEMM */
     uint64_t bytes;        /* copy */
-    double time_us;        /* mean of one call; 0 until measured */
+    double time_us;        /* mean of one call (a group: all G GEMMs); 0 until measured */
 } icsv_compute_row;
 
 /* A GEMM shape of compute's --shapes: C[m x n] = A[m x k] . B[k x n]. */

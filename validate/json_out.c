@@ -206,6 +206,10 @@ static cJSON *compute_row_json(const icsv_compute_row *r)
         cJSON_AddNumberToObject(o, "m", (double)r->m);
         cJSON_AddNumberToObject(o, "n", (double)r->n);
         cJSON_AddNumberToObject(o, "k", (double)r->k);
+        if (r->groups > 1) { /* absent: one GEMM, as every file before --groups */
+            cJSON_AddNumberToObject(o, "groups", r->groups);
+            cJSON_AddNumberToObject(o, "streams", r->streams);
+        }
     } else {
         cJSON_AddStringToObject(o, "kernel", "copy");
         cJSON_AddNumberToObject(o, "bytes", (double)r->bytes);

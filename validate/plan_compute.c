@@ -43,11 +43,26 @@ bool icsv_compute_copy_fits(uint64_t bytes, uint64_t free_bytes)
     return free_bytes >= ICSV_COMPUTE_HEADROOM && bytes <= (free_bytes - ICSV_COMPUTE_HEADROOM) / 2;
 }
 
+void icsv_compute_set_groups(icsv_compute_row *rows, size_t n, int groups, int streams)
+{
+    for (size_t i = 0; i < n && groups > 1; i++) {
+        if (rows[i].kernel != ICSV_COMPUTE_GEMM)
+            continue;
+        rows[i].groups = groups;
+        rows[i].streams = streams;
+    }
+}
+
+int icsv_compute_row_gemms(const icsv_compute_row *r)
+{
+    return r->groups > 1 ? r->groups : 1;
+}
+
 uint64_t icsv_compute_gemm_bytes(const icsv_compute_row *r)
 {
     uint64_t in = r->dtype == ICSV_GEMM_FP8 ? 1 : 2, m = (uint64_t)r->m, n = (uint64_t)r->n,
              k = (uint64_t)r->k;
-    return in * (m * k + n * k) + 2 * m * n;
+    return (uint64_t)icsv_compute_row_gemms(r) * (in * (m * k + n * k) + 2 * m * n);
 }
 
 bool icsv_compute_gemm_fits(const icsv_compute_row *r, uint64_t free_bytes)
@@ -94,7 +109,8 @@ double icsv_compute_tflops(const icsv_compute_row *r)
 {
     if (r->kernel != ICSV_COMPUTE_GEMM || r->time_us <= 0)
         return 0;
-    return 2.0 * (double)r->m * (double)r->n * (double)r->k / (r->time_us * 1e6);
+    return icsv_compute_row_gemms(r) * 2.0 * (double)r->m * (double)r->n * (double)r->k /
+           (r->time_us * 1e6);
 }
 
 double icsv_compute_gbps(const icsv_compute_row *r)

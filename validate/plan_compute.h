@@ -14,7 +14,12 @@ extern "C" {
 #define ICSV_COMPUTE_COPY_MIN (4ull << 10)   /* 4 KiB: launch-bound */
 #define ICSV_COMPUTE_COPY_MAX (4ull << 30)   /* 4 GiB: far past any L2 */
 #define ICSV_COMPUTE_HEADROOM (256ull << 20) /* free memory a copy leaves to the driver */
-#define ICSV_COMPUTE_LT_ALIGN 16 /* elements: cuBLASLt's M, and K (see icsv_gemm_lt_dims) */
+/* compute --groups: a shape timed as G GEMMs at once, one per expert, round-robin over S streams
+ * (Transformer Engine's GroupedLinear on its 4 compute streams: docs/validate.md) */
+#define ICSV_COMPUTE_GROUPS_MAX      256
+#define ICSV_COMPUTE_STREAMS_MAX     16
+#define ICSV_COMPUTE_STREAMS_DEFAULT 4
+#define ICSV_COMPUTE_LT_ALIGN        16 /* elements: cuBLASLt's M, and K (see icsv_gemm_lt_dims) */
 
 /* The rows to time, every time_us 0. For each type in `dtypes` (a mask of 1 << icsv_gemm_dtype),
  * in enum order, the GEMMs C[m x n] = A[m x k] . B[k x n]:
@@ -32,10 +37,17 @@ extern "C" {
 icsv_compute_row *icsv_plan_compute(unsigned dtypes, const icsv_gemm_shape *shapes, size_t n_shapes,
                                     uint64_t free_bytes, size_t *n);
 
+/* Makes every GEMM row of rows[0..n) a group: `groups` GEMMs of its shape at once, issued
+ * round-robin on `streams` streams (compute --groups, --streams). groups 1 leaves them single. */
+void icsv_compute_set_groups(icsv_compute_row *rows, size_t n, int groups, int streams);
+/* The GEMMs a row stands for: its groups, at least 1. */
+int icsv_compute_row_gemms(const icsv_compute_row *r);
+
 /* Whether two buffers of `bytes` fit in free_bytes with ICSV_COMPUTE_HEADROOM to spare. */
 bool icsv_compute_copy_fits(uint64_t bytes, uint64_t free_bytes);
 
-/* The bytes of a GEMM row's A, B (1 byte an element for fp8, else 2) and C (2: bf16 or fp16). */
+/* The bytes of a GEMM row's A, B (1 byte an element for fp8, else 2) and C (2: bf16 or fp16),
+ * for each GEMM of its group (each expert has its own operands). */
 uint64_t icsv_compute_gemm_bytes(const icsv_compute_row *r);
 /* Whether those fit in free_bytes with ICSV_COMPUTE_HEADROOM to spare. */
 bool icsv_compute_gemm_fits(const icsv_compute_row *r, uint64_t free_bytes);
@@ -50,9 +62,9 @@ int icsv_gemm_dtype_min_sm(icsv_gemm_dtype t);
  * and bytes): the skinny rows' m = 1 becomes N, as frameworks lay out decoding. */
 void icsv_gemm_lt_dims(const icsv_compute_row *r, int64_t *lt_m, int64_t *lt_n);
 
-/* TFLOP/s of a GEMM row (2 m n k / time) and GB/s of a copy row (2 x bytes / time: every byte
- * is read and written, as bandwidthTest counts device-to-device copies; GB = 1e9 bytes). 0 for
- * the other kernel, or while time_us is 0. */
+/* TFLOP/s of a GEMM row (G x 2 m n k / time, G its GEMMs) and GB/s of a copy row (2 x bytes / time:
+ * every byte is read and written, as bandwidthTest counts device-to-device copies; GB = 1e9 bytes).
+ * 0 for the other kernel, or while time_us is 0. */
 double icsv_compute_tflops(const icsv_compute_row *r);
 double icsv_compute_gbps(const icsv_compute_row *r);
 

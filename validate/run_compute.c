@@ -81,9 +81,9 @@ static bool shapes_fit(const icsv_compute_row *rows, size_t n, const icsv_comput
             continue;
         fprintf(stderr,
                 "icsim-validate: compute: --shapes %" PRId64 "x%" PRId64 "x%" PRId64
-                " (%s): its A, B and C need %.2f GB, GPU 0 has %.2f GB free\n",
+                " (%s, %d GEMMs): their A, B and C need %.2f GB, GPU 0 has %.2f GB free\n",
                 rows[i].m, rows[i].n, rows[i].k, icsv_gemm_dtype_name(rows[i].dtype),
-                (double)need / 1e9, (double)hw->free_bytes / 1e9);
+                icsv_compute_row_gemms(&rows[i]), (double)need / 1e9, (double)hw->free_bytes / 1e9);
         return false;
     }
     return true;
@@ -94,6 +94,7 @@ static int measure(const icsv_args *a, icsv_compute *c, const icsv_compute_hw *h
 {
     size_t n = 0;
     icsv_compute_row *rows = icsv_plan_compute(mask, a->shapes, a->n_shapes, hw->free_bytes, &n);
+    icsv_compute_set_groups(rows, n, a->groups, a->streams);
     if (!shapes_fit(rows, n, hw)) {
         g_free(rows);
         return ICSV_EXIT_INPUT;
@@ -128,6 +129,8 @@ int icsv_run_compute(const icsv_args *a)
         icsv_format_compute_prologue(s, &hw, a->warmup, a->iters, a->graph);
         g_string_append(s, notes->str);
         note_copies(s, &hw, a);
+        if (a->groups > 1)
+            icsv_format_compute_groups(s, a->groups, a->streams);
         rc = measure(a, c, &hw, mask, s);
         g_string_free(s, TRUE);
     }

@@ -1,6 +1,7 @@
 /* The command line: defaults, every flag, and the bad-input rule (a message naming the flag,
  * never a crash). */
 #include "args.h"
+#include "plan_compute.h"
 
 #include <string.h>
 
@@ -135,6 +136,29 @@ static void test_compute_shapes(void)
     g_assert_null(a.shapes);
     g_assert_cmpuint(a.n_shapes, ==, 0);
     g_assert_true(parse("icsim-validate compute --shapes 32768x16x16", &a, NULL)); /* the limits */
+    g_assert_cmpint(a.groups, ==, 1); /* no --groups: one GEMM a row */
+    g_assert_cmpint(a.streams, ==, 1);
+    icsv_args_clear(&a);
+}
+
+/* --groups G: each --shapes GEMM as G at once, on --streams S (default Transformer Engine's 4). */
+static void test_compute_groups(void)
+{
+    icsv_args a;
+    g_assert_true(
+        parse("icsim-validate compute --graph --shapes 4096x1536x2048 --groups 16", &a, NULL));
+    g_assert_cmpint(a.groups, ==, 16);
+    g_assert_cmpint(a.streams, ==, ICSV_COMPUTE_STREAMS_DEFAULT);
+    g_assert_cmpint(ICSV_COMPUTE_STREAMS_DEFAULT, ==, 4);
+    icsv_args_clear(&a);
+    g_assert_true(
+        parse("icsim-validate compute --shapes 16x16x16 --groups 256 --streams 1", &a, NULL));
+    g_assert_cmpint(a.groups, ==, 256);
+    g_assert_cmpint(a.streams, ==, 1);
+    icsv_args_clear(&a);
+    g_assert_true(
+        parse("icsim-validate compute --shapes 16x16x16 --groups 1 --streams 16", &a, NULL));
+    g_assert_cmpint(a.groups, ==, 1);
     icsv_args_clear(&a);
 }
 
@@ -213,6 +237,17 @@ static void test_bad(void)
         {"icsim-validate collective all_reduce --graph", "--graph: only compute takes it"},
         {"icsim-validate compute --graph -n 10001", "--graph: -n: expected at most 10000 calls"},
         {"icsim-validate p2p --shapes 16x16x16", "--shapes: only compute takes it"},
+        {"icsim-validate compute --groups 4", "--groups: only with --shapes"},
+        {"icsim-validate compute --shapes 16x16x16 --streams 2", "--streams: only with --groups"},
+        {"icsim-validate compute --shapes 16x16x16 --groups 0", "--groups: expected 1 to 256"},
+        {"icsim-validate compute --shapes 16x16x16 --groups 257",
+         "expected 1 to 256 GEMMs, got 257"},
+        {"icsim-validate compute --shapes 16x16x16 --groups 4 --streams 0",
+         "--streams: expected 1 to 16, got 0"},
+        {"icsim-validate compute --shapes 16x16x16 --groups 4 --streams 17", "got 17"},
+        {"icsim-validate compute --shapes 16x16x16 --groups x", "--groups"},
+        {"icsim-validate p2p --groups 2", "--groups: only compute takes it"},
+        {"icsim-validate collective all_reduce --streams 2", "--streams: only compute takes it"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         icsv_args a;
@@ -243,6 +278,7 @@ int main(int argc, char **argv)
     g_test_add_func("/validate/args/defaults", test_defaults);
     g_test_add_func("/validate/args/compute", test_compute);
     g_test_add_func("/validate/args/compute-shapes", test_compute_shapes);
+    g_test_add_func("/validate/args/compute-groups", test_compute_groups);
     g_test_add_func("/validate/args/help", test_help);
     g_test_add_func("/validate/args/bad", test_bad);
     g_test_add_func("/validate/args/join", test_join);

@@ -294,6 +294,7 @@ static void test_compute(void)
     g_assert_cmpfloat(num(r0, "m"), ==, 8192);
     g_assert_cmpfloat(num(r0, "k"), ==, 8192);
     g_assert_cmpfloat(num(r0, "time_us"), ==, 1378.2); /* as the table prints it */
+    g_assert_null(cJSON_GetObjectItem(r0, "groups"));  /* one GEMM: no key, as before --groups */
     g_assert_cmpstr(str(r1, "dtype"), ==, "fp8");
     g_assert_cmpfloat(num(r1, "m"), ==, 1);
     g_assert_cmpfloat(num(r1, "n"), ==, 8192);
@@ -320,6 +321,26 @@ static void test_compute(void)
     g_assert_true(
         cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "hardware"), "clock_mhz")));
     g_assert_cmpstr(str(cJSON_GetObjectItem(doc, "hardware"), "cc"), ==, "8.9");
+    cJSON_Delete(doc);
+    g_free(text);
+
+    /* --groups: a GEMM row of a group carries "groups" and "streams"; a copy row does not */
+    icsv_compute_row grouped[] = {rows[0], rows[2]};
+    grouped[0].groups = 16;
+    grouped[0].streams = 4;
+    rep.rows = grouped;
+    rep.n_rows = 2;
+    text = icsv_json_compute_text(&rep);
+    doc = cJSON_Parse(text);
+    jr = cJSON_GetObjectItem(doc, "rows");
+    char *got = shape(cJSON_GetArrayItem(jr, 0));
+    g_assert_cmpstr(got, ==,
+                    "dtype:string,groups:number,k:number,kernel:string,m:number,n:number,"
+                    "streams:number,time_us:number");
+    g_free(got);
+    g_assert_cmpfloat(num(cJSON_GetArrayItem(jr, 0), "groups"), ==, 16);
+    g_assert_cmpfloat(num(cJSON_GetArrayItem(jr, 0), "streams"), ==, 4);
+    g_assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(jr, 1), "groups"));
     cJSON_Delete(doc);
     g_free(text);
 }

@@ -85,6 +85,33 @@ static void test_user_shapes(void)
     g_free(rows);
 }
 
+/* --groups: every GEMM row becomes G GEMMs on S streams, each with its own operands (the
+ * bytes the free memory must hold), and its TFLOP/s counts all G; copies stay single. */
+static void test_groups(void)
+{
+    icsv_compute_row rows[] = {
+        {.kernel = ICSV_COMPUTE_GEMM, .dtype = ICSV_GEMM_FP8, .m = 4096, .n = 1536, .k = 2048},
+        {.kernel = ICSV_COMPUTE_COPY, .bytes = 4096},
+    };
+    uint64_t one = icsv_compute_gemm_bytes(&rows[0]);
+    g_assert_cmpuint(one, ==, 1ull * (4096 + 1536) * 2048 + 2ull * 4096 * 1536);
+    icsv_compute_set_groups(rows, 2, 1, 4); /* groups 1: unchanged */
+    g_assert_cmpint(icsv_compute_row_gemms(&rows[0]), ==, 1);
+    g_assert_cmpint(rows[0].streams, ==, 0);
+    icsv_compute_set_groups(rows, 2, 16, 4);
+    g_assert_cmpint(rows[0].groups, ==, 16);
+    g_assert_cmpint(rows[0].streams, ==, 4);
+    g_assert_cmpint(rows[1].groups, ==, 0);
+    g_assert_cmpint(icsv_compute_row_gemms(&rows[1]), ==, 1);
+    g_assert_cmpuint(icsv_compute_gemm_bytes(&rows[0]), ==, 16 * one);
+    g_assert_false(icsv_compute_gemm_fits(&rows[0], 15 * one + ICSV_COMPUTE_HEADROOM));
+    rows[0].time_us = 344.07; /* measured on an H200: 16 GEMMs of Qwen3-30B-A3B's fc1 */
+    g_assert_cmpfloat_with_epsilon(icsv_compute_tflops(&rows[0]),
+                                   16 * 2.0 * 4096 * 1536 * 2048 / 344.07e6, 1e-9);
+    g_assert_cmpfloat_with_epsilon(icsv_compute_tflops(&rows[0]), 1198.35,
+                                   0.005); /* the table: 1198.36 */
+}
+
 /* 4 KiB x 4^i up to 4 GiB, only while two buffers and the headroom fit. */
 static void test_copies(void)
 {
@@ -185,6 +212,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/validate/plan-compute/shapes", test_shapes);
     g_test_add_func("/validate/plan-compute/user-shapes", test_user_shapes);
+    g_test_add_func("/validate/plan-compute/groups", test_groups);
     g_test_add_func("/validate/plan-compute/copies", test_copies);
     g_test_add_func("/validate/plan-compute/lt-dims", test_lt_dims);
     g_test_add_func("/validate/plan-compute/wave-shapes", test_wave_shapes);
