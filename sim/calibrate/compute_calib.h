@@ -24,6 +24,10 @@
 
 /* The JSON's "kind": what `icsim-validate compute --json` writes. */
 #define ICS_CCAL_KIND "icsim-compute-measurements"
+/* A row's "groups" (GEMMs at once, as a rank's experts) and "streams" (they go round-robin on;
+ * default ICS_TE_COMPUTE_STREAMS) */
+#define ICS_CCAL_GROUPS_MAX  4096
+#define ICS_CCAL_STREAMS_MAX 64
 
 typedef enum {
     ICS_CCAL_GEMM_EFF,     /* gemm_efficiency: bf16 and fp16 GEMMs' K loop, of the SM's peak */
@@ -51,6 +55,8 @@ typedef struct {
     bool gemm;          /* a GEMM (m x n x k, dtype); else a copy of `bytes` */
     ics_dtype dtype;
     int m, n, k;
+    int groups, streams; /* a GEMM: `groups` of them at once on `streams` streams (the runner's
+                          * --groups; ics_compute_grouped); groups 1: one */
     uint64_t bytes;
     double measured_us;
     double before_us; /* the model as loaded */

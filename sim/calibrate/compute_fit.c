@@ -89,7 +89,9 @@ double ics_ccal__model_us(const ics_ccal *c, const ics_hw_compute *cp, const ics
         double m = p->m, n = p->n, k = p->k, in = p->dtype == ICS_DTYPE_FP8 ? 1 : 2;
         /* FP8 GEMMs write bf16, as Transformer Engine's do and the runner's */
         double bytes = (m * k + k * n) * in + m * n * 2;
-        t = ics_compute_kernel(&g, ICS_WORK_GEMM, p->dtype, 2 * m * n * k, bytes, m, n, k);
+        t = p->groups > 1
+                ? ics_compute_grouped(&g, p->dtype, p->groups, p->streams, m, n, k, bytes)
+                : ics_compute_kernel(&g, ICS_WORK_GEMM, p->dtype, 2 * m * n * k, bytes, m, n, k);
     } else { /* a copy reads and writes its bytes */
         t = ics_compute_kernel(&g, ICS_WORK_ELEMENTWISE, ICS_DTYPE_BF16, 0, 2.0 * p->bytes, 0, 0,
                                0);

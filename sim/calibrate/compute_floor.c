@@ -16,7 +16,7 @@
 
 static double work_of(const ics_ccal_point *p)
 {
-    return p->gemm ? 2.0 * p->m * p->n * p->k : (double)p->bytes;
+    return p->gemm ? 2.0 * p->m * p->n * p->k * (p->groups > 1 ? p->groups : 1) : (double)p->bytes;
 }
 
 /* Whether p is one of the points a floor of (source, gemm) is read from. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "workload/compute.h"
 
 #define MAX_DIM   ((int64_t)INT32_MAX)
 #define MAX_BYTES ((int64_t)1 << 53)
@@ -33,20 +34,24 @@ static const ics_dtype dtype_of[] = {ICS_DTYPE_BF16, ICS_DTYPE_FP16, ICS_DTYPE_F
 
 static void read_gemm(ics_jr *r, const ics_ccal *c, const cJSON *row, ics_ccal_point *p)
 {
-    static const char *const keys[] = {"kernel",  "dtype",  "m",    "n", "k",
-                                       "time_us", "source", "note", NULL};
+    static const char *const keys[] = {"kernel",  "dtype",   "m",      "n",    "k", "groups",
+                                       "streams", "time_us", "source", "note", NULL};
     int d = 0;
-    int64_t m = 0, n = 0, k = 0;
+    int64_t m = 0, n = 0, k = 0, groups = 1, streams = ICS_TE_COMPUTE_STREAMS;
     if (!ics_jr_keys(r, row, keys) || !ics_jr_enum(r, row, "dtype", true, dtypes, &d))
         return;
     ics_jr_int(r, row, "m", true, 1, MAX_DIM, &m);
     ics_jr_int(r, row, "n", true, 1, MAX_DIM, &n);
     ics_jr_int(r, row, "k", true, 1, MAX_DIM, &k);
+    ics_jr_int(r, row, "groups", false, 1, ICS_CCAL_GROUPS_MAX, &groups);
+    ics_jr_int(r, row, "streams", false, 1, ICS_CCAL_STREAMS_MAX, &streams);
     p->gemm = true;
     p->dtype = dtype_of[d];
     p->m = (int)m;
     p->n = (int)n;
     p->k = (int)k;
+    p->groups = (int)groups;
+    p->streams = (int)streams;
     if (ics_jr_ok(r) && c->gpu->tflops[p->dtype] <= 0)
         ics_jr_fail(r, cJSON_GetObjectItemCaseSensitive(row, "dtype"), "dtype",
                     "expected a dtype GPU type %s has a peak for, got \"%s\"", c->gpu->name,

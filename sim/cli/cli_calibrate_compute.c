@@ -21,7 +21,10 @@ static void print_points(const ics_ccal *c, GString *out)
         const char *base = strrchr(p->source, '/') ? strrchr(p->source, '/') + 1 : p->source;
         char where[256], shape[64];
         snprintf(where, sizeof where, "%s[%d]", base, p->index);
-        if (p->gemm)
+        if (p->gemm && p->groups > 1) /* G GEMMs at once on S streams */
+            snprintf(shape, sizeof shape, "%dx%dx%d G%d S%d", p->m, p->n, p->k, p->groups,
+                     p->streams);
+        else if (p->gemm)
             snprintf(shape, sizeof shape, "%d x %d x %d", p->m, p->n, p->k);
         else
             snprintf(shape, sizeof shape, "copy %" G_GUINT64_FORMAT " B", p->bytes);

@@ -186,3 +186,16 @@ ics_time ics_compute_batched(const ics_hw_gpu_type *g, ics_work_kind w, ics_dtyp
                        .batch = batch};
     return ics_compute_time(g, &op);
 }
+
+ics_time ics_compute_grouped(const ics_hw_gpu_type *g, ics_dtype d, double groups, int streams,
+                             double m, double n, double k, double bytes_each)
+{
+    ics_time t = 0;
+    double per = streams > 0 ? streams : 1;
+    for (double left = groups; left > 0; left -= per) {
+        double r = fmin(left, per);
+        t = ics_time_add(t, ics_compute_batched(g, ICS_WORK_GEMM, d, r * 2 * m * n * k,
+                                                r * bytes_each, r, m, n, k));
+    }
+    return t;
+}

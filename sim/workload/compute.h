@@ -29,6 +29,16 @@ ics_time ics_compute_kernel(const ics_hw_gpu_type *g, ics_work_kind w, ics_dtype
 ics_time ics_compute_batched(const ics_hw_gpu_type *g, ics_work_kind w, ics_dtype d, double flops,
                              double bytes, double batch, double m, double n, double k);
 
+/* `groups` GEMMs of one m x n x k shape, one per expert, issued round-robin on `streams` streams
+ * as Transformer Engine's GroupedLinear issues a rank's experts (ICS_TE_COMPUTE_STREAMS): rounds
+ * of up to `streams` GEMMs, each round one batched kernel whose tiles share the SMs (and one
+ * launch), the next round after it. bytes_each: one GEMM's HBM bytes. The training generator's
+ * grouped GEMMs (workload_cost.c: grouped) are priced by the same rounds; `icsim calibrate`
+ * compares a runner's --groups rows with this. */
+#define ICS_TE_COMPUTE_STREAMS 4 /* transformer_engine/common/util/multi_stream.cpp: a constant */
+ics_time ics_compute_grouped(const ics_hw_gpu_type *g, ics_dtype d, double groups, int streams,
+                             double m, double n, double k, double bytes_each);
+
 /* The same in seconds, unsaturated (possibly huge or infinite: a GPU of 1e-9 TFLOP/s), for
  * messages that say how far past the horizon an op goes. */
 double ics_compute_seconds(const ics_hw_gpu_type *g, const ics_trace_op *op);

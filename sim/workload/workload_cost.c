@@ -390,21 +390,18 @@ static void mlp_block(kern *k, bool fwd)
 
 /* ---- mixture of experts (workload_moe.c) ---- */
 
-/* Transformer Engine's compute streams (transformer_engine/common/util/multi_stream.cpp:
- * get_num_compute_streams() is a constant 4). */
-#define TE_COMPUTE_STREAMS 4
-
 /* `groups` GEMMs of one shape, one per expert, as Megatron-Core's TEGroupedMLP runs the rank's
  * experts: TE's GroupedLinear (general_grouped_gemm -> multi_stream_cublas_gemm) launches one
  * cuBLAS GEMM per expert, expert i on compute stream i mod 4. So at most 4 experts' GEMMs run
  * at once: the GEMMs go in rounds of up to 4, the tiles of a round sharing the SMs (a round of
  * small per-expert GEMMs fills one wave, and the next round waits for it), each GEMM its own
  * launch. (TE's CUTLASS grouped kernel, one launch for all experts, is opt-in on Hopper with
- * NVTE_USE_CUTLASS_GROUPED_GEMM and bf16 only; FP8 always takes this path.) */
+ * NVTE_USE_CUTLASS_GROUPED_GEMM and bf16 only; FP8 always takes this path.) The rounds are
+ * ics_compute_grouped's (compute.h), which `icsim calibrate` checks against measured groups. */
 static void grouped(kern *k, double groups, double m, double n, double kk)
 {
-    for (double left = groups; left > 0; left -= TE_COMPUTE_STREAMS) {
-        double r = MIN(left, TE_COMPUTE_STREAMS);
+    for (double left = groups; left > 0; left -= ICS_TE_COMPUTE_STREAMS) {
+        double r = MIN(left, ICS_TE_COMPUTE_STREAMS);
         add(k, ICS_WORK_GEMM, k->gemm_dtype, r * 2 * m * n * kk,
             r * ((m * kk + kk * n) * k->gemm_in_bytes + m * n * k->act), r, m, n, kk);
         k->c->launches += (int)r - 1; /* one cuBLAS launch per expert (the host's cost) */

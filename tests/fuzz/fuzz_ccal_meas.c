@@ -1,11 +1,10 @@
 /* libFuzzer target for the compute measurement reader of `icsim calibrate`
  * (calibrate/compute_calib.h): any bytes, read as an `icsim-validate compute --json` file
  * against the DGX H100 model, yield either points that keep the header's promises (a GEMM with
- * positive dimensions and a dtype the GPU has a peak for, or a copy of at least one byte; a
- * positive finite time; finite model times) or one located error in the house form. Anything
- * else (a crash, a leak, a sanitizer report, a hang) is a bug. Seeds:
- * the JSON files of validate/data/compute. fuzz_hw_replay.c's driver can run it from files in any
- * build. */
+ * positive dimensions, groups and streams in range and a dtype the GPU has a peak for, or a copy of
+ * at least one byte; a positive finite time; finite model times) or one located error in the house
+ * form. Anything else (a crash, a leak, a sanitizer report, a hang) is a bug. Seeds: the JSON files
+ * of validate/data/compute. fuzz_hw_replay.c's driver can run it from files in any build. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,7 +32,9 @@ static void check_point(const ics_ccal_point *p)
     if (!(p->measured_us > 0) || !isfinite(p->measured_us) || !isfinite(p->before_us) ||
         !(p->before_us >= 0) || !(p->weight > 0) || !p->source)
         broken("point", "a time or weight out of range");
-    if (p->gemm ? p->m < 1 || p->n < 1 || p->k < 1 || (unsigned)p->dtype >= ICS_DTYPE_COUNT
+    if (p->gemm ? p->m < 1 || p->n < 1 || p->k < 1 || (unsigned)p->dtype >= ICS_DTYPE_COUNT ||
+                      p->groups < 1 || p->groups > ICS_CCAL_GROUPS_MAX || p->streams < 1 ||
+                      p->streams > ICS_CCAL_STREAMS_MAX
                 : p->bytes < 1)
         broken("point", "a shape out of range");
 }
