@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/json.h"
-#include "workload/compute.h"
+#include "workload/workload.h"
 
 #define MAX_DIM   ((int64_t)INT32_MAX)
 #define MAX_BYTES ((int64_t)1 << 53)
