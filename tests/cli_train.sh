@@ -67,6 +67,29 @@ cmp -s "$tmp/moe" "$tmp/moe2" || fail "MoE: options and scenario differ"
     >"$tmp/out" 2>"$tmp/err"
 [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q 'ep: expected a mixture-of-experts model' "$tmp/err" ||
     fail "--ep on a dense model: not refused"
+# FP8 recipes and CUDA graph scopes (docs/workload.md): by option and by scenario key alike;
+# current scaling quantizes each expert's share with four kernels of its own, so its step is
+# slower than delayed scaling's one fused cast; a whole-layer graph of dropless experts refused
+"$icsim" train "${moe[@]}" --dtype fp8 --fp8-recipe current --cuda-graph-scope moe_router \
+    >"$tmp/cs" || fail "--fp8-recipe current --cuda-graph-scope moe_router exited $?"
+python3 - "$src/scenarios/mixtral-8x7b-h100-64.json" "$tmp/cs.json" <<'PY' || fail "fp8 scenario"
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+d["system"] = os.path.normpath(os.path.join(os.path.dirname(sys.argv[1]), d["system"]))
+d["layout"].update(dtype="fp8", fp8_recipe="current", cuda_graph_scope="moe_router")
+json.dump(d, open(sys.argv[2], "w"))
+PY
+"$icsim" train "$tmp/cs.json" --json >"$tmp/cs2" || fail "fp8 scenario exited $?"
+cmp -s "$tmp/cs" "$tmp/cs2" || fail "fp8_recipe, cuda_graph_scope: options and scenario differ"
+"$icsim" train "${moe[@]}" --dtype fp8 --fp8-recipe delayed >"$tmp/ds" || fail "delayed exited $?"
+python3 -c "import json,sys; a=json.load(open(sys.argv[1]))['step_time_s']; b=json.load(open(sys.argv[2]))['step_time_s']; assert a > b, (a, b)" "$tmp/cs" "$tmp/ds" ||
+    fail "FP8 current scaling not slower than delayed"
+"$icsim" train "${moe[@]}" --cuda-graph-scope full >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q 'cuda_graph_scope: full with a mixture-of-experts' "$tmp/err" ||
+    fail "--cuda-graph-scope full with dropless experts: not refused"
+"$icsim" train "${moe[@]}" --fp8-recipe fp4 >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q 'fp8-recipe: expected delayed, current or mxfp8' "$tmp/err" ||
+    fail "--fp8-recipe fp4: not refused"
 # a layout that cannot fit is refused with its figures (exit 2), and runs with --ignore-memory
 big=(-s "$src/hwmodels/dgx-h100.json" --model gpt3-175b --tp 1 --dp 8 --gbs 64)
 "$icsim" train "${big[@]}" >"$tmp/out" 2>"$tmp/err"

@@ -10,6 +10,8 @@
 #include "workload_rig.h"
 
 #include <glib/gstdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <math.h>
 #include <unistd.h>
 
@@ -181,6 +183,95 @@ static void test_host(void)
     ics_wl__costs(&m, &l, NULL, c);
     g_assert_cmpint(c[ICS_WL_EXPERTS_FWD].launches, ==, c[ICS_WL_EXPERTS_FWD].kernels + 2);
     ics_hw_free(hw);
+}
+
+/* A MoE layer's launches, forward and backward, less the norm and the residual add (which the
+ * layer around it launches), against what Megatron-Core and Transformer Engine launch for it
+ * with the recipes' fused router and permutation (read from their source; docs/workload.md):
+ * about 42 + 6 E outside the collectives in bf16, 48 + 22 E with FP8 current scaling (four
+ * kernels quantize each expert's share, four times a layer), 48..60 + 10 E with MXFP8 (one),
+ * for E local experts. */
+static int moe_launches(const ics_model *m, const ics_layout *l)
+{
+    ics_wl_cost c[ICS_WL_BLOCK_COUNT];
+    ics_wl__costs(m, l, NULL, c);
+    int n = 0;
+    const ics_wl_block b[] = {ICS_WL_ROUTER_FWD,  ICS_WL_ROUTER_BWD,    ICS_WL_EXPERTS_FWD,
+                              ICS_WL_EXPERTS_BWD, ICS_WL_UNPERMUTE_FWD, ICS_WL_UNPERMUTE_BWD};
+    for (size_t i = 0; i < G_N_ELEMENTS(b); i++)
+        n += c[b[i]].launches;
+    return n - 2 - 2; /* the norm forward and backward, the residual add forward and backward */
+}
+
+static void test_launches(void)
+{
+    ics_model m = small_moe();
+    m.moe.shared_ffn = 0;
+    for (int e = 4; e <= 16; e *= 4) { /* local experts: 64 experts over ep 16 or 4 */
+        m.moe.experts = 64;
+        ics_layout l = moe_layout();
+        l.tp = 1;
+        l.sp = false;
+        l.dp = 64 / e;
+        l.ep = 64 / e;
+        int bf16 = moe_launches(&m, &l);
+        l.dtype = ICS_DTYPE_FP8;
+        l.fp8_recipe = ICS_FP8_CURRENT;
+        int cs = moe_launches(&m, &l);
+        l.fp8_recipe = ICS_FP8_MX;
+        int mx = moe_launches(&m, &l);
+        l.fp8_recipe = ICS_FP8_DELAYED;
+        int ds = moe_launches(&m, &l);
+        g_test_message("E %d: bf16 %d (source 42 + 6E = %d), FP8-CS %d (48 + 22E = %d), MXFP8 %d "
+                       "(48..60 + 10E), delayed %d",
+                       e, bf16, 42 + 6 * e, cs, 48 + 22 * e, mx, ds);
+        g_assert_cmpint(abs(bf16 - (42 + 6 * e)), <=, 2);
+        g_assert_cmpint(abs(cs - (48 + 22 * e)), <=, 2);
+        g_assert_cmpint(mx - 10 * e, >=, 46);
+        g_assert_cmpint(mx - 10 * e, <=, 60);
+        g_assert_cmpint(ds, <, mx); /* one fused cast for all the experts' shares */
+        l.moe_capacity = 1;         /* no padding for FP8 alignment at a capacity */
+        g_assert_cmpint(moe_launches(&m, &l), ==, ds - 2 * 3);
+    }
+}
+
+/* CUDA graphs: a captured region is one launch (the whole layer's blocks, or the router's
+ * with the permutation's kernels after it); whole layers need a capacity factor with experts
+ * and the router's scope a MoE model. */
+static void test_graphs(void)
+{
+    ics_model m = small_moe();
+    ics_layout l = moe_layout();
+    l.moe_capacity = 1;
+    ics_wl_cost none[ICS_WL_BLOCK_COUNT], full[ICS_WL_BLOCK_COUNT], router[ICS_WL_BLOCK_COUNT];
+    ics_wl__costs(&m, &l, NULL, none);
+    l.cuda_graph = ICS_GRAPH_FULL;
+    ics_wl__costs(&m, &l, NULL, full);
+    l.cuda_graph = ICS_GRAPH_MOE_ROUTER;
+    ics_wl__costs(&m, &l, NULL, router);
+    for (int b = 0; b < ICS_WL_BLOCK_COUNT; b++) {
+        g_assert_cmpfloat(full[b].dur_ps, ==, none[b].dur_ps); /* the GPU's work is the same */
+        bool layer = b != ICS_WL_EMBED_FWD && b != ICS_WL_EMBED_BWD && b != ICS_WL_HEAD_FWD &&
+                     b != ICS_WL_HEAD_BWD && b != ICS_WL_MTP_FWD && b != ICS_WL_MTP_BWD;
+        g_assert_cmpint(full[b].launches, ==, layer ? MIN(none[b].launches, 1) : none[b].launches);
+    }
+    g_assert_cmpint(none[ICS_WL_ROUTER_FWD].launches, >, 20);
+    g_assert_cmpint(router[ICS_WL_ROUTER_FWD].launches, ==, 1 + 3 + 1);
+    g_assert_cmpint(router[ICS_WL_ROUTER_BWD].launches, ==, 2);
+    g_assert_cmpint(router[ICS_WL_EXPERTS_FWD].launches, ==, none[ICS_WL_EXPERTS_FWD].launches);
+    GError *err = NULL;
+    l.cuda_graph = ICS_GRAPH_FULL;
+    l.moe_capacity = 0;
+    g_assert_false(ics_layout_check(&l, &m, &err));
+    g_assert_nonnull(strstr(err->message, "cuda_graph_scope: full with a mixture-of-experts"));
+    g_clear_error(&err);
+    ics_model dense = small_moe();
+    dense.moe = (ics_moe){0};
+    ics_layout d = ics_layout_defaults();
+    d.cuda_graph = ICS_GRAPH_MOE_ROUTER;
+    g_assert_false(ics_layout_check(&d, &dense, &err));
+    g_assert_nonnull(strstr(err->message, "cuda_graph_scope moe_router: expected a mixture"));
+    g_clear_error(&err);
 }
 
 /* The experts' FLOPs are 2 x 3 x h x ffn per token copy (SwiGLU's three matrices), per rank
@@ -569,6 +660,8 @@ int main(int argc, char **argv)
     g_test_add_func("/moe/catalog", test_catalog);
     g_test_add_func("/moe/structure", test_structure);
     g_test_add_func("/moe/host", test_host);
+    g_test_add_func("/moe/launches", test_launches);
+    g_test_add_func("/moe/graphs", test_graphs);
     g_test_add_func("/moe/flops-capacity", test_flops_capacity);
     g_test_add_func("/moe/memory", test_memory);
     g_test_add_func("/moe/memory-peak", test_memory_peak);

@@ -143,7 +143,29 @@ static const char *deepseek_layout(int pp, int vp)
  * recomputation (the table does not give it); Megatron-Core's rank order (tp, cp, dp, pp); m
  * (may be NULL) for the pipeline split; *owned (g_free it) the explicit layout's array, if
  * the recipe gives one (DeepSeek-V3). */
-static ics_layout layout_of(const bridge_row *r, const ics_model *m, int **owned)
+/* What the recipes capture into CUDA graphs (Megatron-Bridge's performance configs, read from
+ * its source): in the 25.09 container (v0.1.0rc4) whole layers of the token-dropping Qwen3 runs,
+ * Qwen3-30B-A3B on DGX-B200 and DGX-GB200 and Qwen3-235B-A22B on DGX-GB200 (Megatron-Core's
+ * local graphs; never on H100); from 25.11 on (v0.2.0, v0.3.0) Transformer Engine's graphs of
+ * the router and the dispatcher's preprocessing for Qwen3-30B-A3B on Blackwell (and on H100 in
+ * BF16, which the tables do not list), Qwen3-235B-A22B and DeepSeek-V3 on GB200 (their attention
+ * graphs there are not modelled). */
+static ics_graph_scope graph_of(const bridge_table *t, const bridge_row *r)
+{
+    bool q30 = g_str_has_prefix(r->model, "Qwen3_30B"),
+         q235 = g_str_has_prefix(r->model, "Qwen3_235B");
+    bool gb = t->bit == ICS_BENCH_GB200, blackwell = gb || t->bit == ICS_BENCH_B200;
+    if (strcmp(r->container, "25.09") == 0)
+        return strstr(r->model, "tokendrop") && ((q30 && blackwell) || (q235 && gb))
+                   ? ICS_GRAPH_FULL
+                   : ICS_GRAPH_NONE;
+    if ((q30 && blackwell) || (gb && (q235 || g_str_has_prefix(r->model, "DeepSeekV3"))))
+        return ICS_GRAPH_MOE_ROUTER;
+    return ICS_GRAPH_NONE;
+}
+
+static ics_layout layout_of(const bridge_table *t, const bridge_row *r, const ics_model *m,
+                            int **owned)
 {
     *owned = NULL;
     ics_layout l = ics_layout_defaults();
@@ -162,6 +184,10 @@ static ics_layout layout_of(const bridge_row *r, const ics_model *m, int **owned
     l.sp = r->tp > 1;
     l.tp_comm_overlap = r->tp > 1;
     l.dtype = r->precision && strcmp(r->precision, "BF16") == 0 ? ICS_DTYPE_BF16 : ICS_DTYPE_FP8;
+    /* the tables' FP8 recipes: FP8-MX and MXFP8 block scaling; FP8-CS per-tensor current
+     * scaling, which the 25.09 tables' unlabeled per-tensor figures are too (the 25.11 tables
+     * give the same rows as FP8-CS) and the 26.02 tables' "FP8" (Hopper has no MXFP8) */
+    l.fp8_recipe = r->precision && strstr(r->precision, "MX") ? ICS_FP8_MX : ICS_FP8_CURRENT;
     /* the Llama, GPT-OSS and DeepSeek performance recipes reduce gradients in bf16
      * (grad_reduce_in_fp32 = False in their scripts/performance configs); Qwen3's keep the
      * default, fp32 */
@@ -174,6 +200,11 @@ static ics_layout layout_of(const bridge_row *r, const ics_model *m, int **owned
      * performance scripts) or HybridEP (moe_flex_dispatcher_backend="hybridep" since): across
      * nodes once per node (workload_moe.c); the other recipes keep the all-to-all dispatcher */
     l.moe_deepep = g_str_has_prefix(r->model, "DeepSeekV3");
+    /* the 25.09 Qwen3 recipes drop tokens: capacity factor 1, inputs padded to it
+     * (moe_expert_capacity_factor, moe_pad_expert_input_to_capacity) */
+    if (strstr(r->model, "tokendrop"))
+        l.moe_capacity = 1;
+    l.cuda_graph = graph_of(t, r);
     l.placement = ICS_PLACE_TP_DP_PP;
     l.fold = true;
     /* layers that do not divide over the virtual stages: the recipes count the embedding and
@@ -280,7 +311,7 @@ static int bridge_table_run(const bridge_table *t, const ics_model_catalog *cat)
     for (guint i = 0; i < rows->len; i++) {
         const bridge_row *r = &g_array_index(rows, bridge_row, i);
         int *owned = NULL;
-        ics_layout l = layout_of(r, model_of(cat, r->model), &owned);
+        ics_layout l = layout_of(t, r, model_of(cat, r->model), &owned);
         print_row(t, r, &l, cat, &be);
         g_free(owned);
     }

@@ -14,7 +14,8 @@
 
 /* The options as given: strings, NULL when not given (cli_common.h says why numbers are text). */
 typedef struct {
-    char *system, *model, *models, *recompute, *dtype, *placement, *attention, *grad_dtype;
+    char *system, *model, *models, *recompute, *dtype, *placement, *attention, *grad_dtype,
+        *fp8_recipe, *graph;
     char *trace_out, *nodes, *bucket_mb, *fsdp_shard, *first_layers, *last_layers, *ep, *etp,
         *capacity, *cp, *lora, *packed, *rec_layers, *pp_layout;
     char *model_text[ICS_MODEL_FIELD_COUNT];  /* --layers ...; kv_heads is never an option */
@@ -161,6 +162,20 @@ static bool layout_words(const train_args *a, ics_layout *l)
         if (v < 0)
             return usage("--placement: expected tp-pp-dp or tp-dp-pp, got \"%s\"", a->placement);
         l->placement = (ics_placement)v;
+    }
+    if (a->fp8_recipe) {
+        int v = ics_fp8_recipe_parse(a->fp8_recipe);
+        if (v < 0)
+            return usage("--fp8-recipe: expected delayed, current or mxfp8, got \"%s\"",
+                         a->fp8_recipe);
+        l->fp8_recipe = (ics_fp8_recipe)v;
+    }
+    if (a->graph) {
+        int v = ics_graph_scope_parse(a->graph);
+        if (v < 0)
+            return usage("--cuda-graph-scope: expected none, moe_router or full, got \"%s\"",
+                         a->graph);
+        l->cuda_graph = (ics_graph_scope)v;
     }
     if (a->attention) {
         int v = ics_attention_parse(a->attention);
@@ -346,7 +361,7 @@ void ics_cli_train_job_free(ics_cli_train_job *j)
                      &a->placement,  &a->attention,  &a->grad_dtype,   &a->trace_out,   &a->nodes,
                      &a->bucket_mb,  &a->fsdp_shard, &a->first_layers, &a->last_layers, &a->ep,
                      &a->etp,        &a->capacity,   &a->cp,           &a->lora,        &a->packed,
-                     &a->rec_layers, &a->pp_layout};
+                     &a->rec_layers, &a->pp_layout,  &a->fp8_recipe,   &a->graph};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_free(*strs[i]);
     for (int f = 0; f < ICS_MODEL_FIELD_COUNT; f++) {
@@ -456,6 +471,13 @@ int ics_cli_train_prepare(int argc, char **argv, bool help, ics_cli_train_job **
          "September 2021), not beside the weight gradients",
          NULL},
         {"dtype", 0, 0, G_OPTION_ARG_STRING, &a->dtype, "bf16 (default), fp16 or fp8", "TYPE"},
+        {"fp8-recipe", 0, 0, G_OPTION_ARG_STRING, &a->fp8_recipe,
+         "with --dtype fp8, how Transformer Engine scales: delayed (default), current, mxfp8",
+         "RECIPE"},
+        {"cuda-graph-scope", 0, 0, G_OPTION_ARG_STRING, &a->graph,
+         "what the host launches as CUDA graphs: none (default), moe_router (a MoE layer's "
+         "router and dispatch preprocessing), full (each layer; MoE needs a capacity factor)",
+         "SCOPE"},
         {"attention", 0, 0, G_OPTION_ARG_STRING, &a->attention,
          "flash (default) or unfused (s x s scores in HBM, Megatron before 2022)", "KIND"},
         {"grad-dtype", 0, 0, G_OPTION_ARG_STRING, &a->grad_dtype,

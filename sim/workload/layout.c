@@ -11,6 +11,8 @@
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 static const char *const placement_names[] = {"tp-pp-dp", "tp-dp-pp", NULL};
 static const char *const attention_names[] = {"flash", "unfused", NULL};
+static const char *const fp8_recipe_names[] = {"delayed", "current", "mxfp8", NULL};
+static const char *const graph_names[] = {"none", "moe_router", "full", NULL};
 
 /* Megatron-core's DistributedDataParallelConfig.bucket_size default: max(40,000,000,
  * 1,000,000 x dp) parameters ("larger DP sizes need larger buckets to ensure collectives do not
@@ -181,6 +183,26 @@ int ics_attention_parse(const char *s)
     return parse(attention_names, s);
 }
 
+const char *ics_fp8_recipe_name(ics_fp8_recipe r)
+{
+    return (unsigned)r < ICS_FP8_RECIPE_COUNT ? fp8_recipe_names[r] : "?";
+}
+
+int ics_fp8_recipe_parse(const char *s)
+{
+    return parse(fp8_recipe_names, s);
+}
+
+const char *ics_graph_scope_name(ics_graph_scope g)
+{
+    return (unsigned)g < ICS_GRAPH_COUNT ? graph_names[g] : "?";
+}
+
+int ics_graph_scope_parse(const char *s)
+{
+    return parse(graph_names, s);
+}
+
 /* ---- the rules ------------------------------------------------------------------------------- */
 
 /* The one set of ranges (layout.h): as large as any machine could hold (2^16-way tensor or
@@ -286,10 +308,12 @@ static bool check_sizes(const ics_layout *l, namer *nm, GError **error)
                     "layout: grad_dtype: expected fp32, bf16 or fp16, got %s",
                     ics_dtype_name(l->grad_dtype));
     if ((unsigned)l->recompute >= ICS_RECOMPUTE_COUNT ||
-        (unsigned)l->placement >= ICS_PLACE_COUNT || (unsigned)l->attention >= ICS_ATTN_COUNT)
-        return fail(
-            error, ICS_ERROR_INPUT,
-            "layout: recompute, placement or attention: expected a known value, got another");
+        (unsigned)l->placement >= ICS_PLACE_COUNT || (unsigned)l->attention >= ICS_ATTN_COUNT ||
+        (unsigned)l->fp8_recipe >= ICS_FP8_RECIPE_COUNT ||
+        (unsigned)l->cuda_graph >= ICS_GRAPH_COUNT)
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: recompute, placement, attention, fp8_recipe or cuda_graph_scope: "
+                    "expected a known value, got another");
     return true;
 }
 
@@ -505,17 +529,24 @@ static bool check_experts(const ics_layout *l, const ics_model *m, namer *nm, GE
                     "layout: node_gpus: expected 0 (unknown) or 1..%d, got %d", 1 << 20,
                     l->node_gpus);
     if (e->experts == 0) {
-        if (l->ep > 1 || l->etp > 0 || l->moe_capacity > 0 || l->moe_deepep)
+        if (l->ep > 1 || l->etp > 0 || l->moe_capacity > 0 || l->moe_deepep ||
+            l->cuda_graph == ICS_GRAPH_MOE_ROUTER)
             return fail(error, ICS_ERROR_INPUT,
                         "layout: %s: expected a mixture-of-experts model with it (models.json's "
                         "\"moe\"), got dense model %s",
                         l->ep > 1             ? "ep"
                         : l->etp > 0          ? "etp"
                         : l->moe_capacity > 0 ? "moe_capacity_factor"
-                                              : "moe_enable_deepep",
+                        : l->moe_deepep       ? "moe_enable_deepep"
+                                              : "cuda_graph_scope moe_router",
                         m->name);
         return true;
     }
+    if (l->cuda_graph == ICS_GRAPH_FULL && l->moe_capacity <= 0)
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: cuda_graph_scope: full with a mixture-of-experts model: expected a "
+                    "moe_capacity_factor (whole-layer graphs need the experts' static shapes; "
+                    "dropless routing changes them every step), got dropless");
     if (!(l->etp == 0 || l->etp == 1 || l->etp == l->tp))
         return fail(error, ICS_ERROR_INPUT,
                     "layout: etp: expected 1 or tp (%d) (icsim models experts whole on a rank or "

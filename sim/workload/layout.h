@@ -27,6 +27,33 @@ typedef enum {
     ICS_ATTN_COUNT
 } ics_attention;
 
+/* How Transformer Engine scales FP8 tensors (an fp8 layout; Megatron-Core's --fp8-recipe,
+ * Megatron-Bridge's fp8_recipe): it decides how many kernels quantize a tensor, and whether a
+ * grouped GEMM's per-expert pieces share one (workload_cost.c: fp8_quantize). */
+typedef enum {
+    ICS_FP8_DELAYED, /* per-tensor scales from an amax history (TE's DelayedScaling, its and
+                        Megatron's default): one cast-transpose kernel, a fused multi-tensor one
+                        for all of a grouped GEMM's pieces */
+    ICS_FP8_CURRENT, /* per-tensor current scaling ("FP8-CS"): the amax of the tensor itself
+                        first, so four kernels per tensor (zero the amax, reduce it, the scale,
+                        the cast-transpose) and the input read twice */
+    ICS_FP8_MX,      /* MXFP8 block scaling (32 values a scale; Blackwell): one kernel a tensor */
+    ICS_FP8_RECIPE_COUNT
+} ics_fp8_recipe;
+
+/* What of each layer the framework captures into CUDA graphs, so that the host launches a
+ * captured region once instead of kernel by kernel (Megatron-Core's --cuda-graph-scope;
+ * docs/workload.md, "The host"). */
+typedef enum {
+    ICS_GRAPH_NONE,       /* every kernel launched by the host (the default) */
+    ICS_GRAPH_MOE_ROUTER, /* a MoE layer's router and the dispatcher's preprocessing (TE's
+                             graphs of scope moe_router + moe_preprocess) */
+    ICS_GRAPH_FULL,       /* each transformer layer, forward and backward (Megatron-Core's
+                             local graphs of whole layers); with experts only at a capacity
+                             factor, whose shapes are static */
+    ICS_GRAPH_COUNT
+} ics_graph_scope;
+
 /* Which parallel dimension varies fastest along global ranks (and so along GPUs, node by node). */
 typedef enum {
     ICS_PLACE_TP_PP_DP, /* rank = (dp * PP + pp) * TP + tp: Megatron's default order */
@@ -48,6 +75,8 @@ typedef struct {
                         keeps only its shard of the gradients, a bucket whole only until its
                         reduce-scatter (Megatron's distributed optimizer, ZeRO-1, keeps them all) */
     ics_dtype dtype; /* of the math: bf16, fp16 or fp8 (fp8: GEMMs only, the rest in bf16) */
+    ics_fp8_recipe fp8_recipe;  /* with fp8: how TE scales (default delayed); else unused */
+    ics_graph_scope cuda_graph; /* what is captured into CUDA graphs (default none) */
     ics_dtype grad_dtype;  /* of the gradient reduction: fp32 (default, Megatron with bf16) or the
                               math's 16-bit type */
     uint64_t bucket_bytes; /* gradient bucket; 0: Megatron's default, max(40M, 1M x dp)
@@ -220,5 +249,10 @@ const char *ics_attention_name(ics_attention a); /* "flash", "unfused" */
 int ics_recompute_parse(const char *s);
 int ics_placement_parse(const char *s);
 int ics_attention_parse(const char *s);
+const char *ics_fp8_recipe_name(ics_fp8_recipe r); /* "delayed", "current", "mxfp8" */
+/* The recipe named s, or -1. */
+int ics_fp8_recipe_parse(const char *s);
+const char *ics_graph_scope_name(ics_graph_scope g); /* "none", "moe_router", "full" */
+int ics_graph_scope_parse(const char *s);
 
 #endif

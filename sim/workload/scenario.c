@@ -57,6 +57,8 @@ static void read_pp_layout(ics_jr *r, const cJSON *o, ics_train_scenario *s)
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 static const char *const placement_names[] = {"tp-pp-dp", "tp-dp-pp", NULL};
 static const char *const attention_names[] = {"flash", "unfused", NULL};
+static const char *const fp8_recipe_names[] = {"delayed", "current", "mxfp8", NULL};
+static const char *const graph_names[] = {"none", "moe_router", "full", NULL};
 static const char *const dtype_names[] = {"bf16", "fp16", "fp8", NULL};
 static const ics_dtype dtype_values[] = {ICS_DTYPE_BF16, ICS_DTYPE_FP16, ICS_DTYPE_FP8};
 static const char *const grad_names[] = {"fp32", "bf16", "fp16", NULL};
@@ -143,6 +145,8 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
                                        "dist_opt",
                                        "zero2",
                                        "dtype",
+                                       "fp8_recipe",
+                                       "cuda_graph_scope",
                                        "grad_dtype",
                                        "bucket_mb",
                                        "overlap_grad_reduce",
@@ -225,6 +229,10 @@ static void read_layout(ics_jr *r, const cJSON *root, ics_train_scenario *s)
             l->placement = (ics_placement)e;
         if (ics_jr_enum(r, o, "dtype", false, dtype_names, &e))
             l->dtype = dtype_values[e];
+        if (ics_jr_enum(r, o, "fp8_recipe", false, fp8_recipe_names, &e))
+            l->fp8_recipe = (ics_fp8_recipe)e;
+        if (ics_jr_enum(r, o, "cuda_graph_scope", false, graph_names, &e))
+            l->cuda_graph = (ics_graph_scope)e;
         if (ics_jr_enum(r, o, "grad_dtype", false, grad_names, &e))
             l->grad_dtype = grad_values[e];
         double mb;

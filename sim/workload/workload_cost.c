@@ -24,6 +24,7 @@ const char *ics_wl__block_name(ics_wl_block b)
 typedef struct {
     const ics_hw_gpu_type *g;
     ics_dtype gemm_dtype; /* the layout's: fp8 GEMMs when asked */
+    ics_fp8_recipe fp8;   /* with fp8 GEMMs, how TE scales (fp8_quantize) */
     double gemm_in_bytes; /* per element of a GEMM's inputs */
     double act;           /* bytes per activation element (bf16) */
     double T;             /* tokens: mbs x seq */
@@ -44,6 +45,7 @@ typedef struct {
      * layer processes on the rank (after the tensor-parallel gather), each expert's width per
      * rank, the shared experts' */
     double experts, local_experts, Tx, moe_ffn, shared_ffn, topk_copies;
+    bool dropless; /* no capacity factor: each expert takes what it is sent */
     ics_wl_cost *c;
 } kern;
 
@@ -120,15 +122,46 @@ static void elementwise(kern *k, double bytes)
     add(k, ICS_WORK_ELEMENTWISE, ICS_DTYPE_BF16, 0, bytes, 0, 0, 0, 0);
 }
 
+/* `n` kernels around the big ones whose work is negligible (index maps, counts, scalars, loss
+ * bookkeeping): each still costs the GPU a launch gap and the host a launch. */
+static void small_kernels(kern *k, int n)
+{
+    for (int i = 0; i < n; i++)
+        elementwise(k, 0);
+}
+
 /* Transformer Engine's FP8 (an fp8 layout): a GEMM reads FP8 operands that kernels of their own
  * write. In forward the input is cast to FP8 with its transpose kept for the weight gradient
  * (TE's cast_transpose: 2 B read, 1 + 1 B written per element); in backward the output gradient
- * likewise. The scaling factors' amax reductions ride in those kernels; the weights' casts are
- * once a step (the optimizer op, workload.c). bf16 layouts: nothing. */
+ * likewise; the weights' casts are once a step (the optimizer op, workload.c). A grouped GEMM's
+ * input is quantized in `pieces`, one per expert (TE's split_quantize ->
+ * multi_tensor_quantize_impl, pytorch/csrc/extensions/cast.cpp): under delayed scaling by one
+ * fused multi-tensor cast-transpose (nvte_multi_cast_transpose), otherwise piece by piece. A
+ * quantize under current scaling is four kernels, the amax of the tensor itself before its scale
+ * (zero the amax, reduce it reading the input, compute the scale, cast-transpose:
+ * Float8CurrentScalingQuantizer::quantize, common/util/current_scaling.cu); under delayed and
+ * MXFP8 scaling one, the amax or the block scales riding in the cast. bf16 layouts: nothing. */
+static void fp8_quantize(kern *k, double elems, double pieces)
+{
+    if (k->gemm_dtype != ICS_DTYPE_FP8)
+        return;
+    if (k->fp8 == ICS_FP8_DELAYED) {
+        elementwise(k, 4 * elems);
+        return;
+    }
+    int n = (int)fmax(1, ceil(pieces));
+    for (int i = 0; i < n; i++) {
+        if (k->fp8 == ICS_FP8_CURRENT) {
+            small_kernels(k, 2);           /* zero the amax; the scale from it */
+            elementwise(k, 2 * elems / n); /* the amax: the piece read once */
+        }
+        elementwise(k, 4 * elems / n);
+    }
+}
+
 static void fp8_cast(kern *k, double elems)
 {
-    if (k->gemm_dtype == ICS_DTYPE_FP8)
-        elementwise(k, 4 * elems);
+    fp8_quantize(k, elems, 1);
 }
 
 /* Batched GEMMs, one per (sequence, head): bf16 operands and output. */
@@ -414,8 +447,31 @@ static void grouped_bwd(kern *k, double groups, double m, double n, double kk)
     grouped(k, groups, kk, n, m);
 }
 
+/* The small kernels Megatron-Core's MoE layer launches around its big ones, as its all-to-all
+ * dispatcher runs with the fused router and permutation Megatron-Bridge's recipes set
+ * (moe_router_fusion, moe_permute_fusion, aux-loss balancing; Megatron-Core 0.15-0.16,
+ * Transformer Engine 2.9-2.12, read from their source):
+ * - the router's forward: force-balanced logits (2, the benchmarks' setting), TE's fused top-k,
+ *   the aux loss's scores, the routing map's sum, TE's aux-loss kernel, the loss tracker (2),
+ *   beside the gate GEMM and the top-k's memory traffic counted below: 7 more;
+ * - the dispatcher's preprocessing (token counts, sums, contiguous copies): 7;
+ * - the fused permutation's three row-id-map kernels before its copy: 3;
+ * - the router's backward: the aux loss's scaler (2), its backward, the score's backward, the
+ *   logits' gradient add, the gate weight's main_grad add, the input gradient's accumulation:
+ *   7 beside the gate GEMMs and the top-k's backward below.
+ * The all-to-alls of the routing probabilities and the all-gather of the token counts (tiny
+ * collectives) are not listed (docs/workload.md). */
+#define MOE_ROUTER_FWD_SMALL  7
+#define MOE_PREPROCESS_SMALL  7
+#define MOE_PERMUTE_MAP_SMALL 3
+#define MOE_ROUTER_BWD_SMALL  7
+/* FP8 needs each expert's rows a multiple of 16: without a capacity (dropless) the experts pad
+ * their input and probabilities and unpad the output (Fp8Padding / Fp8Unpadding), forward and
+ * backward */
+#define MOE_FP8_PAD_SMALL 3
+
 /* Norm, the router's gate GEMM (tokens x experts) and top-k softmax in fp32, and the permute
- * that copies each token once per expert it goes to. */
+ * that copies each token once per expert it goes to, with the small kernels around them. */
 static void router_block(kern *k, bool fwd)
 {
     double x = fwd ? 1 : 2, scores = k->Te * k->experts * 4;
@@ -424,34 +480,53 @@ static void router_block(kern *k, bool fwd)
         elementwise(k, norm_bytes(k));
         gemm(k, k->Te, k->experts, k->h);
         elementwise(k, 2 * scores);
+        small_kernels(k, MOE_ROUTER_FWD_SMALL + MOE_PREPROCESS_SMALL + MOE_PERMUTE_MAP_SMALL);
         elementwise(k, permute);
     } else {
         elementwise(k, permute);
         elementwise(k, 3 * scores);
+        small_kernels(k, MOE_ROUTER_BWD_SMALL);
         gemm_bwd(k, k->Te, k->experts, k->h);
         elementwise(k, x * norm_bytes(k));
     }
 }
 
+/* With several local experts the dispatcher reorders what the all-to-all brought from each rank
+ * into one block per expert, and back before the combine (sort_chunks_by_idxs: the tokens'
+ * copy, and the probabilities' alongside, forward; the tokens' backward). */
+static void sort_chunks(kern *k, bool fwd)
+{
+    if (k->local_experts <= 1)
+        return;
+    elementwise(k, 2 * k->Tx * k->h * k->act);
+    if (fwd)
+        small_kernels(k, 1);
+}
+
 /* The rank's experts on the token copies they were sent, each expert's input an m x h matrix
- * with m = its share of the copies. */
+ * with m = its share of the copies, between the dispatcher's sorts; FP8 quantizes each
+ * expert's share apart (fp8_quantize). */
 static void experts_block(kern *k, bool fwd)
 {
     double g = k->local_experts, m = k->Tx / g, f = k->moe_ffn, fc1 = (k->swiglu ? 2 : 1) * f;
     double act_bytes = (k->swiglu ? 3 : 2) * k->Tx * f * k->act;
+    sort_chunks(k, fwd);
+    if (k->gemm_dtype == ICS_DTYPE_FP8 && k->dropless)
+        small_kernels(k, MOE_FP8_PAD_SMALL);
     if (fwd) {
-        fp8_cast(k, k->Tx * k->h);
+        fp8_quantize(k, k->Tx * k->h, g);
         grouped(k, g, m, fc1, k->h);
         elementwise(k, act_bytes);
-        fp8_cast(k, k->Tx * f);
+        fp8_quantize(k, k->Tx * f, g);
         grouped(k, g, m, k->h, f);
     } else {
-        fp8_cast(k, k->Tx * k->h);
+        fp8_quantize(k, k->Tx * k->h, g);
         grouped_bwd(k, g, m, k->h, f);
         elementwise(k, 2 * act_bytes);
-        fp8_cast(k, k->Tx * fc1);
+        fp8_quantize(k, k->Tx * fc1, g);
         grouped_bwd(k, g, m, fc1, k->h);
     }
+    sort_chunks(k, fwd);
 }
 
 /* Tokens back in order, each the routing-weighted sum of its copies, then the residual add. */
@@ -527,6 +602,7 @@ static kern kern_of(const ics_model *m, const ics_layout *l, const ics_hw_gpu_ty
     int t = l->tp;
     kern k = {.g = g,
               .gemm_dtype = l->dtype,
+              .fp8 = l->fp8_recipe,
               .gemm_in_bytes = l->dtype == ICS_DTYPE_FP8 ? 1 : 2,
               .act = ics_layout_act_bytes(l),
               .T = (double)l->mbs * m->seq / l->cp, /* context parallelism: a sequence share */
@@ -557,11 +633,34 @@ static kern kern_of(const ics_model *m, const ics_layout *l, const ics_hw_gpu_ty
         k.experts = m->moe.experts;
         k.local_experts = (double)m->moe.experts / l->ep;
         k.topk_copies = m->moe.topk * cf;
+        k.dropless = l->moe_capacity <= 0;
         k.Tx = (etp < t ? k.Te : k.T) * k.topk_copies;
         k.moe_ffn = (double)m->moe.ffn / etp;
         k.shared_ffn = (double)m->moe.shared_ffn / t;
     }
     return k;
+}
+
+/* CUDA graphs (layout.h: ics_graph_scope): a captured region costs the host one launch, a graph
+ * replay, whatever its kernels. Whole layers: every block of a transformer layer one launch
+ * (icsim splits a layer into several ops, each charged one: a few launches a layer, not one).
+ * The router's scope (TE's moe_router + moe_preprocess graphs): the router's and the
+ * preprocessing's kernels one replay; the fused permutation after it stays outside (forward its
+ * map kernels and copy, backward its copy). */
+static void graph_launches(const ics_layout *l, ics_wl_cost out[ICS_WL_BLOCK_COUNT])
+{
+    static const ics_wl_block layer[] = {
+        ICS_WL_ATTN_FWD,    ICS_WL_ATTN_BWD,      ICS_WL_MLP_FWD,       ICS_WL_MLP_BWD,
+        ICS_WL_ATTN_RECOMP, ICS_WL_ROUTER_FWD,    ICS_WL_ROUTER_BWD,    ICS_WL_EXPERTS_FWD,
+        ICS_WL_EXPERTS_BWD, ICS_WL_UNPERMUTE_FWD, ICS_WL_UNPERMUTE_BWD, ICS_WL_SHARED_FWD,
+        ICS_WL_SHARED_BWD};
+    if (l->cuda_graph == ICS_GRAPH_FULL) {
+        for (size_t i = 0; i < G_N_ELEMENTS(layer); i++)
+            out[layer[i]].launches = MIN(out[layer[i]].launches, 1);
+    } else if (l->cuda_graph == ICS_GRAPH_MOE_ROUTER && out[ICS_WL_ROUTER_FWD].kernels > 0) {
+        out[ICS_WL_ROUTER_FWD].launches = 1 + MOE_PERMUTE_MAP_SMALL + 1;
+        out[ICS_WL_ROUTER_BWD].launches = 1 + 1;
+    }
 }
 
 void ics_wl__costs(const ics_model *m, const ics_layout *l, const ics_hw_gpu_type *g,
@@ -619,6 +718,7 @@ void ics_wl__costs(const ics_model *m, const ics_layout *l, const ics_hw_gpu_typ
             g_assert_not_reached();
         }
     }
+    graph_launches(l, out);
 }
 
 void ics_wl__layer_rank_params(const ics_model *m, int tp, double *attn, double *mlp)

@@ -234,7 +234,8 @@ static void test_compute_prologue(void)
     g_assert_true(g_str_has_prefix(s->str, "# groups: each gemm row is 16 GEMMs of its shape"));
     g_assert_nonnull(strstr(s->str, "round-robin on 4 streams"));
     g_assert_nonnull(strstr(s->str, "time_us is the whole group's, TFLOP/s all 16 GEMMs'\n"));
-    g_assert_cmpint(g_strv_length(g_strsplit(s->str, "\n", -1)), ==, 2);
+    g_auto(GStrv) lines2 = g_strsplit(s->str, "\n", -1);
+    g_assert_cmpint(g_strv_length(lines2), ==, 2);
     g_string_truncate(s, 0);
     icsv_format_compute_groups(s, 2, 1);
     g_assert_nonnull(strstr(s->str, "on 1 stream forked"));
