@@ -87,6 +87,12 @@ python3 -c "import json,sys; a=json.load(open(sys.argv[1]))['step_time_s']; b=js
 "$icsim" train "${moe[@]}" --cuda-graph-scope full >"$tmp/out" 2>"$tmp/err"
 [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q 'cuda_graph_scope: full with a mixture-of-experts' "$tmp/err" ||
     fail "--cuda-graph-scope full with dropless experts: not refused"
+"$icsim" train "${moe[@]}" --fp8-recipe current >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q 'fp8_recipe: expected dtype fp8 with it' "$tmp/err" ||
+    fail "--fp8-recipe with bf16: not refused"
+"$icsim" train "${moe[@]}" --dtype fp8 --fp8-recipe mxfp8 >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q 'fp8_recipe: expected delayed or current on GPU' "$tmp/err" ||
+    fail "--fp8-recipe mxfp8 on H100: not refused"
 "$icsim" train "${moe[@]}" --fp8-recipe fp4 >"$tmp/out" 2>"$tmp/err"
 [ $? -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q 'fp8-recipe: expected delayed, current or mxfp8' "$tmp/err" ||
     fail "--fp8-recipe fp4: not refused"

@@ -135,14 +135,6 @@ static const char *deepseek_layout(int pp, int vp)
     return NULL;
 }
 
-/* The layout a row's recipe runs, from the table's columns and what every Megatron-Bridge
- * performance recipe sets: FP8 (current scaling) or bf16 math, the gradient reduction's dtype;
- * sequence parallelism and the TP
- * communication overlap with tp > 1; the distributed optimizer with overlapped gradient
- * reduction and parameter gathering, or Megatron FSDP where the table says so; no
- * recomputation (the table does not give it); Megatron-Core's rank order (tp, cp, dp, pp); m
- * (may be NULL) for the pipeline split; *owned (g_free it) the explicit layout's array, if
- * the recipe gives one (DeepSeek-V3). */
 /* What the recipes capture into CUDA graphs (Megatron-Bridge's performance configs, read from
  * its source): in the 25.09 container (v0.1.0rc4) whole layers of the token-dropping Qwen3 runs,
  * Qwen3-30B-A3B on DGX-B200 and DGX-GB200 and Qwen3-235B-A22B on DGX-GB200 (Megatron-Core's
@@ -164,6 +156,14 @@ static ics_graph_scope graph_of(const bridge_table *t, const bridge_row *r)
     return ICS_GRAPH_NONE;
 }
 
+/* The layout a row's recipe runs, from the table's columns and what every Megatron-Bridge
+ * performance recipe sets: FP8 (current scaling) or bf16 math, the gradient reduction's dtype;
+ * sequence parallelism and the TP
+ * communication overlap with tp > 1; the distributed optimizer with overlapped gradient
+ * reduction and parameter gathering, or Megatron FSDP where the table says so; no
+ * recomputation (the table does not give it); Megatron-Core's rank order (tp, cp, dp, pp); m
+ * (may be NULL) for the pipeline split; *owned (g_free it) the explicit layout's array, if
+ * the recipe gives one (DeepSeek-V3). */
 static ics_layout layout_of(const bridge_table *t, const bridge_row *r, const ics_model *m,
                             int **owned)
 {
@@ -185,9 +185,11 @@ static ics_layout layout_of(const bridge_table *t, const bridge_row *r, const ic
     l.tp_comm_overlap = r->tp > 1;
     l.dtype = r->precision && strcmp(r->precision, "BF16") == 0 ? ICS_DTYPE_BF16 : ICS_DTYPE_FP8;
     /* the tables' FP8 recipes: FP8-MX and MXFP8 block scaling; FP8-CS per-tensor current
-     * scaling, which the 25.09 tables' unlabeled per-tensor figures are too (the 25.11 tables
-     * give the same rows as FP8-CS) and the 26.02 tables' "FP8" (Hopper has no MXFP8) */
-    l.fp8_recipe = r->precision && strstr(r->precision, "MX") ? ICS_FP8_MX : ICS_FP8_CURRENT;
+     * scaling, and so, an assumption, the 25.09 tables' unlabeled per-tensor figures (the
+     * H100 25.11 table gives those rows as FP8-CS; the 25.09 scripts' default recipe was
+     * delayed scaling) and the 26.02 tables' "FP8" */
+    if (l.dtype == ICS_DTYPE_FP8)
+        l.fp8_recipe = r->precision && strstr(r->precision, "MX") ? ICS_FP8_MX : ICS_FP8_CURRENT;
     /* the Llama, GPT-OSS and DeepSeek performance recipes reduce gradients in bf16
      * (grad_reduce_in_fp32 = False in their scripts/performance configs); Qwen3's keep the
      * default, fp32 */
@@ -202,7 +204,7 @@ static ics_layout layout_of(const bridge_table *t, const bridge_row *r, const ic
     l.moe_deepep = g_str_has_prefix(r->model, "DeepSeekV3");
     /* the 25.09 Qwen3 recipes drop tokens: capacity factor 1, inputs padded to it
      * (moe_expert_capacity_factor, moe_pad_expert_input_to_capacity) */
-    if (strstr(r->model, "tokendrop"))
+    if (strstr(r->model, "tokendrop") && g_str_has_prefix(r->model, "Qwen3"))
         l.moe_capacity = 1;
     l.cuda_graph = graph_of(t, r);
     l.placement = ICS_PLACE_TP_DP_PP;

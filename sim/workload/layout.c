@@ -307,6 +307,11 @@ static bool check_sizes(const ics_layout *l, namer *nm, GError **error)
         return fail(error, ICS_ERROR_INPUT,
                     "layout: grad_dtype: expected fp32, bf16 or fp16, got %s",
                     ics_dtype_name(l->grad_dtype));
+    if (l->dtype != ICS_DTYPE_FP8 && l->fp8_recipe != ICS_FP8_DELAYED)
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: fp8_recipe: expected dtype fp8 with it (it says how FP8 is scaled), "
+                    "got %s with dtype %s",
+                    ics_fp8_recipe_name(l->fp8_recipe), ics_dtype_name(l->dtype));
     if ((unsigned)l->recompute >= ICS_RECOMPUTE_COUNT ||
         (unsigned)l->placement >= ICS_PLACE_COUNT || (unsigned)l->attention >= ICS_ATTN_COUNT ||
         (unsigned)l->fp8_recipe >= ICS_FP8_RECIPE_COUNT ||

@@ -8,6 +8,8 @@
 #include "workload/compute.h"
 
 #include <math.h>
+#include <string.h>
+#include <stdlib.h>
 
 /* Adam with fp32 master weights: reads parameter, gradient and both moments (4 x 4 bytes),
  * writes parameter and moments (3 x 4) and the bf16 copy (2): about 32 bytes per parameter. */
@@ -1002,6 +1004,15 @@ static bool check_inputs(const ics_model *m, const ics_layout *l, const ics_hw_g
                     "layout: dtype: expected a type GPU %s has tensor cores for (tflops.%s in its "
                     "catalog entry), got %s",
                     g->name, ics_dtype_name(l->dtype), ics_dtype_name(l->dtype));
+        return false;
+    }
+    /* MXFP8's block scales are Blackwell's tensor cores' (sm_100 on); Hopper has none */
+    if (l->dtype == ICS_DTYPE_FP8 && l->fp8_recipe == ICS_FP8_MX &&
+        (!g->arch || strncmp(g->arch, "sm", 2) != 0 || atoi(g->arch + 2) < 100)) {
+        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
+                    "layout: fp8_recipe: expected delayed or current on GPU %s (%s), got mxfp8 "
+                    "(block scaling needs Blackwell's tensor cores, sm100 or newer)",
+                    g->name, g->arch ? g->arch : "architecture unknown");
         return false;
     }
     return true;

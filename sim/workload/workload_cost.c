@@ -46,6 +46,7 @@ typedef struct {
      * rank, the shared experts' */
     double experts, local_experts, Tx, moe_ffn, shared_ffn, topk_copies;
     bool dropless; /* no capacity factor: each expert takes what it is sent */
+    bool deepep;   /* the flex dispatcher (DeepEP / HybridEP): no sorts by local expert */
     ics_wl_cost *c;
 } kern;
 
@@ -465,7 +466,8 @@ static void grouped_bwd(kern *k, double groups, double m, double n, double kk)
 #define MOE_PREPROCESS_SMALL  7
 #define MOE_PERMUTE_MAP_SMALL 3
 #define MOE_ROUTER_BWD_SMALL  7
-/* FP8 needs each expert's rows a multiple of 16: without a capacity (dropless) the experts pad
+/* FP8 needs each expert's rows a multiple of 16 (MXFP8: 32): without a capacity (dropless) the
+ * experts pad
  * their input and probabilities and unpad the output (Fp8Padding / Fp8Unpadding), forward and
  * backward */
 #define MOE_FP8_PAD_SMALL 3
@@ -491,12 +493,13 @@ static void router_block(kern *k, bool fwd)
     }
 }
 
-/* With several local experts the dispatcher reorders what the all-to-all brought from each rank
- * into one block per expert, and back before the combine (sort_chunks_by_idxs: the tokens'
- * copy, and the probabilities' alongside, forward; the tokens' backward). */
+/* With several local experts the all-to-all dispatcher reorders what the all-to-all brought
+ * from each rank into one block per expert, and back before the combine (sort_chunks_by_idxs:
+ * the tokens' copy, and the probabilities' alongside, forward; the tokens' backward). The flex
+ * dispatcher (DeepEP, HybridEP) receives the tokens in expert order: no sort. */
 static void sort_chunks(kern *k, bool fwd)
 {
-    if (k->local_experts <= 1)
+    if (k->local_experts <= 1 || k->deepep)
         return;
     elementwise(k, 2 * k->Tx * k->h * k->act);
     if (fwd)
@@ -634,6 +637,7 @@ static kern kern_of(const ics_model *m, const ics_layout *l, const ics_hw_gpu_ty
         k.local_experts = (double)m->moe.experts / l->ep;
         k.topk_copies = m->moe.topk * cf;
         k.dropless = l->moe_capacity <= 0;
+        k.deepep = l->moe_deepep;
         k.Tx = (etp < t ? k.Te : k.T) * k.topk_copies;
         k.moe_ffn = (double)m->moe.ffn / etp;
         k.shared_ffn = (double)m->moe.shared_ffn / t;
@@ -660,6 +664,10 @@ static void graph_launches(const ics_layout *l, ics_wl_cost out[ICS_WL_BLOCK_COU
     } else if (l->cuda_graph == ICS_GRAPH_MOE_ROUTER && out[ICS_WL_ROUTER_FWD].kernels > 0) {
         out[ICS_WL_ROUTER_FWD].launches = 1 + MOE_PERMUTE_MAP_SMALL + 1;
         out[ICS_WL_ROUTER_BWD].launches = 1 + 1;
+        /* the scope takes in the shared experts (Megatron-Core's moe_router scope, without
+         * shared-expert overlap, which icsim does not model) */
+        out[ICS_WL_SHARED_FWD].launches = MIN(out[ICS_WL_SHARED_FWD].launches, 1);
+        out[ICS_WL_SHARED_BWD].launches = MIN(out[ICS_WL_SHARED_BWD].launches, 1);
     }
 }
 
