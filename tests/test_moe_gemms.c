@@ -122,7 +122,7 @@ static void test_read_groups(void)
 
 /* 20 replays from a graph (the boost clock, which calibrate compares at). Measured: the groups
  * on 4 streams 9.3% median |error| (76 GEMM groups), on 1 stream 5.6%; one GEMM alone, repeated
- * on the same operands, runs 9.8% faster than the model at the median (+0.5 .. +30.5%): its
+ * on the same operands, runs 9.8% faster than the model at the median (-11.7 .. +30.5%): its
  * operands stay in the 50 MB L2 between calls and its short burst keeps the boost clock, where
  * each expert of a group brings its own. */
 static void test_boost(void)
@@ -189,7 +189,7 @@ static void test_streams_gain(void)
  * Measured (Qwen3-30B-A3B m 4096, gpt-oss-120b m 4096, DeepSeek-V3 m 8192): bf16 +1.1% at
  * the median, fp8 +5.5% (the model slower). The exception, found twice more (run 3): Qwen3-30B's
  * FP8 groups on 4 streams, whose three deepest-tiled shapes ran 1.5-2.8x their 20-replay times
- * (on 1 stream: 1.3-1.4x, the clock); over its six shapes the model is 22.0% fast there (bf16:
+ * (on 1 stream: 1.03-1.13x); over its six shapes the model is 22.0% fast there (bf16:
  * 4.4% slow). Nothing here is fitted: the disagreement stays in view. */
 static void test_sustained(void)
 {
@@ -242,6 +242,7 @@ static void test_bad(void)
         {"\"groups\": 4, \"streams\": 65", "$.rows[0].streams: expected an integer in 1..64"},
         {"\"groups\": \"4\"", "$.rows[0].groups: expected an integer"},
         {"\"groups\": 2.5", "$.rows[0].groups: expected an integer"},
+        {"\"streams\": 4", "$.rows[0].streams: expected \"groups\" beside it"},
     };
     char *m = model_path();
     for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {

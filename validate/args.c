@@ -52,13 +52,13 @@ const char *icsv_usage(void)
 }
 
 #define UNSET_WARMUP G_MININT /* -w not given: the mode's default */
-#define UNSET_INT    G_MININT /* --groups, --streams not given */
 
 /* What GOption fills: strings for everything with units or names, checked afterwards. */
 typedef struct raw_opts {
-    char *b, *e, *i, *chunk, *dtype, *redop, *op, *kernel, *json, *gemm_dtype, *shapes;
+    char *b, *e, *i, *chunk, *dtype, *redop, *op, *kernel, *json, *gemm_dtype, *shapes, *groups,
+        *streams;
     gint64 f;
-    int n, w, c, g, ctas, unroll, slices, groups, streams;
+    int n, w, c, g, ctas, unroll, slices;
     gboolean graph, help, version;
 } raw_opts;
 
@@ -72,14 +72,13 @@ static void raw_defaults(raw_opts *r)
     r->ctas = -1; /* unset: ICSV_DEFAULT_CTAS, or one per SM for p2p */
     r->unroll = ICSV_DEFAULT_UNROLL;
     r->slices = ICSV_DEFAULT_SLICES;
-    r->groups = UNSET_INT;
-    r->streams = UNSET_INT;
 }
 
 static void raw_free(raw_opts *r)
 {
-    char **strs[] = {&r->b,  &r->e,      &r->i,    &r->chunk,      &r->dtype, &r->redop,
-                     &r->op, &r->kernel, &r->json, &r->gemm_dtype, &r->shapes};
+    char **strs[] = {&r->b,      &r->e,      &r->i,      &r->chunk, &r->dtype,
+                     &r->redop,  &r->op,     &r->kernel, &r->json,  &r->gemm_dtype,
+                     &r->shapes, &r->groups, &r->streams};
     for (size_t k = 0; k < G_N_ELEMENTS(strs); k++)
         g_clear_pointer(strs[k], g_free);
 }
@@ -106,8 +105,8 @@ static bool run_goption(int *argc, char ***argv, raw_opts *r, GError **err)
         {"dtype", 0, 0, G_OPTION_ARG_STRING, &r->gemm_dtype, "GEMM types", "T"},
         {"shapes", 0, 0, G_OPTION_ARG_STRING, &r->shapes, "GEMM shapes", "LIST"},
         {"graph", 0, 0, G_OPTION_ARG_NONE, &r->graph, "time a CUDA graph", NULL},
-        {"groups", 0, 0, G_OPTION_ARG_INT, &r->groups, "GEMMs per shape", "G"},
-        {"streams", 0, 0, G_OPTION_ARG_INT, &r->streams, "streams of a group", "S"},
+        {"groups", 0, 0, G_OPTION_ARG_STRING, &r->groups, "GEMMs per shape", "G"},
+        {"streams", 0, 0, G_OPTION_ARG_STRING, &r->streams, "streams of a group", "S"},
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &r->json, "JSON output", "FILE"},
         {"help", 'h', 0, G_OPTION_ARG_NONE, &r->help, "help", NULL},
         {"version", 'V', 0, G_OPTION_ARG_NONE, &r->version, "version", NULL},
@@ -284,12 +283,12 @@ static bool check_kernel(const raw_opts *r, icsv_args *a, GError **err)
     if (r->gemm_dtype)
         return fail(err, "--dtype: only compute takes it (a collective's type is -d), got '%s'",
                     r->gemm_dtype);
-    if (r->shapes || r->graph || r->groups != UNSET_INT || r->streams != UNSET_INT)
+    if (r->shapes || r->graph || r->groups || r->streams)
         return fail(err, "%s: only compute takes it",
-                    r->shapes                ? "--shapes"
-                    : r->graph               ? "--graph"
-                    : r->groups != UNSET_INT ? "--groups"
-                                             : "--streams");
+                    r->shapes   ? "--shapes"
+                    : r->graph  ? "--graph"
+                    : r->groups ? "--groups"
+                                : "--streams");
     return true;
 }
 
@@ -369,26 +368,44 @@ static bool parse_shapes(const char *list, icsv_args *a, GError **err)
     return true;
 }
 
+/* An integer flag's value in lo .. hi, or false having said so. */
+static bool parse_count(const char *flag, const char *text, int lo, int hi, const char *what,
+                        int *out, GError **err)
+{
+    gint64 v = 0;
+    if (!g_ascii_string_to_signed(text, 10, lo, hi, &v, NULL))
+        return fail(err, "%s: expected %d to %d %s, got '%s'", flag, lo, hi, what, text);
+    *out = (int)v;
+    return true;
+}
+
 /* --groups and --streams: a grouped GEMM is a user's sweep of one effect, so --groups needs
- * --shapes; --streams means nothing without --groups. */
+ * --shapes; --streams means something only for a group of 2 or more. A graph holds at most
+ * ICSV_COMPUTE_GRAPH_GEMMS_MAX GEMMs (-n x G). */
 static bool parse_groups(const raw_opts *r, icsv_args *a, GError **err)
 {
     a->groups = 1;
     a->streams = 1;
-    if (r->groups == UNSET_INT && r->streams == UNSET_INT)
+    if (!r->groups && !r->streams)
         return true;
-    if (r->groups == UNSET_INT)
+    if (!r->groups)
         return fail(err, "--streams: only with --groups (the streams a group's GEMMs go to)");
-    if (r->groups < 1 || r->groups > ICSV_COMPUTE_GROUPS_MAX)
-        return fail(err, "--groups: expected 1 to %d GEMMs, got %d", ICSV_COMPUTE_GROUPS_MAX,
-                    r->groups);
+    int g = 0, st = ICSV_COMPUTE_STREAMS_DEFAULT;
+    if (!parse_count("--groups", r->groups, 1, ICSV_COMPUTE_GROUPS_MAX, "GEMMs", &g, err))
+        return false;
     if (!r->shapes)
         return fail(err, "--groups: only with --shapes (the shape each of the G GEMMs has)");
-    int s = r->streams == UNSET_INT ? ICSV_COMPUTE_STREAMS_DEFAULT : r->streams;
-    if (s < 1 || s > ICSV_COMPUTE_STREAMS_MAX)
-        return fail(err, "--streams: expected 1 to %d, got %d", ICSV_COMPUTE_STREAMS_MAX, s);
-    a->groups = r->groups;
-    a->streams = s;
+    if (r->streams && g == 1)
+        return fail(err, "--streams: only with --groups 2 or more (one GEMM runs on one stream)");
+    if (r->streams &&
+        !parse_count("--streams", r->streams, 1, ICSV_COMPUTE_STREAMS_MAX, "streams", &st, err))
+        return false;
+    if (r->graph && (int64_t)r->n * g > ICSV_COMPUTE_GRAPH_GEMMS_MAX)
+        return fail(err,
+                    "--graph: -n x --groups: expected at most %d GEMMs in one graph, got %d x %d",
+                    ICSV_COMPUTE_GRAPH_GEMMS_MAX, r->n, g);
+    a->groups = g;
+    a->streams = g > 1 ? st : 1;
     return true;
 }
 

@@ -13,7 +13,7 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
-#define WORKSPACE_BYTES (32ull << 20) /* what PyTorch gives cuBLAS(Lt) on Hopper */
+#define WORKSPACE_BYTES ICSV_COMPUTE_WORKSPACE_BYTES
 #define FILL_BLOCKS     1024
 #define FILL_THREADS    256
 

@@ -62,7 +62,9 @@ uint64_t icsv_compute_gemm_bytes(const icsv_compute_row *r)
 {
     uint64_t in = r->dtype == ICSV_GEMM_FP8 ? 1 : 2, m = (uint64_t)r->m, n = (uint64_t)r->n,
              k = (uint64_t)r->k;
-    return (uint64_t)icsv_compute_row_gemms(r) * (in * (m * k + n * k) + 2 * m * n);
+    uint64_t g = (uint64_t)icsv_compute_row_gemms(r);
+    uint64_t streams = g > 1 ? MIN(g, (uint64_t)MAX(r->streams, 1)) : 0;
+    return g * (in * (m * k + n * k) + 2 * m * n) + streams * ICSV_COMPUTE_WORKSPACE_BYTES;
 }
 
 bool icsv_compute_gemm_fits(const icsv_compute_row *r, uint64_t free_bytes)

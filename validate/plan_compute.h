@@ -19,6 +19,10 @@ extern "C" {
 #define ICSV_COMPUTE_GROUPS_MAX      256
 #define ICSV_COMPUTE_STREAMS_MAX     16
 #define ICSV_COMPUTE_STREAMS_DEFAULT 4
+/* compute --graph with --groups: at most this many GEMMs (-n x G) in one graph */
+#define ICSV_COMPUTE_GRAPH_GEMMS_MAX 100000
+/* the cuBLASLt workspace of each stream a GEMM runs on: what PyTorch gives cuBLAS(Lt) on Hopper */
+#define ICSV_COMPUTE_WORKSPACE_BYTES (32ull << 20)
 #define ICSV_COMPUTE_LT_ALIGN        16 /* elements: cuBLASLt's M, and K (see icsv_gemm_lt_dims) */
 
 /* The rows to time, every time_us 0. For each type in `dtypes` (a mask of 1 << icsv_gemm_dtype),
@@ -47,7 +51,8 @@ int icsv_compute_row_gemms(const icsv_compute_row *r);
 bool icsv_compute_copy_fits(uint64_t bytes, uint64_t free_bytes);
 
 /* The bytes of a GEMM row's A, B (1 byte an element for fp8, else 2) and C (2: bf16 or fp16),
- * for each GEMM of its group (each expert has its own operands). */
+ * for each GEMM of its group (each expert has its own operands), and a group's workspaces, one
+ * per stream it uses. */
 uint64_t icsv_compute_gemm_bytes(const icsv_compute_row *r);
 /* Whether those fit in free_bytes with ICSV_COMPUTE_HEADROOM to spare. */
 bool icsv_compute_gemm_fits(const icsv_compute_row *r, uint64_t free_bytes);

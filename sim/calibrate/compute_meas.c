@@ -45,6 +45,11 @@ static void read_gemm(ics_jr *r, const ics_ccal *c, const cJSON *row, ics_ccal_p
     ics_jr_int(r, row, "k", true, 1, MAX_DIM, &k);
     ics_jr_int(r, row, "groups", false, 1, ICS_CCAL_GROUPS_MAX, &groups);
     ics_jr_int(r, row, "streams", false, 1, ICS_CCAL_STREAMS_MAX, &streams);
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(row, "streams");
+    if (ics_jr_ok(r) && st && !cJSON_GetObjectItemCaseSensitive(row, "groups"))
+        ics_jr_fail(r, st, "streams",
+                    "expected \"groups\" beside it (the streams a group of GEMMs goes to), got "
+                    "streams alone");
     p->gemm = true;
     p->dtype = dtype_of[d];
     p->m = (int)m;

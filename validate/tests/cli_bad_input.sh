@@ -46,7 +46,7 @@ expect_bad "compute: -g: measures one GPU" compute -g 2
 expect_bad "--shapes: '17x17x16': K and one of M, N" compute --shapes 17x17x16
 expect_bad "--graph: only compute takes it" collective all_reduce --graph
 expect_bad "--groups: only with --shapes" compute --groups 16
-expect_bad "--streams: expected 1 to 16, got 0" compute --shapes 16x16x16 --groups 4 --streams 0
+expect_bad "--streams: expected 1 to 16 streams, got '0'" compute --shapes 16x16x16 --groups 4 --streams 0
 expect_bad "--dtype: only compute takes it" collective all_reduce --dtype bf16
 expect_bad "no directory" compute --json /nonexistent-dir/c.json
 

@@ -156,9 +156,9 @@ static void test_compute_groups(void)
     g_assert_cmpint(a.groups, ==, 256);
     g_assert_cmpint(a.streams, ==, 1);
     icsv_args_clear(&a);
-    g_assert_true(
-        parse("icsim-validate compute --shapes 16x16x16 --groups 1 --streams 16", &a, NULL));
+    g_assert_true(parse("icsim-validate compute --shapes 16x16x16 --groups 1", &a, NULL));
     g_assert_cmpint(a.groups, ==, 1);
+    g_assert_cmpint(a.streams, ==, 1);
     icsv_args_clear(&a);
 }
 
@@ -240,12 +240,16 @@ static void test_bad(void)
         {"icsim-validate compute --groups 4", "--groups: only with --shapes"},
         {"icsim-validate compute --shapes 16x16x16 --streams 2", "--streams: only with --groups"},
         {"icsim-validate compute --shapes 16x16x16 --groups 0", "--groups: expected 1 to 256"},
-        {"icsim-validate compute --shapes 16x16x16 --groups 257",
-         "expected 1 to 256 GEMMs, got 257"},
+        {"icsim-validate compute --shapes 16x16x16 --groups 257", "1 to 256 GEMMs, got '257'"},
+        {"icsim-validate compute --shapes 16x16x16 --groups -2147483648", "got '-2147483648'"},
         {"icsim-validate compute --shapes 16x16x16 --groups 4 --streams 0",
-         "--streams: expected 1 to 16, got 0"},
-        {"icsim-validate compute --shapes 16x16x16 --groups 4 --streams 17", "got 17"},
-        {"icsim-validate compute --shapes 16x16x16 --groups x", "--groups"},
+         "--streams: expected 1 to 16 streams, got '0'"},
+        {"icsim-validate compute --shapes 16x16x16 --groups 4 --streams 17", "got '17'"},
+        {"icsim-validate compute --shapes 16x16x16 --groups x", "--groups: expected 1 to 256"},
+        {"icsim-validate compute --shapes 16x16x16 --groups 1 --streams 9",
+         "--streams: only with --groups 2 or more"},
+        {"icsim-validate compute --graph -n 10000 --shapes 16x16x16 --groups 11",
+         "-n x --groups: expected at most 100000 GEMMs in one graph, got 10000 x 11"},
         {"icsim-validate p2p --groups 2", "--groups: only compute takes it"},
         {"icsim-validate collective all_reduce --streams 2", "--streams: only compute takes it"},
     };

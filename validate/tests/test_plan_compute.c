@@ -103,8 +103,12 @@ static void test_groups(void)
     g_assert_cmpint(rows[0].streams, ==, 4);
     g_assert_cmpint(rows[1].groups, ==, 0);
     g_assert_cmpint(icsv_compute_row_gemms(&rows[1]), ==, 1);
-    g_assert_cmpuint(icsv_compute_gemm_bytes(&rows[0]), ==, 16 * one);
-    g_assert_false(icsv_compute_gemm_fits(&rows[0], 15 * one + ICSV_COMPUTE_HEADROOM));
+    /* each expert's operands, and a 32 MiB cuBLASLt workspace for each of the 4 streams */
+    g_assert_cmpuint(icsv_compute_gemm_bytes(&rows[0]), ==, 16 * one + 4 * (32ull << 20));
+    g_assert_false(icsv_compute_gemm_fits(&rows[0], 16 * one + ICSV_COMPUTE_HEADROOM));
+    rows[0].groups = 2; /* 2 GEMMs use 2 of the 4 streams */
+    g_assert_cmpuint(icsv_compute_gemm_bytes(&rows[0]), ==, 2 * one + 2 * (32ull << 20));
+    rows[0].groups = 16;
     rows[0].time_us = 344.07; /* measured on an H200: 16 GEMMs of Qwen3-30B-A3B's fc1 */
     g_assert_cmpfloat_with_epsilon(icsv_compute_tflops(&rows[0]),
                                    16 * 2.0 * 4096 * 1536 * 2048 / 344.07e6, 1e-9);
