@@ -149,40 +149,41 @@ static bool layout_numbers(ics_cli_train_job *j)
     return true;
 }
 
+/* A word option's enum value into *out (untouched when not given); false, having said what it
+ * expects, when the word is not one of them. */
+static bool word(const char *flag, const char *given, int (*parse)(const char *),
+                 const char *expected, int *out)
+{
+    if (!given)
+        return true;
+    int v = parse(given);
+    if (v < 0) {
+        char *fmt = g_strdup_printf("%s: expected %s, got \"%%s\"", flag, expected);
+        usage(fmt, given); /* escapes the word given */
+        g_free(fmt);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
 static bool layout_words(const train_args *a, ics_layout *l)
 {
-    if (a->recompute) {
-        int v = ics_recompute_parse(a->recompute);
-        if (v < 0)
-            return usage("--recompute: expected none, selective or full, got \"%s\"", a->recompute);
-        l->recompute = (ics_recompute)v;
-    }
-    if (a->placement) {
-        int v = ics_placement_parse(a->placement);
-        if (v < 0)
-            return usage("--placement: expected tp-pp-dp or tp-dp-pp, got \"%s\"", a->placement);
-        l->placement = (ics_placement)v;
-    }
-    if (a->fp8_recipe) {
-        int v = ics_fp8_recipe_parse(a->fp8_recipe);
-        if (v < 0)
-            return usage("--fp8-recipe: expected delayed, current or mxfp8, got \"%s\"",
-                         a->fp8_recipe);
-        l->fp8_recipe = (ics_fp8_recipe)v;
-    }
-    if (a->graph) {
-        int v = ics_graph_scope_parse(a->graph);
-        if (v < 0)
-            return usage("--cuda-graph-scope: expected none, moe_router or full, got \"%s\"",
-                         a->graph);
-        l->cuda_graph = (ics_graph_scope)v;
-    }
-    if (a->attention) {
-        int v = ics_attention_parse(a->attention);
-        if (v < 0)
-            return usage("--attention: expected flash or unfused, got \"%s\"", a->attention);
-        l->attention = (ics_attention)v;
-    }
+    int rec = (int)l->recompute, place = (int)l->placement, fp8 = (int)l->fp8_recipe,
+        graph = (int)l->cuda_graph, attn = (int)l->attention;
+    if (!word("--recompute", a->recompute, ics_recompute_parse, "none, selective or full", &rec) ||
+        !word("--placement", a->placement, ics_placement_parse, "tp-pp-dp or tp-dp-pp", &place) ||
+        !word("--fp8-recipe", a->fp8_recipe, ics_fp8_recipe_parse, "delayed, current or mxfp8",
+              &fp8) ||
+        !word("--cuda-graph-scope", a->graph, ics_graph_scope_parse, "none, moe_router or full",
+              &graph) ||
+        !word("--attention", a->attention, ics_attention_parse, "flash or unfused", &attn))
+        return false;
+    l->recompute = (ics_recompute)rec;
+    l->placement = (ics_placement)place;
+    l->fp8_recipe = (ics_fp8_recipe)fp8;
+    l->cuda_graph = (ics_graph_scope)graph;
+    l->attention = (ics_attention)attn;
     if (a->grad_dtype) {
         if (strcmp(a->grad_dtype, "fp32") == 0)
             l->grad_dtype = ICS_DTYPE_FP32;

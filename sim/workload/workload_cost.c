@@ -467,9 +467,8 @@ static void grouped_bwd(kern *k, double groups, double m, double n, double kk)
 #define MOE_PERMUTE_MAP_SMALL 3
 #define MOE_ROUTER_BWD_SMALL  7
 /* FP8 needs each expert's rows a multiple of 16 (MXFP8: 32): without a capacity (dropless) the
- * experts pad
- * their input and probabilities and unpad the output (Fp8Padding / Fp8Unpadding), forward and
- * backward */
+ * experts pad their input and probabilities and unpad the output (Fp8Padding / Fp8Unpadding),
+ * forward and backward */
 #define MOE_FP8_PAD_SMALL 3
 
 /* Norm, the router's gate GEMM (tokens x experts) and top-k softmax in fp32, and the permute
