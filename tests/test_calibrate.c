@@ -2,6 +2,7 @@
  * its base with the fitted values; a fit recovers values planted in a model; a fit on one real
  * log predicts another better than the model as shipped; logs the model cannot hold are refused
  * with their line. */
+#include "calibrate/calib_internal.h" /* the memo's counters */
 #include "calibrate/calibrate.h"
 #include "hw/hw.h"
 
@@ -473,6 +474,50 @@ static void test_fit_holds_published(void)
 }
 
 /* An A100 log against an H100 model, 16 ranks against one 8-GPU node: refused at the table. */
+/* The memo (calib.c): each set of parameter values is simulated once, and what it returns is
+ * what a simulation returns. A fit with its cross-validation on two planted logs, then a fresh
+ * calibration of the same measurements (its memo empty) predicts every point at the fitted
+ * values: the same times to the bit. And the memo spared runs: fewer points simulated than
+ * passes x points (find_candidates restores the loaded model after every probe, and each fold
+ * starts from it). */
+static void test_memo_exact(void)
+{
+    char *planted = overlay("planted-memo.json", "hwmodels/dgx-a100.json",
+                            "{\"nvlink_gbps\": 17.0, \"sync_us\": 2.4}");
+    char *ag = simulated_log(planted, ICS_COLL_ALL_GATHER, 64 << 10, 1 << 30);
+    char *ar = simulated_log(planted, ICS_COLL_ALL_REDUCE, 64 << 10, 1 << 30);
+    ics_meas *m = ics_meas_new();
+    GError *err = NULL;
+    g_assert_true(ics_meas_read_text(m, "ag.log", ag, strlen(ag), NULL, &err));
+    g_assert_true(ics_meas_read_text(m, "ar.log", ar, strlen(ar), NULL, &err));
+    char *model = src("hwmodels/dgx-a100.json");
+    ics_calib_opts o = {.params = 1u << ICS_CAL_NVLINK_GBPS | 1u << ICS_CAL_SYNC_US};
+    ics_calib *c = ics_calib_new(model, m, &o, &err);
+    g_assert_no_error(err);
+    GArray *folds = g_array_new(FALSE, FALSE, sizeof(ics_calib_fold));
+    g_assert_true(ics_calib_cross_validate(c, folds, &err));
+    g_assert_cmpuint(folds->len, >=, 3); /* two operations and several size decades */
+    g_assert_true(ics_calib_param_of(c, ICS_CAL_NVLINK_GBPS)->determined);
+    int n = ics_calib_n_points(c);
+    g_test_message("%d passes over %d points, %d points simulated", c->sims, n, c->runs);
+    g_assert_cmpint(c->runs, <, c->sims * n * 3 / 4);
+    ics_calib *fresh = ics_calib_new(model, m, &o, &err);
+    g_assert_no_error(err);
+    g_assert_true(ics_calib_predict_with(fresh, c, &err));
+    g_assert_cmpint(fresh->runs, ==, 2 * n); /* the loaded model, then the fitted one */
+    for (int i = 0; i < n; i++)
+        g_assert_cmpfloat(ics_calib_point_at(fresh, i)->after_us, ==,
+                          ics_calib_point_at(c, i)->after_us);
+    ics_calib_free(fresh);
+    ics_calib_free(c);
+    g_array_free(folds, TRUE);
+    ics_meas_free(m);
+    g_free(model);
+    g_free(ag);
+    g_free(ar);
+    g_free(planted);
+}
+
 static void test_mismatch_refused(void)
 {
     ics_meas *m = ics_meas_new();
@@ -513,6 +558,7 @@ int main(int argc, char **argv)
     g_test_add_func("/calibrate/fit-refused-when-worse", test_fit_refused_when_worse);
     g_test_add_func("/calibrate/fit-holds-published", test_fit_holds_published);
     g_test_add_func("/calibrate/fit-at-a-kink", test_fit_at_a_kink);
+    g_test_add_func("/calibrate/memo-exact", test_memo_exact);
     int rc = g_test_run();
     char *cmd = g_strdup_printf("rm -rf '%s'", tmpdir);
     (void)!system(cmd);

@@ -209,11 +209,61 @@ static void params_init(ics_calib *c)
     const calib_table *t0 = &g_array_index(c->tables, calib_table, 0);
     const ics_hw *hw = ((calib_system *)g_ptr_array_index(c->systems, 0))->hw;
     for (int p = 0; p < ICS_CAL_COUNT; p++) {
-        c->loaded[p] = ics_hw_cal(hw, (ics_cal_param)p);
+        c->loaded[p] = c->now[p] = ics_hw_cal(hw, (ics_cal_param)p);
         double v = ics_comm_cal_value(t0->comm, (ics_cal_param)p);
         c->params[p] = (ics_calib_param){.before = v, .after = v, .rel_sigma = NAN};
         c->start_at[p] = NAN;
     }
+}
+
+/* ---- the memo ------------------------------------------------------------------------------
+ * A point's simulated time depends on nothing but the parameters' values: the models and
+ * communicators are rebuilt from the same files and only these values change, and a simulation
+ * is deterministic. The fit comes back to the same values again and again: each probe of
+ * find_candidates restores the model as loaded and simulates it again, every fold of the
+ * cross-validation starts from the loaded values and probes the same ones, and the last full fit
+ * repeats the first. So each set of values is simulated once and its times kept (per point: a
+ * set may have been met with different points run). Exact: the same times, fewer runs. */
+#define MEMO_MAX 4096 /* sets kept; past that the memo starts again (its memory stays bounded) */
+
+typedef struct {
+    double v[ICS_CAL_COUNT];
+} calib_key;
+
+typedef struct {
+    double sim_us;
+    bool ok, known;
+} calib_memo_point;
+
+static guint key_hash(gconstpointer k)
+{
+    const unsigned char *b = k;
+    guint h = 2166136261u; /* FNV-1a over the values' bytes */
+    for (size_t i = 0; i < sizeof(calib_key); i++)
+        h = (h ^ b[i]) * 16777619u;
+    return h;
+}
+
+static gboolean key_equal(gconstpointer a, gconstpointer b)
+{
+    return memcmp(a, b, sizeof(calib_key)) == 0;
+}
+
+/* The times met at the current values (one row per point), created empty if none yet. */
+static calib_memo_point *memo_now(ics_calib *c)
+{
+    calib_key k;
+    memset(&k, 0, sizeof k);
+    for (int p = 0; p < ICS_CAL_COUNT; p++)
+        k.v[p] = isnan(c->now[p]) ? NAN : c->now[p] + 0.0; /* one NaN, one zero */
+    calib_memo_point *row = g_hash_table_lookup(c->memo, &k);
+    if (row)
+        return row;
+    if (g_hash_table_size(c->memo) >= MEMO_MAX)
+        g_hash_table_remove_all(c->memo);
+    row = g_new0(calib_memo_point, c->points->len);
+    g_hash_table_insert(c->memo, g_memdup2(&k, sizeof k), row);
+    return row;
 }
 
 ics_calib *ics_calib_new(const char *model_path, const ics_meas *m, const ics_calib_opts *o,
@@ -231,6 +281,7 @@ ics_calib *ics_calib_new(const char *model_path, const ics_meas *m, const ics_ca
     c->progress = o ? o->progress : NULL;
     c->progress_ctx = o ? o->progress_ctx : NULL;
     c->threads = (int)MAX(1, MIN(g_get_num_processors(), 64));
+    c->memo = g_hash_table_new_full(key_hash, key_equal, g_free, g_free);
     c->tuning = (ics_coll_tuning){.nvls_enable = true};
     bool ok = c->backend != NULL;
     if (!ok)
@@ -280,12 +331,14 @@ void ics_calib_free(ics_calib *c)
     g_array_free(c->tables, TRUE);
     g_array_free(c->points, TRUE);
     g_array_free(c->reqs, TRUE);
+    g_hash_table_destroy(c->memo);
     g_free(c->model_path);
     g_free(c);
 }
 
 void ics_calib__set(ics_calib *c, ics_cal_param p, double value)
 {
+    c->now[p] = value;
     for (guint i = 0; i < c->systems->len; i++)
         ics_hw_cal_set(((calib_system *)g_ptr_array_index(c->systems, i))->hw, p, value);
 }
@@ -313,43 +366,82 @@ static gint by_size_desc(gconstpointer a, gconstpointer b, gpointer user)
     return (x < y) - (x > y);
 }
 
-bool ics_calib__simulate(ics_calib *c, bool before, GError **error)
+/* Runs the points the memo does not know at the current values (a fit's passes skip the points
+ * held out: nothing in the fit reads them) and files their times in it. */
+static void run_points(ics_calib *c, calib_memo_point *row, bool held_out_too)
+{
+    bool flow = strcmp(c->backend->name, "flow") == 0; /* SimGrid runs in one thread only */
+    GThreadPool *pool = flow ? NULL : g_thread_pool_new(simulate_point, c, c->threads, FALSE, NULL);
+    if (pool)
+        g_thread_pool_set_sort_function(pool, by_size_desc, c);
+    GArray *run = g_array_new(FALSE, FALSE, sizeof(guint));
+    for (guint i = 0; i < c->points->len; i++) {
+        if (row[i].known ||
+            (!held_out_too && g_array_index(c->points, ics_calib_point, i).held_out))
+            continue;
+        g_array_append_val(run, i);
+        if (pool)
+            g_thread_pool_push(pool, GUINT_TO_POINTER(i + 1), NULL);
+        else
+            simulate_point(GUINT_TO_POINTER(i + 1), c);
+    }
+    if (pool)
+        g_thread_pool_free(pool, FALSE, TRUE); /* waits for every point */
+    for (guint k = 0; k < run->len; k++) {
+        guint i = g_array_index(run, guint, k);
+        const calib_req *q = &g_array_index(c->reqs, calib_req, i);
+        row[i] = (calib_memo_point){.sim_us = q->sim_us, .ok = q->ok, .known = true};
+    }
+    c->runs += (int)run->len;
+    g_array_free(run, TRUE);
+}
+
+/* Point i's time at the current values into its after_us (and before_us); false if the model
+ * could not run it. */
+static bool take_point(ics_calib *c, const calib_memo_point *m, guint i, bool before,
+                       GError **error)
+{
+    ics_calib_point *p = &g_array_index(c->points, ics_calib_point, i);
+    if (!m->ok) {
+        g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT, "%s: the model cannot run %s on %d ranks",
+                    p->source, ics_coll_op_name(p->op), p->nranks);
+        return false;
+    }
+    if (m->sim_us >= ics_time_to_us(ICS_TIME_LIMIT)) { /* saturated: see comm.h */
+        g_set_error(error, ICS_ERROR, ICS_ERROR_LIMIT,
+                    "%s: the model's %s of %" PRIu64 " bytes on %d ranks ends past the "
+                    "simulator's horizon of %s (docs/limits.md)",
+                    p->source, ics_coll_op_name(p->op), p->size_bytes, p->nranks,
+                    ICS_TIME_LIMIT_TEXT);
+        return false;
+    }
+    if (before)
+        p->before_us = m->sim_us;
+    p->after_us = m->sim_us;
+    return true;
+}
+
+static bool simulate(ics_calib *c, bool before, bool held_out_too, GError **error)
 {
     c->sims++;
-    if (strcmp(c->backend->name, "flow") == 0) { /* SimGrid runs in one thread only */
-        for (guint i = 0; i < c->points->len; i++)
-            simulate_point(GUINT_TO_POINTER(i + 1), c);
-    } else {
-        GThreadPool *pool = g_thread_pool_new(simulate_point, c, c->threads, FALSE, NULL);
-        g_thread_pool_set_sort_function(pool, by_size_desc, c);
-        for (guint i = 0; i < c->points->len; i++)
-            g_thread_pool_push(pool, GUINT_TO_POINTER(i + 1), NULL);
-        g_thread_pool_free(pool, FALSE, TRUE); /* waits for every point */
-    }
-    for (guint i = 0; i < c->points->len; i++) {
-        ics_calib_point *p = &g_array_index(c->points, ics_calib_point, i);
-        const calib_req *q = &g_array_index(c->reqs, calib_req, i);
-        if (!q->ok) {
-            g_set_error(error, ICS_ERROR, ICS_ERROR_INPUT,
-                        "%s: the model cannot run %s on %d ranks", p->source,
-                        ics_coll_op_name(p->op), p->nranks);
+    calib_memo_point *row = memo_now(c);
+    run_points(c, row, held_out_too);
+    for (guint i = 0; i < c->points->len; i++)
+        if (row[i].known && !take_point(c, &row[i], i, before, error))
             return false;
-        }
-        if (q->sim_us >= ics_time_to_us(ICS_TIME_LIMIT)) { /* saturated: see comm.h */
-            g_set_error(error, ICS_ERROR, ICS_ERROR_LIMIT,
-                        "%s: the model's %s of %" PRIu64 " bytes on %d ranks ends past the "
-                        "simulator's horizon of %s (docs/limits.md)",
-                        p->source, ics_coll_op_name(p->op), p->size_bytes, p->nranks,
-                        ICS_TIME_LIMIT_TEXT);
-            return false;
-        }
-        if (before)
-            p->before_us = q->sim_us;
-        p->after_us = q->sim_us;
-    }
     if (c->progress)
         c->progress(c->progress_ctx, c->sims, (int)c->points->len);
     return true;
+}
+
+bool ics_calib__simulate(ics_calib *c, bool before, GError **error)
+{
+    return simulate(c, before, false, error);
+}
+
+bool ics_calib__simulate_held_out(ics_calib *c, GError **error)
+{
+    return simulate(c, false, true, error);
 }
 
 bool ics_calib_predict_with(ics_calib *c, const ics_calib *fitted, GError **error)

@@ -42,7 +42,7 @@ static bool fold(ics_calib *c, const char *what, GArray *out, GError **error)
         left += !g_array_index(c->points, ics_calib_point, i).held_out;
     if (left == 0)
         return true; /* nothing to fit on */
-    if (!ics_calib__fit(c, error))
+    if (!ics_calib__fit(c, error) || !ics_calib__simulate_held_out(c, error))
         return false;
     f.median_before = median_held_out(c, false, &f.n);
     f.median_after = median_held_out(c, true, &f.n);

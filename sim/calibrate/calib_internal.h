@@ -52,10 +52,13 @@ struct ics_calib {
     bool is_cluster;
     ics_calib_param params[ICS_CAL_COUNT];
     int sims;                                          /* simulations of every point so far */
+    int runs;                                          /* of those, points actually simulated */
     void (*progress)(void *ctx, int sims, int points); /* ics_calib_opts' */
     void *progress_ctx;
     int threads;                  /* points simulated at once */
     double loaded[ICS_CAL_COUNT]; /* the model's own calibration as loaded (NAN: default) */
+    double now[ICS_CAL_COUNT];    /* every parameter's value as last set (NAN: default) */
+    GHashTable *memo;             /* calib_memo by calib_key: each set of values' times */
     /* where a parameter's search starts when only a move down changed the times (its value at
      * a kink, another bound taking over just above it: calib_fit.c, moves); NAN otherwise */
     double start_at[ICS_CAL_COUNT];
@@ -63,8 +66,11 @@ struct ics_calib {
 
 /* Every model's value of p (NAN: back to the default). */
 void ics_calib__set(ics_calib *c, ics_cal_param p, double value);
-/* Simulates every point: sets after_us (and before_us too if `before`). */
+/* Simulates every point not held out: sets after_us (and before_us too if `before`). Points
+ * held out keep their last times: nothing in a fit reads them. */
 bool ics_calib__simulate(ics_calib *c, bool before, GError **error);
+/* The same, the points held out included (a fold's prediction of them). */
+bool ics_calib__simulate_held_out(ics_calib *c, GError **error);
 /* The fit (calib_fit.c), from the model as loaded. */
 bool ics_calib__fit(ics_calib *c, GError **error);
 /* The median of an array of doubles (sorted in place); NAN when empty. For every median the
