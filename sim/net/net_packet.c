@@ -537,31 +537,28 @@ static uint64_t route_load(const ics_pk_net *n, const ics_route *r)
  * away from busy uplinks (decided once per transfer here, not per packet). */
 #define ADAPTIVE_CHOICES 16
 
-static void pick_route(ics_pk_net *n, const ics_net_xfer *xf, ics_route *r)
+static const ics_route *pick_route(ics_pk_net *n, const ics_net_xfer *xf)
 {
-    bool ok = ics_route_find(n->t, xf->src, xf->dst, xf->flow_hash, r);
-    g_assert(ok); /* every GPU pair of a validated model is routable */
+    const ics_route *r = ics_net_routes_find(n->routes, xf->src, xf->dst, xf->flow_hash);
+    g_assert(r); /* every GPU pair of a validated model is routable */
     if (!n->p.adaptive_routing || !ics_topo_fattree(n->t))
-        return;
-    uint64_t best = route_load(n, r);
+        return r;
+    uint64_t best = route_load(n, r), best_hash = xf->flow_hash;
     for (uint64_t i = 1; i < ADAPTIVE_CHOICES && best > 0; i++) {
         /* another ECMP hash, the same NIC slot (the hash's bits above ICS_ROUTE_HASH_BITS) */
         uint64_t h = (xf->flow_hash - ics_route_ecmp_bits(xf->flow_hash)) |
                      ics_route_ecmp_bits(xf->flow_hash + i * 0x9e3779b97f4a7c15ULL);
-        ics_route alt;
-        if (!ics_route_find(n->t, xf->src, xf->dst, h, &alt) || alt.n_paths == 0) {
-            ics_route_clear(&alt);
+        const ics_route *alt = ics_net_routes_find(n->routes, xf->src, xf->dst, h);
+        if (!alt || alt->n_paths == 0)
             continue;
-        }
-        uint64_t load = route_load(n, &alt);
+        uint64_t load = route_load(n, alt);
         if (load < best) {
             best = load;
-            ics_route_clear(r);
-            *r = alt;
-        } else {
-            ics_route_clear(&alt);
+            best_hash = h;
         }
     }
+    /* the memo's routes last until its next call: the chosen one again */
+    return ics_net_routes_find(n->routes, xf->src, xf->dst, best_hash);
 }
 
 /* Splits bytes over a route's paths by weight, in whole packets; the last path takes the rest. */
@@ -569,27 +566,25 @@ void ics_pk_send(ics_net *net, const ics_net_xfer *xf)
 {
     ics_pk_net *n = (ics_pk_net *)net;
     ics_pk_xfer *x = ics_pk_xfer_new(n, xf->done, xf->ctx, xf->tag);
-    ics_route r = {0};
-    if (xf->src != xf->dst && xf->bytes > 0)
-        pick_route(n, xf, &r);
+    static const ics_route none = {0};
+    const ics_route *r = xf->src != xf->dst && xf->bytes > 0 ? pick_route(n, xf) : &none;
     /* an NVLink route has at most 64 paths (one per bond, hw_catalog.c); one across the fabric
      * has one per queue pair (NCCL_IB_QPS_PER_CONNECTION, up to 128): past 64 the last flow
      * takes what is left */
     ics_pk_flow *flows[64];
     int nf = 0;
     uint64_t left = xf->bytes;
-    for (int i = 0; i < r.n_paths && left > 0 && nf < 64; i++) {
-        const ics_route_path *p = &r.paths[i];
+    for (int i = 0; i < r->n_paths && left > 0 && nf < 64; i++) {
+        const ics_route_path *p = &r->paths[i];
         uint32_t payload = ics_net_packet_payload(n->t, p, n->p.packet_bytes);
         uint64_t share = left;
-        if (i + 1 < r.n_paths && nf + 1 < 64)
+        if (i + 1 < r->n_paths && nf + 1 < 64)
             share = MIN(left, (uint64_t)(xf->bytes * p->weight / payload) * payload);
         if (share == 0)
             continue;
         left -= share;
         flows[nf++] = ics_pk_flow_new(n, x, p->chans, p->n_hops, share, payload);
     }
-    ics_route_clear(&r);
     if (nf == 0) {
         ics_engine_after(n->e, 0, ics_pk_ev_done_now, x, 0);
         return;
@@ -619,6 +614,7 @@ ics_net *ics_pk_create(const ics_topo *t, ics_engine *e, const ics_net_params *p
     n->t = t;
     n->e = e;
     n->p = *p;
+    n->routes = ics_net_routes_new(t);
     if (n->p.train_bytes == 0)
         n->p.train_bytes = DEFAULT_TRAIN_BYTES;
     if (n->p.train_share == 0)
@@ -661,6 +657,7 @@ void ics_pk_destroy(ics_net *net)
     }
     for (int c = 0; c < ics_topo_nchans(n->t); c++)
         ics_cal_clear(&n->chans[c].cal);
+    ics_net_routes_free(n->routes);
     g_free(n->chans);
     g_free(n);
 }

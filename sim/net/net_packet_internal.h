@@ -8,6 +8,7 @@
 
 #include "net/net.h"
 #include "net/net_calendar.h"
+#include "net/net_routes.h"
 
 typedef struct ics_pk_net ics_pk_net;
 typedef struct ics_pk_flow ics_pk_flow;
@@ -107,6 +108,7 @@ struct ics_pk_net {
     ics_engine *e;
     ics_net_params p;
     ics_pk_chan *chans;
+    ics_net_routes *routes; /* owned: each (source, destination, hash)'s route, built once */
     ics_net_stats stats;
     /* what is under way, freed by destroy when a run stops early (the engine's horizon) */
     ics_pk_xfer *live_xfers;
