@@ -57,6 +57,23 @@ static void test_saturating(void)
     g_assert_cmpfloat(ics_time_to_s(ICS_TIME_LIMIT) / 86400, <, 53.45);
 }
 
+/* ics_time_serialize's 64-bit path (taken while size x 10^12 + bw fits) against the 128-bit
+ * arithmetic it stands for, on both sides of where it stops fitting. */
+static void test_serialize_both_paths(void)
+{
+    const uint64_t edge = UINT64_MAX / ICS_PS_PER_S; /* ~18.4 MB */
+    const uint64_t sizes[] = {0, 1, 4096, 1 << 20, edge - 1, edge, edge + 1, 1ULL << 30,
+                              1ULL << 40};
+    const uint64_t bws[] = {1, 3, 25000000000ULL, 900000000000ULL, 123456789012345ULL};
+    for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++)
+        for (size_t j = 0; j < G_N_ELEMENTS(bws); j++) {
+            unsigned __int128 q =
+                ((unsigned __int128)sizes[i] * ICS_PS_PER_S + bws[j] - 1) / bws[j];
+            ics_time want = q > (unsigned __int128)ICS_TIME_LIMIT ? ICS_TIME_LIMIT : (ics_time)q;
+            g_assert_cmpint(ics_time_serialize(sizes[i], bws[j]), ==, want);
+        }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -64,5 +81,6 @@ int main(int argc, char **argv)
     g_test_add_func("/time/rounds-up", test_rounds_up);
     g_test_add_func("/time/large", test_large);
     g_test_add_func("/time/saturating", test_saturating);
+    g_test_add_func("/time/serialize-both-paths", test_serialize_both_paths);
     return g_test_run();
 }

@@ -10,6 +10,12 @@
  * the offset and the run, which is what makes an uncontended flow exact. */
 ics_time ics_fluid_ps(uint64_t bytes, uint32_t payload, ics_time max_ser)
 {
+    uint64_t n64; /* in 64 bits when it fits: the same quotient (see ics_time_serialize) */
+    if (!__builtin_mul_overflow(bytes, (uint64_t)max_ser, &n64) &&
+        !__builtin_add_overflow(n64, (uint64_t)payload - 1, &n64)) {
+        uint64_t q = n64 / payload;
+        return q < (uint64_t)ICS_TIME_LIMIT ? (ics_time)q : ICS_TIME_LIMIT;
+    }
     unsigned __int128 num = (unsigned __int128)bytes * (uint64_t)max_ser;
     unsigned __int128 q = (num + payload - 1) / payload;
     return q < (unsigned __int128)ICS_TIME_LIMIT ? (ics_time)q : ICS_TIME_LIMIT;
