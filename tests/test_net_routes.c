@@ -1,6 +1,6 @@
 /* The networks' memo of routes (net/net_routes.h): what it returns is what ics_route_find
- * returns, for every (source, destination, flow hash), also past the bound where it starts
- * again and where it stands aside; a route met again is not built again. */
+ * returns, for every (source, destination, flow hash), also past the bounds (routes, paths)
+ * where it starts again and where it stands aside; a route met again is not built again. */
 #include "hw/hw.h"
 #include "net/net_routes.h"
 #include "topo/topo.h"
@@ -94,6 +94,28 @@ static void test_past_the_bound(void)
     rig_close(&g);
 }
 
+/* Routes of several paths (one per NVSwitch on a DGX H100) fill the memo's bound on paths
+ * (262,144) before its bound on routes: it starts again when the paths would pass it. */
+static void test_paths_bound(void)
+{
+    rig g;
+    rig_open(&g, "dgx-h100.json", 0);
+    ics_net_routes *m = ics_net_routes_new(g.t);
+    int src = ics_topo_gpu(g.t, 0, 0), dst = ics_topo_gpu(g.t, 0, 5);
+    int np = ics_net_routes_find(m, src, dst, 0)->n_paths;
+    g_assert_cmpint(np, >=, 2);
+    int fit = (1 << 18) / np, keys = fit + 1000;
+    for (int h = 1; h < keys; h++) {
+        const ics_route *r = ics_net_routes_find(m, src, dst, (uint64_t)h);
+        g_assert_true(ics_net_routes_find(m, src, dst, (uint64_t)h) == r);
+        g_assert_true(ics_net_routes_find(m, src, dst, (uint64_t)h) == r);
+    }
+    g_assert_cmpuint(ics_net_routes_held(m), ==, keys - fit);
+    check_same(g.t, ics_net_routes_find(m, src, dst, 3), src, dst, 3);
+    ics_net_routes_free(m);
+    rig_close(&g);
+}
+
 /* Keys that never come back (an all-to-all's pairs): after a window of misses the memo stands
  * aside and holds no more, and what it returns is still the route. */
 static void test_stands_aside(void)
@@ -133,6 +155,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/net/routes/same-as-find", test_same_as_find);
     g_test_add_func("/net/routes/past-the-bound", test_past_the_bound);
+    g_test_add_func("/net/routes/paths-bound", test_paths_bound);
     g_test_add_func("/net/routes/stands-aside", test_stands_aside);
     g_test_add_func("/net/routes/inside-a-node", test_inside_a_node);
     return g_test_run();

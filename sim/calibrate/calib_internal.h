@@ -66,8 +66,9 @@ struct ics_calib {
 
 /* Every model's value of p (NAN: back to the default). */
 void ics_calib__set(ics_calib *c, ics_cal_param p, double value);
-/* Simulates every point not held out: sets after_us (and before_us too if `before`). Points
- * held out keep their last times: nothing in a fit reads them. */
+/* Simulates every point not held out: sets after_us (and before_us too if `before`). A point
+ * held out is not run (nothing in a fit reads it): its after_us is updated only where the memo
+ * already has its time at these values. */
 bool ics_calib__simulate(ics_calib *c, bool before, GError **error);
 /* The same, the points held out included (a fold's prediction of them). */
 bool ics_calib__simulate_held_out(ics_calib *c, GError **error);

@@ -1,8 +1,9 @@
-/* The routes' memo (net_routes.h says why). Bounded: a network that meets more than
- * ROUTES_MAX distinct (source, destination, hash) starts its memo again, so its memory stays
- * under ROUTES_MAX routes (~0.2 KiB each across the fabric: ~50 MiB; ~0.6 KiB with four NVLink
- * paths). 2^16 was too few for a 1 GiB all-to-all on 256 GPUs (65,280 pairs, several hashes
- * each): it started again before its keys came back, 10% slower than without it.
+/* The routes' memo (net_routes.h says why). Bounded: a network whose memo would hold more than
+ * ROUTES_MAX routes or PATHS_MAX paths starts it again, so its memory stays under ~40 MiB (a
+ * path is ~0.14 KiB: 32 channels inline; a route across the fabric has one a queue pair, up to
+ * 128 with NCCL_IB_QPS_PER_CONNECTION, one across NVSwitches one a switch). 2^16 routes were
+ * too few for a 1 GiB all-to-all on 256 GPUs (65,280 pairs, several hashes each): it started
+ * again before its keys came back, 10% slower than without it.
  *
  * A memo only pays where keys come back. Where they do not (an all-to-all: each pair's chunks
  * once or twice) the table's inserts and its memory cost more than the routes: on 540 Polaris
@@ -10,10 +11,12 @@
  * lookups hitting. So it watches itself: over each WINDOW of lookups, if fewer than half hit, it
  * lets what it holds go and the next BYPASS lookups build their route without it (as before the
  * memo), then it tries again. A training step, whose pipeline and ring sends repeat every
- * micro-batch, stays in the memo. */
+ * micro-batch, stays in the memo. (Under adaptive routing the chosen route is looked up a second
+ * time, a hit that counts: the rate reads a little high there.) */
 #include "net/net_routes.h"
 
 #define ROUTES_MAX (1 << 18)
+#define PATHS_MAX  (1 << 18)
 #define WINDOW     4096
 #define BYPASS     (16 * WINDOW)
 
@@ -32,6 +35,7 @@ struct ics_net_routes {
     const ics_topo *t;
     GHashTable *table; /* route_entry by its key (the entry's first member), owned */
     int lookups, hits; /* in the current window */
+    int64_t paths;     /* held in the table */
     int bypass;        /* lookups left to build without the memo */
     ics_route scratch; /* the last route built without it */
 };
@@ -82,6 +86,7 @@ static void window_end(ics_net_routes *m)
     if (m->hits < WINDOW / 2) { /* and what it holds did not pay either */
         m->bypass = BYPASS;
         g_hash_table_remove_all(m->table);
+        m->paths = 0;
     }
     m->lookups = m->hits = 0;
 }
@@ -111,12 +116,15 @@ const ics_route *ics_net_routes_find(ics_net_routes *m, int src, int dst, uint64
     route_entry *e = g_hash_table_lookup(m->table, &k);
     m->hits += e != NULL;
     if (!e) {
-        if (g_hash_table_size(m->table) >= ROUTES_MAX)
-            g_hash_table_remove_all(m->table);
         e = g_new0(route_entry, 1);
         e->key = k;
         e->ok = ics_route_find(m->t, src, dst, hash, &e->r);
         compact(&e->r);
+        if (g_hash_table_size(m->table) >= ROUTES_MAX || m->paths + e->r.n_paths > PATHS_MAX) {
+            g_hash_table_remove_all(m->table);
+            m->paths = 0;
+        }
+        m->paths += e->r.n_paths;
         g_hash_table_insert(m->table, &e->key, e);
     }
     return e->ok ? &e->r : NULL;
