@@ -62,8 +62,8 @@ static void test_saturating(void)
 static void test_serialize_both_paths(void)
 {
     const uint64_t edge = UINT64_MAX / ICS_PS_PER_S; /* ~18.4 MB */
-    const uint64_t sizes[] = {0, 1, 4096, 1 << 20, edge - 1, edge, edge + 1, 1ULL << 30,
-                              1ULL << 40};
+    const uint64_t sizes[] = {0,    1,        4096,       1 << 20,   edge - 1,
+                              edge, edge + 1, 1ULL << 30, 1ULL << 40};
     const uint64_t bws[] = {1, 3, 25000000000ULL, 900000000000ULL, 123456789012345ULL};
     for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++)
         for (size_t j = 0; j < G_N_ELEMENTS(bws); j++) {
