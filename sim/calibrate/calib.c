@@ -370,20 +370,24 @@ static gint by_size_desc(gconstpointer a, gconstpointer b, gpointer user)
  * held out: nothing in the fit reads them) and files their times in it. */
 static void run_points(ics_calib *c, calib_memo_point *row, bool held_out_too)
 {
-    bool flow = strcmp(c->backend->name, "flow") == 0; /* SimGrid runs in one thread only */
-    GThreadPool *pool = flow ? NULL : g_thread_pool_new(simulate_point, c, c->threads, FALSE, NULL);
+    GArray *run = g_array_new(FALSE, FALSE, sizeof(guint));
+    for (guint i = 0; i < c->points->len; i++)
+        if (!row[i].known &&
+            (held_out_too || !g_array_index(c->points, ics_calib_point, i).held_out))
+            g_array_append_val(run, i);
+    /* no pool for a pass the memo answers whole; SimGrid runs in one thread only */
+    bool flow = strcmp(c->backend->name, "flow") == 0;
+    GThreadPool *pool = flow || run->len == 0
+                            ? NULL
+                            : g_thread_pool_new(simulate_point, c, c->threads, FALSE, NULL);
     if (pool)
         g_thread_pool_set_sort_function(pool, by_size_desc, c);
-    GArray *run = g_array_new(FALSE, FALSE, sizeof(guint));
-    for (guint i = 0; i < c->points->len; i++) {
-        if (row[i].known ||
-            (!held_out_too && g_array_index(c->points, ics_calib_point, i).held_out))
-            continue;
-        g_array_append_val(run, i);
+    for (guint k = 0; k < run->len; k++) {
+        gpointer data = GUINT_TO_POINTER(g_array_index(run, guint, k) + 1);
         if (pool)
-            g_thread_pool_push(pool, GUINT_TO_POINTER(i + 1), NULL);
+            g_thread_pool_push(pool, data, NULL);
         else
-            simulate_point(GUINT_TO_POINTER(i + 1), c);
+            simulate_point(data, c);
     }
     if (pool)
         g_thread_pool_free(pool, FALSE, TRUE); /* waits for every point */
