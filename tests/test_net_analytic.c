@@ -184,7 +184,10 @@ static void test_agrees_with_packet(void)
         {"dgx1-v100.json", 0, OP_SEND, "gpu0", "gpu3"},
         {"pcie-8gpu.json", 0, OP_SEND, "gpu0", "gpu7"},
         {"dgx-h100.json", 0, OP_SEND, "gpu0", "gpu5"},
-        {"superpod-h100-ndr.json", 2, OP_SEND, "0:gpu0", "1:gpu3"},
+        /* across nodes on one rail: one path (to another rail a send's NVSwitch paths meet
+         * again at its PXN relay, where the backends share them differently: test_coll_streams,
+         * /streams/backends-agree) */
+        {"superpod-h100-ndr.json", 2, OP_SEND, "0:gpu0", "1:gpu0"},
         {"dgx-h100.json", 0, OP_MULTICAST, "gpu0", "nvsw0"},
         {"dgx-h100.json", 0, OP_REDUCE, "gpu0", "nvsw0"},
     };
@@ -365,11 +368,13 @@ static uint64_t hash_for_spine(const rig *g, int src, int dst, int want)
 
 /* Leaf-pair exchange across the spines: the GPUs under full leaf i and under full leaf
  * i + L/2 swap 32 MiB, the k-th GPU of one with the k-th of the other, and the k-th pair
- * climbs to spine k mod S (balanced ECMP). Returns the last completion time. */
+ * climbs to spine k mod S (balanced ECMP). Returns the last completion time. Each GPU sends by
+ * its own NIC (NCCL_PXN_DISABLE=1), so that a pair's traffic leaves by its leaves. */
 static ics_time leaf_exchange(const char *model, const char *backend, uint64_t bytes, int *flows)
 {
     rig g;
     rig_open_with(&g, model, 0, backend, NULL);
+    ics_topo_set_paths(g.t, &(ics_topo_paths){-1, -1, -1, 0, 1});
     const ics_fattree_plan *plan = ics_topo_fattree(g.t);
     int nleaves = plan->leaves, spines = plan->spines_per_pod;
     GArray **under = g_new(GArray *, nleaves);

@@ -35,14 +35,16 @@ static const ics_route *ask_thrice(ics_net_routes *m, int src, int dst, uint64_t
 }
 
 /* Across the fabric, where the hash picks the spine (ECMP) and the NIC slot: every key its own
- * route, asked twice (the second time the memo's own, not rebuilt). */
+ * route, asked twice (the second time the memo's own, not rebuilt). Node 40 is in another
+ * 32-node unit, so its traffic climbs to the spines (a rail's traffic inside one unit, PXN's
+ * too, stays on its leaf). */
 static void test_same_as_find(void)
 {
     rig g;
-    rig_open(&g, "superpod-h100-ndr.json", 16);
+    rig_open(&g, "superpod-h100-ndr.json", 48);
     ics_net_routes *m = ics_net_routes_new(g.t);
     int gpus[] = {ics_topo_gpu(g.t, 0, 0), ics_topo_gpu(g.t, 0, 3), ics_topo_gpu(g.t, 5, 0),
-                  ics_topo_gpu(g.t, 15, 7)};
+                  ics_topo_gpu(g.t, 40, 7)};
     bool spread = false; /* some hashes of one pair take different paths */
     for (int a = 0; a < 4; a++)
         for (int b = 0; b < 4; b++)

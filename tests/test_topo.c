@@ -235,9 +235,14 @@ static void test_rail_optimized(void)
     ics_topo *t = ics_topo_new(hw);
     /* same rail, same 32-node unit: one leaf */
     g_assert_cmpint(top_tier(t, ics_topo_gpu(t, 0, 3), ics_topo_gpu(t, 31, 3), 1), ==, 1);
-    /* same rail, another unit, or another rail: through a spine */
+    /* same rail, another unit: through a spine */
     g_assert_cmpint(top_tier(t, ics_topo_gpu(t, 0, 3), ics_topo_gpu(t, 32, 3), 1), ==, 2);
+    /* another rail: onto the destination's rail by PXN, so one leaf; through a spine from the
+     * sender's own NIC with NCCL_PXN_DISABLE=1 */
+    g_assert_cmpint(top_tier(t, ics_topo_gpu(t, 0, 3), ics_topo_gpu(t, 1, 4), 1), ==, 1);
+    ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, -1, 0, 1});
     g_assert_cmpint(top_tier(t, ics_topo_gpu(t, 0, 3), ics_topo_gpu(t, 1, 4), 1), ==, 2);
+    ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, -1, 0, 0});
     /* ECMP: the flow hash spreads flows over the spines */
     GHashTable *spines = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (uint64_t h = 0; h < 64; h++) {
@@ -261,7 +266,83 @@ static void test_rail_optimized(void)
     hw = load("superpod-a100-hdr.json", 0);
     t = ics_topo_new(hw);
     g_assert_cmpint(top_tier(t, ics_topo_gpu(t, 0, 2), ics_topo_gpu(t, 139, 2), 5), ==, 2);
+    g_assert_cmpint(top_tier(t, ics_topo_gpu(t, 0, 2), ics_topo_gpu(t, 139, 4), 5), ==, 2);
+    ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, -1, 0, 1});
     g_assert_cmpint(top_tier(t, ics_topo_gpu(t, 0, 2), ics_topo_gpu(t, 139, 4), 5), ==, 3);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+}
+
+/* The devices a route's path visits, in order, as labels joined by spaces. */
+static char *visits(const ics_topo *t, const ics_route_path *p)
+{
+    GString *s = g_string_new(ics_topo_dev_label(t, ics_topo_chan_get(t, p->chans[0])->src));
+    for (int h = 0; h < p->n_hops; h++)
+        g_string_append_printf(s, " %s",
+                               ics_topo_dev_label(t, ics_topo_chan_get(t, p->chans[h])->dst));
+    return g_string_free(s, FALSE);
+}
+
+/* NCCL's PXN: a send to another rail goes over NVLink to the GPU of that rail and out of its
+ * NIC, one path per NVSwitch plane of the sender's (4 on a DGX H100, weighted by their links);
+ * the receive side is the destination's own NIC either way. */
+static void test_pxn(void)
+{
+    ics_hw *hw = load("superpod-h100-ndr.json", 2);
+    ics_topo *t = ics_topo_new(hw);
+    int src = ics_topo_gpu(t, 0, 3), dst = ics_topo_gpu(t, 1, 4);
+    ics_route r;
+    g_assert_true(ics_route_find(t, src, dst, 7, &r));
+    g_assert_cmpint(r.n_paths, ==, 4);
+    double sum = 0;
+    for (int p = 0; p < r.n_paths; p++) {
+        char *v = visits(t, &r.paths[p]);
+        g_assert_true(g_str_has_prefix(v, "0:gpu3 0:nvsw"));
+        g_assert_nonnull(strstr(v, " 0:gpu4 "));                  /* the relay */
+        g_assert_nonnull(strstr(v, " 0:mlx5_6 leaf4 1:mlx5_6 ")); /* rail 4 (gpu4: mlx5_6) */
+        g_assert_null(strstr(v, "spine"));
+        g_assert_true(g_str_has_suffix(v, " 1:gpu4"));
+        sum += r.paths[p].weight;
+        g_free(v);
+    }
+    g_assert_cmpfloat_with_epsilon(sum, 1.0, 1e-12);
+    ics_route_clear(&r);
+    /* the same rail, or PXN off: the sender's own NIC, one path */
+    g_assert_true(ics_route_find(t, src, ics_topo_gpu(t, 1, 3), 7, &r));
+    g_assert_cmpint(r.n_paths, ==, 1);
+    ics_route_clear(&r);
+    ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, -1, 0, 1});
+    g_assert_true(ics_route_find(t, src, dst, 7, &r));
+    g_assert_cmpint(r.n_paths, ==, 1);
+    char *v = visits(t, &r.paths[0]);
+    g_assert_true(g_str_has_prefix(v, "0:gpu3 "));
+    g_assert_nonnull(strstr(v, "spine"));
+    g_free(v);
+    ics_route_clear(&r);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+
+    /* no relay where the NICs hang off the host bridges (Polaris: PHB from every GPU, past the
+     * PXB PXN needs): the sender's own NIC */
+    hw = load("polaris.json", 2);
+    t = ics_topo_new(hw);
+    g_assert_true(ics_route_find(t, ics_topo_gpu(t, 0, 0), ics_topo_gpu(t, 1, 3), 0, &r));
+    for (int p = 0; p < r.n_paths; p++)
+        g_assert_cmpint(ics_topo_chan_get(t, r.paths[p].chans[0])->kind, !=, ICS_CHAN_NVLINK);
+    ics_route_clear(&r);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+
+    /* a GH200's NIC through its own Grace (NCCL's P2C) relays for its NVLink peers */
+    hw = load("alps-gh200.json", 2);
+    t = ics_topo_new(hw);
+    g_assert_true(ics_route_find(t, ics_topo_gpu(t, 0, 0), ics_topo_gpu(t, 1, 2), 0, &r));
+    for (int p = 0; p < r.n_paths; p++) {
+        char *w = visits(t, &r.paths[p]);
+        g_assert_nonnull(strstr(w, " 0:gpu2 "));
+        g_free(w);
+    }
+    ics_route_clear(&r);
     ics_topo_free(t);
     ics_hw_free(hw);
 }
@@ -298,9 +379,9 @@ static void test_route_qps(void)
     int spread = 0;
     for (uint64_t h = 0; h < 8; h++) {
         ics_route one, four;
-        ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, -1, 1});
+        ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, -1, 1, 0});
         g_assert_true(ics_route_find(t, a, b, h, &one));
-        ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, -1, 4});
+        ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, -1, 4, 0});
         g_assert_true(ics_route_find(t, a, b, h, &four));
         g_assert_cmpint(one.n_paths, ==, 1);
         g_assert_cmpint(four.n_paths, ==, 4);
@@ -449,6 +530,7 @@ int main(int argc, char **argv)
     g_test_add_func("/route/all-pairs/nodes", test_all_pairs_nodes);
     g_test_add_func("/route/all-pairs/clusters", test_all_pairs_clusters);
     g_test_add_func("/route/rail-optimized", test_rail_optimized);
+    g_test_add_func("/route/pxn", test_pxn);
     g_test_add_func("/route/nvswitch-striping", test_nvswitch_striping);
     g_test_add_func("/route/pcie", test_pcie_paths);
     g_test_add_func("/fattree/oversubscription", test_oversubscription);

@@ -71,9 +71,7 @@ ics_time ics_algo_hop_time(const ics_algo_ctx *c, int a, int b, uint64_t wire_by
     *lat_ps = 0;
     if (a == b || !ics_route_find(c->t, c->ranks[a], c->ranks[b], 0, &r))
         return 0;
-    uint64_t bw = 0;
-    for (int p = 0; p < r.n_paths; p++)
-        bw += ics_route_path_bw(c->t, &r.paths[p]);
+    uint64_t bw = ics_route_bw(c->t, &r);
     *lat_ps = ics_route_path_latency(c->t, &r.paths[0]);
     ics_route_clear(&r);
     return bw ? ics_time_serialize(wire_bytes, bw) : 0;

@@ -138,7 +138,7 @@ static void read_level(ics_env_lookup get, void *ctx, GString *w, const char *va
 
 void ics_coll_paths_from(ics_topo_paths *p, ics_env_lookup get, void *ctx, GError **warning)
 {
-    *p = (ics_topo_paths){-1, -1, -1, 0};
+    *p = (ics_topo_paths){-1, -1, -1, 0, 0};
     GString *w = g_string_new(NULL);
     int disable = 0;
     read_int_from(get, ctx, w, "NCCL_P2P_DISABLE", INT_MIN, INT_MAX, &disable);
@@ -152,6 +152,8 @@ void ics_coll_paths_from(ics_topo_paths *p, ics_env_lookup get, void *ctx, GErro
     p->gdr_read = read < 0 ? -1 : read != 0;
     /* net_ib.cc: at most NCCL_IB_MAX_QPS (128) a connection */
     read_int_from(get, ctx, w, "NCCL_IB_QPS_PER_CONNECTION", 1, 128, &p->qps);
+    /* paths.cc ncclPxnDisable: PXN is off only where the value is 1 */
+    read_int_from(get, ctx, w, "NCCL_PXN_DISABLE", INT_MIN, INT_MAX, &p->pxn_disable);
     if (w->len)
         g_set_error_literal(warning, ICS_ERROR, ICS_ERROR_INPUT, w->str);
     g_string_free(w, TRUE);

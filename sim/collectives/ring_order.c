@@ -88,6 +88,28 @@ static const int *pick(const search *s, int ch)
     return s->cycles[best];
 }
 
+/* Across nodes NCCL's ring graph leaves a node by the NIC it entered by (crossNic 0, tried
+ * first) and its search takes the nearest paths first: where another GPU of the node reaches
+ * the start GPU's NIC through PCIe switches alone (two GPUs and their NICs under one switch, a
+ * DGX A100), the ring ends there and sends without an NVLink relay (route.c,
+ * ics_route_send_nic). Moves the first such GPU after the start (positions at..at+m-1 of order)
+ * to the end. */
+static void end_at_sibling(const ics_topo *t, const int *ranks, int *order, int at, int m)
+{
+    int nic = ics_route_nic_of_gpu(t, ranks[order[at]]);
+    if (nic < 0)
+        return;
+    for (int k = 1; k < m - 1; k++) {
+        int g = ranks[order[at + k]];
+        if (ics_topo_path_type(t, g, nic) <= ICS_PATH_PXB && ics_topo_uses_gdr(t, g, nic, true)) {
+            int sib = order[at + k];
+            memmove(&order[at + k], &order[at + k + 1], sizeof(int) * (size_t)(m - 1 - k));
+            order[at + m - 1] = sib;
+            return;
+        }
+    }
+}
+
 static void by_node(const ics_topo *t, const int *ranks, int n, int ch, int *order)
 {
     int i = 0;
@@ -97,6 +119,8 @@ static void by_node(const ics_topo *t, const int *ranks, int n, int ch, int *ord
             m++;
         for (int k = 0; k < m; k++)
             order[i + k] = i + (ch + k) % m;
+        if (m < n && m > 2)
+            end_at_sibling(t, ranks, order, i, m);
         i += m;
     }
 }

@@ -25,7 +25,7 @@ static int link_class(const ics_topo *t, int a, int b)
 }
 
 /* The bandwidth of a ring, one direction: the slowest neighbour-to-neighbour route, each
- * route's paths added (NVSwitch striping). */
+ * route's paths added (NVSwitch striping) up to what they share (ics_route_bw). */
 static double ring_gbps(const ics_topo *t, const int *ranks, int n)
 {
     double worst = INFINITY;
@@ -33,9 +33,7 @@ static double ring_gbps(const ics_topo *t, const int *ranks, int n)
         ics_route r;
         if (!ics_route_find(t, ranks[i], ranks[(i + 1) % n], 0, &r))
             return 0;
-        double sum = 0;
-        for (int p = 0; p < r.n_paths; p++)
-            sum += ics_route_path_bw(t, &r.paths[p]) / 1e9;
+        double sum = (double)ics_route_bw(t, &r) / 1e9;
         ics_route_clear(&r);
         worst = MIN(worst, sum);
     }

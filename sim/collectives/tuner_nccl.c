@@ -155,7 +155,7 @@ static int log2i(uint64_t x)
 
 /* ---- what the model reads off the topology ------------------------------------------------- */
 
-/* Bandwidth (GB/s, paths summed) and whether every hop is NVLink, of the route a -> b. */
+/* Bandwidth (GB/s, ics_route_bw) and whether every hop is NVLink, of the route a -> b. */
 static double route_gbps(const ics_topo *t, int a, int b, bool *nvlink)
 {
     ics_route r;
@@ -163,8 +163,8 @@ static double route_gbps(const ics_topo *t, int a, int b, bool *nvlink)
     *nvlink = true;
     if (!ics_route_find(t, a, b, 0, &r))
         return 0;
+    sum = (double)ics_route_bw(t, &r) / 1e9;
     for (int p = 0; p < r.n_paths; p++) {
-        sum += ics_route_path_bw(t, &r.paths[p]) / 1e9;
         for (int h = 0; h < r.paths[p].n_hops; h++)
             *nvlink &= ics_topo_chan_get(t, r.paths[p].chans[h])->kind == ICS_CHAN_NVLINK;
     }

@@ -349,15 +349,18 @@ static void route_transport(const ics_topo *t, int src, int dst, GString *out)
     }
     if (a->node == b->node)
         return;
-    int ns = ics_route_nic_of_gpu(t, src);
+    int via, ns = ics_route_send_nic(t, src, dst, 0, &via); /* ics_report_route's hash */
     int nd = b->kind == ICS_DEV_GPU ? ics_route_nic_of_gpu(t, dst) : dst;
     if (ns < 0 || nd < 0)
         return;
-    bool gs = ics_topo_uses_gdr(t, src, ns, true) || a->socket < 0;
+    bool gs = ics_topo_uses_gdr(t, via, ns, true) || a->socket < 0;
     bool gd = b->kind != ICS_DEV_GPU || ics_topo_uses_gdr(t, dst, nd, false) || b->socket < 0;
-    g_string_append_printf(out, "transport: network; send %s (path %s), receive %s\n",
+    g_string_append(out, "transport: network; send ");
+    if (via != src)
+        g_string_append_printf(out, "over NVLink through %s (PXN), ", ics_topo_dev_label(t, via));
+    g_string_append_printf(out, "%s (path %s), receive %s\n",
                            gs ? "GPUDirect RDMA" : "from host memory",
-                           ics_path_type_name(ics_topo_path_type(t, src, ns)),
+                           ics_path_type_name(ics_topo_path_type(t, via, ns)),
                            gd ? "GPUDirect RDMA" : "into host memory");
 }
 

@@ -547,20 +547,74 @@ static uint64_t qp_hash(uint64_t hash, int k)
     return (hash & ~mask) | (mix(hash ^ (uint64_t)k * 0xd1b54a32d192ed03ULL) & mask);
 }
 
-/* GPU or NIC src to one on another node: through the source's exit NIC, the fabric, the
- * destination's NIC. With NCCL_IB_QPS_PER_CONNECTION = q (t->paths.qps) a connection's messages
- * go round-robin over q queue pairs, each hashed onto the fabric on its own: q paths of 1/q of
- * the bytes, alike but for the fabric's ECMP picks. */
+/* Where a send from src to dst, on another node, leaves src's node: the NIC, and in *via the GPU
+ * whose memory that NIC reads (src, or its PXN relay). NCCL (2.12 on) keeps a send on the
+ * destination's rail, the NIC of the GPU of src's node with dst's local index: a ring's graph
+ * enters and leaves a node by one NIC (search.cc, ncclTopoSearchCheckNet with crossNic 0, tried
+ * before crossNic 2), and a point-to-point send takes the NIC of the peer's local index
+ * (ncclTopoGetNetDev, NCCL_P2P_PXN_LEVEL 2). src reaches that NIC itself where it is at most PXB
+ * away with GPUDirect RDMA (two GPUs and their NICs under one PCIe switch: NCCL's graph then has
+ * no PXN path, ncclTopoComputePaths' condition (4); its point-to-point sends would still relay,
+ * through the same NIC); else over NVLink through that NIC's GPU (PXN): src writes into the
+ * relay's memory and the NIC reads it there, which NCCL allows only by GPUDirect RDMA
+ * (ics_topo_pxn_can_relay; net.cc "PXN should not use host buffers for data"). Receives stay on
+ * the receiver's own NIC ("We don't support PXN on receive yet", net.cc). Rings, trees and
+ * all-to-alls then cross a rail-optimized fabric on one rail. Where neither applies (a NIC or
+ * switch at either end; for the relay NCCL_PXN_DISABLE=1, no NVLink to it, or a relay that
+ * cannot) the send leaves by src's own NIC. */
+int ics_route_send_nic(const ics_topo *t, int src, int dst, uint64_t hash, int *via)
+{
+    const ics_topo_dev *a = ics_topo_dev_get(t, src), *b = ics_topo_dev_get(t, dst);
+    int own = exit_nic(t, src, hash);
+    *via = src;
+    if (a->kind != ICS_DEV_GPU || b->kind != ICS_DEV_GPU || b->local >= ics_topo_gpus_per_node(t))
+        return own;
+    int peer = ics_topo_gpu(t, a->node, b->local);
+    int rail = peer == src || ics_topo_dev_get(t, peer)->down ? -1 : exit_nic(t, peer, hash);
+    if (rail < 0 || rail == own)
+        return own;
+    if (ics_topo_path_type(t, src, rail) <= ICS_PATH_PXB && ics_topo_uses_gdr(t, src, rail, true))
+        return rail;
+    if (t->paths.pxn_disable == 1 || ics_topo_path_type(t, src, peer) != ICS_PATH_NVL ||
+        !ics_topo_pxn_can_relay(t, peer, rail))
+        return own;
+    *via = peer;
+    return rail;
+}
+
+/* Appends the hops of path p to pb. */
+static void append(path_builder *pb, const ics_route_path *p)
+{
+    for (int h = 0; h < p->n_hops && pb->ok; h++) {
+        if (pb->path.n_hops >= ICS_ROUTE_MAX_HOPS)
+            pb->ok = false;
+        else
+            pb->path.chans[pb->path.n_hops++] = p->chans[h];
+    }
+}
+
+/* GPU or NIC src to one on another node: through the source's exit NIC (or its PXN relay's),
+ * the fabric, the destination's NIC. With NCCL_IB_QPS_PER_CONNECTION = q (t->paths.qps) a
+ * connection's messages go round-robin over q queue pairs, each hashed onto the fabric on its
+ * own: q paths of 1/q of the bytes, alike but for the fabric's ECMP picks; a relay's NVLink leg
+ * is one path per NVSwitch (ics_route_find), each with its share of every queue pair's. */
 static bool net_route(const ics_topo *t, int src, int dst, uint64_t flow_hash, ics_route *out)
 {
     const ics_topo_dev *a = ics_topo_dev_get(t, src), *b = ics_topo_dev_get(t, dst);
-    int ns = exit_nic(t, src, flow_hash), nd = exit_nic(t, dst, flow_hash);
+    int via, ns = ics_route_send_nic(t, src, dst, flow_hash, &via);
+    int nd = exit_nic(t, dst, flow_hash);
     if (ns < 0 || nd < 0)
         return false;
     int qps = t->paths.qps > 1 ? t->paths.qps : 1;
     /* the legs inside the two nodes are the same for every queue pair: built once */
+    ics_route relay = {0};
+    ics_route_path none = {.weight = 1};
+    if (via != src && !ics_route_find(t, src, via, flow_hash, &relay))
+        return false;
     path_builder in = {.t = t, .ok = true}, out_leg = {.t = t, .ok = true};
-    if (ns != src && (ics_topo_uses_gdr(t, src, ns, true) || a->socket < 0))
+    if (via != src) /* the relay's memory to its NIC: GPUDirect RDMA (ics_route_send_nic) */
+        pcie_path(&in, via, ns);
+    else if (ns != src && (ics_topo_uses_gdr(t, src, ns, true) || a->socket < 0))
         pcie_path(&in, src, ns);
     else if (ns != src) /* the send buffer in host memory next to the GPU */
         host_path(&in, src, ns, a->socket);
@@ -568,21 +622,22 @@ static bool net_route(const ics_topo *t, int src, int dst, uint64_t flow_hash, i
         pcie_path(&out_leg, nd, dst);
     else if (nd != dst)
         host_path(&out_leg, nd, dst, b->socket);
-    for (int k = 0; k < qps && in.ok && out_leg.ok; k++) {
-        path_builder pb = in;
-        pb.path.weight = 1.0 / qps;
-        fabric_path(&pb, ns, nd, qp_hash(flow_hash, k));
-        for (int h = 0; h < out_leg.path.n_hops && pb.ok; h++) {
-            if (pb.path.n_hops >= ICS_ROUTE_MAX_HOPS)
-                pb.ok = false;
-            else
-                pb.path.chans[pb.path.n_hops++] = out_leg.path.chans[h];
+    const ics_route_path *pre = via != src ? relay.paths : &none;
+    int npre = via != src ? relay.n_paths : 1;
+    for (int k = 0; k < qps && in.ok && out_leg.ok; k++)
+        for (int r = 0; r < npre; r++) {
+            path_builder pb = {.t = t, .ok = true};
+            append(&pb, &pre[r]);
+            append(&pb, &in.path);
+            pb.path.weight = pre[r].weight / qps;
+            fabric_path(&pb, ns, nd, qp_hash(flow_hash, k));
+            append(&pb, &out_leg.path);
+            if (!pb.ok)
+                break;
+            add_path(out, &pb.path);
         }
-        if (!pb.ok)
-            break;
-        add_path(out, &pb.path);
-    }
-    if (out->n_paths < qps) {
+    ics_route_clear(&relay);
+    if (out->n_paths < qps * npre) {
         ics_route_clear(out);
         return false;
     }
@@ -645,4 +700,28 @@ uint64_t ics_route_path_bw(const ics_topo *t, const ics_route_path *p)
     for (int i = 0; i < p->n_hops; i++)
         bw = MIN(bw, ics_topo_chan_get(t, p->chans[i])->bw_bytes_per_s);
     return bw;
+}
+
+uint64_t ics_route_bw(const ics_topo *t, const ics_route *r)
+{
+    uint64_t sum = 0, cap = UINT64_MAX;
+    for (int p = 0; p < r->n_paths; p++)
+        sum += ics_route_path_bw(t, &r->paths[p]);
+    if (r->n_paths < 2)
+        return sum;
+    /* the hops every path ends with carry all of the route's bytes: after a PXN relay its PCIe,
+     * the NIC and the fabric; behind several queue pairs the receiving NIC's leg */
+    const ics_route_path *p0 = &r->paths[0];
+    int common = p0->n_hops;
+    for (int q = 1; q < r->n_paths; q++) {
+        const ics_route_path *pq = &r->paths[q];
+        int k = 0;
+        while (k < common && k < pq->n_hops &&
+               pq->chans[pq->n_hops - 1 - k] == p0->chans[p0->n_hops - 1 - k])
+            k++;
+        common = k;
+    }
+    for (int k = 0; k < common; k++)
+        cap = MIN(cap, ics_topo_chan_get(t, p0->chans[p0->n_hops - 1 - k])->bw_bytes_per_s);
+    return MIN(sum, cap);
 }

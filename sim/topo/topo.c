@@ -405,7 +405,7 @@ ics_topo *ics_topo_new(const ics_hw *hw)
     const ics_hw_node *n = ics_hw_node_of(hw);
     ics_topo *t = g_new0(ics_topo, 1);
     t->hw = hw;
-    t->paths = (ics_topo_paths){-1, -1, -1, 0};
+    t->paths = (ics_topo_paths){-1, -1, -1, 0, 0};
     t->nodes = ics_hw_nodes(hw);
     t->gpus = n->gpus;
     t->devs = g_array_new(FALSE, TRUE, sizeof(ics_topo_dev));

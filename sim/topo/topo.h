@@ -167,12 +167,15 @@ ics_path_type ics_topo_path_type(const ics_topo *t, int a, int b);
 
 /* What NCCL's environment changes in the choice of paths; -1 in a field: NCCL's default. */
 typedef struct {
-    int p2p_level; /* NCCL_P2P_LEVEL / NCCL_P2P_DISABLE (LOC): GPUs closer than or at this type
-                      talk peer to peer, the rest through host memory (SHM) */
-    int gdr_level; /* NCCL_NET_GDR_LEVEL: GPU and NIC at most this far use GPUDirect RDMA */
-    int gdr_read;  /* NCCL_NET_GDR_READ: 0 off, 1 on for sends too */
-    int qps;       /* NCCL_IB_QPS_PER_CONNECTION: queue pairs a connection spreads its messages
-                      over, each hashed onto the fabric on its own (route.c); 0 or 1: one */
+    int p2p_level;   /* NCCL_P2P_LEVEL / NCCL_P2P_DISABLE (LOC): GPUs closer than or at this type
+                        talk peer to peer, the rest through host memory (SHM) */
+    int gdr_level;   /* NCCL_NET_GDR_LEVEL: GPU and NIC at most this far use GPUDirect RDMA */
+    int gdr_read;    /* NCCL_NET_GDR_READ: 0 off, 1 on for sends too */
+    int qps;         /* NCCL_IB_QPS_PER_CONNECTION: queue pairs a connection spreads its messages
+                        over, each hashed onto the fabric on its own (route.c); 0 or 1: one */
+    int pxn_disable; /* NCCL_PXN_DISABLE: 1 sends every GPU's traffic out of its own NIC; 0
+                        (default) lets it leave by the destination's rail through an NVLink
+                        peer (PXN, route.c) */
 } ics_topo_paths;
 
 /* Sets the rules the routes follow from now on (the defaults until called). */
@@ -185,6 +188,11 @@ bool ics_topo_uses_p2p(const ics_topo *t, int a, int b);
  * (send: the NIC reads the GPU's memory); otherwise the network's buffers sit in host memory
  * next to the GPU. */
 bool ics_topo_uses_gdr(const ics_topo *t, int gpu, int nic, bool send);
+/* Whether GPU `gpu` may relay sends to NIC `nic` of its node for its NVLink peers (NCCL's PXN,
+ * paths.cc): the NIC is at most PXB away (PHB through its own CPU on a C2C GPU: NCCL's P2C,
+ * NCCL_PXN_C2C's default) and the NIC reads the GPU's memory by GPUDirect RDMA ("PXN should not
+ * use host buffers for data", net.cc). */
+bool ics_topo_pxn_can_relay(const ics_topo *t, int gpu, int nic);
 
 /* Routes between devices: which channels a transfer crosses, and how it splits when the
  * hardware stripes it. Rules, in order:
@@ -197,8 +205,11 @@ bool ics_topo_uses_gdr(const ics_topo *t, int gpu, int nic, bool send);
  *     by shortest path where a board boundary is crossed (DGX-2);
  *   - otherwise inside a node: up the PCIe tree to the lowest common switch or host bridge,
  *     through the root complex, across sockets when the NUMA nodes differ;
- *   - across nodes: to one of the source GPU's nearest compute NICs (by the flow hash when it
- *     has several, the same index at both ends; its own rail first), up the fat-tree
+ *   - across nodes: to the NIC on the destination's rail, that of the node's GPU with the
+ *     destination's local index, directly where the source is at most PXB from it, else over
+ *     NVLink through that GPU (NCCL's PXN), or where neither applies to one of the source GPU's
+ *     own nearest compute NICs (by the flow hash when it has several, the same index at both
+ *     ends; its own rail first) (ics_route_send_nic), up the fat-tree
  *     only as far as needed (up/down routing: loop-free by construction), one spine and core
  *     chosen by a flow hash (ECMP), down to the destination's NIC, then its PCIe tree; a GPU
  *     and its NIC without GPUDirect RDMA (ics_topo_uses_gdr) meet in the GPU's host memory. */
@@ -223,6 +234,10 @@ typedef struct {
 bool ics_route_find(const ics_topo *t, int src, int dst, uint64_t flow_hash, ics_route *out);
 void ics_route_clear(ics_route *r);
 
+/* The NIC a send from src to dst (on another node) leaves by: dst's rail where NCCL keeps it
+ * there (route.c says when), else src's own; *via = the GPU whose memory it reads (src, or the
+ * PXN relay on that rail). */
+int ics_route_send_nic(const ics_topo *t, int src, int dst, uint64_t flow_hash, int *via);
 /* The compute NIC a GPU uses to leave its node: the nearest by PCIe path class, ties broken
  * by rail == GPU index, then by NIC order. -1 if the node has no compute NIC. */
 int ics_route_nic_of_gpu(const ics_topo *t, int gpu_dev);
@@ -249,5 +264,8 @@ static inline uint64_t ics_route_flow(uint64_t hash, int nic_slot)
 ics_time ics_route_path_latency(const ics_topo *t, const ics_route_path *p);
 /* The smallest channel bandwidth on a path. */
 uint64_t ics_route_path_bw(const ics_topo *t, const ics_route_path *p);
+/* A route's bandwidth: its paths' added (NVSwitch striping, queue pairs), but no more than the
+ * hops all of them end with carry (after a PXN relay: its PCIe, the NIC, the fabric). */
+uint64_t ics_route_bw(const ics_topo *t, const ics_route *r);
 
 #endif

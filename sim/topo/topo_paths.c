@@ -132,6 +132,13 @@ static int arch_number(const ics_hw_gpu_type *g)
     return g->arch && strlen(g->arch) > 2 ? atoi(g->arch + 2) : 0;
 }
 
+/* How far NCCL's P2C reaches: PHB for a GPU on a C2C link to its CPU (Grace), else PXB. */
+static int p2c_level(const ics_topo *t)
+{
+    const ics_hw_gpu_type *g = ics_hw_node_of(t->hw)->gpu_type;
+    return g->pcie && g->pcie->family == ICS_LINK_NVLINK ? ICS_PATH_PHB : ICS_PATH_PXB;
+}
+
 static bool gdr_rule(const ics_topo *t, int gpu, int nic, bool send)
 {
     const ics_hw_gpu_type *g = ics_hw_node_of(t->hw)->gpu_type;
@@ -145,7 +152,12 @@ static bool gdr_rule(const ics_topo *t, int gpu, int nic, bool send)
         return false;
     /* NCCL_NET_GDR_C2C (default on): a GPU on a C2C link reaches its CPU's NICs through the
      * CPU (NCCL's P2C path, which our classes call PHB/NODE) and still uses GDR */
-    bool c2c = g->pcie && g->pcie->family == ICS_LINK_NVLINK;
-    int level = t->paths.gdr_level >= 0 ? t->paths.gdr_level : c2c ? ICS_PATH_PHB : ICS_PATH_PXB;
+    int level = t->paths.gdr_level >= 0 ? t->paths.gdr_level : p2c_level(t);
     return (int)ics_topo_path_type(t, gpu, nic) <= level;
+}
+
+bool ics_topo_pxn_can_relay(const ics_topo *t, int gpu, int nic)
+{
+    return (int)ics_topo_path_type(t, gpu, nic) <= p2c_level(t) &&
+           ics_topo_uses_gdr(t, gpu, nic, true);
 }
