@@ -403,15 +403,15 @@ static void emit_net_by_nic(const ics_algo_ctx *c, ics_sched *s, ics_p2p_waves *
     GHashTable *by_nic = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (int r = 0; r < n; r++) {
         int np = wave_peers(c, wv, w, r, peers);
-        for (int i = 0; i < np; i++) {
+        for (int i = 0; i < np; i++) { /* -2: inside the node; -1: no NIC (routing says) */
             int via;
             nic[i] = ics_algo_same_node(c, r, peers[i])
-                         ? -1
+                         ? -2
                          : ics_route_send_nic(c->t, c->ranks[r], c->ranks[peers[i]],
                                               (uint64_t)r * (uint64_t)n + (uint64_t)peers[i], &via);
         }
         for (int i = 0; i < np; i++) {
-            bool first_of_nic = nic[i] >= 0;
+            bool first_of_nic = nic[i] > -2;
             for (int j = 0; j < i && first_of_nic; j++)
                 first_of_nic = nic[j] != nic[i];
             if (!first_of_nic)
@@ -420,17 +420,17 @@ static void emit_net_by_nic(const ics_algo_ctx *c, ics_sched *s, ics_p2p_waves *
             for (int j = i; j < np; j++)
                 if (nic[j] == nic[i])
                     group[ng++] = peers[j];
-            stream_acc *acc = g_hash_table_lookup(by_nic, GINT_TO_POINTER(nic[i] + 1));
+            stream_acc *acc = g_hash_table_lookup(by_nic, GINT_TO_POINTER(nic[i] + 2));
             if (!acc) {
                 acc = g_new0(stream_acc, 1);
                 acc->legs = g_array_new(FALSE, FALSE, sizeof(ics_net_leg));
-                g_hash_table_insert(by_nic, GINT_TO_POINTER(nic[i] + 1), acc);
+                g_hash_table_insert(by_nic, GINT_TO_POINTER(nic[i] + 2), acc);
             }
             stream_gather(c, acc, r, true, group, ng, pp, 0, b);
         }
     }
-    for (int d = 0; d <= ics_topo_ndevs(c->t); d++) { /* NIC order: deterministic */
-        stream_acc *acc = g_hash_table_lookup(by_nic, GINT_TO_POINTER(d + 1));
+    for (int d = -1; d < ics_topo_ndevs(c->t); d++) { /* NIC order: deterministic */
+        stream_acc *acc = g_hash_table_lookup(by_nic, GINT_TO_POINTER(d + 2));
         if (!acc)
             continue;
         int id = stream_emit(s, acc, start);

@@ -101,7 +101,7 @@ static void end_at_sibling(const ics_topo *t, const int *ranks, int *order, int 
         return;
     for (int k = 1; k < m - 1; k++) {
         int g = ranks[order[at + k]];
-        if (ics_topo_path_type(t, g, nic) <= ICS_PATH_PXB && ics_topo_uses_gdr(t, g, nic, true)) {
+        if (ics_topo_pcie_sends(t, g, nic)) {
             int sib = order[at + k];
             memmove(&order[at + k], &order[at + k + 1], sizeof(int) * (size_t)(m - 1 - k));
             order[at + m - 1] = sib;

@@ -552,12 +552,15 @@ static uint64_t qp_hash(uint64_t hash, int k)
  * destination's rail, the NIC of the GPU of src's node with dst's local index: a ring's graph
  * enters and leaves a node by one NIC (search.cc, ncclTopoSearchCheckNet with crossNic 0, tried
  * before crossNic 2), and a point-to-point send takes the NIC of the peer's local index
- * (ncclTopoGetNetDev, NCCL_P2P_PXN_LEVEL 2). src reaches that NIC itself where it is at most PXB
- * away with GPUDirect RDMA (two GPUs and their NICs under one PCIe switch: NCCL's graph then has
- * no PXN path, ncclTopoComputePaths' condition (4); its point-to-point sends would still relay,
- * through the same NIC); else over NVLink through that NIC's GPU (PXN): src writes into the
- * relay's memory and the NIC reads it there, which NCCL allows only by GPUDirect RDMA
- * (ics_topo_pxn_can_relay; net.cc "PXN should not use host buffers for data"). Receives stay on
+ * (ncclTopoGetNetDev, NCCL_P2P_PXN_LEVEL 2). src reaches that NIC itself where it sends to it by
+ * GPUDirect RDMA at most PXB away (P2C on a Grace: ics_topo_pcie_sends; two GPUs and their
+ * NICs under one PCIe switch: NCCL's graph then has no PXN path, ncclTopoComputePaths'
+ * condition (4); its point-to-point sends would still relay, through the same NIC); else over
+ * NVLink, peer to peer, through that NIC's GPU (PXN): src writes into the relay's memory and
+ * the NIC reads it there, which NCCL allows only by GPUDirect RDMA ("PXN should not use host
+ * buffers for data", net.cc). The relay is the GPU of dst's local index whether or not it is
+ * in the communicator (NCCL's topology holds only the communicator's GPUs; the layouts icsim
+ * builds use the same local GPUs on every node). Receives stay on
  * the receiver's own NIC ("We don't support PXN on receive yet", net.cc). Rings, trees and
  * all-to-alls then cross a rail-optimized fabric on one rail. Where neither applies (a NIC or
  * switch at either end; for the relay NCCL_PXN_DISABLE=1, no NVLink to it, or a relay that
@@ -573,10 +576,10 @@ int ics_route_send_nic(const ics_topo *t, int src, int dst, uint64_t hash, int *
     int rail = peer == src || ics_topo_dev_get(t, peer)->down ? -1 : exit_nic(t, peer, hash);
     if (rail < 0 || rail == own)
         return own;
-    if (ics_topo_path_type(t, src, rail) <= ICS_PATH_PXB && ics_topo_uses_gdr(t, src, rail, true))
+    if (ics_topo_pcie_sends(t, src, rail))
         return rail;
     if (t->paths.pxn_disable == 1 || ics_topo_path_type(t, src, peer) != ICS_PATH_NVL ||
-        !ics_topo_pxn_can_relay(t, peer, rail))
+        !ics_topo_uses_p2p(t, src, peer) || !ics_topo_pcie_sends(t, peer, rail))
         return own;
     *via = peer;
     return rail;
@@ -702,6 +705,18 @@ uint64_t ics_route_path_bw(const ics_topo *t, const ics_route_path *p)
     return bw;
 }
 
+/* A channel a path crosses, with the path's share of the bytes (ics_route_bw). */
+typedef struct {
+    int chan;
+    double weight;
+} chan_share;
+
+static int by_chan(const void *a, const void *b)
+{
+    int x = ((const chan_share *)a)->chan, y = ((const chan_share *)b)->chan;
+    return (x > y) - (x < y);
+}
+
 uint64_t ics_route_bw(const ics_topo *t, const ics_route *r)
 {
     uint64_t sum = 0, cap = UINT64_MAX;
@@ -709,19 +724,27 @@ uint64_t ics_route_bw(const ics_topo *t, const ics_route *r)
         sum += ics_route_path_bw(t, &r->paths[p]);
     if (r->n_paths < 2)
         return sum;
-    /* the hops every path ends with carry all of the route's bytes: after a PXN relay its PCIe,
-     * the NIC and the fabric; behind several queue pairs the receiving NIC's leg */
-    const ics_route_path *p0 = &r->paths[0];
-    int common = p0->n_hops;
-    for (int q = 1; q < r->n_paths; q++) {
-        const ics_route_path *pq = &r->paths[q];
-        int k = 0;
-        while (k < common && k < pq->n_hops &&
-               pq->chans[pq->n_hops - 1 - k] == p0->chans[p0->n_hops - 1 - k])
-            k++;
-        common = k;
+    /* a channel several paths cross carries their shares together: after a PXN relay its PCIe,
+     * the NIC and the fabric; with several queue pairs the NICs at both ends (paths that cross
+     * none in common, an NVSwitch's planes, keep their sum) */
+    int n = 0;
+    for (int p = 0; p < r->n_paths; p++)
+        n += r->paths[p].n_hops;
+    chan_share room[128], *all = n <= 128 ? room : g_new(chan_share, n);
+    n = 0;
+    for (int p = 0; p < r->n_paths; p++)
+        for (int h = 0; h < r->paths[p].n_hops; h++)
+            all[n++] = (chan_share){r->paths[p].chans[h], r->paths[p].weight};
+    qsort(all, (size_t)n, sizeof *all, by_chan);
+    for (int i = 0, j; i < n; i = j) {
+        double w = 0;
+        for (j = i; j < n && all[j].chan == all[i].chan; j++)
+            w += all[j].weight;
+        if (j - i > 1 && w > 0)
+            cap = MIN(cap, (uint64_t)((double)ics_topo_chan_get(t, all[i].chan)->bw_bytes_per_s /
+                                      MIN(w, 1.0)));
     }
-    for (int k = 0; k < common; k++)
-        cap = MIN(cap, ics_topo_chan_get(t, p0->chans[p0->n_hops - 1 - k])->bw_bytes_per_s);
+    if (all != room)
+        g_free(all);
     return MIN(sum, cap);
 }

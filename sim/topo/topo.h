@@ -188,11 +188,11 @@ bool ics_topo_uses_p2p(const ics_topo *t, int a, int b);
  * (send: the NIC reads the GPU's memory); otherwise the network's buffers sit in host memory
  * next to the GPU. */
 bool ics_topo_uses_gdr(const ics_topo *t, int gpu, int nic, bool send);
-/* Whether GPU `gpu` may relay sends to NIC `nic` of its node for its NVLink peers (NCCL's PXN,
- * paths.cc): the NIC is at most PXB away (PHB through its own CPU on a C2C GPU: NCCL's P2C,
- * NCCL_PXN_C2C's default) and the NIC reads the GPU's memory by GPUDirect RDMA ("PXN should not
- * use host buffers for data", net.cc). */
-bool ics_topo_pxn_can_relay(const ics_topo *t, int gpu, int nic);
+/* Whether NIC `nic` reads GPU `gpu`'s memory by GPUDirect RDMA through PCIe switches alone:
+ * at most PXB away (PHB through its own CPU on a C2C GPU, NCCL's P2C). Such a GPU sends by that
+ * NIC itself, and may relay for its NVLink peers (NCCL's PXN, paths.cc, NCCL_PXN_C2C's
+ * default). */
+bool ics_topo_pcie_sends(const ics_topo *t, int gpu, int nic);
 
 /* Routes between devices: which channels a transfer crosses, and how it splits when the
  * hardware stripes it. Rules, in order:
@@ -264,8 +264,9 @@ static inline uint64_t ics_route_flow(uint64_t hash, int nic_slot)
 ics_time ics_route_path_latency(const ics_topo *t, const ics_route_path *p);
 /* The smallest channel bandwidth on a path. */
 uint64_t ics_route_path_bw(const ics_topo *t, const ics_route_path *p);
-/* A route's bandwidth: its paths' added (NVSwitch striping, queue pairs), but no more than the
- * hops all of them end with carry (after a PXN relay: its PCIe, the NIC, the fabric). */
+/* A route's bandwidth: its paths' added (NVSwitch striping, queue pairs), but no more than a
+ * channel several of them cross carries at their summed share (after a PXN relay: its PCIe,
+ * the NIC, the fabric). */
 uint64_t ics_route_bw(const ics_topo *t, const ics_route *r);
 
 #endif

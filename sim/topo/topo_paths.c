@@ -156,7 +156,7 @@ static bool gdr_rule(const ics_topo *t, int gpu, int nic, bool send)
     return (int)ics_topo_path_type(t, gpu, nic) <= level;
 }
 
-bool ics_topo_pxn_can_relay(const ics_topo *t, int gpu, int nic)
+bool ics_topo_pcie_sends(const ics_topo *t, int gpu, int nic)
 {
     return (int)ics_topo_path_type(t, gpu, nic) <= p2c_level(t) &&
            ics_topo_uses_gdr(t, gpu, nic, true);
