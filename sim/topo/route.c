@@ -560,11 +560,11 @@ static uint64_t qp_hash(uint64_t hash, int k)
  * the NIC reads it there, which NCCL allows only by GPUDirect RDMA ("PXN should not use host
  * buffers for data", net.cc). The relay is the GPU of dst's local index whether or not it is
  * in the communicator (NCCL's topology holds only the communicator's GPUs; the layouts icsim
- * builds use the same local GPUs on every node). Receives stay on
- * the receiver's own NIC ("We don't support PXN on receive yet", net.cc). Rings, trees and
- * all-to-alls then cross a rail-optimized fabric on one rail. Where neither applies (a NIC or
- * switch at either end; for the relay NCCL_PXN_DISABLE=1, no NVLink to it, or a relay that
- * cannot) the send leaves by src's own NIC. */
+ * builds use the same local GPUs on every node). Receives stay on the receiver's own NIC ("We
+ * don't support PXN on receive yet", net.cc). Rings, trees and all-to-alls then cross a
+ * rail-optimized fabric on one rail. Where neither applies (a NIC or switch at either end; for
+ * the relay NCCL_PXN_DISABLE=1, no NVLink to it, or a relay that cannot) the send leaves by
+ * src's own NIC. */
 int ics_route_send_nic(const ics_topo *t, int src, int dst, uint64_t hash, int *via)
 {
     const ics_topo_dev *a = ics_topo_dev_get(t, src), *b = ics_topo_dev_get(t, dst);
