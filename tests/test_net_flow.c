@@ -172,6 +172,23 @@ static void cross_rail(rig *g, ics_time *done)
              (uint64_t)i);
 }
 
+/* Two streams' legs relayed through the rail's GPU (PXN: 0:gpu1 and 0:gpu2 -> 1:gpu0 leave by
+ * 0:gpu0's NIC, each over four NVSwitch paths of 5, 4, 4 and 5 links' shares: separate SimGrid
+ * communications that meet again at the NIC), beside a send of 0:gpu0 by that NIC. The
+ * analytic backend holds each stream to one rate; the flow backend's priorities in proportion
+ * to bytes (net_flow.c, flow_start) must give the same shares. At equal priorities the
+ * streams' 5-link legs finished last: 4.8e-2 apart. */
+static void relayed_streams(rig *g, ics_time *done)
+{
+    ics_net_leg a = {
+        .src = ics_topo_gpu(g->t, 0, 1), .dst = ics_topo_gpu(g->t, 1, 0), .bytes = 32 << 20};
+    ics_net_leg b = {
+        .src = ics_topo_gpu(g->t, 0, 2), .dst = ics_topo_gpu(g->t, 1, 0), .bytes = 16 << 20};
+    ics_net_stream(g->n, &a, 1, record_done, done, 0);
+    ics_net_stream(g->n, &b, 1, record_done, done, 1);
+    send(g, ics_topo_gpu(g->t, 0, 0), ics_topo_gpu(g->t, 1, 0), 32 << 20, 0, done, 2);
+}
+
 /* Where every transfer is one flow per path and shares are max-min fair, both backends compute
  * the same rates: they agree to SimGrid's solver precision (maxmin/precision, 1e-5 relative). */
 static void test_contention(void)
@@ -183,6 +200,9 @@ static void test_contention(void)
     g_assert_cmpfloat(
         compare("cross-rail (2 x DGX H100, NDR)", "superpod-h100-ndr.json", 2, cross_rail, 8), <,
         1e-5);
+    g_assert_cmpfloat(compare("relayed streams (2 x DGX H100, NDR, PXN)", "superpod-h100-ndr.json",
+                              2, relayed_streams, 3),
+                      <, 1e-5);
 }
 
 /* NVLS: a reduce of all eight GPUs and a multicast from gpu0 through nvsw0 share gpu0's uplink

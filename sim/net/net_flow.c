@@ -333,7 +333,13 @@ static int route_to_sg(fl_net *n, const fl_path *p, int *res, int k)
  * so only paths of equal weight can share one), over all their resources, of their payload:
  * all move at one rate, as the analytic backend's coupled flow does. Groups of different bytes
  * are separate communications; alone, the slowest lasts exactly the flow's fluid time (sizes
- * scaled by work / its time, which is 1 but for the rounding of ics_fluid_ps). */
+ * scaled by work / its time, which is 1 but for the rounding of ics_fluid_ps).
+ * Each group's priority is its bytes over the largest group's. Where groups meet (a relayed
+ * send's legs, one per NVSwitch, meet at the relay's NIC) SimGrid then shares the link in
+ * proportion to their bytes, as the analytic backend's coupled flow loads it (a leg of b bytes
+ * at b / B of the flow's rate), so they finish together; at priority 1 each took an equal
+ * share, the larger legs finished last, and a 1024-GPU tree all-reduce came out 8.5% slower
+ * than on the analytic backend. A flow alone is unchanged: its rate is its links' capacity. */
 static void flow_start(fl_net *n, fl_flow *f)
 {
     f->ev = ICS_EVENT_NONE;
@@ -367,14 +373,16 @@ static void flow_start(fl_net *n, fl_flow *f)
         rate[g] = group_rate(n, res + start[g], k - start[g]);
         slowest = MAX(slowest, bytes[g] / rate[g]);
     }
-    double scale = (double)f->work_ps * 1e-12 / slowest;
+    double scale = (double)f->work_ps * 1e-12 / slowest, most_bytes = 0;
+    for (int g = 0; g < f->ngroups; g++)
+        most_bytes = MAX(most_bytes, bytes[g]);
     f->groups = g_new0(fl_group, f->ngroups);
     f->left = f->ngroups;
     for (int g = 0; g < f->ngroups; g++) {
         double size = nearbyint(bytes[g] * scale * SG_UNIT);
         f->groups[g].f = f;
-        f->groups[g].c =
-            ics_sg_start(res + start[g], start[g + 1] - start[g], MAX(size, 1.0), &f->groups[g]);
+        f->groups[g].c = ics_sg_start(res + start[g], start[g + 1] - start[g], MAX(size, 1.0),
+                                      bytes[g] / most_bytes, &f->groups[g]);
     }
     n->nmoving += f->ngroups;
     f->next = n->moving;

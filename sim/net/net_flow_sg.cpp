@@ -233,7 +233,8 @@ extern "C" double ics_sg_clock(void)
     return sg4::Engine::get_clock();
 }
 
-extern "C" ics_sg_comm *ics_sg_start(const int *links, int n, double bytes, void *user)
+extern "C" ics_sg_comm *ics_sg_start(const int *links, int n, double bytes, double priority,
+                                     void *user)
 {
     State *s = state();
     s->zone->next.clear();
@@ -242,6 +243,10 @@ extern "C" ics_sg_comm *ics_sg_start(const int *links, int n, double bytes, void
     /* Whole bytes, as the Comm this replaces carried (its payload size was an integer). */
     auto *h = new ics_sg_comm{transfer_init(s, (double)(uint64_t)bytes), user};
     h->exec->start(); /* routes now, through IcsimZone::get_local_route */
+    /* A parallel execution's action is created with penalty 1 (ExecImpl::start does not pass
+     * set_priority on for it): the penalty goes to its LMM variable once it exists. */
+    if (priority != 1.0)
+        h->exec->update_priority(priority);
     s->running[h->exec->get_impl()] = h;
     return h;
 }

@@ -42,8 +42,10 @@ void ics_sg_link_rate(int link, double bytes_per_s);
 /* The simulated clock, seconds. */
 double ics_sg_clock(void);
 
-/* Starts a transfer of `bytes` (> 0) over links[0..n) (each once), tagged `user`. */
-ics_sg_comm *ics_sg_start(const int *links, int n, double bytes, void *user);
+/* Starts a transfer of `bytes` (> 0) over links[0..n) (each once), tagged `user`, at
+ * `priority` (0 < priority <= 1): on a link it shares, its rate is priority times the fair
+ * share of a transfer of priority 1 (SimGrid's sharing penalty, 1 / priority). */
+ics_sg_comm *ics_sg_start(const int *links, int n, double bytes, double priority, void *user);
 
 /* Cancels a transfer under way (its completion is never reported); the handle is freed. */
 void ics_sg_cancel(ics_sg_comm *c);
