@@ -303,17 +303,20 @@ static ics_tuner_price price_of(const ics_tuner *tu, ics_coll_op op, uint64_t si
  * log2(nNodes) network hops); the two trees run on opposite directions. A send takes its
  * transfer or its CTA's copy, whichever is longer, then the CTA's sync, which is part of NCCL's
  * hop (channels.c):
- *   base + 2 (max(T(C), C / CTA) + sync) + reduce(C) + 2 (hop - sync). */
+ *   base + 2 (max(T(C), C / CTA) + sync) + reduce(C) + 2 (hop - sync).
+ * 1 MiB is one chunk too: NCCL's Simple tree chunk is its 512 KiB step, never halved since
+ * 2.20 (tree.c tree_chunk); 2.19's rule cut each tree's half into four of 128 KiB. */
 static void test_tree_closed_form(void)
 {
-    for (int be = 0; be < 2; be++) {
+    for (int be = 0; be < 4; be++) {
         rig g;
-        rig_open(&g, "superpod-h100-ndr.json", 2, 1, be ? "packet" : "analytic");
+        rig_open(&g, "superpod-h100-ndr.json", 2, 1, be % 2 ? "packet" : "analytic");
         ics_tuner tu;
         ics_tuner_init(&tu, g.t, g.ranks, g.n);
-        uint64_t size = 32 * 1024, C = size / 2;
-        ics_coll_result r =
-            run(&g, ICS_COLL_ALL_REDUCE, size, force(ICS_ALGO_TREE, ICS_PROTO_SIMPLE));
+        uint64_t size = be < 2 ? 32 * 1024 : 1024 * 1024, C = size / 2;
+        ics_coll_tuning one = force(ICS_ALGO_TREE, ICS_PROTO_SIMPLE);
+        one.max_channels = 1; /* NCCL_MAX_NCHANNELS=1: the 1 MiB call would take 4 */
+        ics_coll_result r = run(&g, ICS_COLL_ALL_REDUCE, size, one);
         g_assert_cmpint(r.nchannels, ==, 1);
         ics_time T = idle(g.t, g.ranks[1], g.ranks[0], C, 0);
         g_assert_cmpint(T, ==, idle(g.t, g.ranks[0], g.ranks[1], C, 0));
@@ -324,9 +327,15 @@ static void test_tree_closed_form(void)
         ics_time want = p.base_lat_ps + 2 * send +
                         ics_time_serialize(3 * C, tu.reduce_bytes_per_s) +
                         2 * (p.net_step_lat_ps - sync);
-        g_test_message("tree 2x1 32 KiB (%s): %.3f us, closed form %.3f us",
-                       be ? "packet" : "analytic", r.time_ps / 1e6, want / 1e6);
+        g_test_message("tree 2x1 %" G_GUINT64_FORMAT " KiB (%s): %.3f us, closed form %.3f us",
+                       size >> 10, be % 2 ? "packet" : "analytic", r.time_ps / 1e6, want / 1e6);
         g_assert_cmpint(r.time_ps, ==, want);
+        if (size > 512 * 1024) { /* NCCL_BUFFSIZE=1 MiB: 128 KiB chunks, pipelined */
+            one.buffsize = 1 << 20;
+            ics_coll_result q = run(&g, ICS_COLL_ALL_REDUCE, size, one);
+            g_test_message("  with NCCL_BUFFSIZE=1048576: %.3f us", q.time_ps / 1e6);
+            g_assert_cmpint(q.time_ps, <, want - want / 10);
+        }
         rig_close(&g);
     }
 }

@@ -85,7 +85,9 @@ static void fill_ctx(const ics_comm *c, const ics_coll_req *req, ics_coll_proto 
                           .net_msg_bytes = p->net_msg_bytes,
                           .p2p_step = ics_tuner_p2p_step(&c->tuner, tu),
                           .p2p_channels = ics_tuner_p2p_channels(&c->tuner),
-                          .p2p_group = tu->p2p_group};
+                          .p2p_group = tu->p2p_group,
+                          .simple_buffsize =
+                              tu->buffsize > 0 ? (uint64_t)tu->buffsize : (uint64_t)4 << 20};
 }
 
 /* The algorithms that can run this call on the communicator, a bit per ics_coll_algo. */

@@ -11,9 +11,8 @@
 
 #include <limits.h>
 
-/* NCCL's tree chunk: 512 KiB, halved down to 128 / 64 / 32 KiB until a channel has 8 / 4 / 1
- * chunks per level of the tree (src/enqueue.cc); more than 16 per level only adds events. */
-#define TREE_CHUNK_BYTES     (512 * 1024)
+/* The chunk-level plan's events: at most MAX_SLICES_PER_LEVEL simulated slices per level of
+ * the tree, MAX_TREE_SLICES in all (each then stands for several of NCCL's chunks). */
 #define MAX_SLICES_PER_LEVEL 16
 #define MAX_TREE_SLICES      128
 
@@ -222,23 +221,48 @@ static ics_time hop_lat(const ics_algo_ctx *c, int a, int b)
                                 ics_algo_same_node(c, a, b) ? c->step_lat_ps : c->net_step_lat_ps);
 }
 
-/* NCCL's chunking for a channel of `bytes` on a tree `depth` levels deep; capped: at most
- * MAX_SLICES_PER_LEVEL per level, MAX_TREE_SLICES in all (the chunk-level plan's events). */
-static int tree_slices(uint64_t bytes, int depth, bool capped)
+/* NCCL's tree chunk (enqueue.cc, calcCollChunking; 2.20 to 2.29): one step of the protocol's
+ * buffer (NCCL_STEPS = 8 steps a buffer). Simple: 512 KiB (its 4 MiB buffer; NCCL_BUFFSIZE
+ * sets it, an eighth of it the chunk, here at least 4 KiB); LL: 32 KiB of
+ * data (a 64 KiB step, half of it flags); LL128: 576,000 B (a 614,400 B step less the flag
+ * word of each 128-byte line), the one NCCL halves for small calls: down to 128 KiB while a
+ * channel has fewer than s x 64 / ppn chunks, then to 32 KiB while fewer than s x 16 / ppn,
+ * s = 1 + log2(nNodes) + 0.1 ppn (the integer quotient call bytes / (channels x chunk), as
+ * NCCL computes it). Up to 2.19 NCCL halved the Simple chunk too, down to 32 KiB, until a
+ * channel had 8, 4, then 1 chunks per level of the tree; 2.20 dropped that rule, so a Simple
+ * tree moves whole 512 KiB steps: a 1 MiB channel is two chunks, and its pipeline fills with
+ * them (this plan used the 2.19 rule until 2026-12: 16 chunks of 64 KiB there). */
+static uint64_t tree_chunk(const ics_algo_ctx *c, int nnodes)
 {
-    static const struct {
-        int per_level;
-        uint64_t floor;
-    } rule[] = {{8, 128 * 1024}, {4, 64 * 1024}, {1, 32 * 1024}};
-    uint64_t chunk = TREE_CHUNK_BYTES;
-    for (size_t i = 0; i < G_N_ELEMENTS(rule); i++)
-        while (bytes / chunk < (uint64_t)(rule[i].per_level * depth) && chunk > rule[i].floor)
-            chunk /= 2;
-    uint64_t sl = (bytes + chunk - 1) / chunk;
-    if (!capped)
-        return (int)MAX(1, MIN(sl, (uint64_t)INT_MAX));
-    uint64_t cap = MIN(MAX_TREE_SLICES, MAX_SLICES_PER_LEVEL * MAX(depth, 1));
-    return (int)MAX(1, MIN(sl, cap));
+    const uint64_t ll = 32 * 1024, ll128 = 614400 / 16 * 15;
+    if (c->proto == ICS_PROTO_SIMPLE)
+        return MAX(c->simple_buffsize / 8, (uint64_t)4096);
+    if (c->proto == ICS_PROTO_LL)
+        return ll;
+    int levels = 0;
+    for (int m = MAX(nnodes, 1); m > 1; m >>= 1)
+        levels++;
+    double ppn = (double)c->n / MAX(nnodes, 1), steps = 1 + levels + 0.1 * ppn;
+    uint64_t chunk = ll128, nch = (uint64_t)MAX(1, nccl_channels(c));
+    while ((double)(c->req.size_bytes / (nch * chunk)) < steps * 64 / ppn && chunk > 131072)
+        chunk /= 2;
+    while ((double)(c->req.size_bytes / (nch * chunk)) < steps * 16 / ppn && chunk > 32768)
+        chunk /= 2;
+    return chunk;
+}
+
+/* NCCL's chunks in a CTA's `bytes` (at least 1). */
+static int tree_nccl_chunks(uint64_t bytes, uint64_t chunk)
+{
+    uint64_t k = (bytes + chunk - 1) / chunk;
+    return (int)MAX(1, MIN(k, (uint64_t)INT_MAX));
+}
+
+/* The chunk-level plan's slices for `nccl` chunks a CTA on a tree `depth` levels deep. */
+static int tree_capped(int nccl, int depth)
+{
+    int cap = MIN(MAX_TREE_SLICES, MAX_SLICES_PER_LEVEL * MAX(depth, 1));
+    return MAX(1, MIN(nccl, cap));
 }
 
 /* One channel: up (reduce) then down (broadcast) its rank tree, slice by slice; each of the S
@@ -393,13 +417,15 @@ static void plan_with(const ics_algo_ctx *c, ics_sched *s, channel_fn channel, b
         depth++;
     int start = ics_sched_delay(s, c->base_lat_ps, NULL, 0);
     int nch = tree_channels(c); /* NCCL's duplicated channels: one of each pair per tree */
+    uint64_t chunk = tree_chunk(c, g.nnodes);
     for (int ch = 0; ch < nch; ch++) {
         rank_tree rt;
         rank_tree_build(c, &g, ch / 2, ch % 2, &rt);
         uint64_t bytes = ics_algo_piece(c->req.size_bytes, nch, ch);
-        /* NCCL chunks each CTA's share of the channel apart */
-        channel(c, s, &rt, ch, bytes, tree_slices(bytes, depth, capped),
-                tree_slices(bytes / tree_ctas(c), depth, false), start);
+        /* NCCL chunks each CTA's share of the channel apart; a simulated slice carries one
+         * chunk of each of the channel's CTAs, which move side by side */
+        int nccl = tree_nccl_chunks(bytes / tree_ctas(c), chunk);
+        channel(c, s, &rt, ch, bytes, capped ? tree_capped(nccl, depth) : nccl, nccl, start);
         rank_tree_clear(&rt);
     }
     ics_algo_nodes_clear(&g);
