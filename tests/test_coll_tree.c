@@ -304,8 +304,10 @@ static ics_tuner_price price_of(const ics_tuner *tu, ics_coll_op op, uint64_t si
  * transfer or its CTA's copy, whichever is longer, then the CTA's sync, which is part of NCCL's
  * hop (channels.c):
  *   base + 2 (max(T(C), C / CTA) + sync) + reduce(C) + 2 (hop - sync).
- * 1 MiB is one chunk too: NCCL's Simple tree chunk is its 512 KiB step, never halved since
- * 2.20 (tree.c tree_chunk); 2.19's rule cut each tree's half into four of 128 KiB. */
+ * At 1 MiB each tree's half is one chunk too: NCCL's Simple tree chunk is its 512 KiB step,
+ * never halved since 2.20 (tree.c ics_algo_tree_chunk); 2.19's rule cut it into four of
+ * 128 KiB. (The plan runs both trees even on one channel, NCCL_MAX_NCHANNELS=1, where NCCL
+ * would run one; the case pins the chunk, not that split.) */
 static void test_tree_closed_form(void)
 {
     for (int be = 0; be < 4; be++) {
@@ -337,6 +339,49 @@ static void test_tree_closed_form(void)
             g_assert_cmpint(q.time_ps, <, want - want / 10);
         }
         rig_close(&g);
+    }
+}
+
+/* NCCL 2.29's tree chunks (enqueue.cc calcCollChunking), worked by hand from its rule: LL128
+ * halves 576,000 B while a channel has fewer than s x 64 / ppn chunks (over 128 KiB), then
+ * s x 16 / ppn (over 32 KiB), s = 1 + log2(nNodes) + 0.1 ppn, and rounds down to 1,920 B;
+ * Simple is an eighth of NCCL_BUFFSIZE rounded down to 512 B; LL 32 KiB. */
+static void test_tree_chunks(void)
+{
+    const struct {
+        ics_coll_proto proto;
+        int n, nnodes, nch;
+        uint64_t size;
+        int buffsize;
+        uint64_t want;
+    } cases[] = {
+        /* 2 x 8, 16 channels, 4 MiB: s = 2.8; 0 < 22.4 thrice (72,000), 3 < 5.6 once: 36,000 */
+        {ICS_PROTO_LL128, 16, 2, 16, 4 << 20, 0, 34560},
+        /* 2 x 4, 8 channels, 8 MiB: s = 2.4; 0, 1 < 38.4 (72,000); 14 >= 9.6: 72,000 */
+        {ICS_PROTO_LL128, 8, 2, 8, 8 << 20, 0, 71040},
+        /* 1 GiB: 116 chunks a channel, never halved; 576,000 is 300 grains */
+        {ICS_PROTO_LL128, 16, 2, 16, 1u << 30, 0, 576000},
+        /* 128 x 8, 16 channels, 1 MiB: s = 8.8; halved to 72,000, then 36,000 and 18,000
+         * (18,000 is not over 32 KiB): 17,280 */
+        {ICS_PROTO_LL128, 1024, 128, 16, 1 << 20, 0, 17280},
+        {ICS_PROTO_SIMPLE, 16, 2, 16, 1 << 20, 0, 512 * 1024},
+        {ICS_PROTO_SIMPLE, 16, 2, 16, 1 << 20, 1000000, 124928},
+        {ICS_PROTO_LL, 16, 2, 16, 1 << 20, 0, 32 * 1024},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        ics_algo_ctx c = {.n = cases[i].n,
+                          .proto = cases[i].proto,
+                          .nch = cases[i].nch,
+                          .ctas_per_channel = 1,
+                          .req = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = cases[i].size},
+                          .simple_buffsize =
+                              cases[i].buffsize ? (uint64_t)cases[i].buffsize : 4u << 20};
+        uint64_t got = ics_algo_tree_chunk(&c, cases[i].nnodes);
+        g_test_message("%s, %d ranks on %d nodes, %d channels, %" G_GUINT64_FORMAT
+                       " B: chunk %" G_GUINT64_FORMAT,
+                       ics_coll_proto_name(cases[i].proto), cases[i].n, cases[i].nnodes,
+                       cases[i].nch, cases[i].size, got);
+        g_assert_cmpuint(got, ==, cases[i].want);
     }
 }
 
@@ -543,6 +588,7 @@ int main(int argc, char **argv)
     g_test_add_func("/coll-tree/collnet-bytes", test_collnet_bytes);
     g_test_add_func("/coll-tree/pat-bytes", test_pat_bytes);
     g_test_add_func("/coll-tree/tree-closed-form", test_tree_closed_form);
+    g_test_add_func("/coll-tree/tree-chunks", test_tree_chunks);
     g_test_add_func("/coll-tree/pat-closed-form", test_pat_closed_form);
     g_test_add_func("/coll-tree/every-cluster", test_every_cluster);
     g_test_add_func("/coll-tree/single-node-chain", test_single_node_chain);

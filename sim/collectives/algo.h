@@ -74,6 +74,9 @@ extern const ics_algo_ops ics_algo_collnet_direct;
 extern const ics_algo_ops ics_algo_collnet_chain;
 extern const ics_algo_ops ics_algo_pat;
 
+/* NCCL's tree chunk for the call (tree.c): the bytes one CTA moves per step, on `nnodes`
+ * nodes. */
+uint64_t ics_algo_tree_chunk(const ics_algo_ctx *c, int nnodes);
 /* Bytes to put on the wire for `payload` bytes under the context's protocol and kernel. */
 uint64_t ics_algo_wire(const ics_algo_ctx *c, uint64_t payload);
 /* Time for a GPU to reduce `bytes` (read two inputs, write one). */

@@ -222,21 +222,24 @@ static ics_time hop_lat(const ics_algo_ctx *c, int a, int b)
 }
 
 /* NCCL's tree chunk (enqueue.cc, calcCollChunking; 2.20 to 2.29): one step of the protocol's
- * buffer (NCCL_STEPS = 8 steps a buffer). Simple: 512 KiB (its 4 MiB buffer; NCCL_BUFFSIZE
- * sets it, an eighth of it the chunk, here at least 4 KiB); LL: 32 KiB of
- * data (a 64 KiB step, half of it flags); LL128: 576,000 B (a 614,400 B step less the flag
- * word of each 128-byte line), the one NCCL halves for small calls: down to 128 KiB while a
- * channel has fewer than s x 64 / ppn chunks, then to 32 KiB while fewer than s x 16 / ppn,
- * s = 1 + log2(nNodes) + 0.1 ppn (the integer quotient call bytes / (channels x chunk), as
- * NCCL computes it). Up to 2.19 NCCL halved the Simple chunk too, down to 32 KiB, until a
- * channel had 8, 4, then 1 chunks per level of the tree; 2.20 dropped that rule, so a Simple
- * tree moves whole 512 KiB steps: a 1 MiB channel is two chunks, and its pipeline fills with
- * them (this plan used the 2.19 rule until 2026-12: 16 chunks of 64 KiB there). */
-static uint64_t tree_chunk(const ics_algo_ctx *c, int nnodes)
+ * buffer (NCCL_STEPS = 8 steps a buffer). Simple: 512 KiB (an eighth of its 4 MiB buffer,
+ * which NCCL_BUFFSIZE sets; here at least 4 KiB); LL: 32 KiB of data (a 64 KiB step, half of
+ * it flags); LL128: 576,000 B (a 614,400 B step less the flag word of each 128-byte line), the
+ * one NCCL halves for small calls: while a channel has fewer than s x 64 / ppn chunks and the
+ * chunk is over 128 KiB, then while fewer than s x 16 / ppn and over 32 KiB, with
+ * s = 1 + log2(nNodes) + 0.1 ppn and the integer quotient call bytes / (channels x chunk), as
+ * NCCL computes it: 576,000, 288,000, 144,000, 72,000, then 36,000, 18,000. Since 2.22 the
+ * chunk is then rounded down to the protocol's grain (ncclProtoGrainSize: Simple 512 B, LL 16,
+ * LL128 1,920: a warp's lines of data), so LL128's 36,000 is 34,560. Up to 2.19 NCCL halved the
+ * Simple chunk too, down to 32 KiB, until a channel had 8, 4, then 1 chunks per level of the
+ * tree; 2.20 dropped that rule, so a Simple tree moves whole 512 KiB steps: a 1 MiB channel is
+ * two chunks, and its pipeline fills with them (this plan used the 2.19 rule until 2026-12: 16
+ * chunks of 64 KiB there). */
+uint64_t ics_algo_tree_chunk(const ics_algo_ctx *c, int nnodes)
 {
-    const uint64_t ll = 32 * 1024, ll128 = 614400 / 16 * 15;
+    const uint64_t ll = 32 * 1024, ll128 = 614400 / 16 * 15, ll128_grain = 32 * 8 / 16 * 15 * 8;
     if (c->proto == ICS_PROTO_SIMPLE)
-        return MAX(c->simple_buffsize / 8, (uint64_t)4096);
+        return MAX(c->simple_buffsize / 8 / 512 * 512, (uint64_t)4096);
     if (c->proto == ICS_PROTO_LL)
         return ll;
     int levels = 0;
@@ -248,7 +251,7 @@ static uint64_t tree_chunk(const ics_algo_ctx *c, int nnodes)
         chunk /= 2;
     while ((double)(c->req.size_bytes / (nch * chunk)) < steps * 16 / ppn && chunk > 32768)
         chunk /= 2;
-    return chunk;
+    return chunk / ll128_grain * ll128_grain;
 }
 
 /* NCCL's chunks in a CTA's `bytes` (at least 1). */
@@ -417,7 +420,7 @@ static void plan_with(const ics_algo_ctx *c, ics_sched *s, channel_fn channel, b
         depth++;
     int start = ics_sched_delay(s, c->base_lat_ps, NULL, 0);
     int nch = tree_channels(c); /* NCCL's duplicated channels: one of each pair per tree */
-    uint64_t chunk = tree_chunk(c, g.nnodes);
+    uint64_t chunk = ics_algo_tree_chunk(c, g.nnodes);
     for (int ch = 0; ch < nch; ch++) {
         rank_tree rt;
         rank_tree_build(c, &g, ch / 2, ch % 2, &rt);

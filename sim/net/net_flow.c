@@ -339,7 +339,9 @@ static int route_to_sg(fl_net *n, const fl_path *p, int *res, int k)
  * proportion to their bytes, as the analytic backend's coupled flow loads it (a leg of b bytes
  * at b / B of the flow's rate), so they finish together; at priority 1 each took an equal
  * share, the larger legs finished last, and a 1024-GPU tree all-reduce came out 8.5% slower
- * than on the analytic backend. A flow alone is unchanged: its rate is its links' capacity. */
+ * than on the analytic backend. A flow whose groups share no link runs alone as before, at
+ * its links' capacity; the groups of a relayed send alone share the relay's NIC in proportion
+ * to their bytes, so they still end together at the flow's fluid time. */
 static void flow_start(fl_net *n, fl_flow *f)
 {
     f->ev = ICS_EVENT_NONE;

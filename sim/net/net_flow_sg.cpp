@@ -17,6 +17,8 @@
 
 #include <sys/resource.h>
 
+#include <cmath>
+
 #include <set>
 #include <string>
 #include <thread>
@@ -47,6 +49,7 @@ namespace sgk = simgrid::kernel;
 struct ics_sg_comm {
     sg4::ExecPtr exec;
     void *user;
+    double priority; /* as started: what resuming restores */
 };
 
 namespace
@@ -148,6 +151,9 @@ void engine_init(State *s)
     stack_room();
     /* CM02: max-min sharing with route latency; latency 0 here (icsim adds its fixed part) and
      * none of TCP's corrections (window bound, RTT weights, cross-traffic, bandwidth factor).
+     * Both zeros matter to the priorities of ics_sg_start: CM02 keeps a route's latency and its
+     * weight-S in the network action's own sharing penalty and sets it on the LMM variable once
+     * the latency has passed, which would overwrite a priority set before.
      * optim Full, not the default Lazy: Lazy's selective update marks, at every change, each
      * constraint coupled to the changed one (lmm::System::update_modified_cnst_set_rec), and its
      * recursion walks a communication's route again from each link before it marks the
@@ -241,7 +247,7 @@ extern "C" ics_sg_comm *ics_sg_start(const int *links, int n, double bytes, doub
     for (int i = 0; i < n; i++)
         s->zone->next.push_back(s->links.at((size_t)links[i])->get_impl());
     /* Whole bytes, as the Comm this replaces carried (its payload size was an integer). */
-    auto *h = new ics_sg_comm{transfer_init(s, (double)(uint64_t)bytes), user};
+    auto *h = new ics_sg_comm{transfer_init(s, (double)(uint64_t)bytes), user, priority};
     h->exec->start(); /* routes now, through IcsimZone::get_local_route */
     /* A parallel execution's action is created with penalty 1 (ExecImpl::start does not pass
      * set_priority on for it): the penalty goes to its LMM variable once it exists. */
@@ -258,14 +264,19 @@ extern "C" void ics_sg_cancel(ics_sg_comm *c)
     delete c;
 }
 
+/* Suspending is a penalty of 0 (a priority of infinity), which takes the communication's LMM
+ * variable out of the sharing, and resuming its priority back. Not s4u's Activity::suspend and
+ * resume: in SimGrid 3.32 resume() leaves the activity's suspended_ flag set, so the next
+ * suspend() returns at once and the communication kept running beside the second network
+ * nested in this one (a replay's second memoized collective: /net/flow/nested). */
 extern "C" void ics_sg_suspend(ics_sg_comm *c)
 {
-    c->exec->suspend();
+    c->exec->update_priority(INFINITY);
 }
 
 extern "C" void ics_sg_resume(ics_sg_comm *c)
 {
-    c->exec->resume();
+    c->exec->update_priority(c->priority);
 }
 
 extern "C" int ics_sg_run_until(double until, void (*done)(void *ctx, void *user), void *ctx)

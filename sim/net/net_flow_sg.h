@@ -43,8 +43,8 @@ void ics_sg_link_rate(int link, double bytes_per_s);
 double ics_sg_clock(void);
 
 /* Starts a transfer of `bytes` (> 0) over links[0..n) (each once), tagged `user`, at
- * `priority` (0 < priority <= 1): on a link it shares, its rate is priority times the fair
- * share of a transfer of priority 1 (SimGrid's sharing penalty, 1 / priority). */
+ * `priority` (0 < priority <= 1; SimGrid's sharing penalty is 1 / priority): transfers held
+ * back by the same link get rates in proportion to their priorities. */
 ics_sg_comm *ics_sg_start(const int *links, int n, double bytes, double priority, void *user);
 
 /* Cancels a transfer under way (its completion is never reported); the handle is freed. */
