@@ -385,6 +385,31 @@ static void test_tree_chunks(void)
     }
 }
 
+/* NCCL 2.29's NVLS-Tree chunks, worked by hand: NCCL_NVLS_CHUNKSIZE 128 KiB, 64 KiB from 4
+ * nodes, 64 KiB where the call gives its 16 channels x 8 heads fewer than 4 chunks each (64 MiB
+ * at 128 KiB), 32 KiB where fewer than 1 (8 MiB at 64 KiB). */
+static void test_nvls_tree_chunks(void)
+{
+    const struct {
+        int nnodes;
+        uint64_t size, want;
+    } cases[] = {
+        {2, 1u << 30, 128 * 1024}, {2, 64 << 20, 128 * 1024}, {2, 32 << 20, 64 * 1024},
+        {2, 4 << 20, 32 * 1024},   {10, 1u << 30, 64 * 1024}, {10, 4 << 20, 32 * 1024},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        ics_algo_ctx c = {.n = 8 * cases[i].nnodes,
+                          .proto = ICS_PROTO_SIMPLE,
+                          .nch = 16,
+                          .ctas_per_channel = 1,
+                          .req = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = cases[i].size}};
+        uint64_t got = ics_algo_nvls_tree_chunk(&c, cases[i].nnodes, 8);
+        g_test_message("%d nodes, %" G_GUINT64_FORMAT " B: chunk %" G_GUINT64_FORMAT,
+                       cases[i].nnodes, cases[i].size, got);
+        g_assert_cmpuint(got, ==, cases[i].want);
+    }
+}
+
 /* PAT all-gather on 4 nodes: two steps, distance 2 then 1, one block then two, each after
  * NCCL's step latency (its model counts log2(nNodes) of them):
  *   base + 2 step latencies + T(block) + T(2 blocks)   (all ranks at once, one link each way). */
@@ -589,6 +614,7 @@ int main(int argc, char **argv)
     g_test_add_func("/coll-tree/pat-bytes", test_pat_bytes);
     g_test_add_func("/coll-tree/tree-closed-form", test_tree_closed_form);
     g_test_add_func("/coll-tree/tree-chunks", test_tree_chunks);
+    g_test_add_func("/coll-tree/nvls-tree-chunks", test_nvls_tree_chunks);
     g_test_add_func("/coll-tree/pat-closed-form", test_pat_closed_form);
     g_test_add_func("/coll-tree/every-cluster", test_every_cluster);
     g_test_add_func("/coll-tree/single-node-chain", test_single_node_chain);

@@ -77,6 +77,8 @@ extern const ics_algo_ops ics_algo_pat;
 /* NCCL's tree chunk for the call (tree.c): the bytes one CTA moves per step, on `nnodes`
  * nodes. */
 uint64_t ics_algo_tree_chunk(const ics_algo_ctx *c, int nnodes);
+/* NCCL's NVLS-Tree chunk for the call (nvls_tree.c), on `nnodes` nodes of `heads` heads. */
+uint64_t ics_algo_nvls_tree_chunk(const ics_algo_ctx *c, int nnodes, int heads);
 /* Bytes to put on the wire for `payload` bytes under the context's protocol and kernel. */
 uint64_t ics_algo_wire(const ics_algo_ctx *c, uint64_t payload);
 /* Time for a GPU to reduce `bytes` (read two inputs, write one). */
