@@ -21,11 +21,26 @@ static bool direct_supports(const ics_algo_ctx *c)
  * postings are 2 x its remote peers of them: 256 ranks on a fat-tree took 106 s instead of 3).
  * What this leaves out: a late send takes its share of the links before it is posted, at most
  * post_ps early. */
+/* NCCL's chunk for a point-to-point operation of `bytes` across the network (enqueue.cc, 2.29,
+ * "Tune chunk size for the network"): its step, but a quarter of it for an operation under one
+ * step (Simple) and half of it under eight steps. More, smaller chunks for the small and middle
+ * sizes, each a message of the net transport and a sync of the CTA; inside a node the step. */
+uint64_t ics_algo_p2p_net_chunk(ics_coll_proto proto, uint64_t bytes, uint64_t step)
+{
+    if (proto == ICS_PROTO_SIMPLE && bytes < step)
+        return MAX(step / 4, 1);
+    if (bytes < 8 * step)
+        return MAX(step / 2, 1);
+    return step;
+}
+
 /* The wire bytes of a send of `bytes` from a to b over nch channels in NCCL's p2p steps of
  * `step` (*steps: a channel's steps). */
 static uint64_t p2p_wire(const ics_algo_ctx *c, int a, int b, uint64_t bytes, uint64_t step,
                          int nch, uint64_t *steps)
 {
+    if (!ics_algo_same_node(c, a, b))
+        step = ics_algo_p2p_net_chunk(c->proto, bytes, step);
     uint64_t per_step = step * (uint64_t)nch;
     *steps = MAX(1, (bytes + per_step - 1) / per_step);
     return ics_algo_net_gap(c, a, b, ics_algo_wire(c, bytes), *steps * (uint64_t)nch);
