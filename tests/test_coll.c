@@ -484,7 +484,9 @@ static void test_p2p_chunks(void)
     g_assert_cmpuint(ics_algo_p2p_net_chunk(ICS_PROTO_SIMPLE, 128 << 10, step), ==, 64 << 10);
     g_assert_cmpuint(ics_algo_p2p_net_chunk(ICS_PROTO_SIMPLE, (1 << 20) - 1, step), ==, 64 << 10);
     g_assert_cmpuint(ics_algo_p2p_net_chunk(ICS_PROTO_SIMPLE, 1 << 20, step), ==, step);
-    g_assert_cmpuint(ics_algo_p2p_net_chunk(ICS_PROTO_LL, 4 << 10, 64 << 10), ==, 32 << 10);
+    /* LL: its own 64 KiB step, half of it data, halved under eight steps */
+    g_assert_cmpuint(ics_algo_p2p_net_chunk(ICS_PROTO_LL, 4 << 10, step), ==, 16 << 10);
+    g_assert_cmpuint(ics_algo_p2p_net_chunk(ICS_PROTO_LL, 1 << 20, step), ==, 32 << 10);
 }
 
 /* One node without NVLink: NCCL's 128 KiB PCIe step makes a peer's parts an eighth to 32 steps
