@@ -489,6 +489,35 @@ static void test_p2p_chunks(void)
     g_assert_cmpuint(ics_algo_p2p_net_chunk(ICS_PROTO_LL, 1 << 20, step), ==, 32 << 10);
 }
 
+/* NCCL_BUFFSIZE sets a ring's Simple chunk (4 steps of an eighth of it) and a chain's step:
+ * smaller buffers cut a ring all-reduce into more slices, each followed by its CTA's sync
+ * (slower), and pipeline a broadcast's chain more finely (faster). */
+static void test_ring_buffsize(void)
+{
+    rig g;
+    rig_open(&g, "dgx-h100.json", 0, 0, "analytic");
+    ics_coll_tuning ring = auto_tuning;
+    ring.algos = ICS_COLL_SET(ICS_ALGO_RING);
+    ring.protos = ICS_COLL_SET(ICS_PROTO_SIMPLE);
+    ics_time t[3];
+    const int buff[3] = {256 << 10, 1 << 20, 0};
+    for (int i = 0; i < 3; i++) {
+        ring.buffsize = buff[i];
+        t[i] = rig_run(&g, ICS_COLL_ALL_REDUCE, 1u << 30, &ring).time_ps;
+        g_test_message("ring all-reduce 1 GiB, NCCL_BUFFSIZE %d: %.1f us", buff[i], t[i] / 1e6);
+    }
+    g_assert_cmpint(t[0], >, t[1]);
+    g_assert_cmpint(t[1], >, t[2]);
+    ring.buffsize = 1 << 20;
+    ics_time fine = rig_run(&g, ICS_COLL_BROADCAST, 64 << 20, &ring).time_ps;
+    ring.buffsize = 0;
+    ics_time def = rig_run(&g, ICS_COLL_BROADCAST, 64 << 20, &ring).time_ps;
+    g_test_message("broadcast 64 MiB: %.1f us with 1 MiB buffers, %.1f us with 4 MiB", fine / 1e6,
+                   def / 1e6);
+    g_assert_cmpint(fine, <, def);
+    rig_close(&g);
+}
+
 /* One node without NVLink: NCCL's 128 KiB PCIe step makes a peer's parts an eighth to 32 steps
  * (16 KiB to 4 MiB, enqueue.cc), so send/recv runs a second channel above 4 MiB (the NVLink
  * step's 16 MiB held until 2026-11-30). */
@@ -644,6 +673,7 @@ int main(int argc, char **argv)
     g_test_add_func("/coll/nccl-info", test_nccl_info);
     g_test_add_func("/coll/p2p-protocol", test_p2p_protocol);
     g_test_add_func("/coll/p2p-chunks", test_p2p_chunks);
+    g_test_add_func("/coll/ring-buffsize", test_ring_buffsize);
     g_test_add_func("/coll/net-peer-env", test_net_peer_env);
     g_test_add_func("/coll/pcie-p2p-parts", test_pcie_p2p_parts);
     g_test_add_func("/coll/one-rank", test_one_rank);

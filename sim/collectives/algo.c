@@ -141,3 +141,9 @@ int ics_algo_node_heads(const ics_topo *t, const int *ranks, const ics_algo_node
     g_free(used);
     return count;
 }
+
+uint64_t ics_algo_simple_step(const ics_algo_ctx *c)
+{
+    uint64_t buff = c->simple_buffsize ? c->simple_buffsize : (uint64_t)4 << 20;
+    return MAX(buff / 8, (uint64_t)4096);
+}

@@ -74,6 +74,9 @@ extern const ics_algo_ops ics_algo_collnet_direct;
 extern const ics_algo_ops ics_algo_collnet_chain;
 extern const ics_algo_ops ics_algo_pat;
 
+/* NCCL's Simple FIFO step: an eighth of its buffer (NCCL_BUFFSIZE; 4 MiB when the context
+ * says 0), here at least 4 KiB: a Simple tree's chunk, a quarter of a Simple ring's. */
+uint64_t ics_algo_simple_step(const ics_algo_ctx *c);
 /* NCCL's tree chunk for the call (tree.c): the bytes one CTA moves per step, on `nnodes`
  * nodes. */
 uint64_t ics_algo_tree_chunk(const ics_algo_ctx *c, int nnodes);

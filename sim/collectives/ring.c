@@ -17,14 +17,27 @@
 #define MAX_SLICES 4 /* simulated slices per step of a simulated loop, at most */
 /* A chain (broadcast, reduce) only overlaps its hops through slicing: it needs many slices to
  * approach the link rate, as NCCL's chunked pipeline does. */
-#define MAX_CHAIN_SLICES  64
-#define CHAIN_SIMPLE_STEP (512 * 1024)
+#define MAX_CHAIN_SLICES 64
+
+/* NCCL's Simple FIFO step: an eighth of NCCL_BUFFSIZE (ics_algo_simple_step). */
+static uint64_t simple_step(const ics_algo_ctx *c)
+{
+    return ics_algo_simple_step(c);
+}
 
 /* NCCL's unit of work on a ring (enqueue.cc, prims_*.h): per channel and loop each rank's part
- * is a chunk of at most 4 FIFO steps of 512 KiB with Simple (2 MiB), one step of LL (64 KiB,
- * half of it data) or LL128 (614,400 B, 120/128 of it data); Simple moves a chunk in two
- * slices of at least 32 KiB, LL and LL128 in one. */
-static const uint64_t max_chunk_bytes[ICS_PROTO_COUNT] = {32 * 1024, 576000, 2 * 1024 * 1024};
+ * is a chunk of at most 4 FIFO steps of 512 KiB with Simple (2 MiB; a step is an eighth of
+ * NCCL_BUFFSIZE, so half of it), one step of LL (64 KiB, half of it data) or LL128 (614,400 B,
+ * 120/128 of it data); Simple moves a chunk in two slices of at least 32 KiB, LL and LL128 in
+ * one. */
+static uint64_t max_chunk_bytes(const ics_algo_ctx *c)
+{
+    if (c->proto == ICS_PROTO_LL)
+        return 32 * 1024;
+    if (c->proto == ICS_PROTO_LL128)
+        return 576000;
+    return simple_step(c) * 4;
+}
 #define SIMPLE_SLICES    2
 #define SIMPLE_MIN_SLICE (32 * 1024)
 /* Sends a chunk-level ring plan may hold: past it, simulated loops stand for several of NCCL's. */
@@ -73,7 +86,7 @@ static ring_cut ring_cut_of(const ics_algo_ctx *c, uint64_t share, int steps, in
 {
     ring_cut k = {.share = share};
     uint64_t n = (uint64_t)c->n;
-    k.chunk = MIN(max_chunk_bytes[c->proto], MAX(1, (share + n - 1) / n));
+    k.chunk = MIN(max_chunk_bytes(c), MAX(1, (share + n - 1) / n));
     k.nccl_loops = (int)MAX(1, (share + n * k.chunk - 1) / (n * k.chunk));
     int per_loop_slices = nccl_slices(c, k.chunk);
     int64_t per_loop = (int64_t)steps * c->n * sim_channels * MAX_SLICES;
@@ -178,7 +191,7 @@ static void ring_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t cha
  * at most MAX_CHAIN_SLICES simulated, each standing for *group of NCCL's. */
 static int chain_slices(const ics_algo_ctx *c, uint64_t share, int *group)
 {
-    uint64_t step = c->proto == ICS_PROTO_SIMPLE ? CHAIN_SIMPLE_STEP : max_chunk_bytes[c->proto];
+    uint64_t step = c->proto == ICS_PROTO_SIMPLE ? simple_step(c) : max_chunk_bytes(c);
     uint64_t nccl = MAX(1, (share + step - 1) / step);
     *group = (int)((nccl + MAX_CHAIN_SLICES - 1) / MAX_CHAIN_SLICES);
     return (int)((nccl + (uint64_t)*group - 1) / (uint64_t)*group);

@@ -239,7 +239,7 @@ uint64_t ics_algo_tree_chunk(const ics_algo_ctx *c, int nnodes)
 {
     const uint64_t ll = 32 * 1024, ll128 = 614400 / 16 * 15, ll128_grain = 32 * 8 / 16 * 15 * 8;
     if (c->proto == ICS_PROTO_SIMPLE)
-        return MAX(c->simple_buffsize / 8 / 512 * 512, (uint64_t)4096);
+        return ics_algo_simple_step(c) / 512 * 512;
     if (c->proto == ICS_PROTO_LL)
         return ll;
     int levels = 0;
