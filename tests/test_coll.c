@@ -2,7 +2,6 @@
  * backends, with times that grow with size; the backends agree; the tuner obeys NCCL's
  * variables; the bandwidths at large sizes are what the links and NCCL's documented
  * efficiencies allow; runs repeat exactly. */
-#include "collectives/algo.h"
 #include "collectives/comm.h"
 #include "collectives/ring_order.h"
 #include "collectives/tuner.h"
@@ -477,16 +476,6 @@ static void test_p2p_chunks(void)
     g_clear_error(&err);
     g_unsetenv("NCCL_P2P_NET_CHUNKSIZE");
     g_unsetenv("NCCL_BUFFSIZE");
-    /* across the network NCCL cuts a small operation's chunk (enqueue.cc, 2.29): a quarter of
-     * its 128 KiB step under one step (Simple), half under eight */
-    const uint64_t step = 128 << 10;
-    g_assert_cmpuint(ics_algo_p2p_net_chunk(ICS_PROTO_SIMPLE, 100 << 10, step), ==, 32 << 10);
-    g_assert_cmpuint(ics_algo_p2p_net_chunk(ICS_PROTO_SIMPLE, 128 << 10, step), ==, 64 << 10);
-    g_assert_cmpuint(ics_algo_p2p_net_chunk(ICS_PROTO_SIMPLE, (1 << 20) - 1, step), ==, 64 << 10);
-    g_assert_cmpuint(ics_algo_p2p_net_chunk(ICS_PROTO_SIMPLE, 1 << 20, step), ==, step);
-    /* LL: its own 64 KiB step, half of it data, halved under eight steps */
-    g_assert_cmpuint(ics_algo_p2p_net_chunk(ICS_PROTO_LL, 4 << 10, step), ==, 16 << 10);
-    g_assert_cmpuint(ics_algo_p2p_net_chunk(ICS_PROTO_LL, 1 << 20, step), ==, 32 << 10);
 }
 
 /* NCCL_BUFFSIZE sets a ring's Simple chunk (4 steps of an eighth of it) and a chain's step:

@@ -80,9 +80,6 @@ uint64_t ics_algo_simple_step(const ics_algo_ctx *c);
 /* NCCL's tree chunk for the call (tree.c): the bytes one CTA moves per step, on `nnodes`
  * nodes. */
 uint64_t ics_algo_tree_chunk(const ics_algo_ctx *c, int nnodes);
-/* NCCL's chunk for a point-to-point operation of `bytes` to a peer across the network, its
- * p2p step being `step` (direct.c). */
-uint64_t ics_algo_p2p_net_chunk(ics_coll_proto proto, uint64_t bytes, uint64_t step);
 /* NCCL's NVLS-Tree chunk for the call (nvls_tree.c), on `nnodes` nodes of `heads` heads. */
 uint64_t ics_algo_nvls_tree_chunk(const ics_algo_ctx *c, int nnodes, int heads);
 /* Bytes to put on the wire for `payload` bytes under the context's protocol and kernel. */

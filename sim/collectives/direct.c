@@ -11,26 +11,6 @@ static bool direct_supports(const ics_algo_ctx *c)
     return (c->req.op == ICS_COLL_ALLTOALL || c->req.op == ICS_COLL_SENDRECV) && c->n >= 2;
 }
 
-/* NCCL's chunk (data bytes) for a point-to-point operation of `bytes` across the network
- * (enqueue.cc, 2.29, "Tune chunk size for the network"), its Simple step being `step`: a quarter
- * of the step for an operation under one step and half of it under eight. LL's step is its own
- * (64 KiB, half of it data), halved under eight steps. More, smaller chunks for the small and
- * middle sizes, each a message of the net transport and a sync of the CTA. (NCCL also rounds a
- * chunk down to 4 significant bits, which only odd NCCL_P2P_NET_CHUNKSIZE values meet; not
- * modelled, nor NCCL_CHUNK_SIZE, which turns the rule off.) */
-uint64_t ics_algo_p2p_net_chunk(ics_coll_proto proto, uint64_t bytes, uint64_t step)
-{
-    if (proto == ICS_PROTO_LL) {
-        const uint64_t ll_step = 64 * 1024;
-        return (bytes < 8 * ll_step ? ll_step / 2 : ll_step) / 2;
-    }
-    if (bytes < step)
-        return MAX(step / 4, 1);
-    if (bytes < 8 * step)
-        return MAX(step / 2, 1);
-    return step;
-}
-
 /* One send of `bytes` from rank a to rank b over the context's channels, played as one transfer
  * starting after step `start`: the channels' CTAs copy it no faster than their ceiling (its
  * floor) and synchronize once per p2p step of each channel (its tail). A transfer per step would
@@ -46,8 +26,6 @@ uint64_t ics_algo_p2p_net_chunk(ics_coll_proto proto, uint64_t bytes, uint64_t s
 static uint64_t p2p_wire(const ics_algo_ctx *c, int a, int b, uint64_t bytes, uint64_t step,
                          int nch, uint64_t *steps)
 {
-    if (!ics_algo_same_node(c, a, b) && c->req.sms <= 0) /* sms: the caller's kernel, no proxy */
-        step = ics_algo_p2p_net_chunk(c->proto, bytes, step);
     uint64_t per_step = step * (uint64_t)nch;
     *steps = MAX(1, (bytes + per_step - 1) / per_step);
     return ics_algo_net_gap(c, a, b, ics_algo_wire(c, bytes), *steps * (uint64_t)nch);
