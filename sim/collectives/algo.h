@@ -48,8 +48,7 @@ typedef struct {
      * which p2p_waves.c lays out an all-to-all's batches */
     int p2p_channels;
     int p2p_group; /* NCCL_P2P_SCHEDULE_GROUP_SIZE (0: NCCL's 8) */
-    /* NCCL's Simple buffer a channel connection holds (NCCL_BUFFSIZE, 4 MiB by default): its
-     * eighth (NCCL_STEPS) is a Simple tree's chunk (tree.c) */
+    /* NCCL_BUFFSIZE as set (0: NCCL's 4 MiB): read through ics_algo_simple_step */
     uint64_t simple_buffsize;
 } ics_algo_ctx;
 

@@ -86,8 +86,7 @@ static void fill_ctx(const ics_comm *c, const ics_coll_req *req, ics_coll_proto 
                           .p2p_step = ics_tuner_p2p_step(&c->tuner, tu),
                           .p2p_channels = ics_tuner_p2p_channels(&c->tuner),
                           .p2p_group = tu->p2p_group,
-                          .simple_buffsize =
-                              tu->buffsize > 0 ? (uint64_t)tu->buffsize : (uint64_t)4 << 20};
+                          .simple_buffsize = (uint64_t)MAX(tu->buffsize, 0)};
 }
 
 /* The algorithms that can run this call on the communicator, a bit per ics_coll_algo. */

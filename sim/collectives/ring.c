@@ -19,12 +19,6 @@
  * approach the link rate, as NCCL's chunked pipeline does. */
 #define MAX_CHAIN_SLICES 64
 
-/* NCCL's Simple FIFO step: an eighth of NCCL_BUFFSIZE (ics_algo_simple_step). */
-static uint64_t simple_step(const ics_algo_ctx *c)
-{
-    return ics_algo_simple_step(c);
-}
-
 /* NCCL's unit of work on a ring (enqueue.cc, prims_*.h): per channel and loop each rank's part
  * is a chunk of at most 4 FIFO steps of 512 KiB with Simple (2 MiB; a step is an eighth of
  * NCCL_BUFFSIZE, so half of it), one step of LL (64 KiB, half of it data) or LL128 (614,400 B,
@@ -36,7 +30,7 @@ static uint64_t max_chunk_bytes(const ics_algo_ctx *c)
         return 32 * 1024;
     if (c->proto == ICS_PROTO_LL128)
         return 576000;
-    return simple_step(c) * 4;
+    return ics_algo_simple_step(c) * 4;
 }
 #define SIMPLE_SLICES    2
 #define SIMPLE_MIN_SLICE (32 * 1024)
@@ -191,7 +185,7 @@ static void ring_steps(const ics_algo_ctx *c, ics_sched *s, int ch, uint64_t cha
  * at most MAX_CHAIN_SLICES simulated, each standing for *group of NCCL's. */
 static int chain_slices(const ics_algo_ctx *c, uint64_t share, int *group)
 {
-    uint64_t step = c->proto == ICS_PROTO_SIMPLE ? simple_step(c) : max_chunk_bytes(c);
+    uint64_t step = c->proto == ICS_PROTO_SIMPLE ? ics_algo_simple_step(c) : max_chunk_bytes(c);
     uint64_t nccl = MAX(1, (share + step - 1) / step);
     *group = (int)((nccl + MAX_CHAIN_SLICES - 1) / MAX_CHAIN_SLICES);
     return (int)((nccl + (uint64_t)*group - 1) / (uint64_t)*group);
