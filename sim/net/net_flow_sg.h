@@ -43,9 +43,16 @@ void ics_sg_link_rate(int link, double bytes_per_s);
 double ics_sg_clock(void);
 
 /* Starts a transfer of `bytes` (> 0) over links[0..n) (each once), tagged `user`, at
- * `priority` (0 < priority <= 1; SimGrid's sharing penalty is 1 / priority): transfers held
- * back by the same link get rates in proportion to their priorities. */
+ * `priority` (0 < priority <= 1; SimGrid's sharing penalty is 1 / priority), rounded by
+ * ics_sg_priority: transfers held back by the same link get rates in proportion to their
+ * priorities. */
 ics_sg_comm *ics_sg_start(const int *links, int n, double bytes, double priority, void *user);
+
+/* The priority SimGrid runs `share` (0 < share <= 1) at: the nearest multiple of 2^-20 whose
+ * usage terms SimGrid computes exactly (weight / (1 / p) == weight x p for weights 1..8), so that
+ * links carrying the same communications tie in its solve (net_flow_sg.cpp says why that
+ * matters); less than 2^-17 from share, 1 for 1. */
+double ics_sg_priority(double share);
 
 /* Cancels a transfer under way (its completion is never reported); the handle is freed. */
 void ics_sg_cancel(ics_sg_comm *c);
