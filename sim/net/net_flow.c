@@ -334,8 +334,8 @@ static int route_to_sg(fl_net *n, const fl_path *p, int *res, int k)
  * all move at one rate, as the analytic backend's coupled flow does. Groups of different bytes
  * are separate communications; alone, the slowest lasts exactly the flow's fluid time (sizes
  * scaled by work / its time, which is 1 but for the rounding of ics_fluid_ps).
- * Each group's priority is its bytes over the largest group's (to within 2^-17: ics_sg_priority
- * rounds it so that SimGrid's solve stays fast). Where groups meet (a relayed
+ * Each group's priority is its bytes over the largest group's (to within 2^-16 of it:
+ * ics_sg_priority rounds it so that SimGrid's solve stays fast). Where groups meet (a relayed
  * send's legs, one per NVSwitch, meet at the relay's NIC) SimGrid then shares the link in
  * proportion to their bytes, as the analytic backend's coupled flow loads it (a leg of b bytes
  * at b / B of the flow's rate), so they finish together; at priority 1 each took an equal

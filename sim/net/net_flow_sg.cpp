@@ -243,47 +243,74 @@ extern "C" double ics_sg_clock(void)
 /* Why priorities are rounded. SimGrid's max-min solve (MaxMin::do_solve) saturates, round after
  * round, every constraint at the lowest remaining / usage level at once, found by comparing the
  * levels for equality, and scans all the constraints left at each round. A link's usage is the
- * sum of its communications' weights over their penalties (1 / priority). With a priority like
- * 0.8 those terms are inexact and each link sums them in its own order, so links that carry the
- * same worth of communications differ in the last bit, no two saturate together, and a solve
- * takes a round per link: a 512 KiB tree all-reduce on 4,096 GPUs went from 2.0 to 34 s when
- * relayed sends got priorities (0.9 for every communication: 32 s; 0.5: 2.1 s). A multiple of
- * 2^-20 whose penalty SimGrid inverts exactly gives terms that add up exactly in any order, and
- * equal links tie again. Three multiples in four invert exactly; the nearest such is at most 7
- * steps away, so a share moves by less than 2^-17 (8 steps of 2^-20). */
+ * sum of its communications' weights over their penalties (1 / priority), and terms come off it
+ * as communications are fixed. With a priority like 0.8 the terms are inexact, so a link's usage
+ * depends on the history of its additions and subtractions (n x t, less t twice, is not
+ * (n - 2) x t in floating point): links that carry the same worth of communications differ in
+ * the last bit, no two saturate together, and a solve takes a round per link. A 512 KiB tree
+ * all-reduce on 4,096 GPUs went from 2.0 to 34 s when relayed sends got priorities (0.9 for
+ * every communication: 32 s; 0.5: 2.1 s). A priority of 20 significant bits whose penalty
+ * SimGrid inverts exactly makes every term a multiple of one power of two, far from the limits
+ * of a double: usages are then exact whatever the order, and equal links tie on them again.
+ * (Remaining capacities still lose bits: each fixed communication takes weight x value off,
+ * and values are min_usage / penalty, inexact; with all priorities 1 that was so too.)
+ * A priority moves by less than 2^-16 of itself (at most 7 steps of 2^-20 of its significand
+ * to one that inverts exactly, for weights up to 8); those below 2^-16 are raised to it
+ * (SimGrid counts usage under maxmin/precision, 1e-5, as none). */
 #define PRIORITY_BITS 20
+#define PRIORITY_MIN  (1.0 / 65536)
 
-/* Whether SimGrid's usage term of priority p, weight / (1 / p), is exactly weight x p for the
- * weights a route gives a link (one per appearance: 1..8). */
-static bool inverts_exactly(double p)
+/* Whether SimGrid's usage term of priority p, weight / (1 / p), is exactly weight x p for every
+ * weight up to max_weight (a link's weight in a communication is its appearances in the route;
+ * even weights follow from odd ones, a doubling being exact). Not to be compiled with
+ * -ffast-math or -freciprocal-math, which would fold it to true. */
+static bool inverts_exactly(double p, int max_weight)
 {
-    for (int w = 1; w <= 8; w++)
+    for (int w = 1; w <= max_weight; w += 2)
         if ((double)w / (1.0 / p) != (double)w * p)
             return false;
     return true;
 }
 
-extern "C" double ics_sg_priority(double share)
+extern "C" double ics_sg_priority(double share, int max_weight)
 {
-    if (!(share < 1.0))
+    if (std::isnan(share) || share >= 1.0)
         return 1.0;
-    const double unit = std::ldexp(1.0, -PRIORITY_BITS);
-    if (!(share > unit))
-        return unit;
-    double k = std::max(1.0, std::nearbyint(share / unit));
-    for (int step = 0; step < 64; step++) { /* k, k + 1, k - 1, k + 2, ... */
-        double p = (k + (step % 2 ? (step + 1) / 2 : -(step / 2))) * unit;
-        if (p > 0 && p < 1.0 && inverts_exactly(p))
+    share = std::max(share, PRIORITY_MIN);
+    int e;
+    double x = std::ldexp(std::frexp(share, &e), PRIORITY_BITS); /* in [2^19, 2^20) */
+    double k = std::nearbyint(x);
+    int toward = x < k ? -1 : 1; /* the nearer neighbour first: k, then k -/+ 1, ... */
+    for (int step = 0; step < 64; step++) {
+        int off = (step + 1) / 2 * (step % 2 ? toward : -toward);
+        double p = std::ldexp(k + off, e - PRIORITY_BITS);
+        if (p >= 1.0)
+            return 1.0;
+        if (inverts_exactly(p, std::max(1, max_weight)))
             return p;
     }
-    return std::ldexp(1.0, (int)std::floor(std::log2(share))); /* powers of two always do */
+    /* a power of two always inverts exactly; reached only for weights far above a route's */
+    return std::ldexp(1.0, e - 1);
+}
+
+/* The most times one link appears in links[0..n): its weight in SimGrid's communication. */
+static int most_appearances(const int *links, int n)
+{
+    int most = 1;
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        for (int j = i; j < n; j++)
+            k += links[j] == links[i];
+        most = std::max(most, k);
+    }
+    return most;
 }
 
 extern "C" ics_sg_comm *ics_sg_start(const int *links, int n, double bytes, double priority,
                                      void *user)
 {
     State *s = state();
-    priority = ics_sg_priority(priority);
+    priority = ics_sg_priority(priority, most_appearances(links, n));
     s->zone->next.clear();
     for (int i = 0; i < n; i++)
         s->zone->next.push_back(s->links.at((size_t)links[i])->get_impl());

@@ -1,5 +1,5 @@
 /* The flow backend's door to SimGrid (net_flow_sg.cpp, the project's one C++ file): a C API over
- * SimGrid 3.32's S4U engine, used by net_flow.c only. Internal to net/.
+ * SimGrid 3.32's S4U engine, used by net_flow.c only (and its tests). Internal to net/.
  *
  * SimGrid keeps one engine, one clock and one platform per process (its s4u::Engine is a
  * singleton, and a platform is sealed at the first run), so this module is process-wide state,
@@ -42,17 +42,21 @@ void ics_sg_link_rate(int link, double bytes_per_s);
 /* The simulated clock, seconds. */
 double ics_sg_clock(void);
 
-/* Starts a transfer of `bytes` (> 0) over links[0..n) (each once), tagged `user`, at
+/* Starts a transfer of `bytes` (> 0) over links[0..n) (a link listed k times is charged k
+ * times: a group's paths that share it), tagged `user`, at
  * `priority` (0 < priority <= 1; SimGrid's sharing penalty is 1 / priority), rounded by
  * ics_sg_priority: transfers held back by the same link get rates in proportion to their
  * priorities. */
 ics_sg_comm *ics_sg_start(const int *links, int n, double bytes, double priority, void *user);
 
-/* The priority SimGrid runs `share` (0 < share <= 1) at: the nearest multiple of 2^-20 whose
- * usage terms SimGrid computes exactly (weight / (1 / p) == weight x p for weights 1..8), so that
- * links carrying the same communications tie in its solve (net_flow_sg.cpp says why that
- * matters); less than 2^-17 from share, 1 for 1. */
-double ics_sg_priority(double share);
+/* The priority SimGrid runs `share` (0 < share <= 1) at, for a communication in which no link
+ * appears more than max_weight times: share to 20 significant bits, the multiple nearest to it
+ * whose usage terms SimGrid computes exactly (weight / (1 / p) == weight x p), so that links
+ * carrying the same communications tie in its solve (net_flow_sg.cpp says why that matters).
+ * Less than 2^-16 of itself away for weights up to 8 (at most 7 steps of 2^-20 of the
+ * significand; /net/flow/priority-exact checks every one); shares under 2^-16 are raised to it;
+ * 1 for 1, NaN or more. */
+double ics_sg_priority(double share, int max_weight);
 
 /* Cancels a transfer under way (its completion is never reported); the handle is freed. */
 void ics_sg_cancel(ics_sg_comm *c);
