@@ -310,7 +310,8 @@ extern "C" ics_sg_comm *ics_sg_start(const int *links, int n, double bytes, doub
                                      void *user)
 {
     State *s = state();
-    priority = ics_sg_priority(priority, most_appearances(links, n));
+    if (priority < 1.0) /* (1 needs no rounding, nor the count) */
+        priority = ics_sg_priority(priority, most_appearances(links, n));
     s->zone->next.clear();
     for (int i = 0; i < n; i++)
         s->zone->next.push_back(s->links.at((size_t)links[i])->get_impl());
