@@ -293,15 +293,17 @@ extern "C" double ics_sg_priority(double share, int max_weight)
     return std::ldexp(1.0, e - 1);
 }
 
-/* The most times one link appears in links[0..n): its weight in SimGrid's communication. */
+/* The most times one link appears in links[0..n): its weight in SimGrid's communication. A
+ * sorted copy: the pairwise count was a ninth of a small 16,384-GPU all-reduce. */
 static int most_appearances(const int *links, int n)
 {
+    std::vector<int> sorted(links, links + n);
+    std::sort(sorted.begin(), sorted.end());
     int most = 1;
-    for (int i = 0; i < n; i++) {
-        int k = 0;
-        for (int j = i; j < n; j++)
-            k += links[j] == links[i];
-        most = std::max(most, k);
+    for (size_t i = 0, j; i < sorted.size(); i = j) {
+        for (j = i + 1; j < sorted.size() && sorted[j] == sorted[i]; j++)
+            ;
+        most = std::max(most, (int)(j - i));
     }
     return most;
 }
