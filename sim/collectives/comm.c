@@ -178,8 +178,7 @@ bool ics_comm_run_traffic(ics_comm *c, const ics_coll_req *req, const ics_coll_t
     ics_sched *s = ics_comm_plan(c, req, tuning, out);
     if (!s)
         return false;
-    out->time_ps = ics_sched_run_traffic(s, c->t, c->backend, &c->params, chan_bytes);
-    ics_sched_free(s);
+    out->time_ps = ics_sched_run_take(s, c->t, c->backend, &c->params, chan_bytes);
     /* A thread that drives G GPUs launches their kernels one after another: back to back, calls
      * go no faster than G launches (the flat floors of nccl-tests -g G logs at small sizes). */
     double launch_us = ics_tuner_cal_value(&c->tuner, ICS_CAL_LAUNCH_US);

@@ -322,16 +322,22 @@ ics_time ics_sched_run(const ics_sched *s, const ics_topo *t, const ics_net_ops 
 ics_time ics_sched_run_traffic(const ics_sched *s, const ics_topo *t, const ics_net_ops *backend,
                                const ics_net_params *params, uint64_t *chan_bytes)
 {
-    ics_engine *e = ics_engine_new(0);
-    ics_net *net = ics_net_new(backend, t, e, params);
     /* the player owns (and frees) its schedule: give it a copy */
     ics_sched *copy = ics_sched_new();
     g_array_append_vals(copy->steps, s->steps->data, s->steps->len);
     g_array_append_vals(copy->devs, s->devs->data, s->devs->len);
     g_array_append_vals(copy->legs, s->legs->data, s->legs->len);
     g_array_append_vals(copy->edges, s->edges->data, s->edges->len);
+    return ics_sched_run_take(copy, t, backend, params, chan_bytes);
+}
+
+ics_time ics_sched_run_take(ics_sched *s, const ics_topo *t, const ics_net_ops *backend,
+                            const ics_net_params *params, uint64_t *chan_bytes)
+{
+    ics_engine *e = ics_engine_new(0);
+    ics_net *net = ics_net_new(backend, t, e, params);
     ics_time end = -1;
-    ics_sched_play *p = ics_sched_start(copy, e, net, record_end, &end, 0);
+    ics_sched_play *p = ics_sched_start(s, e, net, record_end, &end, 0);
     ics_engine_run(e, ICS_TIME_MAX);
     if (end < 0) { /* it never ended: the engine stopped at its horizon */
         g_assert(ics_engine_past_horizon(e));

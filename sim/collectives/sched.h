@@ -64,5 +64,10 @@ ics_time ics_sched_run(const ics_sched *s, const ics_topo *t, const ics_net_ops 
  * it is not NULL (the links a memoized call used: replay's hot-spot report). */
 ics_time ics_sched_run_traffic(const ics_sched *s, const ics_topo *t, const ics_net_ops *backend,
                                const ics_net_params *params, uint64_t *chan_bytes);
+/* ics_sched_run_traffic on s itself (transfer full: played in place and freed), for a caller
+ * done with it: a chunk plan holds up to a million steps, and the copy was a fifth of a
+ * replay that memoizes such calls (Llama 3 405B's data-parallel reduce-scatters on 84 ranks). */
+ics_time ics_sched_run_take(ics_sched *s, const ics_topo *t, const ics_net_ops *backend,
+                            const ics_net_params *params, uint64_t *chan_bytes);
 
 #endif
