@@ -783,8 +783,11 @@ static void an_send(ics_net *net, const ics_net_xfer *xf)
         return;
     }
     GArray *parts = g_array_new(FALSE, FALSE, sizeof(ics_fluid_part));
-    ics_fluid_route_parts(n->t, n->params.packet_bytes, xf->src, xf->dst, xf->flow_hash, xf->bytes,
-                          parts);
+    const ics_route *r = ics_net_routes_find(n->routes, xf->src, xf->dst, xf->flow_hash);
+    if (!r)
+        g_error("net: no route from %s to %s", ics_topo_dev_label(n->t, xf->src),
+                ics_topo_dev_label(n->t, xf->dst));
+    ics_fluid_parts_of(n->t, n->params.packet_bytes, r, xf->bytes, parts);
     ics_an_xfer *x = xfer_new(n, (int)parts->len, xf->done, xf->ctx, xf->tag);
     x->delivered = xf->bytes;
     for (guint i = 0; i < parts->len; i++) {
@@ -982,6 +985,7 @@ static ics_net *an_create(const ics_topo *t, ics_engine *e, const ics_net_params
     for (int d = 0; d < ics_topo_ndevs(t); d++)
         n->cap[n->nchans + d] = (long double)ics_net_reduce_bw(t, d) / ICS_PS_PER_S;
     n->chan_bytes = g_new0(uint64_t, n->nchans);
+    n->routes = ics_net_routes_new(t);
     n->active = g_ptr_array_new();
     n->res = g_new(ics_an_res, n->nres);
     n->stamp = g_new0(uint32_t, n->nres);
@@ -1045,6 +1049,7 @@ static void an_destroy(ics_net *net)
     g_free(n->dom_by);
     g_free(n->dom_tries);
     g_free(n->merge_at);
+    ics_net_routes_free(n->routes);
     g_free(n);
 }
 

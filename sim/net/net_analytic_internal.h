@@ -8,6 +8,7 @@
 #include <glib.h>
 
 #include "net/net.h"
+#include "net/net_routes.h"
 
 typedef struct ics_an_xfer ics_an_xfer;
 typedef struct ics_an_net ics_an_net;
@@ -159,9 +160,10 @@ struct ics_an_net {
     GPtrArray *set;      /* scratch: the flows being recomputed */
     uint32_t *calm;      /* per resource: found not contended by the closure of this epoch */
     int *dom_by; /* per resource: the resource that dominates it, or -1 (net_analytic_dom.c) */
-    uint8_t *dom_tries; /* per resource: searches for a new dominator since it was empty */
-    int global_left;    /* computations left that take every flow without a closure */
-    int *merge_at;      /* per resource: scratch of stream_merge_uses, -1 outside it */
+    uint8_t *dom_tries;     /* per resource: searches for a new dominator since it was empty */
+    int global_left;        /* computations left that take every flow without a closure */
+    int *merge_at;          /* per resource: scratch of stream_merge_uses, -1 outside it */
+    ics_net_routes *routes; /* the sends' routes, built once per (source, destination, hash) */
 };
 
 #define GLOBAL_STREAK 16

@@ -45,16 +45,22 @@ void ics_fluid_route_parts(const ics_topo *t, uint32_t packet_bytes, int src, in
     if (!ics_route_find(t, src, dst, hash, &r))
         g_error("net: no route from %s to %s", ics_topo_dev_label(t, src),
                 ics_topo_dev_label(t, dst));
-    uint64_t *share = g_new(uint64_t, r.n_paths);
-    split_bytes(t, packet_bytes, &r, bytes, share);
-    for (int p = 0; p < r.n_paths; p++)
+    ics_fluid_parts_of(t, packet_bytes, &r, bytes, parts);
+    ics_route_clear(&r);
+}
+
+void ics_fluid_parts_of(const ics_topo *t, uint32_t packet_bytes, const ics_route *r,
+                        uint64_t bytes, GArray *parts)
+{
+    uint64_t *share = g_new(uint64_t, MAX(r->n_paths, 1));
+    split_bytes(t, packet_bytes, r, bytes, share);
+    for (int p = 0; p < r->n_paths; p++)
         if (share[p] > 0) {
-            ics_fluid_part q = {.path = r.paths[p], .bytes = share[p]};
+            ics_fluid_part q = {.path = r->paths[p], .bytes = share[p]};
             q.payload = ics_net_packet_payload(t, &q.path, packet_bytes);
             g_array_append_val(parts, q);
         }
     g_free(share);
-    ics_route_clear(&r);
 }
 
 /* The path from endpoint `dev` (a GPU or NIC) to switch `sw`: the direct channel, else the

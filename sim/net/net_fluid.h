@@ -30,6 +30,9 @@ ics_time ics_fluid_ps(uint64_t bytes, uint32_t payload, ics_time max_ser);
  * (packet_bytes as in ics_net_params). */
 void ics_fluid_route_parts(const ics_topo *t, uint32_t packet_bytes, int src, int dst,
                            uint64_t hash, uint64_t bytes, GArray *parts);
+/* The same for a route already found (a memo's: net_routes.h). */
+void ics_fluid_parts_of(const ics_topo *t, uint32_t packet_bytes, const ics_route *r,
+                        uint64_t bytes, GArray *parts);
 
 /* The path from endpoint `dev` (a GPU or NIC) to switch `sw`. */
 void ics_fluid_leg_to_switch(const ics_topo *t, int dev, int sw, ics_route_path *out);
