@@ -79,8 +79,8 @@ struct State {
     sg4::Host *a = nullptr, *b = nullptr;
     std::vector<sg4::Link *> links;
     /* links[i]->get_impl(), kept: a start hands SimGrid a route of thousands of links (a
-     * stream's group on 16,384 GPUs: 5,452), and reading each s4u::Link (its own allocation)
-     * again for its implementation was 3.5% of such a run in cache misses. */
+     * stream's group on 16,384 GPUs: 4,529 on average, up to 5,452), and reading each
+     * s4u::Link (its own allocation) again for its implementation was 3.5% of such a run. */
     std::vector<sgk::resource::StandardLinkImpl *> impls;
     std::vector<double> rate; /* each link's bandwidth as last set: unchanged ones are skipped */
     bool sealed = false;      /* SimGrid has run: no more links */
