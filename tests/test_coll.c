@@ -189,7 +189,7 @@ static void test_tuner_obeys(void)
     g_setenv("NCCL_PROTO", "bogus", TRUE);
     ics_coll_tuning env;
     GError *err = NULL;
-    ics_coll_tuning_from_env(&env, &err);
+    ics_coll_tuning_from_env(&env, NULL, &err);
     g_assert_cmpuint(env.algos, ==, ICS_COLL_SET(ICS_ALGO_RING));
     g_assert_cmpuint(env.protos, ==, 0);
     g_assert_error(err, ICS_ERROR, ICS_ERROR_INPUT); /* a warning: the rest still applies */
@@ -468,7 +468,7 @@ static void test_p2p_chunks(void)
     g_setenv("NCCL_BUFFSIZE", "lots", TRUE);
     ics_coll_tuning env;
     GError *err = NULL;
-    ics_coll_tuning_from_env(&env, &err);
+    ics_coll_tuning_from_env(&env, NULL, &err);
     g_assert_cmpint(env.p2p_net_chunk, ==, 512 << 10);
     g_assert_cmpint(env.buffsize, ==, 0);
     g_assert_error(err, ICS_ERROR, ICS_ERROR_INPUT);
@@ -541,7 +541,7 @@ static void test_net_peer_env(void)
     g_setenv("NCCL_P2P_PER_CHANNEL_NET_BW", "30", TRUE);
     ics_coll_tuning env;
     GError *err = NULL;
-    ics_coll_tuning_from_env(&env, &err);
+    ics_coll_tuning_from_env(&env, NULL, &err);
     g_assert_cmpint(env.net_peer_channels, ==, 0);
     g_assert_cmpint(env.p2p_channel_net_gbps, ==, 30);
     g_assert_error(err, ICS_ERROR, ICS_ERROR_INPUT);

@@ -510,7 +510,7 @@ static void test_forcing(void)
         g_setenv("NCCL_ALGO", names[a], TRUE);
         ics_coll_tuning env;
         GError *err = NULL;
-        ics_coll_tuning_from_env(&env, &err);
+        ics_coll_tuning_from_env(&env, NULL, &err);
         g_assert_no_error(err);
         g_assert_cmpuint(env.algos, ==, ICS_COLL_SET(a));
     }
@@ -518,10 +518,10 @@ static void test_forcing(void)
     g_setenv("NCCL_COLLNET_ENABLE", "1", TRUE);
     ics_coll_tuning env;
     GError *err = NULL;
-    ics_coll_tuning_from_env(&env, &err);
+    ics_coll_tuning_from_env(&env, NULL, &err);
     g_assert_true(env.collnet_enable);
     g_unsetenv("NCCL_COLLNET_ENABLE");
-    ics_coll_tuning_from_env(&env, &err);
+    ics_coll_tuning_from_env(&env, NULL, &err);
     g_assert_false(env.collnet_enable); /* NCCL's default */
 
     ics_coll_result r;

@@ -107,7 +107,7 @@ static void rig_close(rig *g)
 static ics_replay_opts opts(const char *engine, ics_replay_colls colls)
 {
     ics_replay_opts o = {.backend = ics_net_backend(engine), .colls = colls, .p2p_lat_ps = -1};
-    ics_coll_tuning_from_env(&o.tuning, NULL);
+    ics_coll_tuning_from_env(&o.tuning, NULL, NULL);
     return o;
 }
 
@@ -247,7 +247,7 @@ static void test_comm_saturates(void)
     for (int e = 0; e < 2; e++) {
         ics_comm *c = ics_comm_new(g.t, ics_net_backend(engines[e]), gpus, 4, NULL);
         ics_coll_tuning tu;
-        ics_coll_tuning_from_env(&tu, NULL);
+        ics_coll_tuning_from_env(&tu, NULL, NULL);
         ics_coll_req req = {
             .op = ICS_COLL_ALL_REDUCE, .size_bytes = UINT64_C(1) << 40, .dtype_bytes = 4};
         ics_coll_result res;

@@ -57,7 +57,7 @@ static ics_coll_result run(const ics_topo *t, int gpn, ics_coll_op op, uint64_t 
         g_setenv("NCCL_ALGO", algo, TRUE);
     ics_coll_tuning tu;
     GError *warning = NULL;
-    ics_coll_tuning_from_env(&tu, &warning);
+    ics_coll_tuning_from_env(&tu, NULL, &warning);
     g_assert_no_error(warning);
     g_unsetenv("NCCL_ALGO");
     ics_coll_req req = {.op = op, .size_bytes = size, .dtype_bytes = 4};

@@ -244,7 +244,7 @@ static void expect_env(const char *var, const char *value, ics_topo_paths want, 
         g_setenv(var, value, TRUE);
     ics_topo_paths p;
     GError *w = NULL;
-    ics_coll_paths_from_env(&p, &w);
+    ics_coll_paths_from_env(&p, NULL, &w);
     g_assert_cmpint(w != NULL, ==, warns);
     g_clear_error(&w);
     g_assert_cmpint(p.p2p_level, ==, want.p2p_level);

@@ -37,25 +37,38 @@ static void table_fail(GError **error, const ics_meas_table *tab, const char *fm
     g_free(msg);
 }
 
+/* The path rules a table's environment asks for, over the system's own settings (the model's
+ * nccl_conf), as NCCL stacks them. */
+static void paths_for(const ics_hw *hw, const ics_meas_table *tab, ics_topo_paths *paths)
+{
+    ics_coll_env_stack env = {ics_meas_env_lookup, (void *)tab, hw};
+    ics_coll_paths_from(paths, ics_coll_env_stacked, &env, NULL);
+}
+
 /* The system a table of `nodes` nodes runs on, with the path rules of its environment (tab
- * NULL: NCCL's defaults): loaded once per node count and rules. */
+ * NULL: the model's own): loaded once per node count and rules. The first one loaded tells the
+ * model's nccl_conf, which no node count changes. */
 static int system_for(ics_calib *c, int nodes, const ics_meas_table *tab, GError **error)
 {
     ics_topo_paths paths;
-    ics_coll_paths_from(&paths, ics_meas_env_lookup, (void *)tab, NULL);
-    for (guint i = 0; i < c->systems->len; i++) {
+    const calib_system *first = c->systems->len ? g_ptr_array_index(c->systems, 0) : NULL;
+    if (first)
+        paths_for(first->hw, tab, &paths);
+    for (guint i = 0; first && i < c->systems->len; i++) {
         const calib_system *s = g_ptr_array_index(c->systems, i);
         if (s->nodes == nodes && memcmp(&s->paths, &paths, sizeof paths) == 0)
             return (int)i;
     }
     calib_system *s = g_new0(calib_system, 1);
     s->nodes = nodes;
-    s->paths = paths;
     s->hw = ics_hw_load(c->model_path, c->is_cluster ? nodes : 0, error);
     if (!s->hw) {
         g_free(s);
         return -1;
     }
+    if (!first)
+        paths_for(s->hw, tab, &paths);
+    s->paths = paths;
     s->t = ics_topo_new(s->hw);
     ics_topo_set_paths(s->t, &paths);
     if (c->backend && !ics_net_backend_ready(c->backend, s->t, error)) {
@@ -123,10 +136,11 @@ static bool add_table(ics_calib *c, const ics_meas_table *tab, GError **error)
     int *gpus = g_new(int, tab->nranks);
     for (int r = 0; r < tab->nranks; r++)
         gpus[r] = ics_topo_gpu(s->t, r / gpn, r % gpn);
-    /* NCCL's choices as the log's environment set them (NCCL_PROTO, NCCL_ALGO, ...) */
+    /* NCCL's choices as the log's environment set them (NCCL_PROTO, NCCL_ALGO, ...), over the
+     * model's nccl_conf */
     calib_table ct = {.sys = sys, .tab = tab, .tuning = c->tuning};
-    if (tab->env)
-        ics_coll_tuning_from(&ct.tuning, ics_meas_env_lookup, (void *)tab, NULL);
+    ics_coll_env_stack env = {ics_meas_env_lookup, (void *)tab, s->hw};
+    ics_coll_tuning_from(&ct.tuning, ics_coll_env_stacked, &env, NULL);
     ct.tuning.gpus_per_thread = tab->gpus_per_thread;
     ct.comm = ics_comm_new(s->t, c->backend, gpus, tab->nranks, NULL);
     g_free(gpus);

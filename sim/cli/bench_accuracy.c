@@ -242,10 +242,12 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
     }
     if (!ics_cli_setup_open(&su, model, datasets[i].nodes > 1 ? datasets[i].nodes : 0))
         goto done;
-    /* the paths the log's own environment asked NCCL for (ALCF's NCCL_NET_GDR_LEVEL=PHB) */
+    /* the paths the log's own environment asked NCCL for (ALCF's NCCL_NET_GDR_LEVEL=PHB), over
+     * the system's nccl_conf */
     if (tab->env) {
         ics_topo_paths paths;
-        ics_coll_paths_from(&paths, ics_meas_env_lookup, (void *)tab, NULL);
+        ics_coll_env_stack env = {ics_meas_env_lookup, (void *)tab, su.hw};
+        ics_coll_paths_from(&paths, ics_coll_env_stacked, &env, NULL);
         ics_topo_set_paths(su.t, &paths);
     }
     int g = datasets[i].gpus_per_node, nranks = datasets[i].nodes * g;
@@ -260,8 +262,10 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
     /* As the log was launched: a thread that drove G GPUs (nccl-tests -g G) launched their
      * kernels in turn, which floors every call at G launches (comm.c). */
     ics_coll_tuning as_run = *tuning;
-    if (tab->env) /* NCCL_PROTO, NCCL_BUFFSIZE, ... as the log set them */
-        ics_coll_tuning_from(&as_run, env_or_process, (void *)tab, NULL);
+    /* NCCL_PROTO, NCCL_BUFFSIZE, ... as the log set them, else as this process does, over the
+     * system's own settings (a TCPXO node's profile) */
+    ics_coll_env_stack env = {env_or_process, (void *)tab, su.hw};
+    ics_coll_tuning_from(&as_run, ics_coll_env_stacked, &env, NULL);
     as_run.gpus_per_thread = tab->gpus_per_thread; /* its "command"'s -g, as calibrate reads it */
     tuning = &as_run;
     int compared = 0;
@@ -390,7 +394,7 @@ int ics_bench_accuracy(int argc, char **argv)
         goto done;
     }
     ics_coll_tuning tuning;
-    ics_coll_tuning_from_env(&tuning, &warning);
+    ics_coll_tuning_from_env(&tuning, NULL, &warning);
     g_string_append_printf(out, "# busbw |sim - real| / real, out of place, engine %s\n", eng);
     if (warning)
         g_string_append_printf(out, "# warning: %s\n", warning->message);

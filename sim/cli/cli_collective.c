@@ -119,6 +119,7 @@ static void header(const coll_args *a, const ics_topo *t, const int *gpus, int n
     ics_cli_nccltests_header(&a->nt, min_b, max_b, a->factor, out);
     if (tuning_err)
         g_string_append_printf(out, "# warning: %s\n", tuning_err);
+    ics_report_nccl_conf(hw, out);
     g_string_append(out, "#\n# Using devices\n");
     for (int r = 0; r < nranks; r++) {
         const ics_topo_dev *d = ics_topo_dev_get(t, gpus[r]);
@@ -434,7 +435,7 @@ static int run(const coll_args *a)
     if (!call_fits(a, nranks))
         goto done;
     ics_coll_tuning tuning;
-    ics_coll_tuning_from_env(&tuning, &warning);
+    ics_coll_tuning_from_env(&tuning, su.hw, &warning);
     tuning.plan = a->plan_kind;
     tuning.gpus_per_thread = ics_cli_nccltests_gpus_per_thread(&a->nt);
     GError *why = NULL;

@@ -121,7 +121,7 @@ void ics_cli_nccl_paths(const char *cmd, ics_topo *t)
 {
     ics_topo_paths p;
     GError *warning = NULL;
-    ics_coll_paths_from_env(&p, &warning);
+    ics_coll_paths_from_env(&p, ics_topo_hw(t), &warning);
     if (warning)
         fprintf(stderr, "icsim%s%s: warning: %s\n", *cmd ? " " : "", cmd, warning->message);
     g_clear_error(&warning);

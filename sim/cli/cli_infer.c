@@ -100,16 +100,15 @@ static void take_scenario(infer_args *a, ics_infer_scenario *s)
         }
 }
 
-/* One call of `op` with `bytes` on comm (NULL: one GPU, nothing to do), seconds; -1 if no
- * algorithm runs it (the caller says so: never a free all-reduce). */
-static double call_s(ics_comm *comm, ics_coll_op op, uint64_t bytes)
+/* One call of `op` with `bytes` on comm (NULL: one GPU, nothing to do) as NCCL's variables
+ * tune it, seconds; -1 if no algorithm runs it (the caller says so: never a free all-reduce). */
+static double call_s(ics_comm *comm, const ics_coll_tuning *tu, ics_coll_op op, uint64_t bytes)
 {
     if (!comm)
         return 0;
     ics_coll_req req = {.op = op, .size_bytes = bytes, .dtype_bytes = 2};
-    ics_coll_tuning tu = {.nvls_enable = true};
     ics_coll_result r;
-    return ics_comm_run(comm, &req, &tu, &r) ? ics_time_to_s(r.time_ps) : -1;
+    return ics_comm_run(comm, &req, tu, &r) ? ics_time_to_s(r.time_ps) : -1;
 }
 
 typedef struct {
@@ -121,10 +120,11 @@ typedef struct {
 /* A pass through every stage: the layers' compute, two all-reduces a layer, the head, and a send
  * of the activations from each stage to the next (a static batch: one stage works at a time). */
 static bool pass_s(const ics_infer_plan *p, const ics_infer_pass *x, int pp, ics_comm *tp,
-                   ics_comm *link, double *total, double *comm, double *send)
+                   ics_comm *link, const ics_coll_tuning *tu, double *total, double *comm,
+                   double *send)
 {
-    double ar = call_s(tp, ICS_COLL_ALL_REDUCE, x->allreduce_bytes);
-    double hop = call_s(link, ICS_COLL_SENDRECV, x->allreduce_bytes);
+    double ar = call_s(tp, tu, ICS_COLL_ALL_REDUCE, x->allreduce_bytes);
+    double hop = call_s(link, tu, ICS_COLL_SENDRECV, x->allreduce_bytes);
     if (ar < 0 || hop < 0)
         return false;
     *comm = (p->dense_layers + p->moe_layers) * 2 * ar;
@@ -136,11 +136,12 @@ static bool pass_s(const ics_infer_plan *p, const ics_infer_pass *x, int pp, ics
 }
 
 static bool figures_of(const ics_infer_layout *l, const ics_infer_plan *p, ics_comm *tp,
-                       ics_comm *link, figures *out)
+                       ics_comm *link, const ics_coll_tuning *tu, figures *out)
 {
     figures f = {0};
-    if (!pass_s(p, &p->prefill, l->pp, tp, link, &f.ttft_s, &f.prefill_comm_s, &f.prefill_send_s) ||
-        !pass_s(p, &p->decode, l->pp, tp, link, &f.tpot_s, &f.decode_comm_s, &f.decode_send_s))
+    if (!pass_s(p, &p->prefill, l->pp, tp, link, tu, &f.ttft_s, &f.prefill_comm_s,
+                &f.prefill_send_s) ||
+        !pass_s(p, &p->decode, l->pp, tp, link, tu, &f.tpot_s, &f.decode_comm_s, &f.decode_send_s))
         return false;
     /* the prefill gives the first token; the rest take a decode step each */
     double total = f.ttft_s + (l->output - 1) * f.tpot_s;
@@ -262,8 +263,14 @@ static int run(const infer_args *a, const ics_infer_layout *l)
     ics_comm *link = l->pp > 1
                          ? ics_comm_new(su.t, backend, (int[]){su.gpus[0], su.gpus[l->tp]}, 2, NULL)
                          : NULL;
+    ics_coll_tuning tu; /* NCCL's variables, over the system's own settings (its nccl_conf) */
+    GError *warning = NULL;
+    ics_coll_tuning_from_env(&tu, su.hw, &warning);
+    if (warning)
+        fprintf(stderr, "icsim infer: warning: %s\n", warning->message);
+    g_clear_error(&warning);
     figures f;
-    bool ok = figures_of(l, &p, su.comm, link, &f);
+    bool ok = figures_of(l, &p, su.comm, link, &tu, &f);
     ics_comm_free(link);
     if (!ok) {
         fprintf(stderr, "icsim infer: no algorithm runs the all-reduces on these GPUs\n");

@@ -158,7 +158,7 @@ int ics_cli_step_run(const char *cmd, const ics_cli_step_args *a, const ics_trac
      * than NCCL's own and a 1024-GPU step to seconds (docs/replay.md measures the difference). */
     if (strcmp(engine, "packet") == 0)
         o.net.packet_bytes = (uint32_t)((a->packet_kib > 0 ? a->packet_kib : 256) * 1024);
-    ics_coll_tuning_from_env(&o.tuning, &warning);
+    ics_coll_tuning_from_env(&o.tuning, ics_topo_hw(t), &warning);
     if (warning)
         fprintf(stderr, "icsim %s: warning: %s\n", cmd, warning->message);
     g_clear_error(&warning);

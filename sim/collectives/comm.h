@@ -106,19 +106,34 @@ ics_sched *ics_comm_plan(ics_comm *c, const ics_coll_req *req, const ics_coll_tu
                          ics_coll_result *out);
 
 /* The tuning NCCL's environment variables ask for (NCCL_ALGO, NCCL_PROTO, NCCL_NVLS_ENABLE,
- * NCCL_COLLNET_ENABLE, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS). Never fails: values not
- * understood are ignored and named in *warning (set, ICS_ERROR_INPUT, only if there are any). */
-void ics_coll_tuning_from_env(ics_coll_tuning *t, GError **warning);
+ * NCCL_COLLNET_ENABLE, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, ...), read from the process's
+ * environment and, beneath it, from the system's own settings (hw's "nccl_conf"; hw NULL:
+ * none), the order in which NCCL reads the environment and its nccl.conf. Never fails: values
+ * not understood are ignored and named in *warning (set, ICS_ERROR_INPUT, only if any). */
+void ics_coll_tuning_from_env(ics_coll_tuning *t, const ics_hw *hw, GError **warning);
 
 /* The paths NCCL_P2P_DISABLE, NCCL_P2P_LEVEL, NCCL_NET_GDR_LEVEL and NCCL_NET_GDR_READ ask
- * for, for ics_topo_set_paths; -1 where a variable is unset. Never fails: values not understood
- * are ignored and named in *warning, as in ics_coll_tuning_from_env. */
-void ics_coll_paths_from_env(ics_topo_paths *p, GError **warning);
+ * for, for ics_topo_set_paths; -1 where a variable is unset. Read as ics_coll_tuning_from_env
+ * reads its variables. */
+void ics_coll_paths_from_env(ics_topo_paths *p, const ics_hw *hw, GError **warning);
 /* The same from another set of variables (a log's recorded environment): get returns a
  * variable's value, or NULL when it is unset. */
 typedef const char *(*ics_env_lookup)(const char *name, void *ctx);
 void ics_coll_paths_from(ics_topo_paths *p, ics_env_lookup get, void *ctx, GError **warning);
 void ics_coll_tuning_from(ics_coll_tuning *t, ics_env_lookup get, void *ctx, GError **warning);
+
+/* A set of variables over a system's own settings, as NCCL stacks its environment over its
+ * nccl.conf: ics_coll_env_stacked(name, &stack) is get(name, ctx) (get NULL: the process's
+ * environment), else hw's "nccl_conf" value (hw NULL: none). An ics_env_lookup. */
+typedef struct {
+    ics_env_lookup get;
+    void *ctx;
+    const ics_hw *hw;
+} ics_coll_env_stack;
+const char *ics_coll_env_stacked(const char *name, void *stack);
+/* No variables at all (an ics_env_lookup that returns NULL): stacked over a system, its own
+ * settings alone, for runs that ignore the process's environment (a study, `icsim infer`). */
+const char *ics_coll_env_none(const char *name, void *ctx);
 
 /* NCCL_ALGO's and NCCL_PROTO's syntax as NCCL's parseList reads it: names separated by commas,
  * case-insensitive ("Ring,Tree"), the set of them; after a leading '^', every member but those

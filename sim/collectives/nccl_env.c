@@ -74,10 +74,18 @@ static void read_set(ics_env_lookup get, void *ctx, GString *w, const char *var,
     g_free(bad);
 }
 
-static const char *from_process(const char *name, void *ctx)
+const char *ics_coll_env_none(const char *name, void *ctx)
 {
+    (void)name;
     (void)ctx;
-    return g_getenv(name);
+    return NULL;
+}
+
+const char *ics_coll_env_stacked(const char *name, void *stack)
+{
+    const ics_coll_env_stack *s = stack;
+    const char *v = s->get ? s->get(name, s->ctx) : g_getenv(name);
+    return v ? v : ics_hw_nccl_conf(s->hw, name);
 }
 
 /* An integer variable in lo..hi into *out; anything else is warned about and ignored. */
@@ -159,9 +167,10 @@ void ics_coll_paths_from(ics_topo_paths *p, ics_env_lookup get, void *ctx, GErro
     g_string_free(w, TRUE);
 }
 
-void ics_coll_paths_from_env(ics_topo_paths *p, GError **warning)
+void ics_coll_paths_from_env(ics_topo_paths *p, const ics_hw *hw, GError **warning)
 {
-    ics_coll_paths_from(p, from_process, NULL, warning);
+    ics_coll_env_stack s = {.hw = hw};
+    ics_coll_paths_from(p, ics_coll_env_stacked, &s, warning);
 }
 
 void ics_coll_tuning_from(ics_coll_tuning *t, ics_env_lookup get, void *ctx, GError **warning)
@@ -193,7 +202,8 @@ void ics_coll_tuning_from(ics_coll_tuning *t, ics_env_lookup get, void *ctx, GEr
     g_string_free(w, TRUE);
 }
 
-void ics_coll_tuning_from_env(ics_coll_tuning *t, GError **warning)
+void ics_coll_tuning_from_env(ics_coll_tuning *t, const ics_hw *hw, GError **warning)
 {
-    ics_coll_tuning_from(t, from_process, NULL, warning);
+    ics_coll_env_stack s = {.hw = hw};
+    ics_coll_tuning_from(t, ics_coll_env_stacked, &s, warning);
 }

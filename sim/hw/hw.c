@@ -31,6 +31,7 @@ ics_hw *ics_hw__new(const char *path)
     hw->switch_by_name = g_hash_table_new(g_str_hash, g_str_equal);
     hw->nic_by_name = g_hash_table_new(g_str_hash, g_str_equal);
     hw->cpu_by_name = g_hash_table_new(g_str_hash, g_str_equal);
+    hw->nccl_conf = g_hash_table_new(g_str_hash, g_str_equal);
     hw->nodes = 1;
     ics_hw__calibration_clear(&hw->calibration);
     return hw;
@@ -56,6 +57,7 @@ void ics_hw_free(ics_hw *hw)
     g_hash_table_destroy(hw->switch_by_name);
     g_hash_table_destroy(hw->nic_by_name);
     g_hash_table_destroy(hw->cpu_by_name);
+    g_hash_table_destroy(hw->nccl_conf);
     g_string_chunk_free(hw->strings);
     g_free(hw->path);
     g_free(hw->base_path);

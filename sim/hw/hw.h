@@ -235,6 +235,13 @@ const char *ics_hw_base_path(const ics_hw *hw);
 const ics_hw_node *ics_hw_node_of(const ics_hw *hw);
 int ics_hw_nodes(const ics_hw *hw);                      /* 1 for a node file */
 const ics_hw_fabric *ics_hw_fabric_of(const ics_hw *hw); /* NULL for a node file */
+/* The value the model's "nccl_conf" gives NCCL variable `name` (the system's own NCCL settings,
+ * as /etc/nccl.conf or a network plugin's profile sets them; a cluster file's entries replace
+ * its node file's), or NULL (also for hw NULL). Transfer none. */
+const char *ics_hw_nccl_conf(const ics_hw *hw, const char *name);
+/* The variables the model's "nccl_conf" sets, in name order, NULL-terminated: free the array
+ * (g_free), not its strings. */
+const char **ics_hw_nccl_conf_names(const ics_hw *hw);
 
 /* Catalog lookups (transfer none); NULL if absent. */
 const ics_hw_standard *ics_hw_standard_find(const ics_hw *hw, const char *name);

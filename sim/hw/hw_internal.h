@@ -19,7 +19,8 @@ struct ics_hw {
     bool is_cluster;
     ics_hw_fabric fabric;
     ics_hw_calibration calibration;
-    char *base_path; /* a calibration overlay's base model, or NULL */
+    char *base_path;       /* a calibration overlay's base model, or NULL */
+    GHashTable *nccl_conf; /* "nccl_conf": variable -> value, both interned in strings */
 };
 
 /* State of one load: the model being filled and the JSON reader with its documents. */
@@ -62,6 +63,8 @@ const ics_hw_cpu_type *ics_hw__ref_cpu(ics_hw__ld *ld, const cJSON *obj, const c
 bool ics_hw__read_node(ics_hw__ld *ld, const cJSON *obj);
 /* Reads a cluster's "fabric" object; the node has been read. */
 bool ics_hw__read_fabric(ics_hw__ld *ld, const cJSON *obj);
+/* The optional "nccl_conf" object of obj (hw_nccl_conf.c): its values replace those read before. */
+bool ics_hw__read_nccl_conf(ics_hw__ld *ld, const cJSON *obj);
 /* Every calibration value back to "not calibrated" (hw_calibration.c). */
 void ics_hw__calibration_clear(ics_hw_calibration *c);
 

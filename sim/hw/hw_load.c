@@ -147,7 +147,8 @@ static bool read_calibration(ics_hw__ld *ld, const cJSON *obj)
 }
 
 #define NODE_KEYS                                                                                  \
-    "kind", "name", "catalog", "source", "gpu", "gpus", "cpus", "pcie", "nvlink", "calibration"
+    "kind", "name", "catalog", "source", "gpu", "gpus", "cpus", "pcie", "nvlink", "calibration",   \
+        "nccl_conf"
 
 static bool load_node_file(ics_hw__ld *ld, const char *path, const cJSON *root)
 {
@@ -155,7 +156,8 @@ static bool load_node_file(ics_hw__ld *ld, const char *path, const cJSON *root)
     if (!ics_jr_keys(ld->r, root, keys))
         return false;
     return read_catalog_of(ld, path, root) && ics_hw__read_catalog_sections(ld, root, false) &&
-           ics_hw__read_node(ld, root) && read_calibration(ld, root);
+           ics_hw__read_node(ld, root) && read_calibration(ld, root) &&
+           ics_hw__read_nccl_conf(ld, root);
 }
 
 /* Opens the node a cluster names: its file, and the object of replacement keys (or NULL). */
@@ -190,10 +192,10 @@ static const cJSON *cluster_node(ics_hw__ld *ld, const char *path, const cJSON *
 static bool load_cluster_file(ics_hw__ld *ld, const char *path, const cJSON *root,
                               int nodes_override)
 {
-    static const char *const keys[] = {"kind",   "name",        "catalog",
-                                       "source", "node",        "nodes",
-                                       "fabric", "calibration", ICS_HW__OVERRIDE_KEYS,
-                                       NULL};
+    static const char *const keys[] = {
+        "kind",  "name",   "catalog",     "source",    "node",
+        "nodes", "fabric", "calibration", "nccl_conf", ICS_HW__OVERRIDE_KEYS,
+        NULL};
     static const char *const node_keys[] = {NODE_KEYS, ICS_HW__OVERRIDE_KEYS, NULL};
     if (!ics_jr_keys(ld->r, root, keys))
         return false;
@@ -229,7 +231,8 @@ static bool load_cluster_file(ics_hw__ld *ld, const char *path, const cJSON *roo
     ld->hw->is_cluster = true;
     const cJSON *fabric = ics_jr_obj(ld->r, root, "fabric", true);
     return fabric && ics_hw__read_fabric(ld, fabric) && read_calibration(ld, node_root) &&
-           read_calibration(ld, root);
+           read_calibration(ld, root) && ics_hw__read_nccl_conf(ld, node_root) &&
+           ics_hw__read_nccl_conf(ld, root);
 }
 
 static ics_hw *finish(ics_hw__ld *ld, GError **err)
@@ -335,8 +338,8 @@ ics_hw *ics_hw_load_text(const char *name, const char *text, size_t len, GError 
         if (ics_jr_ok(ld.r) && cJSON_GetObjectItemCaseSensitive(root, "catalog"))
             ics_jr_fail(ld.r, cJSON_GetObjectItemCaseSensitive(root, "catalog"), "catalog",
                         "expected no catalog reference in a self-contained text, got one");
-        if (ics_hw__read_catalog_sections(&ld, root, false))
-            ics_hw__read_node(&ld, root);
+        if (ics_hw__read_catalog_sections(&ld, root, false) && ics_hw__read_node(&ld, root))
+            ics_hw__read_nccl_conf(&ld, root);
     }
     return finish(&ld, err);
 }

@@ -110,6 +110,9 @@ void ics_report_coll_trailer(double avg_busbw_gbps, GString *out);
 
 /* "# failure: DESC" for each failure applied to t (topo.h, ics_topo_fail). */
 void ics_report_failures(const ics_topo *t, GString *out);
+/* "# nccl_conf: NCCL_ALGO=Ring,Tree ..." when the model carries its own NCCL settings (hw's
+ * nccl_conf), in name order; nothing otherwise. */
+void ics_report_nccl_conf(const ics_hw *hw, GString *out);
 /* The same sweep on the intact and the failed system, n rows each in the same order: per size
  * the algorithm/protocol/channels of each, bus bandwidth and its change, time; then the mean
  * and worst change. Comment lines ("# "), so the output still reads as an nccl-tests log. */

@@ -115,11 +115,13 @@ ics_hw *ics_sweep_trace_system(const ics_sweep *s, const ics_sweep_set *set, ics
 void ics_sweep_run_train(const ics_sweep *s, int c, char **csv, char **json);
 /* A trace study's configuration c (sweep_trace.c): the trace replayed on its system. */
 void ics_sweep_run_trace(const ics_sweep *s, int c, char **csv, char **json);
-/* The model of a configuration with its failures and NIC count applied (sweep_point.c): NULL
+/* The model of a configuration with its failures and NIC count applied and the path rules of its
+ * nccl_conf (sweep_point.c): NULL
  * and *error when the model does not load or refuses them. *t transfer full. */
 ics_hw *ics_sweep_build_system(const ics_sweep_set *set, int nodes, ics_topo **t, GError **error);
-/* The tuning a configuration's NCCL variables give (sweep_point.c). */
-void ics_sweep_tuning(const ics_sweep_set *set, ics_coll_tuning *tu);
+/* The tuning a configuration's NCCL variables give over the system's own settings (hw's
+ * nccl_conf; sweep_point.c). */
+void ics_sweep_tuning(const ics_sweep_set *set, const ics_hw *hw, ics_coll_tuning *tu);
 /* The number text the rows carry ("%.3f", C locale; sweep_point.c). */
 void ics_sweep_num(GString *out, double v, const char *format);
 

@@ -39,9 +39,11 @@ static bool keep_nics(ics_topo *t, int keep, GError **error)
     return ok;
 }
 
-void ics_sweep_tuning(const ics_sweep_set *set, ics_coll_tuning *tu)
+void ics_sweep_tuning(const ics_sweep_set *set, const ics_hw *hw, ics_coll_tuning *tu)
 {
-    *tu = (ics_coll_tuning){.nvls_enable = true};
+    /* the system's own settings (its nccl_conf), then the study's over them */
+    ics_coll_env_stack conf = {ics_coll_env_none, NULL, hw};
+    ics_coll_tuning_from(tu, ics_coll_env_stacked, &conf, NULL);
     char *bad = NULL;
     if (set->nccl_algo)
         tu->algos = ics_coll_algos_parse(set->nccl_algo, &bad); /* checked by the reader */
@@ -65,6 +67,10 @@ ics_hw *ics_sweep_build_system(const ics_sweep_set *set, int nodes, ics_topo **t
     if (!hw)
         return NULL;
     *t = ics_topo_new(hw);
+    ics_topo_paths paths; /* the path rules of the system's own settings (its nccl_conf) */
+    ics_coll_env_stack conf = {ics_coll_env_none, NULL, hw};
+    ics_coll_paths_from(&paths, ics_coll_env_stacked, &conf, NULL);
+    ics_topo_set_paths(*t, &paths);
     if ((set->nics && !keep_nics(*t, set->nics, error)) ||
         (set->fail && *set->fail && !ics_topo_fail(*t, set->fail, error))) {
         ics_topo_free(*t);
@@ -111,7 +117,7 @@ static bool build(const ics_sweep *s, const ics_sweep_set *set, built *b, GError
     b->ranks = g_new(int, b->nranks);
     ics_topo_gpus_by_node(b->t, gpn, b->nranks, b->ranks);
     b->comm = ics_comm_new(b->t, backend, b->ranks, b->nranks, NULL);
-    ics_sweep_tuning(set, &b->tuning);
+    ics_sweep_tuning(set, b->hw, &b->tuning);
     b->tuning.plan = s->plan;
     return true;
 }

@@ -136,7 +136,7 @@ bool ics_sweep_step_replay(const ics_sweep *s, const ics_sweep_set *set, const i
                                                            1e-6)};
     if (packet)
         o.net.packet_bytes = 256 * 1024;
-    ics_sweep_tuning(set, &o.tuning);
+    ics_sweep_tuning(set, ics_topo_hw(t), &o.tuning);
     ics_replay *r = ics_replay_new(tr, t, &o, error);
     bool ok = r && ics_replay_run(r, &p->res, error);
     if (ok) {

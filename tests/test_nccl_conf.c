@@ -1,0 +1,142 @@
+/* A model's own NCCL settings ("nccl_conf") reach NCCL's choices the way NCCL reads its
+ * nccl.conf: beneath the environment (a variable the user sets wins), a cluster file's entries
+ * over its node file's; the shipped GPUDirect-TCPXO node runs its profile's Simple trees. */
+#include "collectives/comm.h"
+#include "hw/hw.h"
+#include "topo/topo.h"
+
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+static char *model_path(const char *name)
+{
+    return g_build_filename(ICS_SOURCE_DIR, "hwmodels", name, NULL);
+}
+
+/* A cluster of the shipped A3 Mega node whose own nccl_conf replaces the node's NCCL_PROTO. */
+static ics_hw *cluster_over_a3mega(void)
+{
+    char *dir = g_build_filename(ICS_BINARY_DIR, "test_nccl_conf_tmp", NULL);
+    g_mkdir_with_parents(dir, 0755);
+    char *node = model_path("gcp-a3mega-node.json");
+    char *text = g_strdup_printf(
+        "{\"kind\": \"cluster\", \"name\": \"conf test\", \"node\": \"%s\", \"nodes\": 2,\n"
+        " \"nccl_conf\": {\"NCCL_PROTO\": \"LL128\", \"NCCL_MAX_NCHANNELS\": 6,\n"
+        "               \"source\": \"a site's /etc/nccl.conf\"},\n"
+        " \"fabric\": {\"topology\": \"fat-tree\", \"tiers\": 2, \"switch\": \"spectrum4-400g\",\n"
+        "            \"standard\": \"eth200\"}}\n",
+        node);
+    char *path = g_build_filename(dir, "cluster.json", NULL);
+    g_assert_true(g_file_set_contents(path, text, -1, NULL));
+    GError *err = NULL;
+    ics_hw *hw = ics_hw_load(path, 0, &err);
+    g_assert_no_error(err);
+    g_free(path);
+    g_free(text);
+    g_free(node);
+    g_free(dir);
+    return hw;
+}
+
+static void test_layers(void)
+{
+    ics_hw *hw = cluster_over_a3mega();
+    g_assert_cmpstr(ics_hw_nccl_conf(hw, "NCCL_PROTO"), ==, "LL128");     /* the cluster's */
+    g_assert_cmpstr(ics_hw_nccl_conf(hw, "NCCL_MAX_NCHANNELS"), ==, "6"); /* an integer */
+    g_assert_cmpstr(ics_hw_nccl_conf(hw, "NCCL_ALGO"), ==, "Ring,Tree");  /* the node's, kept */
+    g_assert_null(ics_hw_nccl_conf(hw, "source"));
+    g_assert_null(ics_hw_nccl_conf(hw, "NCCL_IB_HCA"));
+    g_assert_null(ics_hw_nccl_conf(NULL, "NCCL_PROTO"));
+    const char **names = ics_hw_nccl_conf_names(hw);
+    for (int i = 1; names[i]; i++) /* in name order, whatever the files' */
+        g_assert_cmpint(strcmp(names[i - 1], names[i]), <, 0);
+    g_free(names);
+    ics_hw_free(hw);
+}
+
+/* NCCL loads its conf file with setenv(..., 0): the process's environment wins. */
+static void test_environment_wins(void)
+{
+    ics_hw *hw = cluster_over_a3mega();
+    g_unsetenv("NCCL_PROTO");
+    g_unsetenv("NCCL_MIN_NCHANNELS");
+    g_unsetenv("NCCL_NET_GDR_LEVEL");
+    ics_coll_tuning t;
+    GError *w = NULL;
+    ics_coll_tuning_from_env(&t, hw, &w);
+    g_assert_no_error(w);
+    g_assert_cmpuint(t.protos, ==, ICS_COLL_SET(ICS_PROTO_LL128));
+    g_assert_cmpuint(t.algos, ==, ICS_COLL_SET(ICS_ALGO_RING) | ICS_COLL_SET(ICS_ALGO_TREE));
+    g_assert_false(t.nvls_enable);
+    g_assert_cmpint(t.min_channels, ==, 4);
+    g_assert_cmpint(t.max_channels, ==, 6);
+    g_assert_cmpint(t.buffsize, ==, 8388608);
+    g_setenv("NCCL_PROTO", "Simple", TRUE);
+    g_setenv("NCCL_MIN_NCHANNELS", "2", TRUE);
+    ics_coll_tuning_from_env(&t, hw, &w);
+    g_assert_cmpuint(t.protos, ==, ICS_COLL_SET(ICS_PROTO_SIMPLE));
+    g_assert_cmpint(t.min_channels, ==, 2);
+    g_assert_cmpint(t.buffsize, ==, 8388608); /* the rest still the system's */
+    ics_coll_tuning_from_env(&t, NULL, &w);   /* no system: NCCL's defaults under the env */
+    g_assert_cmpint(t.buffsize, ==, 0);
+    g_assert_true(t.nvls_enable);
+
+    ics_topo_paths p;
+    ics_coll_paths_from_env(&p, hw, &w);
+    g_assert_cmpint(p.gdr_level, ==, ICS_PATH_PIX);
+    g_setenv("NCCL_NET_GDR_LEVEL", "SYS", TRUE);
+    ics_coll_paths_from_env(&p, hw, &w);
+    g_assert_cmpint(p.gdr_level, ==, ICS_PATH_SYS);
+    g_assert_no_error(w);
+    g_unsetenv("NCCL_PROTO");
+    g_unsetenv("NCCL_MIN_NCHANNELS");
+    g_unsetenv("NCCL_NET_GDR_LEVEL");
+
+    /* a recorded environment (a log's) stacked over the system the same way */
+    ics_coll_env_stack none = {ics_coll_env_none, NULL, hw};
+    ics_coll_tuning_from(&t, ics_coll_env_stacked, &none, NULL);
+    g_assert_cmpuint(t.protos, ==, ICS_COLL_SET(ICS_PROTO_LL128));
+    ics_hw_free(hw);
+}
+
+/* The shipped A3 Mega node: 2 nodes' all-reduce as its TCPXO profile tunes it, Ring or Tree on
+ * Simple with at least 4 channels and no NVLS, where NCCL's defaults would take NVLS-Tree. */
+static void test_a3mega_profile(void)
+{
+    char *path = model_path("gcp-a3mega.json");
+    GError *err = NULL;
+    ics_hw *hw = ics_hw_load(path, 2, &err);
+    g_assert_no_error(err);
+    ics_topo *t = ics_topo_new(hw);
+    int gpus[16];
+    ics_topo_gpus_by_node(t, 8, 16, gpus);
+    ics_comm *c = ics_comm_new(t, ics_net_backend("analytic"), gpus, 16, NULL);
+    ics_coll_tuning conf, plain = {.nvls_enable = true};
+    ics_coll_env_stack sys = {ics_coll_env_none, NULL, hw};
+    ics_coll_tuning_from(&conf, ics_coll_env_stacked, &sys, NULL);
+    ics_coll_req req = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = 1ull << 30, .dtype_bytes = 4};
+    ics_coll_result a, b;
+    g_assert_true(ics_comm_run(c, &req, &conf, &a));
+    g_assert_true(ics_comm_run(c, &req, &plain, &b));
+    g_assert_cmpint(a.proto, ==, ICS_PROTO_SIMPLE);
+    g_assert_true(a.algo == ICS_ALGO_RING || a.algo == ICS_ALGO_TREE);
+    g_assert_cmpint(b.algo, ==, ICS_ALGO_NVLS_TREE);
+    req.size_bytes = 8;
+    g_assert_true(ics_comm_run(c, &req, &conf, &a));
+    g_assert_cmpint(a.proto, ==, ICS_PROTO_SIMPLE);
+    g_assert_cmpint(a.nchannels, >=, 4);
+    ics_comm_free(c);
+    ics_topo_free(t);
+    ics_hw_free(hw);
+    g_free(path);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/nccl-conf/layers", test_layers);
+    g_test_add_func("/nccl-conf/environment-wins", test_environment_wins);
+    g_test_add_func("/nccl-conf/a3mega-profile", test_a3mega_profile);
+    return g_test_run();
+}
