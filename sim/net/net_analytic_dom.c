@@ -106,13 +106,37 @@ static void undominate(ics_an_net *n, int r, const ics_an_flow *skip)
     }
 }
 
+/* Each use's room_of, the coefficients of a resource crossed twice (a flow of several paths)
+ * summed in use order as use_coef sums them: a later use of a resource copies the first's. This
+ * runs at every flow start, so it compares each pair once rather than summing per use. */
 bool ics_an_dom_begin(const ics_an_net *n, const ics_an_flow *f, long double *room)
 {
     if (f->n_use > ICS_AN_DOM_MAX_USES || n->params.full_shares)
         return false;
-    for (int u = 0; u < f->n_use; u++)
-        room[u] = room_of(n, f, f->use[u].res);
+    for (int u = 0; u < f->n_use; u++) {
+        int r = f->use[u].res, v = 0;
+        while (v < u && f->use[v].res != r)
+            v++;
+        if (v < u) {
+            room[u] = room[v];
+            continue;
+        }
+        long double c = 0;
+        for (int w = u; w < f->n_use; w++)
+            if (f->use[w].res == r)
+                c += f->use[w].coef;
+        room[u] = c > 0 && n->cap[r] > 0 ? n->cap[r] / c : 0;
+    }
     return true;
+}
+
+/* dominates(n, f, f->use[u].res, d) for the joining flow, from its rooms (ics_an_dom_begin). */
+static bool dominated_by(const ics_an_flow *f, int u, int d, const long double *room)
+{
+    int v = 0;
+    while (v < f->n_use && f->use[v].res != d)
+        v++;
+    return v < f->n_use && room[v] > 0 && room[v] * (1 + DOM_MARGIN) < room[u];
 }
 
 void ics_an_dom_join(ics_an_net *n, ics_an_flow *f, int u, const long double *room, bool part)
@@ -121,7 +145,7 @@ void ics_an_dom_join(ics_an_net *n, ics_an_flow *f, int u, const long double *ro
     if (n->on[r]->len == 0) {
         n->dom_by[r] = part ? dom_search(n, f, u, room, false) : -1;
         n->dom_tries[r] = 0;
-    } else if (n->dom_by[r] >= 0 && !(part && dominates(n, f, r, n->dom_by[r]))) {
+    } else if (n->dom_by[r] >= 0 && !(part && dominated_by(f, u, n->dom_by[r], room))) {
         int d = part && n->dom_tries[r] < DOM_TRIES ? dom_search(n, f, u, room, true) : -1;
         n->dom_tries[r]++;
         if (d >= 0)
