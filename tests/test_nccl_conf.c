@@ -3,6 +3,7 @@
  * over its node file's; the shipped GPUDirect-TCPXO node runs its profile's Simple trees. */
 #include "collectives/comm.h"
 #include "hw/hw.h"
+#include "report/report.h"
 #include "topo/topo.h"
 
 #include <glib.h>
@@ -14,19 +15,19 @@ static char *model_path(const char *name)
     return g_build_filename(ICS_SOURCE_DIR, "hwmodels", name, NULL);
 }
 
-/* A cluster of the shipped A3 Mega node whose own nccl_conf replaces the node's NCCL_PROTO. */
-static ics_hw *cluster_over_a3mega(void)
+/* A cluster of the shipped A3 Mega node whose own nccl_conf (`conf`, JSON) replaces the node's
+ * NCCL_PROTO or adds to it. */
+static ics_hw *cluster_with(const char *conf)
 {
     char *dir = g_build_filename(ICS_BINARY_DIR, "test_nccl_conf_tmp", NULL);
     g_mkdir_with_parents(dir, 0755);
     char *node = model_path("gcp-a3mega-node.json");
     char *text = g_strdup_printf(
         "{\"kind\": \"cluster\", \"name\": \"conf test\", \"node\": \"%s\", \"nodes\": 2,\n"
-        " \"nccl_conf\": {\"NCCL_PROTO\": \"LL128\", \"NCCL_MAX_NCHANNELS\": 6,\n"
-        "               \"source\": \"a site's /etc/nccl.conf\"},\n"
+        " \"nccl_conf\": %s,\n"
         " \"fabric\": {\"topology\": \"fat-tree\", \"tiers\": 2, \"switch\": \"spectrum4-400g\",\n"
         "            \"standard\": \"eth200\"}}\n",
-        node);
+        node, conf);
     char *path = g_build_filename(dir, "cluster.json", NULL);
     g_assert_true(g_file_set_contents(path, text, -1, NULL));
     GError *err = NULL;
@@ -37,6 +38,12 @@ static ics_hw *cluster_over_a3mega(void)
     g_free(node);
     g_free(dir);
     return hw;
+}
+
+static ics_hw *cluster_over_a3mega(void)
+{
+    return cluster_with("{\"NCCL_PROTO\": \"LL128\", \"NCCL_MAX_NCHANNELS\": 6, "
+                        "\"source\": \"a site's /etc/nccl.conf\"}");
 }
 
 static void test_layers(void)
@@ -132,11 +139,26 @@ static void test_a3mega_profile(void)
     g_free(path);
 }
 
+/* The header line lists every setting on one line, escaped: a value may hold anything. */
+static void test_header(void)
+{
+    ics_hw *hw = cluster_with("{\"NCCL_X\": \"a\\nb\", \"NCCL_Y\": -0}");
+    GString *out = g_string_new(NULL);
+    ics_report_nccl_conf(hw, out);
+    g_assert_true(g_str_has_prefix(out->str, "# nccl_conf"));
+    g_assert_cmpint(strchr(out->str, '\n') - out->str, ==, (long)out->len - 1);
+    g_assert_nonnull(strstr(out->str, " NCCL_X=a\\nb NCCL_Y=0\n"));
+    g_assert_nonnull(strstr(out->str, " NCCL_PROTO=Simple "));
+    g_string_free(out, TRUE);
+    ics_hw_free(hw);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/nccl-conf/layers", test_layers);
     g_test_add_func("/nccl-conf/environment-wins", test_environment_wins);
     g_test_add_func("/nccl-conf/a3mega-profile", test_a3mega_profile);
+    g_test_add_func("/nccl-conf/header", test_header);
     return g_test_run();
 }

@@ -2,7 +2,7 @@
  * /etc/nccl.conf or a vendor's network-plugin profile sets them (Google's TCPXO nodes source
  * nccl-env-profile.sh, whose guest config checker enforces part of it). NCCL loads such a file
  * beneath the process's environment (setenv without overwriting), so a variable the user sets
- * wins; ics_coll_env_system (collectives/nccl_env.c) looks values up in that order. */
+ * wins; ics_coll_env_stacked (collectives/nccl_env.c) looks values up in that order. */
 #include "hw/hw_internal.h"
 
 #include <math.h>
@@ -17,7 +17,7 @@ static const char *conf_value(ics_hw__ld *ld, const cJSON *v, const char *key, c
         return v->valuestring;
     if (cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) &&
         fabs(v->valuedouble) < 1e15) {
-        g_snprintf(buf, len, "%.0f", v->valuedouble);
+        g_snprintf(buf, len, "%lld", (long long)v->valuedouble); /* -0 as 0 */
         return buf;
     }
     char *got = ics_json_describe(v);

@@ -7,8 +7,13 @@ void ics_report_nccl_conf(const ics_hw *hw, GString *out)
     const char **names = ics_hw_nccl_conf_names(hw);
     if (names[0]) {
         g_string_append(out, "# nccl_conf (the system's NCCL settings; the environment's win):");
-        for (int i = 0; names[i]; i++)
-            g_string_append_printf(out, " %s=%s", names[i], ics_hw_nccl_conf(hw, names[i]));
+        for (int i = 0; names[i]; i++) { /* escaped: a value may hold a newline */
+            char *k = g_strescape(names[i], NULL),
+                 *v = g_strescape(ics_hw_nccl_conf(hw, names[i]), NULL);
+            g_string_append_printf(out, " %s=%s", k, v);
+            g_free(k);
+            g_free(v);
+        }
         g_string_append_c(out, '\n');
     }
     g_free(names);
