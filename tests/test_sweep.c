@@ -223,6 +223,35 @@ static void test_cluster_axes(void)
     g_free(path);
 }
 
+/* A model's own NCCL settings (the A3 Mega node's TCPXO profile: Simple, at least 4 channels)
+ * hold in a study, under the values a configuration sets. */
+static void test_nccl_conf(void)
+{
+    char *path = tmp_path("conf.json");
+    char *text = g_strdup_printf(
+        "{\"kind\": \"study\", \"system\": \"%s/hwmodels/gcp-a3mega.json\", \"nodes\": 2,\n"
+        " \"collective\": {\"op\": \"all_reduce\", \"min_bytes\": \"8\", \"max_bytes\": \"8\"},\n"
+        " \"axes\": [{\"name\": \"env\", \"nccl\": [{}, {\"NCCL_PROTO\": \"LL\", "
+        "\"NCCL_MIN_NCHANNELS\": 1}]}]}\n",
+        ICS_SOURCE_DIR);
+    g_assert_true(g_file_set_contents(path, text, -1, NULL));
+    g_free(text);
+    ics_sweep *s = load(path);
+    char *csv = tmp_path("conf.csv");
+    int done, skipped;
+    run(s, 1, csv, NULL, &done, &skipped);
+    char *out = slurp(csv);
+    char **lines = g_strsplit(out, "\n", -1);
+    g_assert_cmpint(g_strv_length(lines), ==, 1 + 2 + 1);
+    g_assert_true(g_str_has_suffix(lines[1], ",Tree,Simple,4,")); /* the model's */
+    g_assert_true(g_str_has_suffix(lines[2], ",Tree,LL,1,"));     /* the study's over it */
+    g_strfreev(lines);
+    g_free(out);
+    g_free(csv);
+    ics_sweep_free(s);
+    g_free(path);
+}
+
 /* A training study: the base scenario's layout with the axes' sizes, a failure, a layout the
  * model refuses (its row's error), the same bytes on 1 and 2 threads. */
 static void test_train(void)
@@ -364,6 +393,7 @@ int main(int argc, char **argv)
     g_test_add_func("/sweep/resume", test_resume);
     g_test_add_func("/sweep/cluster-axes", test_cluster_axes);
     g_test_add_func("/sweep/train", test_train);
+    g_test_add_func("/sweep/nccl-conf", test_nccl_conf);
     g_test_add_func("/sweep/bad-studies", test_bad_studies);
     int rc = g_test_run();
     GDir *d = g_dir_open(tmpdir, 0, NULL);

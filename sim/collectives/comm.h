@@ -132,7 +132,7 @@ typedef struct {
 } ics_coll_env_stack;
 const char *ics_coll_env_stacked(const char *name, void *stack);
 /* No variables at all (an ics_env_lookup that returns NULL): stacked over a system, its own
- * settings alone, for runs that ignore the process's environment (a study, `icsim infer`). */
+ * settings alone, for runs that ignore the process's environment (a study). */
 const char *ics_coll_env_none(const char *name, void *ctx);
 
 /* NCCL_ALGO's and NCCL_PROTO's syntax as NCCL's parseList reads it: names separated by commas,

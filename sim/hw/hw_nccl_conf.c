@@ -40,9 +40,11 @@ bool ics_hw__read_nccl_conf(ics_hw__ld *ld, const cJSON *obj)
                 const char *src = NULL;
                 ics_jr_str(ld->r, o, "source", false, &src);
             } else if (!g_str_has_prefix(v->string, "NCCL_") || !v->string[5]) {
+                char *shown = g_strescape(v->string, NULL);
                 ics_jr_fail(ld->r, v, v->string,
                             "expected an NCCL variable (NCCL_...) or \"source\", got \"%s\"",
-                            v->string);
+                            shown);
+                g_free(shown);
             } else {
                 char buf[32];
                 const char *s = conf_value(ld, v, v->string, buf, sizeof buf);

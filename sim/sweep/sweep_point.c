@@ -56,8 +56,10 @@ void ics_sweep_tuning(const ics_sweep_set *set, const ics_hw *hw, ics_coll_tunin
         tu->nvls_enable = set->nvls;
     if (set->collnet >= 0)
         tu->collnet_enable = set->collnet;
-    tu->min_channels = MAX(0, set->min_channels);
-    tu->max_channels = MAX(0, set->max_channels);
+    if (set->min_channels >= 0) /* -1: unset, the model's or NCCL's own count stays */
+        tu->min_channels = set->min_channels;
+    if (set->max_channels >= 0)
+        tu->max_channels = set->max_channels;
 }
 
 ics_hw *ics_sweep_build_system(const ics_sweep_set *set, int nodes, ics_topo **t, GError **error)

@@ -153,7 +153,7 @@ static void replay(const ics_trace *tr, const ics_topo *t, uint32_t pick)
         g_unsetenv("NCCL_PROTO");
     g_setenv("NCCL_COLLNET_ENABLE", "1", TRUE);
     GError *warning = NULL, *err = NULL;
-    ics_coll_tuning_from_env(&o.tuning, NULL, &warning);
+    ics_coll_tuning_from_env(&o.tuning, ics_topo_hw(t), &warning); /* over its nccl_conf */
     g_clear_error(&warning);
     /* how calls are planned: chunk by chunk, or each channel as one stream (the closed forms
      * SuperPOD-sized communicators take) */
