@@ -135,6 +135,24 @@ static void test_in_flight(void)
     assert_close(r.in_flight, 2);
 }
 
+/* NCCL's buffers: per channel of each communicator, the Simple buffer NCCL_BUFFSIZE sets
+ * (4 MiB by default) plus LL128's 4.69 MiB and LL's 512 KiB; 24 channels. */
+static void test_nccl_buffers(void)
+{
+    ics_model m = gpt3();
+    ics_layout l = gpt3_layout(8, true, ICS_RECOMPUTE_SELECTIVE);
+    l.pp = 8;
+    l.dp = 16;
+    l.gbs = 128;
+    ics_memory d, big;
+    ics_memory_of_stage(&m, &l, 3, &d);
+    assert_close(d.nccl, 3 * 24 * (4194304.0 + 4915200.0 + 524288.0)); /* tp, pp, dp */
+    l.nccl_buffsize = 8388608;
+    ics_memory_of_stage(&m, &l, 3, &big);
+    assert_close(big.nccl - d.nccl, 3 * 24 * 4194304.0);
+    assert_close(big.total - d.total, big.nccl - d.nccl);
+}
+
 /* Every SC'21 Table 1 layout ran on Selene's 80 GB A100s with full recomputation: each must fit
  * 80 GB here. The largest (1T, tp 8, pp 64) must need more than half of it, or the model would
  * be missing something big. */
@@ -187,6 +205,7 @@ int main(int argc, char **argv)
     g_test_add_func("/memory/selective-stage", test_selective_stage);
     g_test_add_func("/memory/bytes-per-param", test_bytes_per_param);
     g_test_add_func("/memory/in-flight", test_in_flight);
+    g_test_add_func("/memory/nccl-buffers", test_nccl_buffers);
     g_test_add_func("/memory/sc21-rows-fit", test_sc21_rows_fit);
     return g_test_run();
 }

@@ -548,6 +548,9 @@ static int run(ics_cli_train_job *j)
     ics_trace *tr = NULL;
     const ics_hw_gpu_type *g = ics_hw_node_of(hw)->gpu_type;
     s->layout.node_gpus = ics_hw_node_of(hw)->gpus; /* the node-aware MoE dispatch's nodes */
+    ics_coll_tuning tu; /* NCCL_BUFFSIZE as the run sets it, for the buffers' memory */
+    ics_coll_tuning_from_env(&tu, hw, NULL);
+    s->layout.nccl_buffsize = tu.buffsize;
     if (!j->layout_checked && !check_layout(j))
         goto done;
     ics_memory mem;

@@ -97,6 +97,9 @@ static bool run_point(const ics_sweep *s, const ics_sweep_set *set, ics_sweep_st
     p->nodes = ics_topo_nodes(t);
     p->gpus = ics_layout_world(&p->layout);
     p->layout.node_gpus = ics_hw_node_of(hw)->gpus; /* the node-aware MoE dispatch's nodes */
+    ics_coll_tuning tu; /* NCCL_BUFFSIZE as the system sets it, for the buffers' memory */
+    ics_sweep_tuning(set, hw, &tu);
+    p->layout.nccl_buffsize = tu.buffsize;
     if (!ics_layout_check(&p->layout, &s->scenario.model, error) ||
         !fits(&s->scenario.model, &p->layout, g, p, error) ||
         !(tr = ics_workload_build(&s->scenario.model, &p->layout, g, error)))

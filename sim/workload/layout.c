@@ -529,6 +529,10 @@ static bool check_experts(const ics_layout *l, const ics_model *m, namer *nm, GE
         return fail(error, ICS_ERROR_INPUT,
                     "layout: moe_capacity_factor: expected 0 (dropless) or 1..64, got %g",
                     l->moe_capacity);
+    if (l->nccl_buffsize < 0)
+        return fail(error, ICS_ERROR_INPUT,
+                    "layout: nccl_buffsize: expected 0 (NCCL's) or a size in bytes, got %d",
+                    l->nccl_buffsize);
     if (l->node_gpus < 0 || l->node_gpus > 1 << 20)
         return fail(error, ICS_ERROR_INPUT,
                     "layout: node_gpus: expected 0 (unknown) or 1..%d, got %d", 1 << 20,

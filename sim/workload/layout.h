@@ -150,6 +150,9 @@ typedef struct {
                             takes it on (docs/workload.md); false: NCCL all-to-alls */
     int node_gpus;       /* GPUs per node of the system the trace runs on (rank r on GPU r), for the
                             node-aware dispatch; 0: unknown, taken as one node */
+    int nccl_buffsize;   /* NCCL_BUFFSIZE as the run sets it (the environment, the system's
+                            nccl_conf): each connection's Simple buffer, for the memory estimate;
+                            0: NCCL's 4 MiB */
     ics_placement placement;
     ics_attention attention;
     bool fold; /* give ops only to tp rank 0 of data-parallel replica 0 of each stage (replay.h's

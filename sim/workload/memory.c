@@ -12,10 +12,11 @@
 #define OPTIMIZER_BYTES 12.0
 
 /* NCCL's receive buffers per connection and channel (src/include/device.h, init.cc defaults):
- * Simple NCCL_BUFFSIZE 4 MiB, LL128 120 x 640 x 8 steps x 8 B = 4.69 MiB, LL 8 x 512 x 8 steps
- * x 16 B = 512 KiB; one connection per channel of each communicator a rank talks on, at NCCL's
- * widest NVLink count of channels (24: channels.c). */
-#define NCCL_CONN_BYTES   (4194304.0 + 4915200.0 + 524288.0)
+ * Simple NCCL_BUFFSIZE (4 MiB unless the run sets it), LL128 120 x 640 x 8 steps x 8 B =
+ * 4.69 MiB, LL 8 x 512 x 8 steps x 16 B = 512 KiB; one connection per channel of each
+ * communicator a rank talks on, at NCCL's widest NVLink count of channels (24: channels.c). */
+#define NCCL_SIMPLE_BYTES 4194304.0
+#define NCCL_LL_BYTES     (4915200.0 + 524288.0)
 #define NCCL_CHANNELS     24
 #define FP32_LOGITS_BYTES 4.0
 
@@ -240,7 +241,8 @@ void ics_memory_of_stage(const ics_model *m, const ics_layout *l, int stage, ics
     if (stage == l->pp - 1) /* the logits of the micro-batch in its backward: 16-bit and fp32 */
         out->activations += (ics_layout_act_bytes(l) + FP32_LOGITS_BYTES) * (double)m->seq / l->cp *
                             l->mbs * (double)m->vocab / l->tp;
-    out->nccl = communicators(m, l) * NCCL_CHANNELS * NCCL_CONN_BYTES;
+    double simple = l->nccl_buffsize > 0 ? l->nccl_buffsize : NCCL_SIMPLE_BYTES;
+    out->nccl = communicators(m, l) * NCCL_CHANNELS * (simple + NCCL_LL_BYTES);
     out->total = out->weights + out->grads + out->optimizer + out->activations + out->nccl;
 }
 
