@@ -81,13 +81,20 @@ static void test_selective_stage(void)
 
 /* Megatron-LM's bytes per parameter (docs, distributed optimizer): 18 with fp32 gradients,
  * 6 + 12 / d with the distributed optimizer; 16 and 4 + 12 / d with 16-bit gradients. */
-static void test_bytes_per_param(void)
+/* GPT-3 on 8 stages of tp 8 (sequence parallel, selective recomputation), 16 replicas. */
+static ics_layout gpt3_pp8_dp16(void)
 {
-    ics_model m = gpt3();
     ics_layout l = gpt3_layout(8, true, ICS_RECOMPUTE_SELECTIVE);
     l.pp = 8;
     l.dp = 16;
     l.gbs = 128;
+    return l;
+}
+
+static void test_bytes_per_param(void)
+{
+    ics_model m = gpt3();
+    ics_layout l = gpt3_pp8_dp16();
     ics_memory r;
     ics_memory_of_stage(&m, &l, 3, &r); /* a middle stage: layers only */
     assert_close((r.weights + r.grads + r.optimizer) / r.params, 18);
@@ -140,10 +147,7 @@ static void test_in_flight(void)
 static void test_nccl_buffers(void)
 {
     ics_model m = gpt3();
-    ics_layout l = gpt3_layout(8, true, ICS_RECOMPUTE_SELECTIVE);
-    l.pp = 8;
-    l.dp = 16;
-    l.gbs = 128;
+    ics_layout l = gpt3_pp8_dp16();
     ics_memory d, big;
     ics_memory_of_stage(&m, &l, 3, &d);
     assert_close(d.nccl, 3 * 24 * (4194304.0 + 4915200.0 + 524288.0)); /* tp, pp, dp */

@@ -62,6 +62,13 @@ static void test_layers(void)
     ics_hw_free(hw);
 }
 
+/* A log's recorded environment: NCCL_PROTO=Simple, nothing else. */
+static const char *recorded(const char *name, void *ctx)
+{
+    (void)ctx;
+    return strcmp(name, "NCCL_PROTO") == 0 ? "Simple" : NULL;
+}
+
 /* NCCL loads its conf file with setenv(..., 0): the process's environment wins. */
 static void test_environment_wins(void)
 {
@@ -100,10 +107,14 @@ static void test_environment_wins(void)
     g_unsetenv("NCCL_MIN_NCHANNELS");
     g_unsetenv("NCCL_NET_GDR_LEVEL");
 
-    /* a recorded environment (a log's) stacked over the system the same way */
-    ics_coll_env_stack none = {ics_coll_env_none, NULL, hw};
-    ics_coll_tuning_from(&t, ics_coll_env_stacked, &none, NULL);
+    /* the system's settings alone (a study), and a recorded environment (a log's) stacked over
+     * them the same way as the process's */
+    ics_coll_tuning_from(&t, ics_coll_env_conf, hw, NULL);
     g_assert_cmpuint(t.protos, ==, ICS_COLL_SET(ICS_PROTO_LL128));
+    ics_coll_env_stack logged = {recorded, NULL, hw};
+    ics_coll_tuning_from(&t, ics_coll_env_stacked, &logged, NULL);
+    g_assert_cmpuint(t.protos, ==, ICS_COLL_SET(ICS_PROTO_SIMPLE));
+    g_assert_cmpint(t.buffsize, ==, 8388608);
     ics_hw_free(hw);
 }
 
@@ -120,8 +131,7 @@ static void test_a3mega_profile(void)
     ics_topo_gpus_by_node(t, 8, 16, gpus);
     ics_comm *c = ics_comm_new(t, ics_net_backend("analytic"), gpus, 16, NULL);
     ics_coll_tuning conf, plain = {.nvls_enable = true};
-    ics_coll_env_stack sys = {ics_coll_env_none, NULL, hw};
-    ics_coll_tuning_from(&conf, ics_coll_env_stacked, &sys, NULL);
+    ics_coll_tuning_from(&conf, ics_coll_env_conf, hw, NULL);
     ics_coll_req req = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = 1ull << 30, .dtype_bytes = 4};
     ics_coll_result a, b;
     g_assert_true(ics_comm_run(c, &req, &conf, &a));

@@ -15,16 +15,21 @@ static char *tmp_path(const char *name)
     return g_build_filename(tmpdir, name, NULL);
 }
 
-/* A study file in the temporary directory; its system paths are absolute. */
-static char *write_study(const char *name, const char *body)
+/* A study file in the temporary directory on the shipped model `model`; its system paths are
+ * absolute. */
+static char *write_study_on(const char *name, const char *model, const char *body)
 {
     char *path = tmp_path(name);
-    char *text =
-        g_strdup_printf("{\"kind\": \"study\", \"system\": \"%s/hwmodels/dgx-h100.json\",\n%s}\n",
-                        ICS_SOURCE_DIR, body);
+    char *text = g_strdup_printf("{\"kind\": \"study\", \"system\": \"%s/hwmodels/%s\",\n%s}\n",
+                                 ICS_SOURCE_DIR, model, body);
     g_assert_true(g_file_set_contents(path, text, -1, NULL));
     g_free(text);
     return path;
+}
+
+static char *write_study(const char *name, const char *body)
+{
+    return write_study_on(name, "dgx-h100.json", body);
 }
 
 static const char *small_study =
@@ -182,19 +187,15 @@ static void test_resume(void)
 /* Overrides, node counts, fewer NICs and a failure the model refuses, on a cluster. */
 static void test_cluster_axes(void)
 {
-    char *path = tmp_path("cluster.json");
-    char *text = g_strdup_printf(
-        "{\"kind\": \"study\", \"system\": \"%s/hwmodels/superpod-h100-ndr.json\",\n"
+    char *path = write_study_on(
+        "cluster.json", "superpod-h100-ndr.json",
         " \"nodes\": 2, \"collective\": {\"op\": \"all_reduce\", \"min_bytes\": \"64M\", "
         "\"plan\": \"streams\"},\n"
         " \"axes\": [{\"nics\": [8, 4]},\n"
         "          {\"name\": \"fabric\", \"set\": [{}, {\"fabric\": {\"sharp\": false}}],\n"
         "           \"labels\": [\"sharp\", \"no sharp\"]},\n"
         "          {\"fail\": [\"\", \"switch:spine99\"]}],\n"
-        " \"nccl\": {\"NCCL_COLLNET_ENABLE\": 1, \"NCCL_ALGO\": \"CollNetDirect\"}}\n",
-        ICS_SOURCE_DIR);
-    g_assert_true(g_file_set_contents(path, text, -1, NULL));
-    g_free(text);
+        " \"nccl\": {\"NCCL_COLLNET_ENABLE\": 1, \"NCCL_ALGO\": \"CollNetDirect\"}");
     ics_sweep *s = load(path);
     char *csv = tmp_path("c.csv");
     int done, skipped;
@@ -227,15 +228,12 @@ static void test_cluster_axes(void)
  * hold in a study, under the values a configuration sets. */
 static void test_nccl_conf(void)
 {
-    char *path = tmp_path("conf.json");
-    char *text = g_strdup_printf(
-        "{\"kind\": \"study\", \"system\": \"%s/hwmodels/gcp-a3mega.json\", \"nodes\": 2,\n"
+    char *path = write_study_on(
+        "conf.json", "gcp-a3mega.json",
+        " \"nodes\": 2,\n"
         " \"collective\": {\"op\": \"all_reduce\", \"min_bytes\": \"8\", \"max_bytes\": \"8\"},\n"
         " \"axes\": [{\"name\": \"env\", \"nccl\": [{}, {\"NCCL_PROTO\": \"LL\", "
-        "\"NCCL_MIN_NCHANNELS\": 1}]}]}\n",
-        ICS_SOURCE_DIR);
-    g_assert_true(g_file_set_contents(path, text, -1, NULL));
-    g_free(text);
+        "\"NCCL_MIN_NCHANNELS\": 1}]}]");
     ics_sweep *s = load(path);
     char *csv = tmp_path("conf.csv");
     int done, skipped;

@@ -131,9 +131,9 @@ typedef struct {
     const ics_hw *hw;
 } ics_coll_env_stack;
 const char *ics_coll_env_stacked(const char *name, void *stack);
-/* No variables at all (an ics_env_lookup that returns NULL): stacked over a system, its own
- * settings alone, for runs that ignore the process's environment (a study). */
-const char *ics_coll_env_none(const char *name, void *ctx);
+/* The system's own settings alone (an ics_env_lookup whose ctx is the ics_hw: its "nccl_conf"),
+ * for runs that read no environment (a study). */
+const char *ics_coll_env_conf(const char *name, void *hw);
 
 /* NCCL_ALGO's and NCCL_PROTO's syntax as NCCL's parseList reads it: names separated by commas,
  * case-insensitive ("Ring,Tree"), the set of them; after a leading '^', every member but those

@@ -74,11 +74,9 @@ static void read_set(ics_env_lookup get, void *ctx, GString *w, const char *var,
     g_free(bad);
 }
 
-const char *ics_coll_env_none(const char *name, void *ctx)
+const char *ics_coll_env_conf(const char *name, void *hw)
 {
-    (void)name;
-    (void)ctx;
-    return NULL;
+    return ics_hw_nccl_conf(hw, name);
 }
 
 const char *ics_coll_env_stacked(const char *name, void *stack)

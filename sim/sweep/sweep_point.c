@@ -42,8 +42,7 @@ static bool keep_nics(ics_topo *t, int keep, GError **error)
 void ics_sweep_tuning(const ics_sweep_set *set, const ics_hw *hw, ics_coll_tuning *tu)
 {
     /* the system's own settings (its nccl_conf), then the study's over them */
-    ics_coll_env_stack conf = {ics_coll_env_none, NULL, hw};
-    ics_coll_tuning_from(tu, ics_coll_env_stacked, &conf, NULL);
+    ics_coll_tuning_from(tu, ics_coll_env_conf, (void *)hw, NULL);
     char *bad = NULL;
     if (set->nccl_algo)
         tu->algos = ics_coll_algos_parse(set->nccl_algo, &bad); /* checked by the reader */
@@ -70,8 +69,7 @@ ics_hw *ics_sweep_build_system(const ics_sweep_set *set, int nodes, ics_topo **t
         return NULL;
     *t = ics_topo_new(hw);
     ics_topo_paths paths; /* the path rules of the system's own settings (its nccl_conf) */
-    ics_coll_env_stack conf = {ics_coll_env_none, NULL, hw};
-    ics_coll_paths_from(&paths, ics_coll_env_stacked, &conf, NULL);
+    ics_coll_paths_from(&paths, ics_coll_env_conf, hw, NULL);
     ics_topo_set_paths(*t, &paths);
     if ((set->nics && !keep_nics(*t, set->nics, error)) ||
         (set->fail && *set->fail && !ics_topo_fail(*t, set->fail, error))) {
