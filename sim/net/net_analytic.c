@@ -456,12 +456,12 @@ static GArray *on_list(ics_an_net *n, int r)
  * those resources is brought up to date (above). */
 static void flow_join(ics_an_net *n, ics_an_flow *f)
 {
-    long double room[ICS_AN_DOM_MAX_USES];
-    bool part = ics_an_dom_begin(n, f, room);
+    ics_an_rooms rooms;
+    bool part = ics_an_dom_begin(n, f, &rooms);
     for (int u = 0; u < f->n_use; u++) {
         int r = f->use[u].res;
         GArray *l = on_list(n, r);
-        ics_an_dom_join(n, f, u, room, part);
+        ics_an_dom_join(n, f, u, &rooms, part);
         f->use[u].pos = (int)l->len;
         ics_an_ref ref = {f, u, f->hid};
         g_array_append_val(l, ref);

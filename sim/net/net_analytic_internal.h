@@ -176,12 +176,21 @@ struct ics_an_net {
  * of every resource they join, which costs them O(uses); checking would cost O(uses^2). */
 #define ICS_AN_DOM_MAX_USES 16
 
-/* Before f's uses join their resources: whether f takes part (then room[u], of
- * ICS_AN_DOM_MAX_USES, is each use's capacity per unit of f's load). */
-bool ics_an_dom_begin(const ics_an_net *n, const ics_an_flow *f, long double *room);
+/* A joining flow's rooms: room[u], each use's capacity per unit of the flow's load; by_room,
+ * the uses of positive room from the tightest (ties: the lower resource id) on, n_by_room of
+ * them. A use can only be dominated by a tighter one, so a search walks by_room from the start
+ * and stops at the first candidate that is not tight enough. */
+typedef struct {
+    long double room[ICS_AN_DOM_MAX_USES];
+    int by_room[ICS_AN_DOM_MAX_USES];
+    int n_by_room;
+} ics_an_rooms;
+
+/* Before f's uses join their resources: whether f takes part (then *rooms is filled). */
+bool ics_an_dom_begin(const ics_an_net *n, const ics_an_flow *f, ics_an_rooms *rooms);
 /* f's use u is about to join its resource's list: that resource's dominance brought up to
  * date (it may end, and its flows' uses of it then bind again). */
-void ics_an_dom_join(ics_an_net *n, ics_an_flow *f, int u, const long double *room, bool part);
+void ics_an_dom_join(ics_an_net *n, ics_an_flow *f, int u, const ics_an_rooms *rooms, bool part);
 /* Once all of f's uses have joined: its binding uses first, n_bind set, its slot updated. */
 void ics_an_dom_partition(ics_an_net *n, ics_an_flow *f);
 
