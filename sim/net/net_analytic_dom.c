@@ -49,8 +49,9 @@ static bool dominates(const ics_an_net *n, const ics_an_flow *f, int r, int d)
 /* The tightest resource of f that dominates r (f's use u) for f, given f's rooms, and, when
  * `others`, for every flow on r too; or -1. The candidates come tightest first (ties: the lower
  * id), so the first that dominates every flow is the answer, and once one is not tight enough
- * for f itself none after it is: a flow's search costs its uses, not their square (a sixth of
- * the analytic engine's time on Llama 3 405B's 6,048-GPU step went to the pairwise walk). */
+ * for f itself none after it is: a flow's search costs its uses, not their square (about a
+ * tenth of the analytic engine's time on Llama 3 405B's 6,048-GPU step went to the pairwise
+ * walk). */
 static int dom_search(const ics_an_net *n, const ics_an_flow *f, int u, const ics_an_rooms *rooms,
                       bool others)
 {
