@@ -378,8 +378,8 @@ static int stream_emit(ics_sched *s, stream_acc *acc, int start)
 {
     int id = -1;
     if (acc->legs->len > 0) {
-        id = ics_sched_stream(s, (const ics_net_leg *)(void *)acc->legs->data, (int)acc->legs->len,
-                              &start, 1);
+        id = ics_sched_batch(s, (const ics_net_leg *)(void *)acc->legs->data, (int)acc->legs->len,
+                             &start, 1);
         ics_sched_set_floor(s, id, acc->floor_ps);
         ics_sched_set_tail(s, id, acc->tail_ps);
     }

@@ -124,12 +124,23 @@ int ics_sched_multicast(ics_sched *s, int src, int sw, const int *dsts, int ndst
     return add(s, &st, deps, ndeps);
 }
 
-int ics_sched_stream(ics_sched *s, const ics_net_leg *legs, int nlegs, const int *deps, int ndeps)
+static int add_legs(ics_sched *s, ics_step_kind kind, const ics_net_leg *legs, int nlegs,
+                    const int *deps, int ndeps)
 {
     g_assert(nlegs >= 1);
-    step st = {.kind = ICS_STEP_STREAM, .dev0 = (int)s->legs->len, .ndevs = nlegs};
+    step st = {.kind = kind, .dev0 = (int)s->legs->len, .ndevs = nlegs};
     g_array_append_vals(s->legs, legs, (guint)nlegs);
     return add(s, &st, deps, ndeps);
+}
+
+int ics_sched_stream(ics_sched *s, const ics_net_leg *legs, int nlegs, const int *deps, int ndeps)
+{
+    return add_legs(s, ICS_STEP_STREAM, legs, nlegs, deps, ndeps);
+}
+
+int ics_sched_batch(ics_sched *s, const ics_net_leg *legs, int nlegs, const int *deps, int ndeps)
+{
+    return add_legs(s, ICS_STEP_BATCH, legs, nlegs, deps, ndeps);
 }
 
 /* ---- playing -------------------------------------------------------------------------------- */
@@ -226,6 +237,9 @@ static void step_start(player *p, int id)
         break;
     case ICS_STEP_STREAM:
         ics_net_stream(p->net, p->legs + st->dev0, st->ndevs, step_end, p, (uint64_t)id);
+        break;
+    case ICS_STEP_BATCH:
+        ics_net_batch(p->net, p->legs + st->dev0, st->ndevs, step_end, p, (uint64_t)id);
         break;
     case ICS_STEP_DELAY:
         ics_engine_after(p->e, st->delay_ps, step_end, p, (uint64_t)id);

@@ -14,6 +14,7 @@ typedef enum {
     ICS_STEP_MULTICAST, /* in-switch copy (NVLS multimem.st): src -> sw -> dsts */
     ICS_STEP_DELAY,     /* a fixed time: protocol and launch latency, GPU reduction work */
     ICS_STEP_STREAM,    /* legs moving together at one rate (a pipeline in steady state) */
+    ICS_STEP_BATCH,     /* independent sends started together, played by ics_net_batch */
 } ics_step_kind;
 
 typedef struct ics_sched ics_sched;
@@ -29,6 +30,9 @@ int ics_sched_reduce(ics_sched *s, const int *devs, int ndevs, int sw, uint64_t 
                      const int *deps, int ndeps);
 /* legs are copied. */
 int ics_sched_stream(ics_sched *s, const ics_net_leg *legs, int nlegs, const int *deps, int ndeps);
+/* A batch: legs that are separate messages (an all-to-all's sends of a wave), not a pipeline's
+ * stages; a stream wherever the backend has no batch of its own (ics_net_batch). */
+int ics_sched_batch(ics_sched *s, const ics_net_leg *legs, int nlegs, const int *deps, int ndeps);
 /* A reduction whose result goes to dsts only (NVLS-Tree: the node's sum to its head); ndst 0:
  * back to the sources, as ics_sched_reduce. */
 int ics_sched_reduce_to(ics_sched *s, const int *srcs, int nsrc, int sw, const int *dsts, int ndst,

@@ -120,10 +120,25 @@ void ics_net_stream(ics_net *n, const ics_net_leg *legs, int nlegs, ics_net_done
                     uint64_t tag)
 {
     g_assert(nlegs >= 1);
-    if (ops_of(n)->stream) {
+    if (ops_of(n)->stream)
         ops_of(n)->stream(n, legs, nlegs, done, ctx, tag);
-        return;
-    }
+    else
+        ics_net_stream_as_sends(n, legs, nlegs, done, ctx, tag);
+}
+
+void ics_net_batch(ics_net *n, const ics_net_leg *legs, int nlegs, ics_net_done_fn done, void *ctx,
+                   uint64_t tag)
+{
+    g_assert(nlegs >= 1);
+    if (ops_of(n)->batch)
+        ops_of(n)->batch(n, legs, nlegs, done, ctx, tag);
+    else
+        ics_net_stream(n, legs, nlegs, done, ctx, tag);
+}
+
+void ics_net_stream_as_sends(ics_net *n, const ics_net_leg *legs, int nlegs, ics_net_done_fn done,
+                             void *ctx, uint64_t tag)
+{
     ics_net_base *b = (ics_net_base *)n;
     legs_join *j = g_new(legs_join, 1);
     *j = (legs_join){

@@ -115,6 +115,9 @@ typedef struct ics_net_ops {
     /* NULL: the wrapper plays the legs as sends, done when the last is delivered. */
     void (*stream)(ics_net *n, const ics_net_leg *legs, int nlegs, ics_net_done_fn done, void *ctx,
                    uint64_t tag);
+    /* Legs that are separate messages sent together (ics_net_batch); NULL: played as a stream. */
+    void (*batch)(ics_net *n, const ics_net_leg *legs, int nlegs, ics_net_done_fn done, void *ctx,
+                  uint64_t tag);
     void (*stats)(const ics_net *n, ics_net_stats *out);
     /* Payload bytes a channel has carried so far. */
     uint64_t (*chan_bytes)(const ics_net *n, int chan);
@@ -139,6 +142,15 @@ void ics_net_reduce(ics_net *n, const int *srcs, int nsrc, int sw, const int *ds
                     uint64_t bytes, ics_net_done_fn done, void *ctx, uint64_t tag);
 void ics_net_stream(ics_net *n, const ics_net_leg *legs, int nlegs, ics_net_done_fn done, void *ctx,
                     uint64_t tag);
+/* A batch: legs that are separate messages started together (an all-to-all's sends of a wave
+ * by one NIC), done when the last is delivered. The fluid backends move it as a stream (one
+ * rate); the packet backend sends the legs, their turns sized by the batch (net_packet.c). */
+void ics_net_batch(ics_net *n, const ics_net_leg *legs, int nlegs, ics_net_done_fn done, void *ctx,
+                   uint64_t tag);
+/* A stream played as its legs' sends, done when the last is delivered: what ics_net_stream does
+ * on a backend without a stream model, for a backend's own ops to build on. */
+void ics_net_stream_as_sends(ics_net *n, const ics_net_leg *legs, int nlegs, ics_net_done_fn done,
+                             void *ctx, uint64_t tag);
 void ics_net_get_stats(const ics_net *n, ics_net_stats *out);
 uint64_t ics_net_chan_bytes(const ics_net *n, int chan);
 

@@ -34,6 +34,8 @@
 
 extern const ics_net_ops ics_net_packet_ops;
 
+static uint64_t turn_packets(const ics_pk_net *n, const ics_pk_flow *f);
+
 /* ---- packet sizes ------------------------------------------------------------------------- */
 
 static ics_pk_chan *chan_of(const ics_pk_flow *f, int h)
@@ -115,6 +117,10 @@ void ics_pk_flow_finish(ics_pk_flow *f)
     if (f->deliver == NULL)
         n->stats.bytes_delivered += (f->npk - 1) * (uint64_t)f->payload + f->last_payload;
     LIVE_UNLINK(n->live_flows, f);
+    if (f->group && --f->group->flows == 0) {
+        LIVE_UNLINK(n->live_groups, f->group);
+        g_free(f->group);
+    }
     g_free(f);
     xfer_flow_done(n, x);
 }
@@ -374,6 +380,19 @@ ics_pk_bt_shape ics_pk_bt_shape_of(uint64_t committed, uint64_t k, uint64_t npk)
     return (ics_pk_bt_shape){.n_full = k - has_last, .has_last = has_last};
 }
 
+/* The packets of f's next turn before the limits of its channels: its own share
+ * (ics_pk_bt_natural), or, for a stream's leg, its stream's: 1/train_share of the stream's
+ * bytes, the last turns halving what the stream has left, at most what the leg has left. */
+static uint64_t turn_packets(const ics_pk_net *n, const ics_pk_flow *f)
+{
+    uint64_t left = f->npk - f->committed;
+    if (!f->group)
+        return ics_pk_bt_natural(n, left, f->npk, f->payload);
+    uint64_t npk = (f->group->bytes + f->payload - 1) / f->payload;
+    uint64_t gleft = (f->group->left + f->payload - 1) / f->payload;
+    return MIN(ics_pk_bt_natural(n, MAX(gleft, 1), npk, f->payload), left);
+}
+
 /* Commits f's next turn over its whole path (ics_pk_bt_chan at each hop). The turn after it is
  * decided when this one starts at f's most delayed hop, less the time the buffer in front of
  * that hop holds: a flow keeps about one turn queued at its bottleneck, and runs ahead into
@@ -382,13 +401,15 @@ static void bt_send(ics_pk_flow *f)
 {
     ics_pk_net *n = f->net;
     ics_time now = ics_engine_now(n->e);
-    uint64_t k = ics_pk_bt_natural(n, f->npk - f->committed, f->npk, f->payload);
+    uint64_t k = turn_packets(n, f);
     uint64_t natural = k * f->payload, turn = natural;
     for (int h = 0; h < f->n_hops; h++)
         turn = ics_pk_bt_limit(chan_of(f, h), now, turn);
     k = MIN(k, MAX(1, turn / f->payload));
     ics_pk_bt_shape sh = ics_pk_bt_shape_of(f->committed, k, f->npk);
     uint64_t bytes = k * (uint64_t)f->payload - (sh.has_last ? f->payload - f->last_payload : 0);
+    if (f->group)
+        f->group->left -= MIN(f->group->left, bytes);
     ics_pk_bt_span sp = {now, now, now};
     ics_time lambda = 0, off = 0, next = now;
     for (int h = 0; h < f->n_hops; h++) {
@@ -479,8 +500,11 @@ ics_pk_flow *ics_pk_flow_new(ics_pk_net *n, ics_pk_xfer *x, const int *chans, in
     f->payload = payload;
     f->npk = (bytes + payload - 1) / payload;
     f->last_payload = (uint32_t)(bytes - (f->npk - 1) * payload);
+    f->group = n->joining;
+    if (f->group)
+        f->group->flows++;
     ics_time now = ics_engine_now(n->e);
-    uint64_t turn = ics_pk_bt_natural(n, f->npk, f->npk, payload) * payload;
+    uint64_t turn = turn_packets(n, f) * payload;
     for (int h = 0; h < n_hops; h++) {
         ics_pk_hop *hop = &f->hops[h];
         hop->flow = f;
@@ -655,6 +679,11 @@ void ics_pk_destroy(ics_net *net)
             x->cleanup(x);
         g_free(x);
     }
+    while (n->live_groups) {
+        ics_pk_group *g = n->live_groups;
+        LIVE_UNLINK(n->live_groups, g);
+        g_free(g);
+    }
     for (int c = 0; c < ics_topo_nchans(n->t); c++)
         ics_cal_clear(&n->chans[c].cal);
     ics_net_routes_free(n->routes);
@@ -670,4 +699,31 @@ void ics_pk_stats(const ics_net *net, ics_net_stats *out)
 uint64_t ics_pk_chan_bytes(const ics_net *net, int chan)
 {
     return ((const ics_pk_net *)net)->chans[chan].bytes;
+}
+
+/* A batch: its legs as sends (ics_net_stream_as_sends), every flow of them in one group, whose
+ * turns are 1/train_share of the batch's bytes (turn_packets): the legs are separate messages
+ * that share their sender's NIC, and what the caller waits for is the last of them. Leg by leg,
+ * the 540-rank Polaris all-to-all of 1 GiB (486 packets a leg) took 16.4 million turns of ~9
+ * packets (~13 before ics_pk_bt_limit cut them to the shortest on their channels: legs near
+ * their ends halving theirs); as batches it takes 290 thousand, about one a leg, and ends at
+ * the same microsecond (794,509 us; the analytic backend 794,467). A pipeline's stream keeps
+ * per-leg turns: its legs grouped the same way, the 1024-GPU all-reduce sweep's 16-32 MiB rows
+ * moved to 3-5% from the analytic backend, where leg by leg they are within 3%. */
+void ics_pk_batch(ics_net *net, const ics_net_leg *legs, int nlegs, ics_net_done_fn done, void *ctx,
+                  uint64_t tag)
+{
+    ics_pk_net *n = (ics_pk_net *)net;
+    ics_pk_group *g = g_new0(ics_pk_group, 1);
+    for (int i = 0; i < nlegs; i++)
+        g->bytes += legs[i].bytes;
+    g->left = g->bytes;
+    LIVE_LINK(n->live_groups, g);
+    n->joining = g;
+    ics_net_stream_as_sends(net, legs, nlegs, done, ctx, tag);
+    n->joining = NULL;
+    if (g->flows == 0) {
+        LIVE_UNLINK(n->live_groups, g);
+        g_free(g);
+    }
 }

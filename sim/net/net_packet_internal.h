@@ -17,6 +17,15 @@ typedef struct ics_pk_chan ics_pk_chan;
  * (net_packet_join.c). */
 typedef struct ics_pk_join ics_pk_join;
 
+/* The legs of one batch (ics_pk_batch): they take turns as one flow of all their bytes would,
+ * so that the batch, not each leg, ends within a turn of its share. */
+typedef struct ics_pk_group ics_pk_group;
+struct ics_pk_group {
+    uint64_t bytes, left; /* the stream's payload; what is not yet committed in turns */
+    int flows;            /* its flows not yet finished */
+    ics_pk_group *prev, *next;
+};
+
 /* A transfer: one send's flows (one per path), or a join's. */
 typedef struct ics_pk_xfer ics_pk_xfer;
 struct ics_pk_xfer {
@@ -65,6 +74,7 @@ struct ics_pk_flow {
     void *sink;                /* deliver's first argument */
     int sink_index;            /* which input of the sink */
     uint64_t npk;              /* packets */
+    ics_pk_group *group;       /* the batch whose leg this is, or NULL */
     uint32_t payload, last_payload;
     uint64_t delivered;
     uint64_t committed; /* packets sent as trains so far */
@@ -113,6 +123,8 @@ struct ics_pk_net {
     /* what is under way, freed by destroy when a run stops early (the engine's horizon) */
     ics_pk_xfer *live_xfers;
     ics_pk_flow *live_flows;
+    ics_pk_group *live_groups;
+    ics_pk_group *joining; /* the group of the flows being created (ics_pk_batch), or NULL */
 };
 
 /* ---- packets, flows, transfers (net_packet.c) ---- */
@@ -214,6 +226,8 @@ void ics_pk_bt_claim(ics_pk_chan *c, ics_time now, uint64_t bytes, ics_time unti
 ics_net *ics_pk_create(const ics_topo *t, ics_engine *e, const ics_net_params *p);
 void ics_pk_destroy(ics_net *net);
 void ics_pk_send(ics_net *net, const ics_net_xfer *xf);
+void ics_pk_batch(ics_net *net, const ics_net_leg *legs, int nlegs, ics_net_done_fn done, void *ctx,
+                  uint64_t tag);
 void ics_pk_stats(const ics_net *net, ics_net_stats *out);
 uint64_t ics_pk_chan_bytes(const ics_net *net, int chan);
 /* net_packet_join.c: multicast and reduction at a switch, one join each, its flows created

@@ -11,6 +11,7 @@ const ics_net_ops ics_net_packet_ops = {
     .send = ics_pk_send,
     .multicast = ics_pk_multicast,
     .reduce = ics_pk_reduce,
+    .batch = ics_pk_batch,
     .stats = ics_pk_stats,
     .chan_bytes = ics_pk_chan_bytes,
 };
