@@ -381,8 +381,8 @@ ics_pk_bt_shape ics_pk_bt_shape_of(uint64_t committed, uint64_t k, uint64_t npk)
 }
 
 /* The packets of f's next turn before the limits of its channels: its own share
- * (ics_pk_bt_natural), or, for a stream's leg, its stream's: 1/train_share of the stream's
- * bytes, the last turns halving what the stream has left, at most what the leg has left. */
+ * (ics_pk_bt_natural), or, for a batch's leg, its batch's: 1/train_share of the batch's bytes,
+ * the last turns halving what the batch has left, at most what the leg has left. */
 static uint64_t turn_packets(const ics_pk_net *n, const ics_pk_flow *f)
 {
     uint64_t left = f->npk - f->committed;
