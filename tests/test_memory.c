@@ -79,8 +79,6 @@ static void test_selective_stage(void)
     g_assert_cmpfloat(r.total, <, 80e9);
 }
 
-/* Megatron-LM's bytes per parameter (docs, distributed optimizer): 18 with fp32 gradients,
- * 6 + 12 / d with the distributed optimizer; 16 and 4 + 12 / d with 16-bit gradients. */
 /* GPT-3 on 8 stages of tp 8 (sequence parallel, selective recomputation), 16 replicas. */
 static ics_layout gpt3_pp8_dp16(void)
 {
@@ -91,6 +89,8 @@ static ics_layout gpt3_pp8_dp16(void)
     return l;
 }
 
+/* Megatron-LM's bytes per parameter (docs, distributed optimizer): 18 with fp32 gradients,
+ * 6 + 12 / d with the distributed optimizer; 16 and 4 + 12 / d with 16-bit gradients. */
 static void test_bytes_per_param(void)
 {
     ics_model m = gpt3();
