@@ -92,6 +92,11 @@ ics_time ics_pk_hop_ser_last(const ics_pk_hop *hop)
             (x)->next->prev = (x)->prev;                                                           \
     } while (0)
 
+static size_t flow_size(int n_hops)
+{
+    return sizeof(ics_pk_flow) + sizeof(ics_pk_hop) * (size_t)n_hops;
+}
+
 static void xfer_flow_done(ics_pk_net *n, ics_pk_xfer *x)
 {
     if (--x->pending > 0)
@@ -121,7 +126,8 @@ void ics_pk_flow_finish(ics_pk_flow *f)
         LIVE_UNLINK(n->live_groups, f->group);
         g_free(f->group);
     }
-    g_free(f);
+    if (!f->in_xfer)
+        g_free(f);
     xfer_flow_done(n, x);
 }
 
@@ -482,10 +488,35 @@ static void ev_start(ics_engine *e, void *ctx, uint64_t unused)
     train_commit(f);
 }
 
+/* A batch's flows start in one event, in the order their events would have run: the batch's
+ * sends are made in one go, nothing is scheduled between them, and the engine runs events of
+ * one instant in the order they were scheduled. An all-to-all of 2,160 GPUs saves 4.7 M events. */
+static void ev_start_batch(ics_engine *e, void *ctx, uint64_t unused)
+{
+    ics_pk_group *g = ctx;
+    for (ics_pk_flow *f = g->starting, *next; f; f = next) {
+        next = f->start_next;
+        ev_start(e, f, unused);
+    }
+    g->starting = g->last_starting = NULL;
+}
+
 void ics_pk_flow_start(ics_pk_flow *f)
 {
-    if (!f->fed)
+    if (f->fed)
+        return;
+    ics_pk_group *g = f->group;
+    if (!g || f->net->joining != g) {
         ics_engine_after(f->net->e, 0, ev_start, f, 0);
+        return;
+    }
+    if (g->starting) {
+        g->last_starting->start_next = f;
+    } else {
+        g->starting = f;
+        ics_engine_after(f->net->e, 0, ev_start_batch, g, 0);
+    }
+    g->last_starting = f;
 }
 
 /* ---- flows, sends ------------------------------------------------------------------------- */
@@ -493,7 +524,14 @@ void ics_pk_flow_start(ics_pk_flow *f)
 ics_pk_flow *ics_pk_flow_new(ics_pk_net *n, ics_pk_xfer *x, const int *chans, int n_hops,
                              uint64_t bytes, uint32_t payload)
 {
-    ics_pk_flow *f = g_malloc0(sizeof(ics_pk_flow) + sizeof(ics_pk_hop) * (size_t)n_hops);
+    size_t size = flow_size(n_hops);
+    ics_pk_flow *f;
+    if (x->room && x->room_hops >= n_hops) { /* the first flow made, whichever path it takes */
+        f = memset(x->room, 0, size);
+        f->in_xfer = true;
+        x->room = NULL;
+    } else
+        f = g_malloc0(size);
     f->net = n;
     f->x = x;
     f->n_hops = n_hops;
@@ -532,9 +570,18 @@ void ics_pk_ev_done_now(ics_engine *e, void *ctx, uint64_t unused)
     xfer_flow_done(x->net, x);
 }
 
-ics_pk_xfer *ics_pk_xfer_new(ics_pk_net *n, ics_net_done_fn done, void *ctx, uint64_t tag)
+/* Flows and transfers are made and freed by the million (a 2,160-GPU all-to-all of 1 GiB: 4.7 M
+ * sends), and malloc was a sixth of such a run: a send's first flow comes with its transfer. */
+ics_pk_xfer *ics_pk_xfer_new(ics_pk_net *n, ics_net_done_fn done, void *ctx, uint64_t tag,
+                             int room_hops)
 {
-    ics_pk_xfer *x = g_new0(ics_pk_xfer, 1);
+    /* the flow after the transfer, aligned as malloc aligns (the flow holds 64-bit fields) */
+    size_t head = (sizeof(ics_pk_xfer) + 15) & ~(size_t)15;
+    ics_pk_xfer *x = g_malloc0(room_hops >= 0 ? head + flow_size(room_hops) : sizeof *x);
+    if (room_hops >= 0) {
+        x->room = (ics_pk_flow *)((char *)x + head);
+        x->room_hops = room_hops;
+    }
     x->net = n;
     x->done = done;
     x->ctx = ctx;
@@ -589,9 +636,10 @@ static const ics_route *pick_route(ics_pk_net *n, const ics_net_xfer *xf)
 void ics_pk_send(ics_net *net, const ics_net_xfer *xf)
 {
     ics_pk_net *n = (ics_pk_net *)net;
-    ics_pk_xfer *x = ics_pk_xfer_new(n, xf->done, xf->ctx, xf->tag);
     static const ics_route none = {0};
     const ics_route *r = xf->src != xf->dst && xf->bytes > 0 ? pick_route(n, xf) : &none;
+    ics_pk_xfer *x =
+        ics_pk_xfer_new(n, xf->done, xf->ctx, xf->tag, r->n_paths ? r->paths[0].n_hops : -1);
     /* an NVLink route has at most 64 paths (one per bond, hw_catalog.c); one across the fabric
      * has one per queue pair (NCCL_IB_QPS_PER_CONNECTION, up to 128): past 64 the last flow
      * takes what is left */
@@ -670,7 +718,8 @@ void ics_pk_destroy(ics_net *net)
     while (n->live_flows) {
         ics_pk_flow *f = n->live_flows;
         LIVE_UNLINK(n->live_flows, f);
-        g_free(f);
+        if (!f->in_xfer) /* else freed with its transfer, below */
+            g_free(f);
     }
     while (n->live_xfers) {
         ics_pk_xfer *x = n->live_xfers;

@@ -23,6 +23,7 @@ typedef struct ics_pk_group ics_pk_group;
 struct ics_pk_group {
     uint64_t bytes, left; /* the stream's payload; what is not yet committed in turns */
     int flows;            /* its flows not yet finished */
+    ics_pk_flow *starting, *last_starting; /* its flows to start, by start_next, in order */
     ics_pk_group *prev, *next;
 };
 
@@ -37,6 +38,9 @@ struct ics_pk_xfer {
     ics_pk_join *join;               /* the join whose flows these are, or NULL */
     void (*cleanup)(ics_pk_xfer *x); /* called once the last flow is done, before done() */
     ics_pk_xfer *prev, *next;        /* the backend's transfers not yet done, for destroy */
+    ics_pk_flow *room;               /* unused room for a flow of room_hops, allocated with the
+                                        transfer (ics_pk_xfer_new), or NULL */
+    int room_hops;
 };
 
 /* Where a flow's packets go once delivered, when something downstream waits for them packet by
@@ -85,7 +89,9 @@ struct ics_pk_flow {
     ics_time bt_deliver_at;   /* the latest delivery among them */
     bool bounded;             /* the last train was bounded: a closed-form pipeline restarts */
     bool fed;                 /* hop 0 is fed by a join, not ready at start */
+    bool in_xfer;             /* lives in its transfer's room: freed with it */
     ics_pk_flow *prev, *next; /* the backend's unfinished flows, for destroy */
+    ics_pk_flow *start_next;  /* the next of its batch's flows to start (ev_start_batch) */
     int n_hops;
     ics_pk_hop hops[]; /* n_hops of them: flows are many, so only what the path needs */
 };
@@ -137,8 +143,10 @@ void ics_pk_chan_enqueue(ics_pk_chan *c, ics_pk_hop *hop);
 void ics_pk_chan_kick(ics_pk_chan *c);
 
 /* A transfer with no flows yet (transfer full: it frees itself, and its join, once its last
- * flow is done). done(ctx, tag) fires then. */
-ics_pk_xfer *ics_pk_xfer_new(ics_pk_net *n, ics_net_done_fn done, void *ctx, uint64_t tag);
+ * flow is done). done(ctx, tag) fires then. room_hops >= 0: with room for its first flow, of
+ * that many hops, in the same allocation (a send's one path: one malloc, not two). */
+ics_pk_xfer *ics_pk_xfer_new(ics_pk_net *n, ics_net_done_fn done, void *ctx, uint64_t tag,
+                             int room_hops);
 /* An event handler (ctx: a ics_pk_xfer with no flows): the transfer is done now. */
 void ics_pk_ev_done_now(ics_engine *e, void *ctx, uint64_t unused);
 /* A flow of x over channels chans[0 .. n_hops) carrying bytes (> 0) in packets of payload;

@@ -266,7 +266,7 @@ static void join_op(ics_pk_net *n, const int *srcs, int nsrc, int sw, const int 
                     uint64_t bytes, uint64_t reduce_bw, ics_net_done_fn done, void *ctx,
                     uint64_t tag)
 {
-    ics_pk_xfer *x = ics_pk_xfer_new(n, done, ctx, tag);
+    ics_pk_xfer *x = ics_pk_xfer_new(n, done, ctx, tag, -1);
     if (bytes == 0 || nsrc == 0 || ndst == 0) {
         ics_engine_after(n->e, 0, ics_pk_ev_done_now, x, 0);
         return;

@@ -37,7 +37,7 @@ struct ics_net_routes {
     int lookups, hits; /* in the current window */
     int64_t paths;     /* held in the table */
     int bypass;        /* lookups left to build without the memo */
-    ics_route scratch; /* the last route built without it */
+    ics_route scratch; /* the last route built without it (its room reused by the next) */
 };
 
 static guint key_hash(gconstpointer p)
@@ -109,8 +109,7 @@ const ics_route *ics_net_routes_find(ics_net_routes *m, int src, int dst, uint64
         window_end(m); /* which may start a bypass, from this lookup on */
     if (m->bypass > 0) {
         m->bypass--;
-        ics_route_clear(&m->scratch);
-        return ics_route_find(m->t, src, dst, hash, &m->scratch) ? &m->scratch : NULL;
+        return ics_route_find_again(m->t, src, dst, hash, &m->scratch) ? &m->scratch : NULL;
     }
     route_key k = {.src = src, .dst = dst, .hash = hash};
     route_entry *e = g_hash_table_lookup(m->table, &k);

@@ -650,6 +650,12 @@ static bool net_route(const ics_topo *t, int src, int dst, uint64_t flow_hash, i
 bool ics_route_find(const ics_topo *t, int src, int dst, uint64_t flow_hash, ics_route *out)
 {
     *out = (ics_route){0};
+    return ics_route_find_again(t, src, dst, flow_hash, out);
+}
+
+bool ics_route_find_again(const ics_topo *t, int src, int dst, uint64_t flow_hash, ics_route *out)
+{
+    out->n_paths = 0;
     if (src == dst)
         return true;
     const ics_topo_dev *a = ics_topo_dev_get(t, src), *b = ics_topo_dev_get(t, dst);

@@ -358,15 +358,21 @@ void ics_topo_build_csr(ics_topo *t)
     g_clear_pointer(&t->path_index, g_free);
     g_free(t->out_start);
     g_free(t->out_list);
+    g_free(t->out_dst);
     t->out_start = g_new0(int, nd + 1);
     t->out_list = g_new(int, nc + 1);
+    t->out_dst = g_new(int, nc + 1);
     for (int c = 0; c < nc; c++)
         t->out_start[g_array_index(t->chans, ics_topo_chan, c).src + 1]++;
     for (int d = 0; d < nd; d++)
         t->out_start[d + 1] += t->out_start[d];
     int *fill = g_memdup2(t->out_start, sizeof(int) * (nd + 1));
-    for (int c = 0; c < nc; c++)
-        t->out_list[fill[g_array_index(t->chans, ics_topo_chan, c).src]++] = c;
+    for (int c = 0; c < nc; c++) {
+        const ics_topo_chan *ch = &g_array_index(t->chans, ics_topo_chan, c);
+        int at = fill[ch->src]++;
+        t->out_list[at] = c;
+        t->out_dst[at] = ch->dst;
+    }
     g_free(fill);
 }
 
@@ -448,6 +454,7 @@ void ics_topo_free(ics_topo *t)
     g_array_free(t->chans, TRUE);
     g_free(t->out_start);
     g_free(t->out_list);
+    g_free(t->out_dst);
     g_free(t->pcie_dev);
     g_free(t->gpu_pcie);
     g_free(t->nic_pcie);
@@ -532,13 +539,13 @@ const int *ics_topo_out(const ics_topo *t, int d, int *n)
  * (4 pairs: A/B 0.96; 8 pairs with a GPU's NVSwitch bonds in one array as well: 1.03) nor the
  * 100,000-GPU all-reduce (17.0-18.0 s both) got faster beyond noise, and the index took 25 MB
  * more there. Not kept. */
+/* Routes ask this for every hop of every transfer, and a fabric switch has dozens of ports: the
+ * far ends are scanned where they lie side by side (out_dst), not read channel by channel. */
 int ics_topo_chan_between(const ics_topo *t, int a, int b)
 {
-    int n;
-    const int *out = ics_topo_out(t, a, &n);
-    for (int i = 0; i < n; i++)
-        if (ics_topo_chan_get(t, out[i])->dst == b)
-            return out[i];
+    for (int i = t->out_start[a]; i < t->out_start[a + 1]; i++)
+        if (t->out_dst[i] == b)
+            return t->out_list[i];
     return -1;
 }
 

@@ -232,6 +232,10 @@ typedef struct {
  * paths). flow_hash picks among equal-cost fabric paths. Returns false if dst is unreachable,
  * which a validated model never produces for GPUs. Transfer full into *out. */
 bool ics_route_find(const ics_topo *t, int src, int dst, uint64_t flow_hash, ics_route *out);
+/* The same into a route already held (or zeroed), whose paths it replaces in the room it has:
+ * for a caller that builds one route after another (net_routes.c, which builds millions when
+ * its memo does not pay) and would otherwise allocate and free each. */
+bool ics_route_find_again(const ics_topo *t, int src, int dst, uint64_t flow_hash, ics_route *r);
 void ics_route_clear(ics_route *r);
 
 /* The NIC a send from src to dst (on another node) leaves by: dst's rail where NCCL keeps it

@@ -11,6 +11,8 @@ struct ics_topo {
     GArray *devs;              /* ics_topo_dev */
     GArray *chans;             /* ics_topo_chan */
     int *out_start, *out_list; /* outgoing channels, CSR */
+    int *out_dst;              /* out_list's channels' far ends, beside them: what
+                                  ics_topo_chan_between scans without reading each channel */
     int nodes, gpus, nics, devs_per_node;
     int *pcie_dev; /* pcie element -> device offset within a node */
     int *gpu_pcie; /* GPU index -> pcie element, or -1 */
@@ -43,7 +45,7 @@ void ics_topo_index_nics(ics_topo *t);
 /* Fills path_index (topo_paths.c) under the rules in effect. */
 void ics_topo_index_paths(ics_topo *t);
 
-/* (Re)builds the outgoing-channel index (out_start, out_list) from chans. O(devices +
+/* (Re)builds the outgoing-channel index (out_start, out_list, out_dst) from chans. O(devices +
  * channels). */
 void ics_topo_build_csr(ics_topo *t);
 
