@@ -121,7 +121,8 @@ void ics_pk_flow_finish(ics_pk_flow *f)
     ics_pk_net *n = f->net;
     if (f->deliver == NULL)
         n->stats.bytes_delivered += (f->npk - 1) * (uint64_t)f->payload + f->last_payload;
-    LIVE_UNLINK(n->live_flows, f);
+    if (!f->in_xfer)
+        LIVE_UNLINK(n->live_flows, f);
     if (f->group && --f->group->flows == 0) {
         LIVE_UNLINK(n->live_groups, f->group);
         g_free(f->group);
@@ -559,7 +560,10 @@ ics_pk_flow *ics_pk_flow_new(ics_pk_net *n, ics_pk_xfer *x, const int *chans, in
         ics_pk_bt_claim(hop->ch, now, turn, now + 1);
     }
     x->pending++;
-    LIVE_LINK(n->live_flows, f);
+    /* a flow in its transfer's room is freed with it: off the list, whose unlinking touched two
+     * other flows, long since cold, at every flow's end */
+    if (!f->in_xfer)
+        LIVE_LINK(n->live_flows, f);
     return f;
 }
 
@@ -715,11 +719,10 @@ ics_net *ics_pk_create(const ics_topo *t, ics_engine *e, const ics_net_params *p
 void ics_pk_destroy(ics_net *net)
 {
     ics_pk_net *n = (ics_pk_net *)net;
-    while (n->live_flows) {
+    while (n->live_flows) { /* those not in a transfer's room: those are freed with it, below */
         ics_pk_flow *f = n->live_flows;
         LIVE_UNLINK(n->live_flows, f);
-        if (!f->in_xfer) /* else freed with its transfer, below */
-            g_free(f);
+        g_free(f);
     }
     while (n->live_xfers) {
         ics_pk_xfer *x = n->live_xfers;

@@ -128,7 +128,7 @@ struct ics_pk_net {
     ics_net_stats stats;
     /* what is under way, freed by destroy when a run stops early (the engine's horizon) */
     ics_pk_xfer *live_xfers;
-    ics_pk_flow *live_flows;
+    ics_pk_flow *live_flows; /* but those in their transfer's room (in_xfer) */
     ics_pk_group *live_groups;
     ics_pk_group *joining; /* the group of the flows being created (ics_pk_batch), or NULL */
 };
