@@ -166,6 +166,18 @@ warn NCCL_P2P_SCHEDULE_GROUP_SIZE=0 \
     "NCCL_P2P_SCHEDULE_GROUP_SIZE=0 not understood (expected an integer in 1..4096), ignored"
 warn NCCL_NVLS_ENABLE=yes \
     "NCCL_NVLS_ENABLE=yes not understood (expected an integer in -2147483648..2147483647), ignored"
+# transports icsim does not model: said, not dropped in silence (nccl_env.c, note_unmodelled)
+warn NCCL_IB_DISABLE=1 \
+    "NCCL_IB_DISABLE=1: NCCL's socket transport, which NCCL then uses across nodes, is not modelled; the figures are those of the system's own network transport"
+warn NCCL_NET=Socket \
+    "NCCL_NET=Socket: NCCL's socket transport is not modelled; across nodes the figures are those of the system's own network transport"
+warn NCCL_SHM_DISABLE=1 \
+    "NCCL_SHM_DISABLE=1: not modelled; GPUs without peer access still exchange data through host memory"
+for quiet in NCCL_NET=IB NCCL_IB_DISABLE=0 NCCL_SHM_DISABLE=0; do
+    env "$quiet" "$icsim" collective all_reduce -s "$h100" -b 1M -e 1M >"$tmp/out" 2>"$tmp/err" ||
+        fail "$quiet: exited $?"
+    ! grep -q "^# warning" "$tmp/out" || fail "$quiet: $(grep '^# warning' "$tmp/out")"
+done
 
 # NCCL's point-to-point batches: 8 Polaris nodes' all-to-all runs in 2 waves (collectives.md,
 # node deltas 2, 7, 5, 4 on a second batch of their channels), 2 nodes' in one

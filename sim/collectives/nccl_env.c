@@ -171,6 +171,32 @@ void ics_coll_paths_from_env(ics_topo_paths *p, const ics_hw *hw, GError **warni
     ics_coll_paths_from(p, ics_coll_env_stacked, &s, warning);
 }
 
+/* Settings that change what NCCL does in ways icsim does not model, warned about rather than
+ * dropped in silence. NCCL_IB_DISABLE=1 or NCCL_NET=Socket makes NCCL move data across nodes by
+ * its socket transport (net_socket.cc: TCP from host memory, no GPUDirect RDMA, its own helper
+ * threads and sockets a connection), whose rates depend on the host's TCP stack, not on the
+ * NIC's datasheet; NCCL_SHM_DISABLE=1 sends a node's GPUs without peer access to each other
+ * through the network (loopback) instead of host memory. Either way the figures stay those of
+ * the transport icsim models, and the user is told so. */
+static void note_unmodelled(ics_env_lookup get, void *ctx, GString *w)
+{
+    const char *net = get("NCCL_NET", ctx);
+    int ib_off = 0, shm_off = 0;
+    read_int_from(get, ctx, w, "NCCL_IB_DISABLE", INT_MIN, INT_MAX, &ib_off);
+    read_int_from(get, ctx, w, "NCCL_SHM_DISABLE", INT_MIN, INT_MAX, &shm_off);
+    if (net && g_ascii_strcasecmp(net, "Socket") == 0)
+        note(w,
+             "NCCL_NET=%s: NCCL's socket transport is not modelled; across nodes the figures "
+             "are those of the system's own network transport",
+             net);
+    else if (ib_off == 1)
+        note(w, "NCCL_IB_DISABLE=1: NCCL's socket transport, which NCCL then uses across nodes, "
+                "is not modelled; the figures are those of the system's own network transport");
+    if (shm_off == 1)
+        note(w, "NCCL_SHM_DISABLE=1: not modelled; GPUs without peer access still exchange "
+                "data through host memory");
+}
+
 void ics_coll_tuning_from(ics_coll_tuning *t, ics_env_lookup get, void *ctx, GError **warning)
 {
     *t = (ics_coll_tuning){.nvls_enable = true};
@@ -195,6 +221,7 @@ void ics_coll_tuning_from(ics_coll_tuning *t, ics_env_lookup get, void *ctx, GEr
     read_int_from(get, ctx, w, "NCCL_P2P_PER_CHANNEL_NET_BW", 1, INT_MAX, &t->p2p_channel_net_gbps);
     /* NCCL takes its gcd with every node's GPU count (init.cc): any positive size is valid */
     read_int_from(get, ctx, w, "NCCL_P2P_SCHEDULE_GROUP_SIZE", 1, 4096, &t->p2p_group);
+    note_unmodelled(get, ctx, w);
     if (w->len)
         g_set_error_literal(warning, ICS_ERROR, ICS_ERROR_INPUT, w->str);
     g_string_free(w, TRUE);
