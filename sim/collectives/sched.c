@@ -198,6 +198,9 @@ static void step_end(ics_engine *e, void *ctx, uint64_t id)
             return;
         }
     }
+    /* each successor's counter is a miss (its step was built long ago); kept inside the step:
+     * the counters in an array of their own were tried (2026-12-03, Llama 3 405B on 6,048 GPUs)
+     * and saved nothing that repeated (D1 misses -0.4% in cachegrind, A/B 0.94 then 1.00) */
     for (int i = 0; i < st->nsucc; i++) {
         int n = p->succ[st->succ0 + i];
         if (--p->steps[n].waiting == 0)
