@@ -166,6 +166,22 @@ warn NCCL_P2P_SCHEDULE_GROUP_SIZE=0 \
     "NCCL_P2P_SCHEDULE_GROUP_SIZE=0 not understood (expected an integer in 1..4096), ignored"
 warn NCCL_NVLS_ENABLE=yes \
     "NCCL_NVLS_ENABLE=yes not understood (expected an integer in -2147483648..2147483647), ignored"
+# channel bounds: NCCL 2.17's NCCL_MIN_CTAS / NCCL_MAX_CTAS with the older NCCL_MIN/MAX_NCHANNELS,
+# the larger minimum and the smaller maximum (NCCL's ncclTopoPostset); 16 NVLS channels unbounded
+channels_with() { # ENV... -> the channel count --show-algo gives for 1 GiB on the DGX H100
+    env "$@" "$icsim" collective all_reduce -s "$h100" -b 1G -e 1G --show-algo 2>"$tmp/err" |
+        sed -n 's|^ *1073741824 .*/\([0-9]*\)$|\1|p'
+}
+for case in "16 X=1" "4 NCCL_MAX_CTAS=4" "4 NCCL_MAX_NCHANNELS=8 NCCL_MAX_CTAS=4" \
+    "2 NCCL_MAX_NCHANNELS=2 NCCL_MAX_CTAS=4" "24 NCCL_MIN_CTAS=24 NCCL_ALGO=Ring" \
+    "24 NCCL_MIN_NCHANNELS=20 NCCL_MIN_CTAS=24 NCCL_ALGO=Ring"; do
+    read -r want vars <<<"$case"
+    # shellcheck disable=SC2086 # vars: several VAR=VALUE words
+    got=$(channels_with $vars)
+    [ "$got" = "$want" ] || fail "$vars: $got channels, expected $want"
+done
+warn NCCL_MAX_CTAS=0 "NCCL_MAX_CTAS=0 not understood (expected an integer in 1..2147483647), ignored"
+
 # transports icsim does not model: said, not dropped in silence (nccl_env.c, note_unmodelled)
 warn NCCL_IB_DISABLE=1 \
     "NCCL_IB_DISABLE=1: NCCL's socket transport, which NCCL then uses across nodes, is not modelled; the figures are those of the system's own network transport"
