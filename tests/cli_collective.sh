@@ -167,20 +167,36 @@ warn NCCL_P2P_SCHEDULE_GROUP_SIZE=0 \
 warn NCCL_NVLS_ENABLE=yes \
     "NCCL_NVLS_ENABLE=yes not understood (expected an integer in -2147483648..2147483647), ignored"
 # channel bounds: NCCL 2.17's NCCL_MIN_CTAS / NCCL_MAX_CTAS with the older NCCL_MIN/MAX_NCHANNELS,
-# the larger minimum and the smaller maximum (NCCL's ncclTopoPostset); 16 NVLS channels unbounded
-channels_with() { # ENV... -> the channel count --show-algo gives for 1 GiB on the DGX H100
-    env "$@" "$icsim" collective all_reduce -s "$h100" -b 1G -e 1G --show-algo 2>"$tmp/err" |
+# the larger minimum and the smaller maximum for rings and trees (NCCL's ncclTopoPostset); the NVLS
+# channels (16 on Hopper, NCCL_NVLS_NCHANNELS when set) bounded by the CTA bounds alone (nvls.cc)
+channels_with() { # MODEL ENV... -> the channel count --show-algo gives for 1 GiB
+    local model=$1
+    shift
+    env "$@" "$icsim" collective all_reduce -s "$model" -b 1G -e 1G --show-algo 2>"$tmp/err" |
         sed -n 's|^ *1073741824 .*/\([0-9]*\)$|\1|p'
 }
 for case in "16 X=1" "4 NCCL_MAX_CTAS=4" "4 NCCL_MAX_NCHANNELS=8 NCCL_MAX_CTAS=4" \
-    "2 NCCL_MAX_NCHANNELS=2 NCCL_MAX_CTAS=4" "24 NCCL_MIN_CTAS=24 NCCL_ALGO=Ring" \
-    "24 NCCL_MIN_NCHANNELS=20 NCCL_MIN_CTAS=24 NCCL_ALGO=Ring"; do
+    "4 NCCL_MAX_NCHANNELS=2 NCCL_MAX_CTAS=4" "16 NCCL_MAX_NCHANNELS=2" "16 NCCL_MIN_NCHANNELS=32" \
+    "2 NCCL_MAX_NCHANNELS=2 NCCL_ALGO=Ring" "24 NCCL_MIN_CTAS=24 NCCL_ALGO=Ring" \
+    "24 NCCL_MIN_NCHANNELS=20 NCCL_MIN_CTAS=24 NCCL_ALGO=Ring" "8 NCCL_NVLS_NCHANNELS=8" \
+    "4 NCCL_NVLS_NCHANNELS=8 NCCL_MAX_CTAS=4" "24 NCCL_NVLS_NCHANNELS=8 NCCL_MIN_CTAS=24"; do
     read -r want vars <<<"$case"
     # shellcheck disable=SC2086 # vars: several VAR=VALUE words
-    got=$(channels_with $vars)
+    got=$(channels_with "$h100" $vars)
     [ "$got" = "$want" ] || fail "$vars: $got channels, expected $want"
 done
 warn NCCL_MAX_CTAS=0 "NCCL_MAX_CTAS=0 not understood (expected an integer in 1..2147483647), ignored"
+warn NCCL_NVLS_NCHANNELS=0 \
+    "NCCL_NVLS_NCHANNELS=0 not understood (expected an integer in 1..2147483647), ignored"
+# Blackwell's NVLS channels (NCCL 2.27-2.29): 24 inside one NVLink domain (an HGX B200, 8 GPUs of a
+# GB200 NVL72 rack), NCCL_NVLS_NCHANNELS over it
+for case in "24 $2/hwmodels/hgx-b200.json X=1" "24 $2/hwmodels/gb200-nvl72.json X=1" \
+    "32 $2/hwmodels/hgx-b200.json NCCL_NVLS_NCHANNELS=32"; do
+    read -r want model vars <<<"$case"
+    # shellcheck disable=SC2086 # vars: several VAR=VALUE words
+    got=$(channels_with "$model" $vars)
+    [ "$got" = "$want" ] || fail "$model $vars: $got channels, expected $want"
+done
 
 # transports icsim does not model: said, not dropped in silence (nccl_env.c, note_unmodelled)
 warn NCCL_IB_DISABLE=1 \

@@ -655,6 +655,45 @@ static void test_env(void)
     ics_meas_free(m);
 }
 
+/* The NCCL release a run used: NCCL INFO's "NCCL version" line, nccl-tests' "nccl-library="
+ * code (a later run starts without it), a JSON log's "nccl_version" text; 0 where none is
+ * given or the text is not a version. */
+static void test_nccl_version(void)
+{
+    ics_meas *m = text_ok("# nccl-tests version 2.13.9 nccl-headers=21903 nccl-library=21903\n"
+                          "$ ./build/all_reduce_perf -b 1M -e 1M -g 8\n" RANKS8 HDR ROW_1M
+                          "$ ./build/all_reduce_perf -b 1M -e 1M -g 8\n"
+                          "h:1:2 [0] NCCL INFO NCCL version 2.18.3+cuda12.2\n" RANKS8 HDR ROW_1M
+                          "# nccl-tests version 2.13.9 nccl-headers=21903 nccl-library=21903\n"
+                          "$ ./build/all_reduce_perf -b 1M -e 1M -g 8\n"
+                          "h:1:2 [0] NCCL INFO NCCL version 1.2.x\n" RANKS8 HDR ROW_1M,
+                          NULL);
+    g_assert_cmpuint(ics_meas_n_tables(m), ==, 3);
+    g_assert_cmpint(ics_meas_table_at(m, 0)->nccl_version, ==, 21903);
+    g_assert_cmpint(ics_meas_table_at(m, 1)->nccl_version, ==, 21803);
+    g_assert_cmpint(ics_meas_table_at(m, 2)->nccl_version, ==, 0);
+    ics_meas_free(m);
+    m = read_ok("validate/data/nccl", "oci_gb200_mnnvl_2tray_8gpu_allreduce.json", NULL);
+    g_assert_cmpint(ics_meas_table_at(m, 0)->nccl_version, ==, 22606);
+    ics_meas_free(m);
+    const struct {
+        const char *text;
+        int code;
+    } json[] = {{"\"v2.21.5-1\"", 22105}, {"\"2.9.9\"", 20909}, {"\"2.8.4\"", 0},
+                {"\"unknown\"", 0},       {"22606", 0},         {"\"3.0.0\"", 0}};
+    for (size_t i = 0; i < G_N_ELEMENTS(json); i++) {
+        char *text =
+            g_strdup_printf("{\"collective\": \"all_reduce\", \"nccl_version\": %s, \"hardware\": "
+                            "{\"total_gpus\": 8}, \"rows\": [{\"size\": 8, \"count\": 2, \"type\": "
+                            "\"float\", \"oop_time_us\": 1}]}",
+                            json[i].text);
+        m = text_ok(text, NULL);
+        g_assert_cmpint(ics_meas_table_at(m, 0)->nccl_version, ==, json[i].code);
+        ics_meas_free(m);
+        g_free(text);
+    }
+}
+
 /* -d all: one header, one table per datatype. */
 static void test_text_datatypes_split(void)
 {
@@ -901,6 +940,7 @@ int main(int argc, char **argv)
     g_test_add_func("/calib-meas/infer/ambiguous", test_infer_ambiguous);
     g_test_add_func("/calib-meas/infer/other-ops", test_infer_other_ops);
     g_test_add_func("/calib-meas/text/env", test_env);
+    g_test_add_func("/calib-meas/nccl-version", test_nccl_version);
     g_test_add_func("/calib-meas/bad/logs", test_bad_logs);
     g_test_add_func("/calib-meas/bad/text", test_bad_text);
     g_test_add_func("/calib-meas/bad/row-cap", test_row_cap);

@@ -45,8 +45,8 @@ static void test_nccl_counts(void)
 }
 
 /* Calls: rings drop channels below 32 KiB each (Simple: 512 threads x 64 B); NVLS always runs
- * its 16; send/recv uses as many channels as 64 KiB parts up to 4 (8 ranks: 32 p2p channels
- * over 8 peers), then doubles while a part is over 16 MiB; NCCL_MAX_NCHANNELS clamps. */
+ * its 16 on Hopper; send/recv uses as many channels as 64 KiB parts up to 4 (8 ranks: 32 p2p
+ * channels over 8 peers), then doubles while a part is over 16 MiB; NCCL_MAX_NCHANNELS clamps. */
 static void test_call_counts(void)
 {
     rig g;
@@ -72,6 +72,48 @@ static void test_call_counts(void)
     few.max_channels = 2;
     g_assert_cmpint(rig_run(&g, ICS_COLL_ALL_REDUCE, 64 << 20, &few).nchannels, ==, 2);
     rig_close(&g);
+}
+
+/* NCCL's NVLS channels for a call made with `want` on `model` (nodes: 0 for a node model). */
+static int nvls_channels(const char *model, int nodes, int gpus_per_node,
+                         const ics_coll_tuning *want)
+{
+    rig g;
+    rig_open(&g, model, nodes, gpus_per_node, "analytic");
+    ics_tuner tu;
+    ics_tuner_init(&tu, g.t, g.ranks, g.n);
+    ics_coll_req req = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = 1 << 30, .dtype_bytes = 4};
+    ics_tuner_price out;
+    ics_tuner_price_call(&tu, &req, want, ICS_ALGO_NVLS, ICS_PROTO_SIMPLE, &out);
+    rig_close(&g);
+    return out.nvls_channels;
+}
+
+/* NCCL 2.27-2.29 (transport/nvls.cc): 16 on Hopper; Blackwell 24 inside one NVLink domain, 32
+ * across domains; NCCL_NVLS_NCHANNELS over the default; NCCL_MIN/MAX_CTAS bound it, NCCL_MIN/MAX_
+ * NCHANNELS do not. */
+static void test_nvls_counts(void)
+{
+    ics_coll_tuning def = {.nvls_enable = true};
+    g_assert_cmpint(nvls_channels("dgx-h100.json", 0, 0, &def), ==, 16);
+    g_assert_cmpint(nvls_channels("superpod-h100-ndr.json", 2, 0, &def), ==, 16);
+    g_assert_cmpint(nvls_channels("hgx-b200.json", 0, 0, &def), ==, 24);
+    g_assert_cmpint(nvls_channels("gb200-nvl72.json", 0, 8, &def), ==, 24);
+    g_assert_cmpint(nvls_channels("superpod-b200-ndr.json", 2, 0, &def), ==, 32);
+    const struct {
+        ics_coll_tuning want;
+        int nch;
+    } h100[] = {
+        {{.nvls_enable = true, .nvls_channels = 8}, 8},
+        {{.nvls_enable = true, .max_ctas = 4}, 4},
+        {{.nvls_enable = true, .min_ctas = 24}, 24},
+        {{.nvls_enable = true, .nvls_channels = 8, .max_ctas = 4}, 4},
+        {{.nvls_enable = true, .nvls_channels = 8, .min_ctas = 12}, 12},
+        {{.nvls_enable = true, .nvls_channels = 100}, 64}, /* MAXCHANNELS */
+        {{.nvls_enable = true, .min_channels = 32, .max_channels = 2}, 16},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(h100); i++)
+        g_assert_cmpint(nvls_channels("dgx-h100.json", 0, 0, &h100[i].want), ==, h100[i].nch);
 }
 
 /* A CTA copies 19.35 GB/s on Hopper (half NCCL's 38.7 GB/s per-channel tree ceiling), 12 on
@@ -181,6 +223,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/channels/nccl-counts", test_nccl_counts);
     g_test_add_func("/channels/call-counts", test_call_counts);
+    g_test_add_func("/channels/nvls-counts", test_nvls_counts);
     g_test_add_func("/channels/cta-and-sync", test_cta_and_sync);
     g_test_add_func("/channels/floor-and-tail", test_floor_and_tail);
     g_test_add_func("/channels/sendrecv-closed-form", test_sendrecv_closed_form);

@@ -386,21 +386,24 @@ static void test_tree_chunks(void)
 }
 
 /* NCCL 2.29's NVLS-Tree chunks, worked by hand: NCCL_NVLS_CHUNKSIZE 128 KiB, 64 KiB from 4
- * nodes, 64 KiB where the call gives its 16 channels x 8 heads fewer than 4 chunks each (64 MiB
- * at 128 KiB), 32 KiB where fewer than 1 (8 MiB at 64 KiB). */
+ * nodes, 64 KiB where the call gives its NVLS channels (Hopper 16, Blackwell across nodes 32) x
+ * 8 heads fewer than 4 chunks each (64 MiB at 128 KiB on 16), 32 KiB where fewer than 1 (8 MiB
+ * at 64 KiB on 16). */
 static void test_nvls_tree_chunks(void)
 {
     const struct {
-        int nnodes;
+        int nnodes, nvls;
         uint64_t size, want;
     } cases[] = {
-        {2, 1u << 30, 128 * 1024}, {2, 64 << 20, 128 * 1024}, {2, 32 << 20, 64 * 1024},
-        {2, 4 << 20, 32 * 1024},   {10, 1u << 30, 64 * 1024}, {10, 4 << 20, 32 * 1024},
+        {2, 16, 1u << 30, 128 * 1024},  {2, 16, 64 << 20, 128 * 1024}, {2, 16, 32 << 20, 64 * 1024},
+        {2, 16, 4 << 20, 32 * 1024},    {10, 16, 1u << 30, 64 * 1024}, {10, 16, 4 << 20, 32 * 1024},
+        {2, 32, 128 << 20, 128 * 1024}, {2, 32, 64 << 20, 64 * 1024},  {2, 32, 8 << 20, 32 * 1024},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         ics_algo_ctx c = {.n = 8 * cases[i].nnodes,
                           .proto = ICS_PROTO_SIMPLE,
                           .nch = 16,
+                          .nvls_channels = cases[i].nvls,
                           .ctas_per_channel = 1,
                           .req = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = cases[i].size}};
         uint64_t got = ics_algo_nvls_tree_chunk(&c, cases[i].nnodes, 8);

@@ -142,6 +142,7 @@ static bool add_table(ics_calib *c, const ics_meas_table *tab, GError **error)
     ics_coll_env_stack env = {ics_meas_env_lookup, (void *)tab, s->hw};
     ics_coll_tuning_from(&ct.tuning, ics_coll_env_stacked, &env, NULL);
     ct.tuning.gpus_per_thread = tab->gpus_per_thread;
+    ct.tuning.nccl_version = tab->nccl_version; /* the defaults of the NCCL the log ran */
     ct.comm = ics_comm_new(s->t, c->backend, gpus, tab->nranks, NULL);
     g_free(gpus);
     g_array_append_val(c->tables, ct);

@@ -65,6 +65,9 @@ typedef struct ics_meas_table {
     int dtype_bytes;     /* 4 for float; 0 when the name is not one nccl-tests prints */
     char *redop;         /* "sum", "none", ...; NULL when the table has no redop column */
     char *gpu_name;      /* "NVIDIA H100 80GB HBM3" from the rank lines or hardware.gpu; NULL */
+    int nccl_version;    /* NCCL's version as NCCL_VERSION_CODE (2.26.6: 22606): NCCL's "NCCL
+                            version 2.26.6+cuda12.8" line, nccl-tests' "nccl-library=22606", or
+                            the JSON's "nccl_version" ("2.26.6 (...)"); 0: unknown */
     char **env; /* NCCL's variables the run was launched with, "NAME=VALUE" (NULL-terminated; NULL:
                    none known): NCCL's "NAME set by environment to VALUE" lines, or the JSON's
                    "env" object */

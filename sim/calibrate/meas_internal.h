@@ -24,6 +24,10 @@ int ics_meas__dtype_bytes(const char *dtype);
  * deviation printed by nccl-tests before "#wrong", judged as nccl-tests judged it (its datatype's
  * tolerance times nranks - 1); otherwise it counts wrong elements. */
 bool ics_meas__wrong(double value, bool deviation, const char *dtype, int nranks);
+/* NCCL_VERSION_CODE of a version string's start ("2.26.6", "2.18.3+cuda12.2", "v2.21.5-1"), or of
+ * a code itself ("22606"); 0 if it is neither (a 2.x version at or after 2.9, as NCCL codes
+ * them: major x 10000 + minor x 100 + patch). */
+int ics_meas__nccl_version(const char *s);
 
 /* A new empty table (transfer full) and its release (NULL: no-op). */
 ics_meas_table *ics_meas__table_new(const char *source);

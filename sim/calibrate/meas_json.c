@@ -22,7 +22,8 @@ typedef struct {
     int nranks, ranks_per_node, nodes;
     int gpus_per_thread; /* -g of the "command", 0 if none */
     char *gpu;
-    char **env; /* the "env" object's NCCL_* strings, "NAME=VALUE" */
+    char **env;       /* the "env" object's NCCL_* strings, "NAME=VALUE" */
+    int nccl_version; /* of "nccl_version" (ics_meas_table), 0 if none or not a version */
     /* the series being filled */
     ics_meas_table *cur;
     GArray *rows;
@@ -130,6 +131,7 @@ static void finish_series(jreader *j)
     t->gpus_per_thread = j->gpus_per_thread;
     t->gpu_name = g_strdup(j->gpu);
     t->env = g_strdupv(j->env);
+    t->nccl_version = j->nccl_version;
     t->n_rows = j->rows->len;
     t->rows = (ics_meas_row *)(void *)g_array_free(j->rows, FALSE);
     j->rows = NULL;
@@ -267,6 +269,11 @@ bool ics_meas__read_json(const char *name, const char *text, size_t len, guint r
         if (cJSON_IsString(cmd))
             j.gpus_per_thread = ics_meas_command_gpus_per_thread(cmd->valuestring);
         j.env = env_of(&j, cJSON_GetObjectItemCaseSensitive(root, "env"));
+        /* free text in the repository's files ("2.26.6 (container image ...)"): its leading
+         * version if it has one; anything else says nothing, so it is no error */
+        const cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "nccl_version");
+        if (cJSON_IsString(version))
+            j.nccl_version = ics_meas__nccl_version(version->valuestring);
         const cJSON *hw = ics_jr_obj(jr, root, "hardware", true);
         if (hw) {
             size_t mark = ics_jr_push_key(jr, "hardware");

@@ -57,8 +57,9 @@ typedef struct {
     int max_rank;
     bool ranks_cut; /* a process's rank lines ended in "..." (nccl-tests' 2 KiB limit) */
     char *gpu_name;
-    int nccl_nranks; /* "NCCL INFO comm 0x.. rank 0 nranks 16 ..."; 0: none */
-    GPtrArray *env;  /* "NAME=VALUE" of NCCL's "NAME set by environment to VALUE" lines */
+    int nccl_nranks;  /* "NCCL INFO comm 0x.. rank 0 nranks 16 ..."; 0: none */
+    int nccl_version; /* "NCCL INFO NCCL version 2.18.3+cuda12.2", "nccl-library=21803"; 0 */
+    GPtrArray *env;   /* "NAME=VALUE" of NCCL's "NAME set by environment to VALUE" lines */
 } run_info;
 
 typedef struct {
@@ -491,6 +492,8 @@ static bool nccl_line(reader *r, const token *t, int nt)
     if (at < 0)
         return false;
     env_line(r, t + at + 2, n - at - 2);
+    if (at + 4 < n && strcmp(t[at + 2].s, "NCCL") == 0 && strcmp(t[at + 3].s, "version") == 0)
+        r->run.nccl_version = ics_meas__nccl_version(t[at + 4].s);
     for (int i = at + 2; i + 1 < n; i++)
         if (strcmp(t[i].s, "nranks") == 0) {
             int v = parse_count(t[i + 1].s);
@@ -774,6 +777,7 @@ static void finish_series(reader *r)
     t->nranks_from = n_from;
     t->gpus_per_thread = run->hdr_gpus ? run->hdr_gpus : run->arg_g;
     t->gpu_name = g_strdup(run->gpu_name);
+    t->nccl_version = run->nccl_version;
     if (run->env) {
         t->env = g_new0(char *, run->env->len + 1);
         for (guint i = 0; i < run->env->len; i++)
@@ -1010,10 +1014,13 @@ static void hash_line(reader *r, token *t, int nt)
         open_table(r, w, nw, nt);
     else if (strcmp(w[0].s, "Rank") == 0)
         rank_line(r, w, nw);
-    else if (tok_is(w, nw, 0, "nccl-tests") && tok_is(w, nw, 1, "version"))
-        run_start(r);
-    else if (tok_is(w, nw, 0, "Collective") && tok_is(w, nw, 1, "test") &&
-             tok_is(w, nw, 2, "starting:")) {
+    else if (tok_is(w, nw, 0, "nccl-tests") && tok_is(w, nw, 1, "version")) {
+        run_start(r); /* "# nccl-tests version 2.13.9 nccl-headers=21903 nccl-library=21903" */
+        for (int i = 2; i < nw && i < MAX_TOKENS; i++)
+            if (g_str_has_prefix(w[i].s, "nccl-library="))
+                r->run.nccl_version = ics_meas__nccl_version(w[i].s + strlen("nccl-library="));
+    } else if (tok_is(w, nw, 0, "Collective") && tok_is(w, nw, 1, "test") &&
+               tok_is(w, nw, 2, "starting:")) {
         run_start(r);
         if (nw > 3)
             name_op(r, w[3].s, "'Collective test starting' line");

@@ -149,3 +149,26 @@ void ics_meas__table_free(ics_meas_table *t)
     g_free(t->rows);
     g_free(t);
 }
+
+int ics_meas__nccl_version(const char *s)
+{
+    if (!s)
+        return 0;
+    if (*s == 'v' || *s == 'V')
+        s++;
+    int v[3] = {0, 0, 0}, n = 0;
+    while (n < 3 && g_ascii_isdigit(*s)) {
+        long x = 0;
+        while (g_ascii_isdigit(*s) && x < 1000000)
+            x = x * 10 + (*s++ - '0');
+        v[n++] = (int)x;
+        if (*s != '.')
+            break;
+        s++;
+    }
+    if (n == 1 && v[0] >= 20900 && v[0] < 30000) /* a code: 22606 */
+        return v[0];
+    if (n < 2 || v[0] != 2 || v[1] < 9 || v[1] > 99 || v[2] > 99)
+        return 0;
+    return v[0] * 10000 + v[1] * 100 + v[2];
+}

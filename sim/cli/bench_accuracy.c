@@ -267,6 +267,7 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
     ics_coll_env_stack env = {env_or_process, (void *)tab, su.hw};
     ics_coll_tuning_from(&as_run, ics_coll_env_stacked, &env, NULL);
     as_run.gpus_per_thread = tab->gpus_per_thread; /* its "command"'s -g, as calibrate reads it */
+    as_run.nccl_version = tab->nccl_version;       /* the defaults of the NCCL it ran */
     tuning = &as_run;
     int compared = 0;
     for (guint k = 0; k < tab->n_rows; k++) {

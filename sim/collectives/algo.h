@@ -16,6 +16,7 @@ typedef struct {
     ics_coll_req req;
     ics_coll_proto proto;
     int nch;                     /* channels */
+    int nvls_channels;           /* NCCL's NVLS channels (ics_tuner_price.nvls_channels) */
     double wire_factor;          /* bytes on the wire per payload byte (protocol, kernel) */
     ics_time base_lat_ps;        /* launch + protocol start-up, once */
     ics_time step_lat_ps;        /* per step on the path (NCCL's per-hop latency) */

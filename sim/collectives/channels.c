@@ -18,6 +18,8 @@ static const double speeds_sm90[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
 static const double speeds_older[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
 #define SEARCH_MAX_CHANNELS 16 /* MAXCHANNELS / 2 */
 #define MAX_CHANNELS        32 /* MAXCHANNELS */
+/* MAXCHANNELS since NCCL 2.25 (device.h), where NCCL caps its CTA bounds */
+#define NCCL_MAXCHANNELS 64
 
 /* Per-channel thread counts and the bytes per thread below which a channel is dropped
  * (NCCL_{LL,LL128,SIMPLE}_THREAD_THRESHOLD; LL's is per rank on a ring). */
@@ -231,15 +233,49 @@ static int small_call_channels(const ics_tuner *tu, uint64_t bytes, ics_coll_alg
 #define MULTI_NODE_CHANNELS 8
 #define TREE_MIN_CHANNEL    (64 * 1024)
 
+/* NCCL's NVLS channels (transport/nvls.cc, 2.27-2.29): 16 on Hopper; on Blackwell 24 while the
+ * communicator is one NVLink domain (a node, or one MNNVL clique) and 32 across domains; 2.25 and
+ * 2.26 ran 32 on both (want->nccl_version). NCCL_NVLS_NCHANNELS replaces the default, and
+ * NCCL_MIN_CTAS / NCCL_MAX_CTAS bound the result; NCCL_MIN/MAX_NCHANNELS do not (they bound the
+ * ring and tree graphs' channels, graph/connect.cc). NVLS-Tree runs on these channels too. */
+int ics_tuner_nvls_channels(const ics_tuner *tu, const ics_coll_tuning *want)
+{
+    int nch = ICS_NVLS_CHANNELS;
+    bool one_domain_24 = want->nccl_version == 0 || want->nccl_version >= 22700;
+    if (strcmp(tu->arch, "sm100") == 0)
+        nch = tu->nnodes > 1 || !one_domain_24 ? ICS_NVLS_CHANNELS_SM100
+                                               : ICS_NVLS_CHANNELS_SM100_NVL;
+    if (want->nvls_channels > 0)
+        nch = want->nvls_channels;
+    if (want->max_ctas > 0)
+        nch = MIN(nch, want->max_ctas);
+    if (want->min_ctas > 0)
+        nch = MAX(nch, want->min_ctas);
+    return MIN(nch, NCCL_MAXCHANNELS);
+}
+
 /* The channels NCCL itself runs the call on. */
 static int nccl_call_channels(const ics_tuner *tu, const ics_coll_req *req,
                               const ics_coll_tuning *want, ics_coll_algo algo, ics_coll_proto proto)
 {
     if (algo == ICS_ALGO_NVLS)
-        return ICS_NVLS_CHANNELS; /* whatever the size (enqueue.cc) */
+        return ics_tuner_nvls_channels(tu, want); /* whatever the size (enqueue.cc) */
     if (algo == ICS_ALGO_DIRECT)
         return p2p_channels(tu, want, ics_coll_req_peer_bytes(req, tu->n));
     return small_call_channels(tu, nccl_bytes(tu, req), algo, proto, tu->nccl_channels);
+}
+
+/* NCCL_MIN/MAX_NCHANNELS (with the CTA bounds folded in: nccl_env.c) on every channel count but
+ * NVLS's, whose own rule has its bounds already. */
+static int bounded(const ics_coll_tuning *want, ics_coll_algo algo, int nch)
+{
+    if (algo == ICS_ALGO_NVLS)
+        return nch;
+    if (want->min_channels > 0)
+        nch = MAX(nch, want->min_channels);
+    if (want->max_channels > 0)
+        nch = MIN(nch, want->max_channels);
+    return nch;
 }
 
 int ics_tuner_channels(const ics_tuner *tu, const ics_coll_req *req, const ics_coll_tuning *want,
@@ -251,22 +287,14 @@ int ics_tuner_channels(const ics_tuner *tu, const ics_coll_req *req, const ics_c
     while (tu->nnodes > 1 && algo == ICS_ALGO_TREE && nch > 1 &&
            req->size_bytes / (uint64_t)nch < TREE_MIN_CHANNEL)
         nch /= 2;
-    if (want->min_channels > 0)
-        nch = MAX(nch, want->min_channels);
-    if (want->max_channels > 0)
-        nch = MIN(nch, want->max_channels);
-    return MAX(nch, 1);
+    return MAX(bounded(want, algo, nch), 1);
 }
 
 int ics_tuner_ctas_per_channel(const ics_tuner *tu, const ics_coll_req *req,
                                const ics_coll_tuning *want, ics_coll_algo algo,
                                ics_coll_proto proto, int nch)
 {
-    int nccl = nccl_call_channels(tu, req, want, algo, proto);
-    if (want->min_channels > 0)
-        nccl = MAX(nccl, want->min_channels);
-    if (want->max_channels > 0)
-        nccl = MIN(nccl, want->max_channels);
+    int nccl = bounded(want, algo, nccl_call_channels(tu, req, want, algo, proto));
     return MAX(1, nccl / MAX(1, nch));
 }
 
@@ -296,7 +324,8 @@ ics_time ics_tuner_sync_lat(const ics_tuner *tu, ics_coll_proto proto)
     return ics_tuner_nccl_hop_lat(tu, ICS_ALGO_RING, ICS_PROTO_SIMPLE, false) / 2;
 }
 
-double ics_tuner_sync_share(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto)
+double ics_tuner_sync_share(const ics_tuner *tu, const ics_coll_tuning *want, ics_coll_algo algo,
+                            ics_coll_proto proto)
 {
     /* only where a figure of NCCL's sets the rate (its NVLink kernel rate, its NVLS efficiency):
      * across the network the links' own rate applies and the synchronization comes on top */
@@ -317,7 +346,7 @@ double ics_tuner_sync_share(const ics_tuner *tu, ics_coll_algo algo, ics_coll_pr
         full = 1024.0 * 1024;
         break;
     case ICS_ALGO_NVLS: /* 128 KiB per head, two hand-offs, 1 + 1/n of the data on the links */
-        nch = ICS_NVLS_CHANNELS;
+        nch = ics_tuner_nvls_channels(tu, want);
         full = 128.0 * 1024 * tu->n;
         total = tu->nvlinks * tu->nvlink_gbps * 1e9; /* NCCL's link figure: see wire_factor */
         total *= nvls / (1 + 1.0 / tu->n);

@@ -69,6 +69,7 @@ static void fill_ctx(const ics_comm *c, const ics_coll_req *req, ics_coll_proto 
                           .req = *req,
                           .proto = proto,
                           .nch = p->nch,
+                          .nvls_channels = p->nvls_channels,
                           .wire_factor = p->wire_factor,
                           .base_lat_ps = p->base_lat_ps,
                           .step_lat_ps = p->step_lat_ps,

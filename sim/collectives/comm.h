@@ -22,12 +22,22 @@ typedef enum { ICS_PLAN_AUTO, ICS_PLAN_CHUNKS, ICS_PLAN_STREAMS } ics_coll_plan;
 #define ICS_STREAMS_AUTO_RANKS 128
 
 /* What the tuner may use (NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS,
- * NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE). Zero-initialized: NCCL's defaults but NVLS, which
- * nvls_enable turns on. */
+ * NCCL_MIN_CTAS / NCCL_MAX_CTAS, NCCL_NVLS_NCHANNELS, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE).
+ * Zero-initialized: NCCL's defaults but NVLS, which nvls_enable turns on. */
 typedef struct {
-    unsigned algos;                 /* the algorithms it may pick: ICS_COLL_SET(a) each; 0: any */
-    unsigned protos;                /* the protocols, the same way (ICS_COLL_SET(p)); 0: any */
-    int min_channels, max_channels; /* 0: NCCL's defaults */
+    unsigned algos;  /* the algorithms it may pick: ICS_COLL_SET(a) each; 0: any */
+    unsigned protos; /* the protocols, the same way (ICS_COLL_SET(p)); 0: any */
+    /* rings' and trees' channels: NCCL_MIN/MAX_NCHANNELS, already combined with the CTA bounds
+     * below as NCCL combines them; 0: NCCL's defaults */
+    int min_channels, max_channels;
+    /* NCCL_MIN_CTAS / NCCL_MAX_CTAS alone (ncclConfig_t minCTAs / maxCTAs): what bounds the NVLS
+     * channels, which NCCL_MIN/MAX_NCHANNELS do not (ics_tuner_nvls_channels); 0: unset */
+    int min_ctas, max_ctas;
+    int nvls_channels; /* NCCL_NVLS_NCHANNELS (ncclConfig_t nvlsCTAs); 0: NCCL's default */
+    /* not an environment variable: the NCCL release whose defaults apply where they changed
+     * between releases (NCCL_VERSION_CODE, 2.26.6: 22606), as a measurement names it; 0: the
+     * newest icsim models (2.29) */
+    int nccl_version;
     bool nvls_enable;
     bool collnet_enable; /* CollNet (SHARP) as NCCL: off unless asked for, even when forced */
     ics_coll_plan plan;  /* not NCCL's: how icsim plans the call */

@@ -211,15 +211,15 @@ void ics_coll_tuning_from(ics_coll_tuning *t, ics_env_lookup get, void *ctx, GEr
     /* NCCL's channel counts are at most 64 (MAXCHANNELS); larger values are clamped there */
     read_int_from(get, ctx, w, "NCCL_MIN_NCHANNELS", 0, INT_MAX, &t->min_channels);
     read_int_from(get, ctx, w, "NCCL_MAX_NCHANNELS", 0, INT_MAX, &t->max_channels);
-    /* NCCL 2.17's names for the same bounds (ncclConfig_t minCTAs / maxCTAs): NCCL keeps the
-     * larger minimum and the smaller maximum of the two kinds (graph/connect.cc,
-     * ncclTopoPostset), and bounds its NVLS channels by them too */
-    int min_ctas = 0, max_ctas = 0;
-    read_int_from(get, ctx, w, "NCCL_MIN_CTAS", 1, INT_MAX, &min_ctas);
-    read_int_from(get, ctx, w, "NCCL_MAX_CTAS", 1, INT_MAX, &max_ctas);
-    t->min_channels = MAX(t->min_channels, min_ctas);
-    if (max_ctas > 0)
-        t->max_channels = t->max_channels > 0 ? MIN(t->max_channels, max_ctas) : max_ctas;
+    /* NCCL 2.17's bounds on every kind of channel (ncclConfig_t minCTAs / maxCTAs): for rings
+     * and trees NCCL keeps the larger minimum and the smaller maximum of the two kinds
+     * (graph/connect.cc, ncclTopoPostset); its NVLS channels see these alone (nvls.cc) */
+    read_int_from(get, ctx, w, "NCCL_MIN_CTAS", 1, INT_MAX, &t->min_ctas);
+    read_int_from(get, ctx, w, "NCCL_MAX_CTAS", 1, INT_MAX, &t->max_ctas);
+    t->min_channels = MAX(t->min_channels, t->min_ctas);
+    if (t->max_ctas > 0)
+        t->max_channels = t->max_channels > 0 ? MIN(t->max_channels, t->max_ctas) : t->max_ctas;
+    read_int_from(get, ctx, w, "NCCL_NVLS_NCHANNELS", 1, INT_MAX, &t->nvls_channels);
     /* point-to-point step sizes (init.cc computeBuffSizes); NCCL_STEPS = 8 steps a buffer */
     read_int_from(get, ctx, w, "NCCL_P2P_NET_CHUNKSIZE", 1, INT_MAX, &t->p2p_net_chunk);
     read_int_from(get, ctx, w, "NCCL_P2P_NVL_CHUNKSIZE", 1, INT_MAX, &t->p2p_nvl_chunk);

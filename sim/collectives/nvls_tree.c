@@ -54,12 +54,12 @@ static int check(const ics_algo_ctx *c, const ics_algo_nodes *g, int *heads)
  * default (128 KiB), at most 64 KiB from 4 nodes (NCCL_NVLSTREE_MAX_CHUNKSIZE's default; icsim
  * reads neither variable), then cut for calls that give its concurrent operations (NVLS
  * channels x heads) few chunks: to 64 KiB below 4 chunks each, to 32 KiB below 1; rounded down
- * to Simple's 512 B grain. NCCL runs NVLS-Tree on its NVLS channels (ICS_NVLS_CHANNELS), not on
+ * to Simple's 512 B grain. NCCL runs NVLS-Tree on its NVLS channels (c->nvls_channels), not on
  * the ring's: 2.20 had no NCCL_NVLS_CHUNKSIZE and started from 512 KiB. */
 uint64_t ics_algo_nvls_tree_chunk(const ics_algo_ctx *c, int nnodes, int heads)
 {
     uint64_t chunk = nnodes >= 4 ? 64 * 1024 : 128 * 1024, size = c->req.size_bytes;
-    uint64_t ops = (uint64_t)ICS_NVLS_CHANNELS * (uint64_t)heads;
+    uint64_t ops = (uint64_t)c->nvls_channels * (uint64_t)heads;
     if (size < 4 * ops * chunk && chunk > 65536)
         chunk = 65536;
     if (size < ops * chunk && chunk > 32768)
@@ -70,9 +70,9 @@ uint64_t ics_algo_nvls_tree_chunk(const ics_algo_ctx *c, int nnodes, int heads)
 /* Simulated slices of a lane (one head's part on one tree) of `bytes`: NCCL's chunks of one of
  * the NVLS channels the lane stands for (half of them, every channel running every head, the
  * channels split over the two trees), at most MAX_SLICES_PER_LEVEL per level of the tree. */
-static int lane_slices(uint64_t bytes, uint64_t chunk, int depth)
+static int lane_slices(const ics_algo_ctx *c, uint64_t bytes, uint64_t chunk, int depth)
 {
-    uint64_t k = bytes / (ICS_NVLS_CHANNELS / 2) / chunk;
+    uint64_t k = bytes / (uint64_t)MAX(1, c->nvls_channels / 2) / chunk;
     return (int)MAX(1, MIN((uint64_t)(MAX_SLICES_PER_LEVEL * depth), k));
 }
 
@@ -237,7 +237,7 @@ static void nvls_tree_plan(const ics_algo_ctx *c, ics_sched *s)
     for (int h = 0; h < H; h++)
         for (int tree = 0; tree < 2; tree++) {
             uint64_t bytes = ics_algo_piece(ics_algo_piece(c->req.size_bytes, H, h), 2, tree);
-            int S = lane_slices(bytes, chunk, depth);
+            int S = lane_slices(c, bytes, chunk, depth);
             tree_order(m, tree, order);
             for (int k = 0; k < m; k++)
                 f.red[k] = f.up[k] = f.down[k] = -1;
@@ -337,7 +337,7 @@ static void nvls_tree_plan_streams(const ics_algo_ctx *c, ics_sched *s)
         }
         for (int tree = 0; tree < 2; tree++) {
             uint64_t bytes = ics_algo_piece(part, 2, tree);
-            int S = lane_slices(bytes, chunk, depth);
+            int S = lane_slices(c, bytes, chunk, depth);
             nvls_tree_lane(c, s, &g, heads, h, tree, bytes, S, start, ends);
         }
     }

@@ -177,10 +177,11 @@ void ics_tuner_price_call(const ics_tuner *tu, const ics_coll_req *req, const ic
                           ics_coll_algo algo, ics_coll_proto proto, ics_tuner_price *out)
 {
     int nch = ics_tuner_channels(tu, req, want, algo, proto);
-    double share = ics_tuner_sync_share(tu, algo, proto);
+    double share = ics_tuner_sync_share(tu, want, algo, proto);
     double net = 1.0 / ics_tuner_nccl_proto_eff(proto);
     *out = (ics_tuner_price){
         .nch = nch,
+        .nvls_channels = ics_tuner_nvls_channels(tu, want),
         .ctas_per_channel = ics_tuner_ctas_per_channel(tu, req, want, algo, proto, nch),
         .wire_factor = wire_factor(tu, algo, proto) * (1 - share),
         .sync_share = share,

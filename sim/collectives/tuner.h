@@ -49,8 +49,12 @@ typedef struct {
     double nvlink_payload_gbps; /* one NVLink's rate after packet headers, GB/s */
 } ics_tuner;
 
-/* NCCL's NVLS channels: "NVLS multicast support is available (NVLS_NCHANNELS 16)" */
-#define ICS_NVLS_CHANNELS 16
+/* NCCL's NVLS channels by default (transport/nvls.cc: "NVLS multicast support is available on dev
+ * 0 (NVLS_NCHANNELS 16)"): Hopper's, and Blackwell's (2.27-2.29) in one NVLink domain and across
+ * domains. What a call runs on: ics_tuner_nvls_channels. */
+#define ICS_NVLS_CHANNELS           16
+#define ICS_NVLS_CHANNELS_SM100_NVL 24
+#define ICS_NVLS_CHANNELS_SM100     32
 
 /* The host's time to launch one GPU's kernel, us, where no calibration says otherwise. Back to
  * back, a thread issues kernels no faster than this: NVIDIA's "Getting Started with CUDA Graphs"
@@ -71,10 +75,11 @@ bool ics_tuner_pick(const ics_tuner *tu, const ics_coll_req *req, const ics_coll
 /* Everything the simulation charges a call run with one combination: the channels and what
  * each costs, the protocol's wire bytes, NCCL's latencies. What ics_algo_ctx carries. */
 typedef struct {
-    int nch;                  /* simulated channels: NVLS 16; send/recv and all-to-all NCCL's
+    int nch;                  /* simulated channels: NVLS its own; send/recv and all-to-all NCCL's
                                  per-peer rule; rings and trees on one node NCCL's count, fewer for
                                  small calls; across nodes 8 (one per NIC on DGX), halved while each
                                  gets less than 64 KiB of a tree; NCCL_MIN/MAX_NCHANNELS clamp it */
+    int nvls_channels;        /* NCCL's, for NVLS and NVLS-Tree (ics_tuner_nvls_channels) */
     int ctas_per_channel;     /* NCCL's channels (CTAs) each simulated one stands for, >= 1 */
     double wire_factor;       /* wire bytes per payload byte (protocol, kernel rate, NVLS traffic),
                                  less the synchronization's share (sync_share below) */

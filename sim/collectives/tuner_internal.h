@@ -45,6 +45,8 @@ bool ics_tuner_nccl_sm90_or_later(const ics_tuner *tu);
 
 /* ---- channels.c: NCCL's channels (thread blocks), what each copies, what a slice costs it ---- */
 
+/* NCCL's NVLS channels for calls made with `want` (channels.c). */
+int ics_tuner_nvls_channels(const ics_tuner *tu, const ics_coll_tuning *want);
 /* NCCL's channel count for the communicator (see ics_tuner_nccl_channels). */
 int ics_tuner_channels_find(const ics_tuner *tu);
 /* The channels a call is simulated on and how many of NCCL's each stands for (see
@@ -56,7 +58,8 @@ int ics_tuner_ctas_per_channel(const ics_tuner *tu, const ics_coll_req *req,
                                ics_coll_proto proto, int nch);
 uint64_t ics_tuner_cta_bytes_per_s(const ics_tuner *tu);
 ics_time ics_tuner_sync_lat(const ics_tuner *tu, ics_coll_proto proto);
-double ics_tuner_sync_share(const ics_tuner *tu, ics_coll_algo algo, ics_coll_proto proto);
+double ics_tuner_sync_share(const ics_tuner *tu, const ics_coll_tuning *want, ics_coll_algo algo,
+                            ics_coll_proto proto);
 
 /* NCCL's channels for a peer across the network from a GPU's own `nics` NICs of `gbps` in all
  * (paths.cc ncclTopoGetNchannels): one per NIC, more to carry them at `per_channel_gbps` a
