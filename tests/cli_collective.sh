@@ -205,7 +205,11 @@ warn NCCL_NET=Socket \
     "NCCL_NET=Socket: NCCL's socket transport is not modelled; across nodes the figures are those of the system's own network transport"
 warn NCCL_SHM_DISABLE=1 \
     "NCCL_SHM_DISABLE=1: not modelled; GPUs without peer access still exchange data through host memory"
-for quiet in NCCL_NET=IB NCCL_IB_DISABLE=0 NCCL_SHM_DISABLE=0; do
+warn NCCL_NTHREADS=256 \
+    "NCCL_NTHREADS=256: not modelled; a channel's CTA runs NCCL's default threads (what it copies, and when a small call drops channels, follow from them)"
+warn NCCL_LL128_NTHREADS=320 \
+    "NCCL_LL128_NTHREADS=320: not modelled; a channel's CTA runs NCCL's default threads (what it copies, and when a small call drops channels, follow from them)"
+for quiet in NCCL_NET=IB NCCL_IB_DISABLE=0 NCCL_SHM_DISABLE=0 NCCL_NTHREADS=; do
     env "$quiet" "$icsim" collective all_reduce -s "$h100" -b 1M -e 1M >"$tmp/out" 2>"$tmp/err" ||
         fail "$quiet: exited $?"
     ! grep -q "^# warning" "$tmp/out" || fail "$quiet: $(grep '^# warning' "$tmp/out")"

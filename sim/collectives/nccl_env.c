@@ -177,7 +177,9 @@ void ics_coll_paths_from_env(ics_topo_paths *p, const ics_hw *hw, GError **warni
  * threads and sockets a connection), whose rates depend on the host's TCP stack, not on the
  * NIC's datasheet; NCCL_SHM_DISABLE=1 sends a node's GPUs without peer access to each other
  * through the network (loopback) instead of host memory. Either way the figures stay those of
- * the transport icsim models, and the user is told so. */
+ * the transport icsim models, and the user is told so. NCCL_NTHREADS and NCCL_LL128_NTHREADS set
+ * a CTA's threads (enqueue.cc), which icsim holds at NCCL's defaults: what a CTA copies and the
+ * bytes below which a small call drops channels (channels.c) are those defaults'. */
 static void note_unmodelled(ics_env_lookup get, void *ctx, GString *w)
 {
     const char *net = get("NCCL_NET", ctx);
@@ -195,6 +197,18 @@ static void note_unmodelled(ics_env_lookup get, void *ctx, GString *w)
     if (shm_off == 1)
         note(w, "NCCL_SHM_DISABLE=1: not modelled; GPUs without peer access still exchange "
                 "data through host memory");
+    static const char *const threads[] = {"NCCL_NTHREADS", "NCCL_LL128_NTHREADS"};
+    for (size_t i = 0; i < G_N_ELEMENTS(threads); i++) {
+        const char *v = get(threads[i], ctx);
+        if (v && *v) {
+            char *shown = g_strescape(v, NULL);
+            note(w,
+                 "%s=%s: not modelled; a channel's CTA runs NCCL's default threads (what it "
+                 "copies, and when a small call drops channels, follow from them)",
+                 threads[i], shown);
+            g_free(shown);
+        }
+    }
 }
 
 void ics_coll_tuning_from(ics_coll_tuning *t, ics_env_lookup get, void *ctx, GError **warning)

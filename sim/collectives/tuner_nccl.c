@@ -579,15 +579,20 @@ static double tree_us(const ics_tuner *tu, const ics_coll_req *req, ics_coll_pro
     return lat + (double)req->size_bytes / (1e3 * alg);
 }
 
+/* NCCL's model of NVLS-Tree (tuning.cc) counts the channels of its NVLS graph: one per head, a
+ * GPU of the node with a NIC of its own (search.cc: at most the node's GPUs, NCCL_MAX_NVLS_ARITY
+ * 32), not the NVLS channels the kernels run on; it needs two. */
+#define NVLS_MAX_ARITY 32
+
 static double nvls_tree_us(const ics_tuner *tu, const ics_coll_req *req)
 {
-    int n = tu->n, arch = arch_index(tu);
+    int n = tu->n, arch = arch_index(tu), nc = MIN(tu->heads, NVLS_MAX_ARITY);
+    if (nc < 2)
+        return INFINITY;
     /* all-reduce pipelines the reduce and the multicast: twice the NVLS rate */
-    double intra = tu->intra_gbps * ics_tuner_nccl_nvls_eff(tu) * (ICS_NVLS_CHANNELS - 1) /
-                   ICS_NVLS_CHANNELS * 2;
+    double intra = tu->intra_gbps * ics_tuner_nccl_nvls_eff(tu) * (nc - 1) / nc * 2;
     double inter = tu->net_gbps * (tu->nnodes <= 2 ? 2 : 1);
-    double bus =
-        MIN(MIN(intra, inter), ICS_NVLS_CHANNELS * per_ch_nvls_tree_gbps[arch][nodes_index(tu)]);
+    double bus = MIN(MIN(intra, inter), nc * per_ch_nvls_tree_gbps[arch][nodes_index(tu)]);
     if (bus <= 0)
         return INFINITY;
     double lat =
