@@ -127,6 +127,51 @@ static void test_json_dgxh100(void)
     ics_meas_free(m);
 }
 
+/* The busbw a log's time gives (ics_meas_busbw) is the one nccl-tests printed, to within its
+ * two decimals and the time's own rounding, on every row of every shipped log: what makes
+ * `bench accuracy` compare against it rather than the coarse printed figure. And it is the
+ * printed figure where no time was printed. */
+static void test_busbw_from_time(void)
+{
+    char *dir = data_path("validate/data/nccl", "");
+    GDir *d = g_dir_open(dir, 0, NULL);
+    g_assert_nonnull(d);
+    int samples = 0, coarse = 0;
+    for (const char *n; (n = g_dir_read_name(d));) {
+        if (!g_str_has_suffix(n, ".json"))
+            continue;
+        ics_meas *m = read_ok("validate/data/nccl", n, NULL);
+        for (guint i = 0; i < ics_meas_n_tables(m); i++) {
+            const ics_meas_table *t = ics_meas_table_at(m, i);
+            for (guint k = 0; k < t->n_rows; k++) {
+                const ics_meas_row *r = &t->rows[k];
+                if (r->oop.time_us <= 0 || r->oop.busbw_gbps < 0)
+                    continue;
+                double b = ics_meas_busbw(t, r, &r->oop);
+                /* half the last printed digit, and 5e-4 of it for the time's rounding (a
+                 * 28,691.0 us row printed to 0.1 us: 3.6e-4 measured, the most of any log) */
+                if (fabs(b - r->oop.busbw_gbps) > 0.005 + 5e-4 * b)
+                    g_error("%s row %u: busbw %.4f from the time, %.2f printed", n, k, b,
+                            r->oop.busbw_gbps);
+                coarse += r->oop.busbw_gbps < 1.0 && fabs(b - r->oop.busbw_gbps) > 0.1 * b;
+                samples++;
+            }
+        }
+        ics_meas_free(m);
+    }
+    g_dir_close(d);
+    g_free(dir);
+    g_assert_cmpint(samples, >, 900);
+    /* rows whose printed busbw is more than 10% off what their time gives: the reason */
+    g_assert_cmpint(coarse, >, 50);
+    ics_meas_sample none = {.time_us = -1, .busbw_gbps = 12.34};
+    ics_meas_table t = {.op = ICS_COLL_ALL_REDUCE, .nranks = 8};
+    ics_meas_row row = {.size_bytes = 1048576};
+    g_assert_cmpfloat(ics_meas_busbw(&t, &row, &none), ==, 12.34);
+    ics_meas_sample timed = {.time_us = 100.0, .busbw_gbps = 18.35};
+    g_assert_cmpfloat_with_epsilon(ics_meas_busbw(&t, &row, &timed), 1048576 / 1e5 * 1.75, 1e-9);
+}
+
 /* Every shipped file reads, and agrees with what a plain JSON parse of it says. */
 static void test_json_all_shipped(void)
 {
@@ -922,6 +967,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/calib-meas/json/dgxh100", test_json_dgxh100);
     g_test_add_func("/calib-meas/json/all-shipped", test_json_all_shipped);
+    g_test_add_func("/calib-meas/json/busbw-from-time", test_busbw_from_time);
     g_test_add_func("/calib-meas/json/runner-keys", test_json_runner_keys);
     g_test_add_func("/calib-meas/json/bad", test_json_bad);
     g_test_add_func("/calib-meas/text/same-rows-as-json", test_text_same_rows_as_json);

@@ -128,4 +128,12 @@ const char *ics_meas_env_lookup(const char *name, void *table);
 /* Whether a fit may use the sample: a time was printed and the check did not fail. */
 bool ics_meas_sample_ok(const ics_meas_sample *s);
 
+/* The bus bandwidth nccl-tests computed for a sample of the table's row `row` before printing
+ * it: size / time x the operation's factor (ics_coll_busbw_factor), GB/s. nccl-tests prints it
+ * with two decimals, so below ~1 GB/s the printed figure has one or two significant digits
+ * (0.01 stands for anything from 0.005 to 0.015: a small all-reduce's 0.0134 reads 0.01, -25%),
+ * where the time it came from has four or more. The printed figure where no time was printed;
+ * < 0 where neither was. */
+double ics_meas_busbw(const ics_meas_table *t, const ics_meas_row *row, const ics_meas_sample *s);
+
 #endif

@@ -120,6 +120,14 @@ bool ics_meas_sample_ok(const ics_meas_sample *s)
     return s && s->time_us >= 0 && !s->wrong;
 }
 
+double ics_meas_busbw(const ics_meas_table *t, const ics_meas_row *row, const ics_meas_sample *s)
+{
+    if (s->time_us <= 0)
+        return s->busbw_gbps;
+    double algbw = (double)row->size_bytes / 1.0e9 / (s->time_us * 1.0e-6);
+    return algbw * ics_coll_busbw_factor(t->op, t->nranks);
+}
+
 const char *ics_meas_env_lookup(const char *name, void *table)
 {
     const ics_meas_table *tab = table;

@@ -272,9 +272,11 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
     int compared = 0;
     for (guint k = 0; k < tab->n_rows; k++) {
         const ics_meas_row *row = &tab->rows[k];
-        double real_bus = row->oop.busbw_gbps;
-        if (real_bus <= 0 || row->size_bytes < 1)
+        if (row->oop.busbw_gbps <= 0 || row->size_bytes < 1)
             continue; /* too small for nccl-tests to print a bandwidth, or absent */
+        /* from the log's time, not its busbw column: printed to 0.01 GB/s, a small size's
+         * busbw carries one or two digits (ics_meas_busbw) */
+        double real_bus = ics_meas_busbw(tab, row, &row->oop);
         ics_coll_row r = {0};
         uint64_t count;
         ics_coll_req req =
@@ -291,7 +293,7 @@ static int one(int i, const ics_net_ops *backend, const ics_coll_tuning *tuning,
         double e = fabs(r.busbw_gbps - real_bus) / real_bus;
         if (rows_too) {
             g_string_append_printf(detail,
-                                   "#   %12" G_GUINT64_FORMAT " %9.2f %9.2f %8.2f %8.2f %+7.1f%% ",
+                                   "#   %12" G_GUINT64_FORMAT " %9.2f %9.2f %8.4g %8.4g %+7.1f%% ",
                                    r.size_bytes, row->oop.time_us, r.time_us, real_bus,
                                    r.busbw_gbps, 100.0 * (r.busbw_gbps - real_bus) / real_bus);
             ics_report_coll_algo(&res, detail);
