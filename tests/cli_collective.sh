@@ -8,6 +8,8 @@ h100=$2/hwmodels/dgx-h100.json
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
+# NCCL's variables are this test's to set: the caller's would change rows and add warnings
+for v in $(env | sed -n 's/^\(NCCL_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 
 fail() {
     echo "FAIL: $1" >&2
@@ -209,7 +211,12 @@ warn NCCL_NTHREADS=256 \
     "NCCL_NTHREADS=256: not modelled; a channel's CTA runs NCCL's default threads (what it copies, and when a small call drops channels, follow from them)"
 warn NCCL_LL128_NTHREADS=320 \
     "NCCL_LL128_NTHREADS=320: not modelled; a channel's CTA runs NCCL's default threads (what it copies, and when a small call drops channels, follow from them)"
-for quiet in NCCL_NET=IB NCCL_IB_DISABLE=0 NCCL_SHM_DISABLE=0 NCCL_NTHREADS=; do
+warn NCCL_CROSS_NIC=1 \
+    "NCCL_CROSS_NIC=1: not modelled; each channel keeps one NIC index on every node, as NCCL does with 0 and, on nodes whose NICs are alike, with the default 2"
+# any other NCCL variable icsim does not read: named, with its value (nccl_env.c, note_unread)
+warn NCCL_IB_HCA=mlx5_0,mlx5_3 "not modelled, ignored: NCCL_IB_HCA=mlx5_0,mlx5_3"
+for quiet in NCCL_NET=IB NCCL_IB_DISABLE=0 NCCL_SHM_DISABLE=0 NCCL_NTHREADS= NCCL_CROSS_NIC=0 \
+    NCCL_DEBUG=INFO NCCL_SOCKET_IFNAME=eth0; do
     env "$quiet" "$icsim" collective all_reduce -s "$h100" -b 1M -e 1M >"$tmp/out" 2>"$tmp/err" ||
         fail "$quiet: exited $?"
     ! grep -q "^# warning" "$tmp/out" || fail "$quiet: $(grep '^# warning' "$tmp/out")"

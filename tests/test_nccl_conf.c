@@ -149,6 +149,62 @@ static void test_a3mega_profile(void)
     g_free(path);
 }
 
+/* Every variable the readers ask for: recorded by a lookup that answers none. */
+static const char *asked(const char *name, void *ctx)
+{
+    g_ptr_array_add(ctx, g_strdup(name));
+    return NULL;
+}
+
+/* A variable icsim reads is one it knows; one it does not read (NCCL_CROSS_NIC=1's effect,
+ * NCCL_IB_HCA, a plugin's, the system's NCCL_IB_TC) is named in the warning with where it came
+ * from, once, and one that changes no time (NCCL_DEBUG) is not. */
+static void test_unread_named(void)
+{
+    GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+    ics_coll_tuning t;
+    ics_topo_paths p;
+    ics_coll_tuning_from(&t, asked, names, NULL);
+    ics_coll_paths_from(&p, asked, names, NULL);
+    g_assert_cmpuint(names->len, >=, 28);
+    for (guint i = 0; i < names->len; i++)
+        if (!ics_coll_env_known(g_ptr_array_index(names, i)))
+            g_error("%s is read but not in nccl_env.c's known_vars",
+                    (char *)g_ptr_array_index(names, i));
+    g_ptr_array_free(names, TRUE);
+    g_assert_false(ics_coll_env_known("NCCL_IB_HCA"));
+    g_assert_false(ics_coll_env_known("NCCL_"));
+    g_assert_true(ics_coll_env_known("NCCL_DEBUG"));
+
+    ics_hw *hw = cluster_with("{\"NCCL_IB_TC\": \"41\", \"NCCL_CROSS_NIC\": \"0\", "
+                              "\"NCCL_IB_HCA\": \"mlx5_9\"}");
+    g_setenv("NCCL_IB_HCA", "=mlx5_0:1", TRUE);
+    g_setenv("NCCL_DEBUG", "INFO", TRUE);
+    g_setenv("NCCL_FASTRAK_X", "a\"b", TRUE);
+    GError *w = NULL;
+    ics_coll_tuning_from_env(&t, hw, &w);
+    g_assert_nonnull(w);
+    g_assert_nonnull(strstr(w->message, "not modelled, ignored: NCCL_FASTRAK_X=a\\\"b, "
+                                        "NCCL_IB_HCA==mlx5_0:1, NCCL_IB_TC=41 (nccl_conf)"));
+    g_assert_null(strstr(w->message, "NCCL_DEBUG"));
+    g_assert_null(strstr(w->message, "NCCL_CROSS_NIC")); /* 0: what icsim's graphs do */
+    g_assert_null(strstr(w->message, "mlx5_9"));         /* the environment's wins */
+    g_clear_error(&w);
+    g_setenv("NCCL_CROSS_NIC", "1", TRUE);
+    ics_coll_tuning_from_env(&t, hw, &w);
+    g_assert_nonnull(strstr(w->message, "NCCL_CROSS_NIC=1: not modelled"));
+    g_clear_error(&w);
+    g_setenv("NCCL_CROSS_NIC", "3", TRUE);
+    ics_coll_tuning_from_env(&t, hw, &w);
+    g_assert_nonnull(strstr(w->message, "NCCL_CROSS_NIC"));
+    g_clear_error(&w);
+    g_unsetenv("NCCL_CROSS_NIC");
+    g_unsetenv("NCCL_IB_HCA");
+    g_unsetenv("NCCL_DEBUG");
+    g_unsetenv("NCCL_FASTRAK_X");
+    ics_hw_free(hw);
+}
+
 /* The header line lists every setting on one line, escaped: a value may hold anything. */
 static void test_header(void)
 {
@@ -166,9 +222,15 @@ static void test_header(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    char **env = g_listenv(); /* NCCL's variables are the tests' to set */
+    for (int i = 0; env[i]; i++)
+        if (g_str_has_prefix(env[i], "NCCL_"))
+            g_unsetenv(env[i]);
+    g_strfreev(env);
     g_test_add_func("/nccl-conf/layers", test_layers);
     g_test_add_func("/nccl-conf/environment-wins", test_environment_wins);
     g_test_add_func("/nccl-conf/a3mega-profile", test_a3mega_profile);
     g_test_add_func("/nccl-conf/header", test_header);
+    g_test_add_func("/nccl-conf/unread-named", test_unread_named);
     return g_test_run();
 }

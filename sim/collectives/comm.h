@@ -121,6 +121,11 @@ ics_sched *ics_comm_plan(ics_comm *c, const ics_coll_req *req, const ics_coll_tu
  * none), the order in which NCCL reads the environment and its nccl.conf. Never fails: values
  * not understood are ignored and named in *warning (set, ICS_ERROR_INPUT, only if any). */
 void ics_coll_tuning_from_env(ics_coll_tuning *t, const ics_hw *hw, GError **warning);
+/* ics_coll_tuning_from_env's *warning also names every NCCL_* variable of the environment or of
+ * hw's nccl_conf that icsim does not read and does not know to leave a collective's time alone
+ * (NCCL_CROSS_NIC, NCCL_IB_HCA, NCCL_IB_TC, a plugin's variables, ...): "not modelled, ignored".
+ * Whether icsim knows the variable `name` (reads it, or knows it changes no time). */
+bool ics_coll_env_known(const char *name);
 
 /* The paths NCCL_P2P_DISABLE, NCCL_P2P_LEVEL, NCCL_NET_GDR_LEVEL and NCCL_NET_GDR_READ ask
  * for, for ics_topo_set_paths; -1 where a variable is unset. Read as ics_coll_tuning_from_env

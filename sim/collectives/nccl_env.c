@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* A set of names of `count` members (lookup: name -> member or -1), parseList's way. */
 static unsigned parse_set(const char *list, int count, int (*lookup)(const char *), char **bad)
@@ -197,6 +198,16 @@ static void note_unmodelled(ics_env_lookup get, void *ctx, GString *w)
     if (shm_off == 1)
         note(w, "NCCL_SHM_DISABLE=1: not modelled; GPUs without peer access still exchange "
                 "data through host memory");
+    /* NCCL_CROSS_NIC (graph/search.cc): 0 keeps each ring and tree channel on one NIC index on
+     * every node, 2 (the default) tries that first and finds it on nodes whose NICs are alike;
+     * 1 lets a channel leave a node by another NIC than it entered by, which icsim's graphs
+     * never do (ring_order.c: a ring leaves a node by the NIC it entered by; tree.c
+     * chain_start: tree channel p's chain starts at the GPU of the node's NIC p) */
+    int cross = 2;
+    read_int_from(get, ctx, w, "NCCL_CROSS_NIC", 0, 2, &cross);
+    if (cross == 1)
+        note(w, "NCCL_CROSS_NIC=1: not modelled; each channel keeps one NIC index on every node, "
+                "as NCCL does with 0 and, on nodes whose NICs are alike, with the default 2");
     static const char *const threads[] = {"NCCL_NTHREADS", "NCCL_LL128_NTHREADS"};
     for (size_t i = 0; i < G_N_ELEMENTS(threads); i++) {
         const char *v = get(threads[i], ctx);
@@ -250,8 +261,109 @@ void ics_coll_tuning_from(ics_coll_tuning *t, ics_env_lookup get, void *ctx, GEr
     g_string_free(w, TRUE);
 }
 
+/* Every NCCL variable icsim reads (this file; a few are read only to be warned about), and
+ * those that do not change a collective's time (logging, bootstrap, the RoCE GID, IB
+ * timeouts and retries, dump files). Any other NCCL_* variable set in the environment or by
+ * the system's nccl_conf is named in a warning, not ignored in silence: NCCL_CROSS_NIC,
+ * NCCL_IB_HCA, NCCL_IB_TC, NCCL_TUNER_PLUGIN, NCCL_TOPO_FILE, a plugin's own ... change what
+ * NCCL does in ways icsim does not follow. Sorted (strcmp), for bsearch. */
+static const char *const known_vars[] = {
+    "NCCL_ALGO",
+    "NCCL_BUFFSIZE",
+    "NCCL_COLLNET_ENABLE",
+    "NCCL_COMM_ID",
+    "NCCL_CROSS_NIC",
+    "NCCL_DEBUG",
+    "NCCL_DEBUG_FILE",
+    "NCCL_DEBUG_SUBSYS",
+    "NCCL_DEBUG_TIMESTAMP_FORMAT",
+    "NCCL_GRAPH_DUMP_FILE",
+    "NCCL_HOSTID",
+    "NCCL_IB_DISABLE",
+    "NCCL_IB_GID_INDEX",
+    "NCCL_IB_QPS_PER_CONNECTION",
+    "NCCL_IB_RETRY_CNT",
+    "NCCL_IB_ROCE_VERSION_NUM",
+    "NCCL_IB_TIMEOUT",
+    "NCCL_LL128_NTHREADS",
+    "NCCL_MAX_CTAS",
+    "NCCL_MAX_NCHANNELS",
+    "NCCL_MIN_CTAS",
+    "NCCL_MIN_NCHANNELS",
+    "NCCL_NCHANNELS_PER_NET_PEER",
+    "NCCL_NET",
+    "NCCL_NET_GDR_LEVEL",
+    "NCCL_NET_GDR_READ",
+    "NCCL_NTHREADS",
+    "NCCL_NVLS_ENABLE",
+    "NCCL_NVLS_NCHANNELS",
+    "NCCL_P2P_DISABLE",
+    "NCCL_P2P_LEVEL",
+    "NCCL_P2P_NET_CHUNKSIZE",
+    "NCCL_P2P_NVL_CHUNKSIZE",
+    "NCCL_P2P_PCI_CHUNKSIZE",
+    "NCCL_P2P_PER_CHANNEL_NET_BW",
+    "NCCL_P2P_SCHEDULE_GROUP_SIZE",
+    "NCCL_PROTO",
+    "NCCL_PXN_DISABLE",
+    "NCCL_SHM_DISABLE",
+    "NCCL_SOCKET_FAMILY",
+    "NCCL_SOCKET_IFNAME",
+    "NCCL_TOPO_DUMP_FILE",
+};
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+bool ics_coll_env_known(const char *name)
+{
+    return bsearch(&name, known_vars, G_N_ELEMENTS(known_vars), sizeof known_vars[0], by_name);
+}
+
+/* Names the NCCL_* variables of the process's environment and of hw's nccl_conf that icsim
+ * neither reads nor knows to be without effect, each once, in name order. */
+static void note_unread(const ics_hw *hw, GString *w)
+{
+    GPtrArray *names = g_ptr_array_new();
+    char **env = g_listenv();
+    for (int i = 0; env[i]; i++)
+        if (g_str_has_prefix(env[i], "NCCL_"))
+            g_ptr_array_add(names, env[i]);
+    const char **conf = hw ? ics_hw_nccl_conf_names(hw) : g_new0(const char *, 1);
+    for (int i = 0; conf[i]; i++)
+        if (!g_getenv(conf[i])) /* the environment's value wins: already listed */
+            g_ptr_array_add(names, (char *)conf[i]);
+    g_ptr_array_sort(names, by_name);
+    GString *list = g_string_new(NULL);
+    for (guint i = 0; i < names->len; i++) {
+        const char *n = g_ptr_array_index(names, i);
+        if (ics_coll_env_known(n) || (i > 0 && strcmp(n, g_ptr_array_index(names, i - 1)) == 0))
+            continue;
+        const char *v = g_getenv(n);
+        char *shown = g_strescape(v ? v : ics_hw_nccl_conf(hw, n), NULL);
+        g_string_append_printf(list, "%s%s=%s%s", list->len ? ", " : "", n, shown,
+                               v ? "" : " (nccl_conf)");
+        g_free(shown);
+    }
+    if (list->len)
+        note(w, "not modelled, ignored: %s", list->str);
+    g_string_free(list, TRUE);
+    g_free(conf);
+    g_strfreev(env);
+    g_ptr_array_free(names, TRUE);
+}
+
 void ics_coll_tuning_from_env(ics_coll_tuning *t, const ics_hw *hw, GError **warning)
 {
     ics_coll_env_stack s = {.hw = hw};
-    ics_coll_tuning_from(t, ics_coll_env_stacked, &s, warning);
+    GError *read = NULL;
+    ics_coll_tuning_from(t, ics_coll_env_stacked, &s, &read);
+    GString *w = g_string_new(read ? read->message : NULL);
+    note_unread(hw, w);
+    if (w->len)
+        g_set_error_literal(warning, ICS_ERROR, ICS_ERROR_INPUT, w->str);
+    g_string_free(w, TRUE);
+    g_clear_error(&read);
 }
