@@ -200,6 +200,20 @@ for case in "24 $2/hwmodels/hgx-b200.json X=1" "24 $2/hwmodels/gb200-nvl72.json 
     [ "$got" = "$want" ] || fail "$model $vars: $got channels, expected $want"
 done
 
+# NVLS chunks (nvls.c nvls_chunk: a Simple step, at most NCCL_NVLS_CHUNKSIZE): a DGX H100 1 GiB
+# NVLS all-reduce of 32 KiB chunks pays 4x the 128 KiB chunks' hand-offs and is slower; 512 KiB
+# chunks under a 1 MiB NCCL_BUFFSIZE (128 KiB steps) are the default's to the digit
+us_with() { # ENV... -> the 1 GiB all-reduce's time on a DGX H100, us
+    env "$@" "$icsim" collective all_reduce -s "$h100" -b 1G -e 1G 2>"$tmp/err" |
+        awk '$1 == 1073741824 { print $6 }'
+}
+t0=$(us_with X=1)
+t32=$(us_with NCCL_NVLS_CHUNKSIZE=32768)
+tcap=$(us_with NCCL_NVLS_CHUNKSIZE=524288 NCCL_BUFFSIZE=1048576)
+awk -v a="$t0" -v b="$t32" 'BEGIN { exit !(a > 0 && b > a * 1.05) }' ||
+    fail "NCCL_NVLS_CHUNKSIZE=32768: $t32 us, not above the default's $t0"
+[ -n "$t0" ] && [ "$tcap" = "$t0" ] || fail "512 KiB chunks in 128 KiB steps: $tcap us, not $t0"
+
 # transports icsim does not model: said, not dropped in silence (nccl_env.c, note_unmodelled)
 warn NCCL_IB_DISABLE=1 \
     "NCCL_IB_DISABLE=1: NCCL's socket transport, which NCCL then uses across nodes, is not modelled; the figures are those of the system's own network transport"

@@ -391,19 +391,41 @@ static void test_tree_chunks(void)
  * at 64 KiB on 16). */
 static void test_nvls_tree_chunks(void)
 {
+    /* set: NCCL_NVLS_CHUNKSIZE, NCCL_NVLSTREE_MAX_CHUNKSIZE (0: unset). With 16 channels of 8
+     * heads (128 operations) and 512 KiB, each cut against the chunk the last one left: below
+     * 32 x 128 x 512 KiB = 2 GiB 256 KiB; below 16 x 128 x 256 KiB = 512 MiB 128 KiB; below
+     * 4 x 128 x 128 KiB = 64 MiB 64 KiB: 1 GiB and 512 MiB keep 256 KiB, 256 MiB 128 KiB, 32 MiB
+     * 64 KiB. */
     const struct {
         int nnodes, nvls;
-        uint64_t size, want;
+        uint64_t size, want, set, most;
     } cases[] = {
-        {2, 16, 1u << 30, 128 * 1024},  {2, 16, 64 << 20, 128 * 1024}, {2, 16, 32 << 20, 64 * 1024},
-        {2, 16, 4 << 20, 32 * 1024},    {10, 16, 1u << 30, 64 * 1024}, {10, 16, 4 << 20, 32 * 1024},
-        {2, 32, 128 << 20, 128 * 1024}, {2, 32, 64 << 20, 64 * 1024},  {2, 32, 8 << 20, 32 * 1024},
+        {2, 16, 1u << 30, 128 * 1024, 0, 0},
+        {2, 16, 64 << 20, 128 * 1024, 0, 0},
+        {2, 16, 32 << 20, 64 * 1024, 0, 0},
+        {2, 16, 4 << 20, 32 * 1024, 0, 0},
+        {10, 16, 1u << 30, 64 * 1024, 0, 0},
+        {10, 16, 4 << 20, 32 * 1024, 0, 0},
+        {2, 32, 128 << 20, 128 * 1024, 0, 0},
+        {2, 32, 64 << 20, 64 * 1024, 0, 0},
+        {2, 32, 8 << 20, 32 * 1024, 0, 0},
+        {2, 16, 2ull << 30, 512 * 1024, 512 * 1024, 0},
+        {2, 16, 1u << 30, 256 * 1024, 512 * 1024, 0},
+        {2, 16, 512 << 20, 256 * 1024, 512 * 1024, 0},
+        {2, 16, 256 << 20, 128 * 1024, 512 * 1024, 0},
+        {2, 16, 32 << 20, 64 * 1024, 512 * 1024, 0},
+        {10, 16, 2ull << 30, 64 * 1024, 512 * 1024, 0},         /* 4 nodes on: 64 KiB */
+        {10, 16, 2ull << 30, 512 * 1024, 512 * 1024, 1u << 20}, /* unless told otherwise */
+        {2, 16, 1u << 30, 96 * 1024, 0, 96 * 1024 + 100},       /* Simple's 512 B grain */
+        {2, 16, 1u << 30, 16 * 1024, 16 * 1024, 0},             /* no cut raises it */
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         ics_algo_ctx c = {.n = 8 * cases[i].nnodes,
                           .proto = ICS_PROTO_SIMPLE,
                           .nch = 16,
                           .nvls_channels = cases[i].nvls,
+                          .nvls_chunk = cases[i].set,
+                          .nvlstree_max_chunk = cases[i].most,
                           .ctas_per_channel = 1,
                           .req = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = cases[i].size}};
         uint64_t got = ics_algo_nvls_tree_chunk(&c, cases[i].nnodes, 8);

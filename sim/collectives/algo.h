@@ -17,6 +17,9 @@ typedef struct {
     ics_coll_proto proto;
     int nch;                     /* channels */
     int nvls_channels;           /* NCCL's NVLS channels (ics_tuner_price.nvls_channels) */
+    /* NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE as set (0: NCCL's defaults): read
+     * through ics_algo_nvls_chunk and ics_algo_nvls_tree_chunk */
+    uint64_t nvls_chunk, nvlstree_max_chunk;
     double wire_factor;          /* bytes on the wire per payload byte (protocol, kernel) */
     ics_time base_lat_ps;        /* launch + protocol start-up, once */
     ics_time step_lat_ps;        /* per step on the path (NCCL's per-hop latency) */

@@ -70,6 +70,8 @@ static void fill_ctx(const ics_comm *c, const ics_coll_req *req, ics_coll_proto 
                           .proto = proto,
                           .nch = p->nch,
                           .nvls_channels = p->nvls_channels,
+                          .nvls_chunk = (uint64_t)MAX(tu->nvls_chunk, 0),
+                          .nvlstree_max_chunk = (uint64_t)MAX(tu->nvlstree_max_chunk, 0),
                           .wire_factor = p->wire_factor,
                           .base_lat_ps = p->base_lat_ps,
                           .step_lat_ps = p->step_lat_ps,

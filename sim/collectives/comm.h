@@ -34,6 +34,10 @@ typedef struct {
      * channels, which NCCL_MIN/MAX_NCHANNELS do not (ics_tuner_nvls_channels); 0: unset */
     int min_ctas, max_ctas;
     int nvls_channels; /* NCCL_NVLS_NCHANNELS (ncclConfig_t nvlsCTAs); 0: NCCL's default */
+    /* NCCL_NVLS_CHUNKSIZE (bytes, NCCL's nvlsChunkSize) and NCCL_NVLSTREE_MAX_CHUNKSIZE (bytes):
+     * the NVLS and NVLS-Tree chunks' ceilings; 0: NCCL's defaults (128 KiB; NVLS-Tree 64 KiB
+     * from 4 nodes, else the NVLS chunk) */
+    int nvls_chunk, nvlstree_max_chunk;
     /* not an environment variable: the NCCL release whose defaults apply where they changed
      * between releases (NCCL_VERSION_CODE, 2.26.6: 22606), as a measurement names it; 0: the
      * newest icsim models (2.29) */

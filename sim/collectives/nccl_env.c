@@ -245,6 +245,9 @@ void ics_coll_tuning_from(ics_coll_tuning *t, ics_env_lookup get, void *ctx, GEr
     if (t->max_ctas > 0)
         t->max_channels = t->max_channels > 0 ? MIN(t->max_channels, t->max_ctas) : t->max_ctas;
     read_int_from(get, ctx, w, "NCCL_NVLS_NCHANNELS", 1, INT_MAX, &t->nvls_channels);
+    /* NVLS chunks (transport/nvls.cc nvlsChunkSize, enqueue.cc calcCollChunking) */
+    read_int_from(get, ctx, w, "NCCL_NVLS_CHUNKSIZE", 1, INT_MAX, &t->nvls_chunk);
+    read_int_from(get, ctx, w, "NCCL_NVLSTREE_MAX_CHUNKSIZE", 1, INT_MAX, &t->nvlstree_max_chunk);
     /* point-to-point step sizes (init.cc computeBuffSizes); NCCL_STEPS = 8 steps a buffer */
     read_int_from(get, ctx, w, "NCCL_P2P_NET_CHUNKSIZE", 1, INT_MAX, &t->p2p_net_chunk);
     read_int_from(get, ctx, w, "NCCL_P2P_NVL_CHUNKSIZE", 1, INT_MAX, &t->p2p_nvl_chunk);
@@ -295,6 +298,8 @@ static const char *const known_vars[] = {
     "NCCL_NET_GDR_LEVEL",
     "NCCL_NET_GDR_READ",
     "NCCL_NTHREADS",
+    "NCCL_NVLSTREE_MAX_CHUNKSIZE",
+    "NCCL_NVLS_CHUNKSIZE",
     "NCCL_NVLS_ENABLE",
     "NCCL_NVLS_NCHANNELS",
     "NCCL_P2P_DISABLE",

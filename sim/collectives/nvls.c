@@ -31,19 +31,20 @@ static bool nvls_supports(const ics_algo_ctx *c)
 
 #define NVLS_MAX_ITERS 4096
 
-/* NCCL's NVLS chunk (enqueue.cc): 128 KiB per head, smaller for calls that would otherwise give
- * each of the channel x head pairs few chunks: 64 KiB below 64, 32 KiB below 8, 16 KiB below 2
- * chunks each. */
-static uint64_t nvls_chunk(uint64_t bytes, uint64_t ops)
+/* NCCL's NVLS chunk (enqueue.cc calcCollChunking): a Simple step (an eighth of NCCL_BUFFSIZE)
+ * at most NCCL_NVLS_CHUNKSIZE (128 KiB), cut for calls that would otherwise give each of the
+ * channel x head pairs few chunks: to 64 KiB below 64, 32 KiB below 8, 16 KiB below 2 chunks
+ * each. */
+static uint64_t nvls_chunk(const ics_algo_ctx *c, uint64_t bytes, uint64_t ops)
 {
-    uint64_t chunk = 128 * 1024;
-    if (bytes < 64 * ops * chunk)
-        chunk = 64 * 1024;
-    if (bytes < 8 * ops * chunk)
-        chunk = 32 * 1024;
-    if (bytes < 2 * ops * chunk)
-        chunk = 16 * 1024;
-    return chunk;
+    uint64_t chunk = MIN(ics_algo_simple_step(c), c->nvls_chunk ? c->nvls_chunk : 128 * 1024);
+    if (bytes < 64 * ops * chunk && chunk > 65536)
+        chunk = 65536;
+    if (bytes < 8 * ops * chunk && chunk > 32768)
+        chunk = 32768;
+    if (bytes < 2 * ops * chunk && chunk > 16384)
+        chunk = 16384;
+    return MAX(chunk, 1);
 }
 
 /* NCCL's NVLS kernel runs three groups of warps in each channel's CTA, one iteration after
@@ -60,7 +61,7 @@ static void nvls_plan(const ics_algo_ctx *c, ics_sched *s)
     for (int j = 0; j < nsw; j++)
         total += links[j];
     uint64_t size = c->req.size_bytes, heads = (uint64_t)c->n, nch = (uint64_t)c->nch;
-    uint64_t per_iter = nch * heads * nvls_chunk(size, nch * heads);
+    uint64_t per_iter = nch * heads * nvls_chunk(c, size, nch * heads);
     uint64_t nccl_iters = MAX(1, (size + per_iter - 1) / per_iter);
     /* past NVLS_MAX_ITERS a simulated iteration stands for several of NCCL's: it carries their
      * bytes and pays their syncs */

@@ -50,21 +50,26 @@ static int check(const ics_algo_ctx *c, const ics_algo_nodes *g, int *heads)
     return MAX(H, 0);
 }
 
-/* NCCL's NVLS-Tree chunk (enqueue.cc calcCollChunking, 2.21-2.29): NCCL_NVLS_CHUNKSIZE's
- * default (128 KiB), at most 64 KiB from 4 nodes (NCCL_NVLSTREE_MAX_CHUNKSIZE's default; icsim
- * reads neither variable), then cut for calls that give its concurrent operations (NVLS
- * channels x heads) few chunks: to 64 KiB below 4 chunks each, to 32 KiB below 1; rounded down
- * to Simple's 512 B grain. NCCL runs NVLS-Tree on its NVLS channels (c->nvls_channels), not on
- * the ring's: 2.20 had no NCCL_NVLS_CHUNKSIZE and started from 512 KiB. */
+/* NCCL's NVLS-Tree chunk (enqueue.cc calcCollChunking, 2.21-2.29): NCCL_NVLS_CHUNKSIZE (128
+ * KiB), at most NCCL_NVLSTREE_MAX_CHUNKSIZE (by default 64 KiB from 4 nodes, else no bound),
+ * then cut for calls that give its concurrent operations (NVLS channels x heads) few chunks: to
+ * 256 KiB below 32 chunks each, 128 KiB below 16, 64 KiB below 4, 32 KiB below 1 (the first two
+ * only bite on a chunk set above 128 KiB); rounded down to Simple's 512 B grain. NCCL runs
+ * NVLS-Tree on its NVLS channels (c->nvls_channels), not on the ring's: 2.20 had no
+ * NCCL_NVLS_CHUNKSIZE and started from 512 KiB. */
 uint64_t ics_algo_nvls_tree_chunk(const ics_algo_ctx *c, int nnodes, int heads)
 {
-    uint64_t chunk = nnodes >= 4 ? 64 * 1024 : 128 * 1024, size = c->req.size_bytes;
+    uint64_t chunk = c->nvls_chunk ? c->nvls_chunk : 128 * 1024, size = c->req.size_bytes;
+    uint64_t most = c->nvlstree_max_chunk ? c->nvlstree_max_chunk
+                    : nnodes >= 4         ? 64 * 1024
+                                          : chunk;
+    chunk = MIN(chunk, most);
     uint64_t ops = (uint64_t)c->nvls_channels * (uint64_t)heads;
-    if (size < 4 * ops * chunk && chunk > 65536)
-        chunk = 65536;
-    if (size < ops * chunk && chunk > 32768)
-        chunk = 32768;
-    return chunk / 512 * 512;
+    static const uint64_t cuts[][2] = {{32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}};
+    for (size_t i = 0; i < G_N_ELEMENTS(cuts); i++)
+        if (size < cuts[i][0] * ops * chunk && chunk > cuts[i][1])
+            chunk = cuts[i][1];
+    return MAX(chunk / 512 * 512, 512);
 }
 
 /* Simulated slices of a lane (one head's part on one tree) of `bytes`: NCCL's chunks of one of
