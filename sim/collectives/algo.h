@@ -15,8 +15,8 @@ typedef struct {
     int ppn; /* ranks per node (NCCL's nRanks / nNodes) */
     ics_coll_req req;
     ics_coll_proto proto;
-    int nch;                     /* channels */
-    int nvls_channels;           /* NCCL's NVLS channels (ics_tuner_price.nvls_channels) */
+    int nch;           /* channels */
+    int nvls_channels; /* NCCL's NVLS channels (ics_tuner_price.nvls_channels) */
     /* NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE as set (0: NCCL's defaults): read
      * through ics_algo_nvls_chunk and ics_algo_nvls_tree_chunk */
     uint64_t nvls_chunk, nvlstree_max_chunk;

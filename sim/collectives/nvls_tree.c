@@ -60,9 +60,9 @@ static int check(const ics_algo_ctx *c, const ics_algo_nodes *g, int *heads)
 uint64_t ics_algo_nvls_tree_chunk(const ics_algo_ctx *c, int nnodes, int heads)
 {
     uint64_t chunk = c->nvls_chunk ? c->nvls_chunk : 128 * 1024, size = c->req.size_bytes;
-    uint64_t most = c->nvlstree_max_chunk ? c->nvlstree_max_chunk
-                    : nnodes >= 4         ? 64 * 1024
-                                          : chunk;
+    uint64_t most = nnodes >= 4 ? 64 * 1024 : chunk; /* NCCL_NVLSTREE_MAX_CHUNKSIZE's -2 */
+    if (c->nvlstree_max_chunk)
+        most = c->nvlstree_max_chunk;
     chunk = MIN(chunk, most);
     uint64_t ops = (uint64_t)c->nvls_channels * (uint64_t)heads;
     static const uint64_t cuts[][2] = {{32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}};
