@@ -228,7 +228,22 @@ warn NCCL_LL128_NTHREADS=320 \
 warn NCCL_CROSS_NIC=1 \
     "NCCL_CROSS_NIC=1: not modelled; each channel keeps one NIC index on every node, as NCCL does with 0 and, on nodes whose NICs are alike, with the default 2"
 # any other NCCL variable icsim does not read: named, with its value (nccl_env.c, note_unread)
-warn NCCL_IB_HCA=mlx5_0,mlx5_3 "not modelled, ignored: NCCL_IB_HCA=mlx5_0,mlx5_3"
+warn NCCL_IB_TC=41 "not modelled, ignored: NCCL_IB_TC=41"
+# NCCL_IB_HCA (topo_hca.c): one NIC of 8 for 2 DGX H100 is far slower; a list that keeps no
+# compute NIC (mlx5_1 is a storage NIC) is said on stderr and not applied
+pod=$2/hwmodels/superpod-h100-ndr.json
+hca_us() {
+    env "$1" "$icsim" collective all_reduce -s "$pod" --nodes 2 -b 1G -e 1G 2>"$tmp/err" |
+        awk '$1 == 1073741824 { print $6 }'
+}
+t8=$(hca_us X=1)
+t1=$(hca_us NCCL_IB_HCA=mlx5_0)
+awk -v a="$t8" -v b="$t1" 'BEGIN { exit !(a > 0 && b > 3 * a) }' ||
+    fail "NCCL_IB_HCA=mlx5_0: $t1 us against $t8 with every NIC"
+tnone=$(hca_us NCCL_IB_HCA==mlx5_1)
+[ -n "$t8" ] && [ "$tnone" = "$t8" ] || fail "NCCL_IB_HCA==mlx5_1: $tnone us, not $t8"
+grep -q "warning: NCCL_IB_HCA==mlx5_1 keeps none of the node's compute NICs" "$tmp/err" ||
+    fail "NCCL_IB_HCA==mlx5_1: no warning: $(cat "$tmp/err")"
 for quiet in NCCL_NET=IB NCCL_IB_DISABLE=0 NCCL_SHM_DISABLE=0 NCCL_NTHREADS= NCCL_CROSS_NIC=0 \
     NCCL_DEBUG=INFO NCCL_SOCKET_IFNAME=eth0; do
     env "$quiet" "$icsim" collective all_reduce -s "$h100" -b 1M -e 1M >"$tmp/out" 2>"$tmp/err" ||

@@ -263,7 +263,7 @@ static void test_ll128_default(void)
     rig g; /* the rule set before the communicator, as the CLI sets NCCL_NET_GDR_LEVEL */
     rig_open(&g, "superpod-h100-ndr.json", 2, 0, "analytic");
     ics_comm_free(g.c);
-    ics_topo_set_paths(g.t, &(ics_topo_paths){-1, ICS_PATH_LOC, -1, 0, 0});
+    ics_topo_set_paths(g.t, &(ics_topo_paths){-1, ICS_PATH_LOC, -1, 0, 0, ""});
     g.c = ics_comm_new(g.t, ics_net_backend("analytic"), g.ranks, g.n, NULL);
     for (uint64_t size = 8; size <= (1u << 30); size *= 8)
         g_assert_cmpint(rig_run(&g, ICS_COLL_ALL_REDUCE, size, &auto_tuning).proto, !=,

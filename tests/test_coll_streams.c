@@ -164,7 +164,7 @@ static void test_backends_agree(void)
         rig a, p;
         rig_open(&a, "superpod-h100-ndr.json", 4, 0, "analytic");
         rig_open(&p, "superpod-h100-ndr.json", 4, 0, "packet");
-        ics_topo_paths paths = {-1, -1, -1, 0, pxn_off};
+        ics_topo_paths paths = {-1, -1, -1, 0, pxn_off, ""};
         ics_topo_set_paths(a.t, &paths);
         ics_topo_set_paths(p.t, &paths);
         const int algos[] = {ICS_ALGO_RING, ICS_ALGO_TREE, ICS_ALGO_NVLS_TREE};

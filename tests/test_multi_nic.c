@@ -214,6 +214,63 @@ static void test_gb200_racks(void)
     ics_hw_free(hw);
 }
 
+/* The compute NICs a DGX H100's GPUs leave by under NCCL_IB_HCA `list` (-1 where it is ignored),
+ * as a bit per NIC index; every GPU has one. */
+static unsigned nics_used(ics_topo *t, const char *list, bool *ignored)
+{
+    ics_topo_paths p = {-1, -1, -1, 0, 0, ""};
+    g_strlcpy(p.ib_hca, list, sizeof p.ib_hca);
+    ics_topo_set_paths(t, &p);
+    *ignored = ics_topo_ib_hca_ignored(t);
+    unsigned used = 0;
+    for (int g = 0; g < 8; g++) {
+        int nics[ICS_ROUTE_MAX_NICS], n = ics_route_nics_of_gpu(t, ics_topo_gpu(t, 1, g), nics);
+        g_assert_cmpint(n, >=, 1);
+        for (int k = 0; k < n; k++)
+            for (int i = 0; i < ics_topo_nics_per_node(t); i++)
+                if (ics_topo_nic(t, 1, i) == nics[k])
+                    used |= 1u << i;
+    }
+    return used;
+}
+
+/* NCCL_IB_HCA as NCCL's net_ib.cc matches it (topo_hca.c), on a DGX H100 whose NICs are
+ * mlx5_0..11 (index i is mlx5_i; 1, 2, 7, 8 storage): prefixes, '=' exact names, '^' exclusion,
+ * ports; the GPUs share the NICs kept; a list keeping no compute NIC is not applied. */
+static void test_ib_hca(void)
+{
+    ics_hw *hw = load("superpod-h100-ndr.json", 2);
+    ics_topo *t = ics_topo_new(hw);
+    const unsigned compute = 0xe79; /* mlx5_0, 3, 4, 5, 6, 9, 10, 11 */
+    const struct {
+        const char *list;
+        unsigned want; /* 0: ignored */
+    } cases[] = {
+        {"", compute},
+        {"mlx5", compute},
+        {"mlx5_0", 1u << 0},
+        {"mlx5_1", 1u << 10 | 1u << 11}, /* a prefix of mlx5_10, mlx5_11; mlx5_1 is storage */
+        {"=mlx5_1", 0},                  /* storage alone: no IB device for the GPUs */
+        {"^mlx5_1", compute & ~(1u << 10 | 1u << 11)},
+        {"^=mlx5_1", compute},
+        {"mlx5_0:1,mlx5_3", 1u << 0 | 1u << 3},
+        {"mlx5_0:2", 0}, /* port 2: the NICs have one */
+        {"mlx5_0,,mlx5_9:1,", 1u << 0 | 1u << 9},
+        {"^mlx5", 0},
+        {"foo", 0},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        bool ignored;
+        unsigned used = nics_used(t, cases[i].list, &ignored);
+        g_test_message("NCCL_IB_HCA=%s: NICs 0x%x%s", cases[i].list, used,
+                       ignored ? " (ignored)" : "");
+        g_assert_cmpint(ignored, ==, cases[i].want == 0);
+        g_assert_cmpuint(used, ==, cases[i].want ? cases[i].want : compute);
+    }
+    ics_topo_free(t);
+    ics_hw_free(hw);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -222,5 +279,6 @@ int main(int argc, char **argv)
     g_test_add_func("/multi-nic/p5-ring", test_p5_ring);
     g_test_add_func("/multi-nic/tree-every-nic", test_tree_every_nic);
     g_test_add_func("/multi-nic/gb200-racks", test_gb200_racks);
+    g_test_add_func("/multi-nic/ib-hca", test_ib_hca);
     return g_test_run();
 }

@@ -157,7 +157,7 @@ static const char *asked(const char *name, void *ctx)
 }
 
 /* A variable icsim reads is one it knows; one it does not read (NCCL_CROSS_NIC=1's effect,
- * NCCL_IB_HCA, a plugin's, the system's NCCL_IB_TC) is named in the warning with where it came
+ * NCCL_IB_SL, a plugin's, the system's NCCL_IB_TC) is named in the warning with where it came
  * from, once, and one that changes no time (NCCL_DEBUG) is not. */
 static void test_unread_named(void)
 {
@@ -172,23 +172,24 @@ static void test_unread_named(void)
             g_error("%s is read but not in nccl_env.c's known_vars",
                     (char *)g_ptr_array_index(names, i));
     g_ptr_array_free(names, TRUE);
-    g_assert_false(ics_coll_env_known("NCCL_IB_HCA"));
+    g_assert_false(ics_coll_env_known("NCCL_IB_TC"));
+    g_assert_true(ics_coll_env_known("NCCL_IB_HCA"));
     g_assert_false(ics_coll_env_known("NCCL_"));
     g_assert_true(ics_coll_env_known("NCCL_DEBUG"));
 
     ics_hw *hw = cluster_with("{\"NCCL_IB_TC\": \"41\", \"NCCL_CROSS_NIC\": \"0\", "
-                              "\"NCCL_IB_HCA\": \"mlx5_9\"}");
-    g_setenv("NCCL_IB_HCA", "=mlx5_0:1", TRUE);
+                              "\"NCCL_IB_SL\": \"9\"}");
+    g_setenv("NCCL_IB_SL", "3", TRUE);
     g_setenv("NCCL_DEBUG", "INFO", TRUE);
     g_setenv("NCCL_FASTRAK_X", "a\"b", TRUE);
     GError *w = NULL;
     ics_coll_tuning_from_env(&t, hw, &w);
     g_assert_nonnull(w);
     g_assert_nonnull(strstr(w->message, "not modelled, ignored: NCCL_FASTRAK_X=a\\\"b, "
-                                        "NCCL_IB_HCA==mlx5_0:1, NCCL_IB_TC=41 (nccl_conf)"));
+                                        "NCCL_IB_SL=3, NCCL_IB_TC=41 (nccl_conf)"));
     g_assert_null(strstr(w->message, "NCCL_DEBUG"));
     g_assert_null(strstr(w->message, "NCCL_CROSS_NIC")); /* 0: what icsim's graphs do */
-    g_assert_null(strstr(w->message, "mlx5_9"));         /* the environment's wins */
+    g_assert_null(strstr(w->message, "=9"));             /* the environment's wins */
     g_clear_error(&w);
     g_setenv("NCCL_CROSS_NIC", "1", TRUE);
     ics_coll_tuning_from_env(&t, hw, &w);
@@ -199,7 +200,7 @@ static void test_unread_named(void)
     g_assert_nonnull(strstr(w->message, "NCCL_CROSS_NIC"));
     g_clear_error(&w);
     g_unsetenv("NCCL_CROSS_NIC");
-    g_unsetenv("NCCL_IB_HCA");
+    g_unsetenv("NCCL_IB_SL");
     g_unsetenv("NCCL_DEBUG");
     g_unsetenv("NCCL_FASTRAK_X");
     ics_hw_free(hw);

@@ -374,7 +374,7 @@ static ics_time leaf_exchange(const char *model, const char *backend, uint64_t b
 {
     rig g;
     rig_open_with(&g, model, 0, backend, NULL);
-    ics_topo_set_paths(g.t, &(ics_topo_paths){-1, -1, -1, 0, 1});
+    ics_topo_set_paths(g.t, &(ics_topo_paths){-1, -1, -1, 0, 1, ""});
     const ics_fattree_plan *plan = ics_topo_fattree(g.t);
     int nleaves = plan->leaves, spines = plan->spines_per_pod;
     GArray **under = g_new(GArray *, nleaves);

@@ -492,7 +492,7 @@ static void test_many_queue_pairs(void)
     for (int k = 0; k < 2; k++) {
         rig g;
         rig_open(&g, "superpod-h100-ndr.json", 2, &(ics_net_params){0});
-        ics_topo_set_paths(g.t, &(ics_topo_paths){-1, -1, -1, k ? 100 : 1, 0});
+        ics_topo_set_paths(g.t, &(ics_topo_paths){-1, -1, -1, k ? 100 : 1, 0, ""});
         send(&g, ics_topo_gpu(g.t, 0, 0), ics_topo_gpu(g.t, 1, 0), bytes, 0, &t[k], 0);
         ics_engine_run(g.e, ICS_TIME_MAX);
         ics_net_stats st;

@@ -240,9 +240,9 @@ static void test_rail_optimized(void)
     /* another rail: onto the destination's rail by PXN, so one leaf; through a spine from the
      * sender's own NIC with NCCL_PXN_DISABLE=1 */
     g_assert_cmpint(top_tier(t, ics_topo_gpu(t, 0, 3), ics_topo_gpu(t, 1, 4), 1), ==, 1);
-    ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, -1, 0, 1});
+    ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, -1, 0, 1, ""});
     g_assert_cmpint(top_tier(t, ics_topo_gpu(t, 0, 3), ics_topo_gpu(t, 1, 4), 1), ==, 2);
-    ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, -1, 0, 0});
+    ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, -1, 0, 0, ""});
     /* ECMP: the flow hash spreads flows over the spines */
     GHashTable *spines = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (uint64_t h = 0; h < 64; h++) {
@@ -267,7 +267,7 @@ static void test_rail_optimized(void)
     t = ics_topo_new(hw);
     g_assert_cmpint(top_tier(t, ics_topo_gpu(t, 0, 2), ics_topo_gpu(t, 139, 2), 5), ==, 2);
     g_assert_cmpint(top_tier(t, ics_topo_gpu(t, 0, 2), ics_topo_gpu(t, 139, 4), 5), ==, 2);
-    ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, -1, 0, 1});
+    ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, -1, 0, 1, ""});
     g_assert_cmpint(top_tier(t, ics_topo_gpu(t, 0, 2), ics_topo_gpu(t, 139, 4), 5), ==, 3);
     ics_topo_free(t);
     ics_hw_free(hw);
@@ -328,7 +328,7 @@ static void test_pxn(void)
     ics_route_clear(&r);
     /* PXN off, or GPUs that may not talk peer to peer (NCCL_P2P_DISABLE=1: NCCL routes the
      * pair through the CPU, so the NIC is not PXN-reachable): out of the sender's own NIC */
-    const ics_topo_paths no_relay[] = {{-1, -1, -1, 0, 1}, {ICS_PATH_LOC, -1, -1, 0, 0}};
+    const ics_topo_paths no_relay[] = {{-1, -1, -1, 0, 1, ""}, {ICS_PATH_LOC, -1, -1, 0, 0, ""}};
     for (size_t k = 0; k < G_N_ELEMENTS(no_relay); k++) {
         ics_topo_set_paths(t, &no_relay[k]);
         g_assert_true(ics_route_find(t, src, dst, 7, &r));
@@ -381,9 +381,9 @@ static void test_route_qps(void)
     int spread = 0;
     for (uint64_t h = 0; h < 8; h++) {
         ics_route one, four;
-        ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, -1, 1, 0});
+        ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, -1, 1, 0, ""});
         g_assert_true(ics_route_find(t, a, b, h, &one));
-        ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, -1, 4, 0});
+        ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, -1, 4, 0, ""});
         g_assert_true(ics_route_find(t, a, b, h, &four));
         g_assert_cmpint(one.n_paths, ==, 1);
         g_assert_cmpint(four.n_paths, ==, 4);

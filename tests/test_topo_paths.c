@@ -35,7 +35,7 @@ static int kind_hops(const ics_topo *t, int a, int b, ics_chan_kind kind)
     return n;
 }
 
-static const ics_topo_paths defaults = {-1, -1, -1, 0, 0};
+static const ics_topo_paths defaults = {-1, -1, -1, 0, 0, ""};
 
 static void test_geforce_shm(void)
 {
@@ -109,7 +109,7 @@ static void test_p2p_level(void)
     int g0 = ics_topo_gpu(t, 0, 0), g1 = ics_topo_gpu(t, 0, 1), g2 = ics_topo_gpu(t, 0, 2),
         g4 = ics_topo_gpu(t, 0, 4);
     g_assert_true(ics_topo_uses_p2p(t, g0, g4)); /* AMD: up to SYS */
-    ics_topo_set_paths(t, &(ics_topo_paths){ICS_PATH_PIX, -1, -1, 0, 0});
+    ics_topo_set_paths(t, &(ics_topo_paths){ICS_PATH_PIX, -1, -1, 0, 0, ""});
     g_assert_true(ics_topo_uses_p2p(t, g0, g1));
     g_assert_false(ics_topo_uses_p2p(t, g0, g2));
     g_assert_cmpint(kind_hops(t, g0, g2, ICS_CHAN_MEMORY), ==, 2);
@@ -128,7 +128,7 @@ static void test_p2p_level(void)
     g1 = ics_topo_gpu(t, 0, 1);
     g_assert_true(ics_topo_uses_p2p(t, g0, g1));
     g_assert_cmpint(kind_hops(t, g0, g1, ICS_CHAN_NVLINK), >, 0);
-    ics_topo_set_paths(t, &(ics_topo_paths){ICS_PATH_LOC, -1, -1, 0, 0});
+    ics_topo_set_paths(t, &(ics_topo_paths){ICS_PATH_LOC, -1, -1, 0, 0, ""});
     g_assert_cmpint(kind_hops(t, g0, g1, ICS_CHAN_NVLINK), ==, 0);
     g_assert_cmpint(kind_hops(t, g0, g1, ICS_CHAN_MEMORY), ==, 2);
     ics_topo_free(t);
@@ -145,7 +145,7 @@ static void phb_gdr(const char *model, int gpu, bool by_default)
     g_assert_cmpint(ics_topo_path_type(t, a, nic), ==, ICS_PATH_PHB);
     g_assert_true(ics_topo_uses_gdr(t, a, nic, true) == by_default);
     g_assert_true(ics_topo_uses_gdr(t, a, nic, false) == by_default);
-    ics_topo_set_paths(t, &(ics_topo_paths){-1, ICS_PATH_PHB, -1, 0, 0});
+    ics_topo_set_paths(t, &(ics_topo_paths){-1, ICS_PATH_PHB, -1, 0, 0, ""});
     g_assert_true(ics_topo_uses_gdr(t, a, nic, true));
     ics_topo_free(t);
     ics_hw_free(hw);
@@ -161,9 +161,9 @@ static void test_gdr(void)
     g_assert_true(ics_topo_uses_gdr(t, a, nic, true));
     g_assert_cmpint(kind_hops(t, a, b, ICS_CHAN_MEMORY), ==, 0);
     /* NCCL_NET_GDR_LEVEL=PIX: both ends through host memory; NCCL_NET_GDR_READ=0: sends only */
-    ics_topo_set_paths(t, &(ics_topo_paths){-1, ICS_PATH_PIX, -1, 0, 0});
+    ics_topo_set_paths(t, &(ics_topo_paths){-1, ICS_PATH_PIX, -1, 0, 0, ""});
     g_assert_cmpint(kind_hops(t, a, b, ICS_CHAN_MEMORY), ==, 4);
-    ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, 0, 0, 0});
+    ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, 0, 0, 0, ""});
     g_assert_false(ics_topo_uses_gdr(t, a, nic, true));
     g_assert_true(ics_topo_uses_gdr(t, a, nic, false));
     g_assert_cmpint(kind_hops(t, a, b, ICS_CHAN_MEMORY), ==, 2);
@@ -222,7 +222,7 @@ static void test_gdr(void)
     t = ics_topo_new(hw);
     g_assert_false(ics_topo_uses_gdr(t, a, nic, true));
     g_assert_true(ics_topo_uses_gdr(t, a, nic, false));
-    ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, 1, 0, 0}); /* NCCL_NET_GDR_READ=1 */
+    ics_topo_set_paths(t, &(ics_topo_paths){-1, -1, 1, 0, 0, ""}); /* NCCL_NET_GDR_READ=1 */
     g_assert_true(ics_topo_uses_gdr(t, a, nic, true));
     ics_topo_free(t);
     ics_hw_free(hw);
@@ -251,6 +251,7 @@ static void expect_env(const char *var, const char *value, ics_topo_paths want, 
     g_assert_cmpint(p.gdr_level, ==, want.gdr_level);
     g_assert_cmpint(p.gdr_read, ==, want.gdr_read);
     g_assert_cmpint(p.pxn_disable, ==, want.pxn_disable);
+    g_assert_cmpstr(p.ib_hca, ==, want.ib_hca);
     if (var)
         g_unsetenv(var);
 }
@@ -258,20 +259,31 @@ static void expect_env(const char *var, const char *value, ics_topo_paths want, 
 static void test_env(void)
 {
     expect_env(NULL, NULL, defaults, false);
-    expect_env("NCCL_P2P_DISABLE", "1", (ics_topo_paths){ICS_PATH_LOC, -1, -1, 0, 0}, false);
+    expect_env("NCCL_P2P_DISABLE", "1", (ics_topo_paths){ICS_PATH_LOC, -1, -1, 0, 0, ""}, false);
     expect_env("NCCL_P2P_DISABLE", "0", defaults, false);
-    expect_env("NCCL_P2P_LEVEL", "pxb", (ics_topo_paths){ICS_PATH_PXB, -1, -1, 0, 0}, false);
-    expect_env("NCCL_P2P_LEVEL", "NVL", (ics_topo_paths){ICS_PATH_NVL, -1, -1, 0, 0}, false);
-    expect_env("NCCL_P2P_LEVEL", "2", (ics_topo_paths){ICS_PATH_PXB, -1, -1, 0, 0},
+    expect_env("NCCL_P2P_LEVEL", "pxb", (ics_topo_paths){ICS_PATH_PXB, -1, -1, 0, 0, ""}, false);
+    expect_env("NCCL_P2P_LEVEL", "NVL", (ics_topo_paths){ICS_PATH_NVL, -1, -1, 0, 0, ""}, false);
+    expect_env("NCCL_P2P_LEVEL", "2", (ics_topo_paths){ICS_PATH_PXB, -1, -1, 0, 0, ""},
                false); /* old */
-    expect_env("NCCL_P2P_LEVEL", "9", (ics_topo_paths){ICS_PATH_SYS, -1, -1, 0, 0}, false);
-    expect_env("NCCL_P2P_LEVEL", "PXN", (ics_topo_paths){ICS_PATH_PXB, -1, -1, 0, 0}, false);
+    expect_env("NCCL_P2P_LEVEL", "9", (ics_topo_paths){ICS_PATH_SYS, -1, -1, 0, 0, ""}, false);
+    expect_env("NCCL_P2P_LEVEL", "PXN", (ics_topo_paths){ICS_PATH_PXB, -1, -1, 0, 0, ""}, false);
     expect_env("NCCL_P2P_LEVEL", "near", defaults, true);
-    expect_env("NCCL_NET_GDR_LEVEL", "PHB", (ics_topo_paths){-1, ICS_PATH_PHB, -1, 0, 0}, false);
-    expect_env("NCCL_NET_GDR_READ", "0", (ics_topo_paths){-1, -1, 0, 0, 0}, false);
+    expect_env("NCCL_NET_GDR_LEVEL", "PHB", (ics_topo_paths){-1, ICS_PATH_PHB, -1, 0, 0, ""},
+               false);
+    expect_env("NCCL_NET_GDR_READ", "0", (ics_topo_paths){-1, -1, 0, 0, 0, ""}, false);
     expect_env("NCCL_NET_GDR_READ", "yes", defaults, true);
-    expect_env("NCCL_PXN_DISABLE", "1", (ics_topo_paths){-1, -1, -1, 0, 1}, false);
+    expect_env("NCCL_PXN_DISABLE", "1", (ics_topo_paths){-1, -1, -1, 0, 1, ""}, false);
     expect_env("NCCL_PXN_DISABLE", "off", defaults, true);
+    expect_env("NCCL_IB_HCA", "^=mlx5_1:1", (ics_topo_paths){-1, -1, -1, 0, 0, "^=mlx5_1:1"},
+               false);
+    char *longest = g_strnfill(ICS_TOPO_IB_HCA_MAX - 1, 'm'),
+         *more = g_strnfill(ICS_TOPO_IB_HCA_MAX, 'm');
+    ics_topo_paths want = defaults;
+    g_strlcpy(want.ib_hca, longest, sizeof want.ib_hca);
+    expect_env("NCCL_IB_HCA", longest, want, false);
+    expect_env("NCCL_IB_HCA", more, defaults, true);
+    g_free(longest);
+    g_free(more);
 }
 
 int main(int argc, char **argv)

@@ -126,6 +126,15 @@ void ics_cli_nccl_paths(const char *cmd, ics_topo *t)
         fprintf(stderr, "icsim%s%s: warning: %s\n", *cmd ? " " : "", cmd, warning->message);
     g_clear_error(&warning);
     ics_topo_set_paths(t, &p);
+    if (ics_topo_ib_hca_ignored(t)) {
+        char *shown = g_strescape(p.ib_hca, NULL);
+        fprintf(stderr,
+                "icsim%s%s: warning: NCCL_IB_HCA=%s keeps none of the node's compute NICs: NCCL "
+                "would find no IB device and fall back to its socket transport, which is not "
+                "modelled; ignored\n",
+                *cmd ? " " : "", cmd, shown);
+        g_free(shown);
+    }
 }
 
 bool ics_cli_setup_open(ics_cli_setup *s, const char *path, int nodes_override)

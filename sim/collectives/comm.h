@@ -127,7 +127,7 @@ ics_sched *ics_comm_plan(ics_comm *c, const ics_coll_req *req, const ics_coll_tu
 void ics_coll_tuning_from_env(ics_coll_tuning *t, const ics_hw *hw, GError **warning);
 /* ics_coll_tuning_from_env's *warning also names every NCCL_* variable of the environment or of
  * hw's nccl_conf that icsim does not read and does not know to leave a collective's time alone
- * (NCCL_CROSS_NIC, NCCL_IB_HCA, NCCL_IB_TC, a plugin's variables, ...): "not modelled, ignored".
+ * (NCCL_IB_TC, NCCL_IB_SL, NCCL_TUNER_PLUGIN, a plugin's variables, ...): "not modelled, ignored".
  * Whether icsim knows the variable `name` (reads it, or knows it changes no time). */
 bool ics_coll_env_known(const char *name);
 

@@ -145,7 +145,7 @@ static void read_level(ics_env_lookup get, void *ctx, GString *w, const char *va
 
 void ics_coll_paths_from(ics_topo_paths *p, ics_env_lookup get, void *ctx, GError **warning)
 {
-    *p = (ics_topo_paths){-1, -1, -1, 0, 0};
+    *p = (ics_topo_paths){-1, -1, -1, 0, 0, ""};
     GString *w = g_string_new(NULL);
     int disable = 0;
     read_int_from(get, ctx, w, "NCCL_P2P_DISABLE", INT_MIN, INT_MAX, &disable);
@@ -161,6 +161,12 @@ void ics_coll_paths_from(ics_topo_paths *p, ics_env_lookup get, void *ctx, GErro
     read_int_from(get, ctx, w, "NCCL_IB_QPS_PER_CONNECTION", 1, 128, &p->qps);
     /* paths.cc ncclPxnDisable: PXN is off only where the value is 1 */
     read_int_from(get, ctx, w, "NCCL_PXN_DISABLE", INT_MIN, INT_MAX, &p->pxn_disable);
+    /* net_ib.cc: the NICs NCCL's IB transport opens (matched in topo_hca.c) */
+    const char *hca = get("NCCL_IB_HCA", ctx);
+    if (hca && strlen(hca) >= sizeof p->ib_hca)
+        note(w, "NCCL_IB_HCA: longer than %zu characters, ignored", sizeof p->ib_hca - 1);
+    else if (hca)
+        g_strlcpy(p->ib_hca, hca, sizeof p->ib_hca);
     if (w->len)
         g_set_error_literal(warning, ICS_ERROR, ICS_ERROR_INPUT, w->str);
     g_string_free(w, TRUE);
@@ -267,9 +273,9 @@ void ics_coll_tuning_from(ics_coll_tuning *t, ics_env_lookup get, void *ctx, GEr
 /* Every NCCL variable icsim reads (this file; a few are read only to be warned about), and
  * those that do not change a collective's time (logging, bootstrap, the RoCE GID, IB
  * timeouts and retries, dump files). Any other NCCL_* variable set in the environment or by
- * the system's nccl_conf is named in a warning, not ignored in silence: NCCL_CROSS_NIC,
- * NCCL_IB_HCA, NCCL_IB_TC, NCCL_TUNER_PLUGIN, NCCL_TOPO_FILE, a plugin's own ... change what
- * NCCL does in ways icsim does not follow. Sorted (strcmp), for bsearch. */
+ * the system's nccl_conf is named in a warning, not ignored in silence: NCCL_IB_TC,
+ * NCCL_IB_SL, NCCL_TUNER_PLUGIN, NCCL_TOPO_FILE, a plugin's own ... change what NCCL does in
+ * ways icsim does not follow. Sorted (strcmp), for bsearch. */
 static const char *const known_vars[] = {
     "NCCL_ALGO",
     "NCCL_BUFFSIZE",
@@ -284,6 +290,7 @@ static const char *const known_vars[] = {
     "NCCL_HOSTID",
     "NCCL_IB_DISABLE",
     "NCCL_IB_GID_INDEX",
+    "NCCL_IB_HCA",
     "NCCL_IB_QPS_PER_CONNECTION",
     "NCCL_IB_RETRY_CNT",
     "NCCL_IB_ROCE_VERSION_NUM",

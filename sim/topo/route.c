@@ -436,8 +436,9 @@ static int nearest_nics(const ics_topo *t, int gpu, int *out)
         for (int i = 0; i < ics_topo_nics_per_node(t); i++) {
             int nic = ics_topo_nic(t, g->node, i);
             const ics_topo_dev *d = ics_topo_dev_get(t, nic);
-            if (d->rail < 0 || d->down)
-                continue; /* a storage NIC, or one that failed (topo_fail.c) */
+            if (d->rail < 0 || d->down || !ics_topo_ib_hca_keeps(t, i))
+                continue; /* a storage NIC, one that failed (topo_fail.c) or NCCL_IB_HCA left
+                             out (topo_hca.c) */
             char buf[16];
             int rank = ics_topo_path_class_rank(ics_topo_path_class(t, gpu, nic, buf));
             if (pass == 0)

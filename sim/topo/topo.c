@@ -411,7 +411,7 @@ ics_topo *ics_topo_new(const ics_hw *hw)
     const ics_hw_node *n = ics_hw_node_of(hw);
     ics_topo *t = g_new0(ics_topo, 1);
     t->hw = hw;
-    t->paths = (ics_topo_paths){-1, -1, -1, 0, 0};
+    t->paths = (ics_topo_paths){-1, -1, -1, 0, 0, ""};
     t->nodes = ics_hw_nodes(hw);
     t->gpus = n->gpus;
     t->devs = g_array_new(FALSE, TRUE, sizeof(ics_topo_dev));
@@ -460,6 +460,7 @@ void ics_topo_free(ics_topo *t)
     g_free(t->nic_pcie);
     g_free(t->sw_comp);
     g_free(t->gpu_nic_index);
+    g_free(t->hca_off);
     g_free(t->path_index);
     if (t->failures)
         g_ptr_array_free(t->failures, TRUE);

@@ -166,6 +166,7 @@ int ics_path_type_from_name(const char *name);
 ics_path_type ics_topo_path_type(const ics_topo *t, int a, int b);
 
 /* What NCCL's environment changes in the choice of paths; -1 in a field: NCCL's default. */
+#define ICS_TOPO_IB_HCA_MAX 512
 typedef struct {
     int p2p_level;   /* NCCL_P2P_LEVEL / NCCL_P2P_DISABLE (LOC): GPUs closer than or at this type
                         talk peer to peer, the rest through host memory (SHM) */
@@ -176,10 +177,21 @@ typedef struct {
     int pxn_disable; /* NCCL_PXN_DISABLE: 1 sends every GPU's traffic out of its own NIC; 0
                         (default) lets it leave by the destination's rail through an NVLink
                         peer (PXN, route.c) */
+    /* NCCL_IB_HCA as set ("" unset): the NICs NCCL's IB transport opens, in NCCL's syntax
+     * (topo_hca.c); the others carry nothing. A list that keeps none of a node's compute NICs
+     * is ignored (ics_topo_ib_hca_ignored) */
+    char ib_hca[ICS_TOPO_IB_HCA_MAX];
 } ics_topo_paths;
 
 /* Sets the rules the routes follow from now on (the defaults until called). */
 void ics_topo_set_paths(ics_topo *t, const ics_topo_paths *p);
+/* Whether the rules' NCCL_IB_HCA is set but keeps none of a node's compute NICs, and is
+ * therefore not applied (NCCL would then find no IB device and fall back to its socket
+ * transport, which icsim does not model). */
+bool ics_topo_ib_hca_ignored(const ics_topo *t);
+/* Whether the rules' NCCL_IB_HCA keeps the node's i-th NIC (0 <= i < ics_topo_nics_per_node;
+ * true when unset or ignored). */
+bool ics_topo_ib_hca_keeps(const ics_topo *t, int nic_index);
 /* Whether GPUs a and b of one node use peer-to-peer (P2P transport), as ncclTopoCheckP2p
  * decides: both GPUs allow it and their path type is within the P2P level (default SYS; PXB
  * on Intel and Arm hosts). Otherwise their traffic goes through host memory (SHM). */

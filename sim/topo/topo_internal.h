@@ -33,6 +33,9 @@ struct ics_topo {
      * again, i.e. after failures, when nodes may differ and route.c searches each time */
     int *gpu_nic_index;
     ics_topo_paths paths; /* NCCL's environment (topo_paths.c); -1 fields: defaults */
+    /* per NIC index, NICs NCCL_IB_HCA leaves out (topo_hca.c); NULL: none */
+    uint8_t *hca_off;
+    bool hca_ignored; /* NCCL_IB_HCA set but keeping no compute NIC: not applied */
     /* the path rules' answers for node 0's devices, the same on every node of the model as
      * built (topo_paths.c, ics_topo_index_paths): per GPU pair whether it uses P2P, then per
      * (GPU, NIC) whether sends and receives use GPUDirect RDMA (bits 0 and 1); routes ask
@@ -44,6 +47,8 @@ struct ics_topo {
 void ics_topo_index_nics(ics_topo *t);
 /* Fills path_index (topo_paths.c) under the rules in effect. */
 void ics_topo_index_paths(ics_topo *t);
+/* Fills hca_off and hca_ignored from paths.ib_hca (topo_hca.c). */
+void ics_topo_apply_hca(ics_topo *t);
 
 /* (Re)builds the outgoing-channel index (out_start, out_list, out_dst) from chans. O(devices +
  * channels). */

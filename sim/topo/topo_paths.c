@@ -38,8 +38,14 @@ ics_path_type ics_topo_path_type(const ics_topo *t, int a, int b)
 void ics_topo_set_paths(ics_topo *t, const ics_topo_paths *p)
 {
     t->paths = *p;
+    t->paths.ib_hca[ICS_TOPO_IB_HCA_MAX - 1] = '\0';
     if (t->path_index) /* intact: answer again under the new rules */
         ics_topo_index_paths(t);
+    ics_topo_apply_hca(t);
+    if (t->gpu_nic_index) { /* intact: each GPU's NICs among those NCCL_IB_HCA keeps */
+        g_clear_pointer(&t->gpu_nic_index, g_free);
+        ics_topo_index_nics(t);
+    }
 }
 
 static const ics_hw_cpu_type *node_cpu(const ics_topo *t)
