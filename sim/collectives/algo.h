@@ -18,7 +18,7 @@ typedef struct {
     int nch;           /* channels */
     int nvls_channels; /* NCCL's NVLS channels (ics_tuner_price.nvls_channels) */
     /* NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE as set (0: NCCL's defaults): read
-     * through ics_algo_nvls_chunk and ics_algo_nvls_tree_chunk */
+     * by nvls.c (nvls_chunk) and ics_algo_nvls_tree_chunk */
     uint64_t nvls_chunk, nvlstree_max_chunk;
     double wire_factor;          /* bytes on the wire per payload byte (protocol, kernel) */
     ics_time base_lat_ps;        /* launch + protocol start-up, once */
