@@ -19,6 +19,28 @@ static char *data_path(const char *dir, const char *name)
     return g_build_filename(ICS_SOURCE_DIR, dir, name, NULL);
 }
 
+static gint by_name(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The shipped logs' JSON files (every .json of validate/data/nccl), by name: what the tests that
+ * walk every log go through, in a fixed order. */
+static GPtrArray *shipped_logs(void)
+{
+    char *dir = data_path("validate/data/nccl", "");
+    GDir *d = g_dir_open(dir, 0, NULL);
+    g_assert_nonnull(d);
+    GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+    for (const char *n; (n = g_dir_read_name(d));)
+        if (g_str_has_suffix(n, ".json"))
+            g_ptr_array_add(names, g_strdup(n));
+    g_dir_close(d);
+    g_free(dir);
+    g_ptr_array_sort(names, by_name);
+    return names;
+}
+
 /* Reads one file of tests/data/calib (or another dir) into a new set, asserting success. */
 static ics_meas *read_ok(const char *dir, const char *name, const char *op)
 {
@@ -133,13 +155,10 @@ static void test_json_dgxh100(void)
  * printed figure where no time was printed. */
 static void test_busbw_from_time(void)
 {
-    char *dir = data_path("validate/data/nccl", "");
-    GDir *d = g_dir_open(dir, 0, NULL);
-    g_assert_nonnull(d);
     int samples = 0, coarse = 0;
-    for (const char *n; (n = g_dir_read_name(d));) {
-        if (!g_str_has_suffix(n, ".json"))
-            continue;
+    GPtrArray *names = shipped_logs();
+    for (guint f = 0; f < names->len; f++) {
+        const char *n = g_ptr_array_index(names, f);
         ics_meas *m = read_ok("validate/data/nccl", n, NULL);
         for (guint i = 0; i < ics_meas_n_tables(m); i++) {
             const ics_meas_table *t = ics_meas_table_at(m, i);
@@ -159,8 +178,7 @@ static void test_busbw_from_time(void)
         }
         ics_meas_free(m);
     }
-    g_dir_close(d);
-    g_free(dir);
+    g_ptr_array_free(names, TRUE);
     g_assert_cmpint(samples, >, 900);
     /* rows whose printed busbw is more than 10% off what their time gives: the reason */
     g_assert_cmpint(coarse, >, 50);
@@ -175,13 +193,10 @@ static void test_busbw_from_time(void)
 /* Every shipped file reads, and agrees with what a plain JSON parse of it says. */
 static void test_json_all_shipped(void)
 {
-    char *dir = data_path("validate/data/nccl", "");
-    GDir *d = g_dir_open(dir, 0, NULL);
-    g_assert_nonnull(d);
     int files = 0;
-    for (const char *n; (n = g_dir_read_name(d));) {
-        if (!g_str_has_suffix(n, ".json"))
-            continue;
+    GPtrArray *names = shipped_logs();
+    for (guint f = 0; f < names->len; f++) {
+        const char *n = g_ptr_array_index(names, f);
         ics_meas *m = read_ok("validate/data/nccl", n, NULL);
         char *path = data_path("validate/data/nccl", n), *text = NULL;
         g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
@@ -210,8 +225,7 @@ static void test_json_all_shipped(void)
         ics_meas_free(m);
         files++;
     }
-    g_dir_close(d);
-    g_free(dir);
+    g_ptr_array_free(names, TRUE);
     g_assert_cmpint(files, >=, 14);
 }
 
@@ -455,13 +469,10 @@ static void test_infer_sendrecv(void)
  * (all_gather and alltoall; sendrecv and an all_reduce of two ranks, busbw = algbw). */
 static void test_infer_shipped_tables(void)
 {
-    char *dir = data_path("validate/data/nccl", "");
-    GDir *d = g_dir_open(dir, 0, NULL);
-    g_assert_nonnull(d);
     int inferred = 0, ambiguous = 0;
-    for (const char *n; (n = g_dir_read_name(d));) {
-        if (!g_str_has_suffix(n, ".json"))
-            continue;
+    GPtrArray *names = shipped_logs();
+    for (guint f = 0; f < names->len; f++) {
+        const char *n = g_ptr_array_index(names, f);
         char *path = data_path("validate/data/nccl", n), *text = NULL;
         g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
         cJSON *doc = cJSON_Parse(text);
@@ -511,8 +522,7 @@ static void test_infer_shipped_tables(void)
         g_free(text);
         g_free(path);
     }
-    g_dir_close(d);
-    g_free(dir);
+    g_ptr_array_free(names, TRUE);
     g_assert_cmpint(inferred, >=, 8);
     g_assert_cmpint(ambiguous, >=, 5);
 }
