@@ -345,7 +345,10 @@ double ics_tuner_sync_share(const ics_tuner *tu, const ics_coll_tuning *want, ic
         nch = tu->nccl_channels;
         full = 1024.0 * 1024;
         break;
-    case ICS_ALGO_NVLS: /* 128 KiB per head, two hand-offs, 1 + 1/n of the data on the links */
+    /* NVLS: 128 KiB per head, two hand-offs, 1 + 1/n of the data on the links. NCCL's default
+     * chunk whatever NCCL_NVLS_CHUNKSIZE says: the share is what NCCL's NVLS efficiency, measured
+     * at the default, already holds; the plan (nvls.c) charges the chunks it runs */
+    case ICS_ALGO_NVLS:
         nch = ics_tuner_nvls_channels(tu, want);
         full = 128.0 * 1024 * tu->n;
         total = tu->nvlinks * tu->nvlink_gbps * 1e9; /* NCCL's link figure: see wire_factor */
