@@ -348,11 +348,26 @@ ics_time ics_sched_run_traffic(const ics_sched *s, const ics_topo *t, const ics_
     return ics_sched_run_take(copy, t, backend, params, chan_bytes);
 }
 
+/* Whether any step reduces or multicasts in a switch (NVLS, SHARP). */
+static bool switch_ops(const ics_sched *s)
+{
+    for (guint i = 0; i < s->steps->len; i++) {
+        ics_step_kind k = g_array_index(s->steps, step, i).kind;
+        if (k == ICS_STEP_REDUCE || k == ICS_STEP_MULTICAST)
+            return true;
+    }
+    return false;
+}
+
 ics_time ics_sched_run_take(ics_sched *s, const ics_topo *t, const ics_net_ops *backend,
                             const ics_net_params *params, uint64_t *chan_bytes)
 {
     ics_engine *e = ics_engine_new(0);
-    ics_net *net = ics_net_new(backend, t, e, params);
+    /* a schedule with no reduction or multicast in a switch loads no NVLink plane alone: the
+     * flow backend may merge them (net_planes.c), unless asked for every channel as itself */
+    ics_net_params np = params ? *params : (ics_net_params){0};
+    np.merge_planes = !np.every_link && !switch_ops(s);
+    ics_net *net = ics_net_new(backend, t, e, &np);
     ics_time end = -1;
     ics_sched_play *p = ics_sched_start(s, e, net, record_end, &end, 0);
     ics_engine_run(e, ICS_TIME_MAX);

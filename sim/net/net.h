@@ -56,8 +56,14 @@ typedef struct {
     bool adaptive_routing;  /* fabric: pick the least-loaded spine instead of the flow hash */
     bool full_shares;       /* analytic backend: recompute the fair share at every start and
                                end, never take the shortcut (tests compare the two) */
-    bool every_link;        /* flow backend: hand SimGrid every channel, chains in series too
-                               (net_series.c; tests compare the two) */
+    bool every_link;        /* flow backend: hand SimGrid every channel, chains in series
+                               (net_series.c) and NVLink planes (merge_planes) too; tests
+                               compare the two */
+    bool merge_planes;      /* flow backend: hand SimGrid a GPU's NVLinks to a symmetric NVSwitch
+                               domain as one link each way (net_planes.c). The caller's promise:
+                               no reduce or multicast at an NVSwitch on this network (it would
+                               load one plane alone). ics_sched_run sets it where its schedule
+                               has none, unless every_link; the other backends ignore it */
 } ics_net_params;
 
 typedef struct {

@@ -22,6 +22,13 @@
  *   - So a flow alone on its paths is delivered at start + ics_net_idle_path_time, as on the
  *     other backends, to within a picosecond of rounding between SimGrid's seconds and icsim's
  *     picoseconds; the tests compare the backends on contended cases and on collectives.
+ *   - Where the caller allows it (params.merge_planes: no NVLS op will come), a GPU's NVLinks to
+ *     the switches of a symmetric NVSwitch domain go to SimGrid as one link each way, and a
+ *     transfer's paths over them, one per plane, as one path (net_planes.c, sg_paths): the same
+ *     shares inside a domain (/net/planes/exact), 8 links per GPU hop down to 2 on a DGX H100.
+ *     A send inside a domain is then one flow, not one per plane. Across nodes a stream's legs
+ *     inside the domains join the byte count of its legs between nodes, so its groups differ,
+ *     and times move by up to 0.3% (/net/planes/across-nodes).
  *
  * Clocks. SimGrid's clock is per process and never goes back; icsim's is per engine. Each network
  * keeps base_s, the SimGrid time of its icsim time 0, re-anchored whenever none of its transfers
@@ -51,6 +58,7 @@
 
 #include "net/net_flow_sg.h"
 #include "net/net_fluid.h"
+#include "net/net_planes.h"
 #include "net/net_series.h"
 
 extern const ics_net_ops ics_net_flow_ops;
@@ -112,6 +120,10 @@ struct fl_net {
     double *cap;            /* per resource, payload bytes/s (0: none) */
     ics_net_series *series; /* the channel a chain goes to SimGrid as (net_series.h); NULL:
                                every channel as itself (params.every_link) */
+    ics_net_planes *planes; /* the channel a GPU's NVLink planes go to SimGrid as
+                               (net_planes.h); NULL: each plane as itself */
+    uint8_t *bundled;       /* per channel: 1 once it stands for a bundle of planes (its cap
+                               and SimGrid rate are the bundle's) */
     uint64_t *chan_bytes;
     double base_s;   /* SimGrid seconds at icsim time 0 */
     double paused_s; /* while an inner network runs: SimGrid time it started */
@@ -279,13 +291,31 @@ static int group_max_links(int total)
     return MAX(GROUP_MIN_LINKS, (total + GROUP_MOST - 1) / GROUP_MOST);
 }
 
-/* Paths by bytes, then by position: a flow's groups in a deterministic order. */
+/* A flow's path as SimGrid gets it (route_to_sg): resources res[0..n), the bytes it carries,
+ * the length its groups are cut by, and the first of the flow's paths it stands for. */
+typedef struct {
+    const int *res;
+    int n, span, index;
+    uint64_t bytes;
+} sg_path;
+
+/* By bytes, then by position: a flow's groups in a deterministic order. */
 static int by_bytes(const void *a, const void *b)
 {
-    const fl_path *x = *(fl_path *const *)a, *y = *(fl_path *const *)b;
+    const sg_path *x = a, *y = b;
     if (x->bytes != y->bytes)
         return (x->bytes > y->bytes) - (x->bytes < y->bytes);
-    return (x > y) - (x < y);
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* By route (length, then resources), then by position: equal routes next to each other. */
+static int by_route(const void *a, const void *b)
+{
+    const sg_path *x = a, *y = b;
+    if (x->n != y->n)
+        return (x->n > y->n) - (x->n < y->n);
+    int c = memcmp(x->res, y->res, sizeof(int) * (size_t)x->n);
+    return c ? c : (x->index > y->index) - (x->index < y->index);
 }
 
 static int by_int(const void *a, const void *b)
@@ -312,20 +342,103 @@ static double group_rate(const fl_net *n, const int *res, int len)
     return rate;
 }
 
-/* Appends path p's resources to res at k as SimGrid gets them: each chain of channels in series
- * once, as its narrowest channel (net_series.c; a chain's channels are consecutive in a path).
- * The groups are cut by the paths' full lengths, so that they are the same as without this. */
+/* A channel's capacity in payload bytes/s: its bandwidth times the payload share of a full
+ * packet of its standard. */
+static double chan_payload_bw(const ics_topo *t, int c)
+{
+    const ics_topo_chan *ch = ics_topo_chan_get(t, c);
+    uint64_t p = ch->standard ? (uint64_t)ch->standard->max_payload_bytes : 4096;
+    return (double)ch->bw_bytes_per_s * (double)p / (double)ics_net_wire_bytes(t, c, p);
+}
+
+/* Channel b now stands for its bundle of NVLink planes: its capacity and SimGrid rate become the
+ * bundle's, its GPU's links that way at one link's rate (net_planes.c checked that they share
+ * one rate per link). */
+static void bundle_rate(fl_net *n, int b)
+{
+    const ics_topo_chan *ch = ics_topo_chan_get(n->t, b);
+    n->cap[b] = chan_payload_bw(n->t, b) * ics_net_planes_width(n->planes, b) / ch->width;
+    ics_sg_link_rate(b, n->cap[b] * SG_UNIT);
+    n->bundled[b] = 1;
+}
+
+/* The resource SimGrid gets for resource r of a path: a channel's bundle of planes
+ * (net_planes.c), else its chain in series, as the chain's narrowest channel (net_series.c),
+ * else r itself. */
+static int sg_resource(fl_net *n, int r)
+{
+    if (r >= n->nchans)
+        return r;
+    if (n->planes) {
+        int b = ics_net_planes_of(n->planes, r);
+        if (!n->bundled[b] && ics_net_planes_width(n->planes, b) > 0)
+            bundle_rate(n, b);
+        if (n->bundled[b])
+            return b;
+    }
+    return n->series ? ics_net_series_of(n->series, r) : r;
+}
+
+/* Appends path p's resources to res at k as SimGrid gets them (sg_resource: a chain's channels
+ * are consecutive in a path, and so are a bundle's, one per path). */
 static int route_to_sg(fl_net *n, const fl_path *p, int *res, int k)
 {
     int last = -1;
     for (int h = 0; h < p->n; h++) {
-        int r = p->res[h] < n->nchans && n->series ? ics_net_series_of(n->series, p->res[h])
-                                                   : p->res[h];
+        int r = sg_resource(n, p->res[h]);
         if (r != last)
             res[k++] = r;
         last = r;
     }
     return k;
+}
+
+/* Whether sg path p may join sg path q: the same route over bundles of planes only (net_planes.c),
+ * from a different path of the flow. Such paths are the planes of one transfer inside a domain:
+ * each alone lasts its bytes over its plane's capacity, the same for all, so together they last
+ * their bytes summed over the bundle's, and the flow's fluid time (their slowest) still holds.
+ * Two copies of one path (a send's queue pairs), or planes that go on to share a link (a PXN
+ * relay's NIC), were each timed as if alone on it: they stay apart, and SimGrid shares that
+ * link among them. */
+static bool merges(const fl_net *n, const fl_flow *f, const sg_path *q, const sg_path *p)
+{
+    if (q->n != p->n || memcmp(q->res, p->res, sizeof(int) * (size_t)p->n) != 0)
+        return false;
+    for (int h = 0; h < p->n; h++)
+        if (p->res[h] >= n->nchans || !n->bundled[p->res[h]])
+            return false;
+    const fl_path *a = &f->paths[q->index], *b = &f->paths[p->index];
+    return a->n != b->n || memcmp(a->res, b->res, sizeof(int) * (size_t)a->n) != 0;
+}
+
+/* f's paths as SimGrid gets them, into out (res: room for all their hops); their count. Where
+ * planes are merged, paths that merge (see merges) are one, carrying their bytes summed, and
+ * groups are cut by the paths' lengths as SimGrid gets them; otherwise one per path, cut by its
+ * full length, so that the groups are the same as with every channel (params.every_link). */
+static int sg_paths(fl_net *n, const fl_flow *f, int *res, sg_path *out)
+{
+    for (int p = 0, k = 0; p < f->npaths; p++) {
+        int end = route_to_sg(n, &f->paths[p], res, k);
+        out[p] = (sg_path){.res = res + k,
+                           .n = end - k,
+                           .span = f->paths[p].n,
+                           .index = p,
+                           .bytes = f->paths[p].bytes};
+        k = end;
+    }
+    if (!n->planes)
+        return f->npaths;
+    qsort(out, (size_t)f->npaths, sizeof(*out), by_route);
+    int m = 0;
+    for (int p = 0; p < f->npaths; p++) {
+        if (m > 0 && merges(n, f, &out[m - 1], &out[p])) {
+            out[m - 1].bytes += out[p].bytes; /* the first keeps its (least) position */
+            continue;
+        }
+        out[m] = out[p];
+        out[m++].span = out[p].n;
+    }
+    return m;
 }
 
 /* Starts a flow whose paths, work and offset are set. Its paths that carry the same bytes are
@@ -354,24 +467,29 @@ static void flow_start(fl_net *n, fl_flow *f)
     }
     if (n->nmoving == 0) /* idle: SimGrid's now is this network's now */
         n->base_s = ics_sg_clock() - (double)now * 1e-12;
-    const fl_path **order = g_new(const fl_path *, f->npaths);
-    for (int p = 0; p < f->npaths; p++)
-        order[p] = &f->paths[p];
-    qsort(order, (size_t)f->npaths, sizeof(*order), by_bytes);
     int total = 0;
     for (int p = 0; p < f->npaths; p++)
         total += f->paths[p].n;
-    int *res = g_new(int, total), *start = g_new(int, f->npaths + 1), most = group_max_links(total);
-    double *bytes = g_new(double, f->npaths), *rate = g_new(double, f->npaths), slowest = 0;
+    int *mapped = g_new(int, MAX(total, 1));
+    sg_path *sp = g_new(sg_path, f->npaths);
+    int nsp = sg_paths(n, f, mapped, sp), spans = 0;
+    qsort(sp, (size_t)nsp, sizeof(*sp), by_bytes);
+    for (int p = 0; p < nsp; p++)
+        spans += sp[p].span;
+    int *res = g_new(int, MAX(total, 1)), *start = g_new(int, nsp + 1),
+        most = group_max_links(spans);
+    double *bytes = g_new(double, nsp), *rate = g_new(double, nsp), slowest = 0;
     f->ngroups = 0;
-    for (int p = 0, k = 0; p < f->npaths; f->ngroups++) { /* the groups' routes */
-        int g = f->ngroups, span = 0; /* span: the group's resources before chains are cut */
+    for (int p = 0, k = 0; p < nsp; f->ngroups++) { /* the groups' routes */
+        int g = f->ngroups, span = 0;               /* span: the group's spans (see sg_paths) */
         start[g] = k;
-        bytes[g] = (double)order[p]->bytes;
-        for (uint64_t b = order[p]->bytes;
-             p < f->npaths && order[p]->bytes == b && (span == 0 || span + order[p]->n <= most);
-             span += order[p]->n, p++)
-            k = route_to_sg(n, order[p], res, k);
+        bytes[g] = (double)sp[p].bytes;
+        for (uint64_t b = sp[p].bytes;
+             p < nsp && sp[p].bytes == b && (span == 0 || span + sp[p].span <= most);
+             span += sp[p].span, p++) {
+            memcpy(res + k, sp[p].res, sizeof(int) * (size_t)sp[p].n);
+            k += sp[p].n;
+        }
         start[g + 1] = k;
         rate[g] = group_rate(n, res + start[g], k - start[g]);
         slowest = MAX(slowest, bytes[g] / rate[g]);
@@ -392,7 +510,8 @@ static void flow_start(fl_net *n, fl_flow *f)
     if (n->moving)
         n->moving->prev = f;
     n->moving = f;
-    g_free(order);
+    g_free(mapped);
+    g_free(sp);
     g_free(res);
     g_free(start);
     g_free(bytes);
@@ -428,6 +547,52 @@ static void flow_set_time(fl_flow *f, ics_time w, ics_time total)
 
 /* ---- send ---------------------------------------------------------------------------------- */
 
+/* One flow of parts (ics_fluid_part) that move at one rate, as a stream's legs do: its fluid time
+ * is its slowest part's, and so is its idle time. */
+static void parts_flow(fl_net *n, const GArray *parts, uint64_t delivered, ics_net_done_fn done,
+                       void *ctx, uint64_t tag)
+{
+    fl_xfer *x = xfer_new(n, 1, done, ctx, tag);
+    x->delivered = delivered;
+    fl_flow *f = &x->flows[0];
+    f->x = x;
+    f->npaths = (int)parts->len;
+    f->paths = g_new(fl_path, f->npaths);
+    int nhops = 0;
+    for (int i = 0; i < f->npaths; i++)
+        nhops += g_array_index(parts, ics_fluid_part, i).path.n_hops;
+    f->hops = g_new(int, MAX(nhops, 1));
+    int *hops = f->hops;
+    ics_time w = 0, total = 0;
+    for (int i = 0; i < f->npaths; i++) {
+        const ics_fluid_part *q = &g_array_index(parts, ics_fluid_part, i);
+        path_from_route(&q->path, q->bytes, &f->paths[i], &hops, 0);
+        w = MAX(w, ics_fluid_ps(q->bytes, q->payload, max_ser_of(n, &q->path, q->payload)));
+        total = MAX(total, ics_net_idle_path_time(n->t, &q->path, q->bytes, q->payload));
+    }
+    flow_set_time(f, w, total);
+    flow_start(n, f);
+}
+
+/* Whether every hop of every part goes to SimGrid as a bundle of planes (a send between two GPUs
+ * of a symmetric NVLink domain, where planes are merged). */
+static bool over_bundles(fl_net *n, const GArray *parts)
+{
+    if (!n->planes)
+        return false;
+    for (guint i = 0; i < parts->len; i++) {
+        const ics_route_path *r = &g_array_index(parts, ics_fluid_part, i).path;
+        for (int h = 0; h < r->n_hops; h++)
+            if (!n->bundled[sg_resource(n, r->chans[h])])
+                return false;
+    }
+    return true;
+}
+
+/* A send's parts (the paths of its route: one per NVLink plane, per queue pair) are flows of
+ * their own, each delivered at its own time. Between two GPUs of a domain whose planes are
+ * merged they are one flow instead, whose paths become one (sg_paths): as flows of their own,
+ * each part alone would take the whole bundle. */
 static void fl_send(ics_net *net, const ics_net_xfer *xf)
 {
     fl_net *n = (fl_net *)net;
@@ -438,6 +603,11 @@ static void fl_send(ics_net *net, const ics_net_xfer *xf)
     GArray *parts = g_array_new(FALSE, FALSE, sizeof(ics_fluid_part));
     ics_fluid_route_parts(n->t, n->params.packet_bytes, xf->src, xf->dst, xf->flow_hash, xf->bytes,
                           parts);
+    if (parts->len > 1 && over_bundles(n, parts)) {
+        parts_flow(n, parts, xf->bytes, xf->done, xf->ctx, xf->tag);
+        g_array_free(parts, TRUE);
+        return;
+    }
     fl_xfer *x = xfer_new(n, (int)parts->len, xf->done, xf->ctx, xf->tag);
     x->delivered = xf->bytes;
     for (guint i = 0; i < parts->len; i++) {
@@ -463,6 +633,10 @@ static void op_start(fl_net *n, ics_fluid_op *op, const int *srcs, const int *ds
                      ics_net_done_fn done, void *ctx, uint64_t tag)
 {
     g_assert(op->nlegs[0] >= 1 && op->nlegs[1] >= 1);
+    if (n->planes && ics_net_planes_merges_at(n->planes, op->sw))
+        g_error("flow: a reduction or multicast at %s on a network that merges its NVLink planes "
+                "(ics_net_params.merge_planes promises none)",
+                ics_topo_dev_label(n->t, op->sw));
     if (op->bytes == 0) {
         done_now(n, done, ctx, tag);
         return;
@@ -548,26 +722,7 @@ static void fl_stream(ics_net *net, const ics_net_leg *legs, int nlegs, ics_net_
         g_array_free(parts, TRUE);
         return;
     }
-    fl_xfer *x = xfer_new(n, 1, done, ctx, tag);
-    x->delivered = delivered;
-    fl_flow *f = &x->flows[0];
-    f->x = x;
-    f->npaths = (int)parts->len;
-    f->paths = g_new(fl_path, f->npaths);
-    int nhops = 0;
-    for (int i = 0; i < f->npaths; i++)
-        nhops += g_array_index(parts, ics_fluid_part, i).path.n_hops;
-    f->hops = g_new(int, MAX(nhops, 1));
-    int *hops = f->hops;
-    ics_time w = 0, total = 0;
-    for (int i = 0; i < f->npaths; i++) {
-        const ics_fluid_part *q = &g_array_index(parts, ics_fluid_part, i);
-        path_from_route(&q->path, q->bytes, &f->paths[i], &hops, 0);
-        w = MAX(w, ics_fluid_ps(q->bytes, q->payload, max_ser_of(n, &q->path, q->payload)));
-        total = MAX(total, ics_net_idle_path_time(n->t, &q->path, q->bytes, q->payload));
-    }
-    flow_set_time(f, w, total);
-    flow_start(n, f);
+    parts_flow(n, parts, delivered, done, ctx, tag);
     g_array_free(parts, TRUE);
 }
 
@@ -628,15 +783,6 @@ static bool fl_ready(const ics_topo *t, GError **err)
     return false;
 }
 
-/* A channel's capacity in payload bytes/s: its bandwidth times the payload share of a full
- * packet of its standard. */
-static double chan_payload_bw(const ics_topo *t, int c)
-{
-    const ics_topo_chan *ch = ics_topo_chan_get(t, c);
-    uint64_t p = ch->standard ? (uint64_t)ch->standard->max_payload_bytes : 4096;
-    return (double)ch->bw_bytes_per_s * (double)p / (double)ics_net_wire_bytes(t, c, p);
-}
-
 static ics_net *fl_create(const ics_topo *t, ics_engine *e, const ics_net_params *p)
 {
     GError *err = NULL;
@@ -655,6 +801,10 @@ static ics_net *fl_create(const ics_topo *t, ics_engine *e, const ics_net_params
     for (int d = 0; d < ics_topo_ndevs(t); d++)
         n->cap[n->nchans + d] = (double)ics_net_reduce_bw(t, d);
     n->series = p->every_link ? NULL : ics_net_series_new(t, n->cap);
+    if (p->merge_planes && !p->every_link) {
+        n->planes = ics_net_planes_new(t);
+        n->bundled = g_new0(uint8_t, MAX(n->nchans, 1));
+    }
     n->chan_bytes = g_new0(uint64_t, n->nchans);
     n->outer = innermost;
     if (n->outer) {
@@ -693,6 +843,8 @@ static void fl_destroy(ics_net *net)
     }
     g_free(n->cap);
     ics_net_series_free(n->series);
+    ics_net_planes_free(n->planes);
+    g_free(n->bundled);
     g_free(n->chan_bytes);
     g_free(n);
 }
