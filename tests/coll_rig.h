@@ -16,8 +16,10 @@ typedef struct {
     int *ranks, n;
 } rig;
 
-/* A model file at `path`; nodes 0: a node file as it is; gpn 0: every GPU of every node. */
-static inline void rig_open_file(rig *g, const char *path, int nodes, int gpn, const char *backend)
+/* A model file at `path`; nodes 0: a node file as it is; gpn 0: every GPU of every node; the
+ * network's parameters p (NULL: the defaults). */
+static inline void rig_open_file_with(rig *g, const char *path, int nodes, int gpn,
+                                      const char *backend, const ics_net_params *p)
 {
     GError *err = NULL;
     g->hw = ics_hw_load(path, nodes, &err);
@@ -28,7 +30,12 @@ static inline void rig_open_file(rig *g, const char *path, int nodes, int gpn, c
     g->ranks = g_new(int, g->n);
     for (int i = 0; i < g->n; i++)
         g->ranks[i] = ics_topo_gpu(g->t, i / per, i % per);
-    g->c = ics_comm_new(g->t, ics_net_backend(backend), g->ranks, g->n, NULL);
+    g->c = ics_comm_new(g->t, ics_net_backend(backend), g->ranks, g->n, p);
+}
+
+static inline void rig_open_file(rig *g, const char *path, int nodes, int gpn, const char *backend)
+{
+    rig_open_file_with(g, path, nodes, gpn, backend, NULL);
 }
 
 /* A model written from `text` as `name` in a directory of its own under the system's temporary

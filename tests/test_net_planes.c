@@ -7,6 +7,8 @@
 #include "net/net_planes.h"
 #include "topo/topo.h"
 
+#include "coll_rig.h"
+
 #include <glib.h>
 #include <math.h>
 
@@ -112,25 +114,20 @@ static void test_domains(void)
     ics_hw_free(hw);
 }
 
-/* One collective on the first `nodes` x gpn GPUs; *algo: what the tuner took. */
+/* One collective on the first gpn GPUs of each of `nodes` nodes (coll_rig.h); *algo: what the
+ * tuner took. */
 static ics_time coll_time(const char *model, int nodes, int gpn, ics_coll_op op, uint64_t bytes,
                           unsigned algos, bool every_link, ics_coll_algo *algo)
 {
-    ics_hw *hw;
-    ics_topo *t = open_topo(model, nodes, NULL, &hw);
-    int n = ics_topo_nodes(t) * gpn, *ranks = g_new(int, n);
-    ics_topo_gpus_by_node(t, gpn, n, ranks);
+    char *path = g_build_filename(ICS_SOURCE_DIR, "hwmodels", model, NULL);
     ics_net_params params = {.every_link = every_link};
-    ics_comm *c = ics_comm_new(t, ics_net_backend("flow"), ranks, n, &params);
-    ics_coll_req req = {.op = op, .size_bytes = bytes, .dtype_bytes = 4};
+    rig g;
+    rig_open_file_with(&g, path, nodes, gpn, "flow", &params);
     ics_coll_tuning tuning = {.algos = algos};
-    ics_coll_result r;
-    g_assert_true(ics_comm_run(c, &req, &tuning, &r));
+    ics_coll_result r = rig_run(&g, op, bytes, &tuning);
     *algo = r.algo;
-    ics_comm_free(c);
-    g_free(ranks);
-    ics_topo_free(t);
-    ics_hw_free(hw);
+    rig_close(&g);
+    g_free(path);
     return r.time_ps;
 }
 

@@ -342,11 +342,13 @@ static bool write_plot(const coll_args *a, const char *system, const sweep_rows 
                 continue;
             ics_coll_row *rows = g_new0(ics_coll_row, tb->n_rows);
             int n = 0;
-            for (guint i = 0; i < tb->n_rows; i++) /* busbw from the time where printed */
-                if (ics_meas_busbw(tb, &tb->rows[i], &tb->rows[i].oop) >= 0) {
+            for (guint i = 0; i < tb->n_rows; i++) { /* busbw from the time where printed */
+                double busbw = ics_meas_busbw(tb, &tb->rows[i], &tb->rows[i].oop);
+                if (busbw >= 0) {
                     rows[n].size_bytes = tb->rows[i].size_bytes;
-                    rows[n++].busbw_gbps = ics_meas_busbw(tb, &tb->rows[i], &tb->rows[i].oop);
+                    rows[n++].busbw_gbps = busbw;
                 }
+            }
             char *base = g_path_get_basename(tb->source);
             char *name = g_strdup_printf("measured: %s (%d ranks)", base, tb->nranks);
             g_free(base);
