@@ -385,6 +385,65 @@ static void test_auto(void)
     }
 }
 
+/* The steps of the call's chunk-level plan, and whether auto planned it as streams. */
+static int chunk_steps(rig *g, ics_coll_proto proto, uint64_t size, bool *auto_streams)
+{
+    ics_coll_tuning tu = {.algos = ICS_COLL_SET(ICS_ALGO_RING),
+                          .protos = ICS_COLL_SET(proto),
+                          .plan = ICS_PLAN_CHUNKS};
+    ics_coll_req req = {.op = ICS_COLL_ALL_REDUCE, .size_bytes = size, .dtype_bytes = 4};
+    ics_coll_result r;
+    ics_sched *s = ics_comm_plan(g->c, &req, &tu, &r);
+    g_assert_nonnull(s);
+    int steps = ics_sched_len(s);
+    ics_sched_free(s);
+    tu.plan = ICS_PLAN_AUTO;
+    s = ics_comm_plan(g->c, &req, &tu, &r);
+    g_assert_nonnull(s);
+    g_assert_false(ics_sched_over(s));
+    *auto_streams = r.streams;
+    ics_sched_free(s);
+    return steps;
+}
+
+/* auto below ICS_STREAMS_AUTO_RANKS: a Simple call whose chunk plan would take more than
+ * ICS_STREAMS_AUTO_STEPS steps plays as streams (10 nodes, one GPU each: 8 GiB), a shorter one
+ * (64 MiB) chunk by chunk; LL128 keeps its chunks however long (its steps are latency-bound:
+ * the 80-rank logs' LL128 rows went 1.5-2x too fast as streams). */
+static void test_auto_steps(void)
+{
+    rig g;
+    rig_open(&g, "superpod-h100-ndr.json", 10, 1, "analytic");
+    bool st;
+    g_assert_cmpint(chunk_steps(&g, ICS_PROTO_SIMPLE, 64ull << 20, &st), <=,
+                    ICS_STREAMS_AUTO_STEPS);
+    g_assert_false(st);
+    g_assert_cmpint(chunk_steps(&g, ICS_PROTO_SIMPLE, 8ull << 30, &st), >, ICS_STREAMS_AUTO_STEPS);
+    g_assert_true(st);
+    g_assert_cmpint(chunk_steps(&g, ICS_PROTO_LL128, 8ull << 30, &st), >, ICS_STREAMS_AUTO_STEPS);
+    g_assert_false(st);
+    rig_close(&g);
+}
+
+/* A schedule past its limit stops growing and says so; below it, it is an ordinary one. */
+static void test_sched_limit(void)
+{
+    ics_sched *s = ics_sched_new();
+    ics_sched_limit(s, 2);
+    int a = ics_sched_send(s, 0, 1, 8, 0, NULL, 0);
+    int b = ics_sched_delay(s, 5, &a, 1);
+    g_assert_false(ics_sched_over(s));
+    int deps[2] = {a, b};
+    int c = ics_sched_send(s, 1, 0, 8, 0, deps, 2);
+    ics_net_leg leg = {0, 1, 8, 0};
+    int d = ics_sched_stream(s, &leg, 1, &c, 1);
+    g_assert_true(ics_sched_over(s));
+    g_assert_cmpint(ics_sched_len(s), ==, 2);
+    g_assert_cmpint(c, ==, b);
+    g_assert_cmpint(d, ==, b);
+    ics_sched_free(s);
+}
+
 /* 128 DGX H100 (1024 ranks): the default sweep's all-reduce plays as streams, with the tuner's
  * choices and with each algorithm forced; its time never falls as the size grows (it did
  * before trees kept their channels at scale: a tree on 2 channels at 128 MiB took as long as
@@ -431,6 +490,8 @@ int main(int argc, char **argv)
     g_test_add_func("/streams/alltoall-flow", test_alltoall_flow);
     g_test_add_func("/streams/alltoall-budget", test_alltoall_budget);
     g_test_add_func("/streams/auto", test_auto);
+    g_test_add_func("/streams/auto-steps", test_auto_steps);
+    g_test_add_func("/streams/sched-limit", test_sched_limit);
     g_test_add_func("/streams/scale", test_scale);
     return g_test_run();
 }

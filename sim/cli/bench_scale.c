@@ -154,7 +154,8 @@ static const scale_case cases[] = {
      {LLAMA405B_16K, "--engine", "packet"}},
     /* #15's "Megatron-Core 314B / 462B layouts (3k-6k GPUs) with --engine packet": their exact
      * layouts are not in validate/data, so a layout of that size with data-parallel groups
-     * under ICS_STREAMS_AUTO_RANKS (84 ranks: chunk plans), which is what makes it slow */
+     * under ICS_STREAMS_AUTO_RANKS (84 ranks), whose chunk plans made it slow (47 s packet)
+     * until calls past ICS_STREAMS_AUTO_STEPS became streams (3 s) */
     {"llama405b-6k",
      "Llama 3 405B step on 6,048 GPUs (TP 8, PP 9, DP 84), analytic",
      10,

@@ -121,6 +121,25 @@ static ics_sched *local_copy(const ics_comm *c, const ics_coll_req *req, ics_col
     return s;
 }
 
+/* The call chunk by chunk; NULL where the plan is auto, the algorithm has streams and the chunk
+ * plan grows past ICS_STREAMS_AUTO_STEPS: a call that long spends nearly all its time in the
+ * pipeline's steady state, which is what a stream plays, and playing it step by step is what
+ * made a replay's data-parallel calls of 84 ranks cost minutes on the packet backend. */
+static ics_sched *chunk_plan(const ics_algo_ops *ops, const ics_algo_ctx *ctx, ics_coll_plan plan)
+{
+    ics_sched *s = ics_sched_new();
+    bool may_stream = ops->plan_streams && plan == ICS_PLAN_AUTO && ctx->proto == ICS_PROTO_SIMPLE;
+    if (may_stream)
+        ics_sched_limit(s, ICS_STREAMS_AUTO_STEPS);
+    ops->plan(ctx, s);
+    if (!ics_sched_over(s)) {
+        ics_sched_limit(s, 0);
+        return s;
+    }
+    ics_sched_free(s);
+    return NULL;
+}
+
 ics_sched *ics_comm_plan(ics_comm *c, const ics_coll_req *req, const ics_coll_tuning *tuning,
                          ics_coll_result *out)
 {
@@ -134,10 +153,14 @@ ics_sched *ics_comm_plan(ics_comm *c, const ics_coll_req *req, const ics_coll_tu
     ics_tuner_price_call(&c->tuner, req, tuning, algo, proto, &price);
     ics_algo_ctx ctx;
     fill_ctx(c, req, proto, &price, tuning, &ctx);
-    ics_sched *s = ics_sched_new();
     const ics_algo_ops *ops = algorithms[algo];
     bool streams = ops->plan_streams && ics_comm_plays_streams(tuning->plan, c->n);
-    (streams ? ops->plan_streams : ops->plan)(&ctx, s);
+    ics_sched *s = streams ? NULL : chunk_plan(ops, &ctx, tuning->plan);
+    if (!s) {
+        streams = true;
+        s = ics_sched_new();
+        ops->plan_streams(&ctx, s);
+    }
     *out = (ics_coll_result){
         .algo = algo, .proto = proto, .nchannels = price.nch, .waves = 1, .streams = streams};
     if (algo == ICS_ALGO_DIRECT && req->op == ICS_COLL_ALLTOALL) {

@@ -16,10 +16,14 @@
 
 /* How a call is planned: chunk by chunk as NCCL moves it, or each channel as one stream whose
  * pipeline fill is computed (algo.h); auto: streams from ICS_STREAMS_AUTO_RANKS ranks up,
- * where the chunk-level plan has millions of steps. Algorithms without a stream plan always
- * go chunk by chunk. */
+ * where the chunk-level plan has millions of steps, and below for a Simple call whose chunk
+ * plan would take more than ICS_STREAMS_AUTO_STEPS (a pipeline deep in its steady state; LL
+ * and LL128 steps are latency-bound and keep their chunks). Algorithms without a stream plan
+ * always go chunk by chunk. */
 typedef enum { ICS_PLAN_AUTO, ICS_PLAN_CHUNKS, ICS_PLAN_STREAMS } ics_coll_plan;
 #define ICS_STREAMS_AUTO_RANKS 128
+/* ... and below that, streams for a Simple call whose chunk plan would take more steps */
+#define ICS_STREAMS_AUTO_STEPS 65536
 
 /* What the tuner may use (NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS,
  * NCCL_MIN_CTAS / NCCL_MAX_CTAS, NCCL_NVLS_NCHANNELS, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE).

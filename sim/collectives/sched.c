@@ -24,6 +24,8 @@ struct ics_sched {
     GArray *devs;  /* int: devices of reduce steps */
     GArray *legs;  /* ics_net_leg: legs of stream steps */
     GArray *edges; /* (from, to) pairs */
+    int max_steps; /* 0: unbounded (ics_sched_limit) */
+    bool over;     /* a step was refused: past max_steps */
 };
 
 ics_sched *ics_sched_new(void)
@@ -64,8 +66,28 @@ int ics_sched_len(const ics_sched *s)
     return (int)s->steps->len;
 }
 
+void ics_sched_limit(ics_sched *s, int max_steps)
+{
+    s->max_steps = MAX(max_steps, 0);
+}
+
+bool ics_sched_over(const ics_sched *s)
+{
+    return s->over;
+}
+
+/* Whether s is full: the step about to be added is refused (ics_sched_limit). */
+static bool full(ics_sched *s)
+{
+    if (s->max_steps > 0 && (int)s->steps->len >= s->max_steps)
+        s->over = true;
+    return s->over;
+}
+
 static int add(ics_sched *s, const step *st, const int *deps, int ndeps)
 {
+    if (full(s))
+        return (int)s->steps->len - 1;
     int id = (int)s->steps->len;
     g_array_append_val(s->steps, *st);
     for (int i = 0; i < ndeps; i++) {
@@ -92,6 +114,8 @@ int ics_sched_delay(ics_sched *s, ics_time delay_ps, const int *deps, int ndeps)
 int ics_sched_reduce_to(ics_sched *s, const int *srcs, int nsrc, int sw, const int *dsts, int ndst,
                         uint64_t bytes, const int *deps, int ndeps)
 {
+    if (full(s))
+        return (int)s->steps->len - 1;
     step st = {.kind = ICS_STEP_REDUCE,
                .sw = sw,
                .dev0 = (int)s->devs->len,
@@ -114,6 +138,8 @@ int ics_sched_reduce(ics_sched *s, const int *devs, int ndevs, int sw, uint64_t 
 int ics_sched_multicast(ics_sched *s, int src, int sw, const int *dsts, int ndst, uint64_t bytes,
                         const int *deps, int ndeps)
 {
+    if (full(s))
+        return (int)s->steps->len - 1;
     step st = {.kind = ICS_STEP_MULTICAST,
                .src = src,
                .sw = sw,
@@ -128,6 +154,8 @@ static int add_legs(ics_sched *s, ics_step_kind kind, const ics_net_leg *legs, i
                     const int *deps, int ndeps)
 {
     g_assert(nlegs >= 1);
+    if (full(s))
+        return (int)s->steps->len - 1;
     step st = {.kind = kind, .dev0 = (int)s->legs->len, .ndevs = nlegs};
     g_array_append_vals(s->legs, legs, (guint)nlegs);
     return add(s, &st, deps, ndeps);

@@ -4,6 +4,7 @@
 #ifndef ICS_SCHED_H
 #define ICS_SCHED_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "net/net.h"
@@ -47,6 +48,13 @@ void ics_sched_set_floor(ics_sched *s, int id, ics_time floor_ps);
  * a flag) that keeps its channel busy and its receiver waiting. */
 void ics_sched_set_tail(ics_sched *s, int id, ics_time tail_ps);
 int ics_sched_len(const ics_sched *s);
+/* A bound on the steps s takes (0: none). Past it the schedule stops growing: further steps
+ * are not kept, each returns the last kept step's index, and ics_sched_over says so; the
+ * schedule is then only good for freeing. What lets ics_comm_plan try a chunk-level plan and
+ * give it up for streams once it grows past ICS_STREAMS_AUTO_STEPS, at the cost of that many
+ * steps, not of the millions it would have made. */
+void ics_sched_limit(ics_sched *s, int max_steps);
+bool ics_sched_over(const ics_sched *s);
 
 /* A schedule being played. */
 typedef struct ics_sched_play ics_sched_play;
