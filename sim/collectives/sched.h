@@ -51,8 +51,9 @@ int ics_sched_len(const ics_sched *s);
 /* A bound on the steps s takes (0: none). Past it the schedule stops growing: further steps
  * are not kept, each returns the last kept step's index, and ics_sched_over says so; the
  * schedule is then only good for freeing. What lets ics_comm_plan try a chunk-level plan and
- * give it up for streams once it grows past ICS_STREAMS_AUTO_STEPS, at the cost of that many
- * steps, not of the millions it would have made. */
+ * give it up for streams once it grows past ICS_STREAMS_AUTO_STEPS holding that many steps,
+ * not the millions it would have made (the algorithm's loops still run to their end, storing
+ * nothing: tens of milliseconds for the longest calls). */
 void ics_sched_limit(ics_sched *s, int max_steps);
 bool ics_sched_over(const ics_sched *s);
 
